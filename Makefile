@@ -1,0 +1,133 @@
+# drake - a kube-scheduler extender for gang-scheduled TFJobs.
+# `make help` lists the targets. Sources are discovered per module folder, so
+# a new .c file needs no edit here: *_test.c are cmocka unit tests, fuzz/*_fuzz.c
+# libFuzzer targets, everything else goes into the drake binary.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+VARIANT ?= release
+O := build/$(VARIANT)
+
+MODULES := common extender kube gang migrate sim reconciler
+PKGS := libevent libevent_openssl jansson libcurl openssl
+
+CC ?= cc
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wvla -Wpointer-arith -Wundef -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT := -O2 -g
+SAN :=
+ifeq ($(VARIANT),asan)
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=address -fno-sanitize-recover=all
+endif
+ifeq ($(VARIANT),ubsan)
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=undefined -fno-sanitize-recover=all
+endif
+ifeq ($(VARIANT),fuzz)
+CC := clang
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+CPPFLAGS += -I. -D_GNU_SOURCE -DDRAKE_VERSION='"$(VERSION)"'
+CFLAGS += -std=c11 $(OPT) $(SAN) $(WARN) $(PKG_CFLAGS) -MMD -MP
+LDFLAGS += $(SAN)
+LDLIBS += $(PKG_LIBS) -lm
+
+LIB_SRC := $(filter-out %_test.c %_fuzz.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+MAIN_OBJ := $(patsubst %.c,$(O)/%.o,$(wildcard cmd/*.c))
+UNIT_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*_test.c)) $(wildcard tests/*_test.c)
+UNIT_BIN := $(UNIT_SRC:%.c=$(O)/%)
+ITEST_SRC := $(wildcard tests/integration/*_test.c)
+ITEST_BIN := $(ITEST_SRC:%.c=$(O)/%)
+FUZZ_SRC := $(wildcard fuzz/*_fuzz.c)
+FUZZ_BIN := $(FUZZ_SRC:%.c=build/fuzz/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:%.c=$(O)/%)
+DRAKE := $(O)/drake
+
+FUZZ_SECONDS ?= 60
+
+.PHONY: all test unit itest asan ubsan valgrind fuzz fuzz-build lint format check clean help \
+	bench-extender
+
+all: $(DRAKE) ## build build/release/drake
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(O)/libdrake.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(DRAKE): $(MAIN_OBJ) $(O)/libdrake.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/%_test: $(O)/%_test.o $(O)/libdrake.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(O)/bench/%: $(O)/bench/%.o $(O)/libdrake.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+test: unit itest ## unit and integration tests
+
+unit: $(UNIT_BIN) ## cmocka unit tests (fast)
+	@hack/run-tests.sh unit $(UNIT_BIN)
+
+itest: $(DRAKE) $(ITEST_BIN) ## integration tests: the real binary over TLS on loopback
+	@DRAKE_BIN=$(abspath $(DRAKE)) hack/run-tests.sh integration $(ITEST_BIN)
+
+asan: ## unit + integration tests under AddressSanitizer (and LeakSanitizer)
+	$(MAKE) --no-print-directory VARIANT=asan test
+
+ubsan: ## unit + integration tests under UndefinedBehaviorSanitizer
+	$(MAKE) --no-print-directory VARIANT=ubsan test
+
+valgrind: $(UNIT_BIN) ## unit tests under valgrind memcheck
+	@RUN_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+		hack/run-tests.sh valgrind $(UNIT_BIN)
+
+build/fuzz/fuzz/%_fuzz: fuzz/%_fuzz.c
+	@$(MAKE) --no-print-directory VARIANT=fuzz build/fuzz/libdrake.a
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $(PKG_CFLAGS) $< build/fuzz/libdrake.a -o $@ $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN) ## run every libFuzzer target for FUZZ_SECONDS (default 60) each
+	@hack/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+lint: ## clang-format check, cppcheck, and the purity rule for gang/ and migrate/
+	@hack/lint.sh
+
+format: ## rewrite sources with clang-format
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+bench-extender: $(DRAKE) $(O)/bench/extender_bench ## extender latency vs a trivial TLS responder
+	@$(O)/bench/extender_bench --drake $(DRAKE) $(BENCH_ARGS)
+
+check: ## everything CI runs: lint, tests, sanitizers, valgrind, fuzz smoke, e2e
+	@hack/check.sh
+
+clean: ## remove build/
+	rm -rf build
+
+help: ## this list
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
+		awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+# Other parts of the tree (control plane, e2e, sim) add their targets here.
+include $(wildcard mk/*.mk)
+
+-include $(shell find build/$(VARIANT) -name '*.d' 2>/dev/null)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# run-tests.sh SUITE BIN... - runs cmocka test programs, keeps each one's output
+# under build/test-logs/SUITE/, and ends with one line CI reads:
+#   SUITE: N passed, N failed
+# A program that crashes or exits non-zero without reporting a failure counts
+# as one failure. RUN_WRAPPER (e.g. valgrind) prefixes every program.
+set -uo pipefail
+suite=$1
+shift
+logs=build/test-logs/$suite
+mkdir -p "$logs"
+passed=0
+failed=0
+for bin in "$@"; do
+  name=$(basename "$bin")
+  log=$logs/$name.log
+  # shellcheck disable=SC2086
+  ${RUN_WRAPPER:-} "$bin" >"$log" 2>&1
+  rc=$?
+  ok=$(grep -c '^\[       OK \]' "$log")
+  bad=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | head -1)
+  bad=${bad:-0}
+  if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then bad=1; fi
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  if [ "$bad" -ne 0 ]; then
+    echo "FAIL $name (exit $rc), output follows:"
+    tail -n 60 "$log" | sed 's/^/    /'
+  else
+    echo "ok   $name ($ok tests)"
+  fi
+done
+echo "$suite: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
