@@ -10,7 +10,7 @@ VARIANT ?= release
 O := build/$(VARIANT)
 
 MODULES := common extender kube gang migrate sim reconciler
-PKGS := libevent libevent_openssl jansson libcurl openssl
+PKGS := libevent libevent_openssl jansson libcurl openssl yaml-0.1
 
 CC ?= cc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

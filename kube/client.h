@@ -74,4 +74,21 @@ drake_err kube_request(struct kube_client *c, const char *method, const char *pa
 /* Requests started and not yet answered. */
 size_t kube_client_inflight(const struct kube_client *c);
 
+/* ---- Streaming requests (watches); added with the informers. ----
+ * A stream is a GET whose 2xx body is handed over chunk by chunk as it
+ * arrives instead of being buffered. on_data returns false to abort the
+ * stream (done then reports status 0, error "aborted by receiver"). A non-2xx
+ * answer is buffered (capped at max_body) and handed to on_done. on_done is
+ * called exactly once, like a kube_request callback, unless the caller
+ * cancels the stream first. timeout_ms 0 means no client-side deadline. */
+typedef bool (*kube_data_cb)(const char *data, size_t len, void *arg);
+struct kube_stream;
+
+drake_err kube_stream_start(struct kube_client *c, const char *path, long timeout_ms,
+			    kube_data_cb on_data, kube_response_cb on_done, void *arg,
+			    struct kube_stream **out) DRAKE_MUST_CHECK;
+/* Stops a stream; after it returns no callback of that stream runs. Safe on
+ * NULL and from inside any callback, including the stream's own on_data. */
+void kube_stream_cancel(struct kube_stream *s);
+
 #endif
