@@ -1,0 +1,206 @@
+/*
+ * serve.c - `drake serve`: flags, the event loop, signals, and the wiring of
+ * the HTTPS extender to the API-server client.
+ *
+ * die-on-error is allowed only here, before the loop starts; once it runs,
+ * failures are logged and answered, never fatal.
+ */
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "common/flags.h"
+#include "common/log.h"
+#include "extender/server.h"
+#include "kube/client.h"
+
+struct serve_opts {
+	struct ext_server_config srv;
+	const char *kubeconfig;
+	double api_qps;
+	int api_burst;
+	double api_timeout;
+	size_t api_max_body;
+	const char *log_level;
+};
+
+struct serve {
+	struct event_base *base;
+	struct ext_server *server;
+	struct kube_client *kube;
+	struct event *sig_term, *sig_int, *sig_hup;
+};
+
+static void on_drained(void *arg)
+{
+	struct serve *sv = arg;
+	log_info("stopped", "%s", "");
+	event_base_loopexit(sv->base, NULL);
+}
+
+static void on_terminate(evutil_socket_t sig, short what, void *arg)
+{
+	struct serve *sv = arg;
+	log_info("signal", "signal=%s action=shutdown", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	ext_server_shutdown(sv->server, on_drained, sv);
+}
+
+static void on_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct serve *sv = arg;
+	char msg[512];
+	if (ext_server_reload_tls(sv->server, msg, sizeof(msg)) == DRAKE_OK) {
+		log_info("tls_reloaded", "%s", "");
+	} else {
+		char q[600];
+		log_error("tls_reload_failed", "error=%s keeping=previous_certificate",
+			  drake_log_quote(msg, q, sizeof(q)));
+	}
+}
+
+static int usage(const struct flag *flags, size_t n)
+{
+	printf("usage: drake serve [flags]\n\n"
+	       "Serves kube-scheduler's extender verbs over HTTPS: POST <prefix>/filter,\n"
+	       "<prefix>/prioritize, <prefix>/bind and <prefix>/preempt, plus GET /healthz,\n"
+	       "/readyz and /metrics. SIGHUP reloads the certificates; SIGTERM stops\n"
+	       "accepting, answers what is in flight, and exits.\n\nflags:\n");
+	flags_usage(stdout, flags, n);
+	return 0;
+}
+
+static struct kube_client *make_kube(struct event_base *base, const struct serve_opts *o)
+{
+	const char *path = o->kubeconfig && *o->kubeconfig ? o->kubeconfig : NULL;
+	if (!path && !getenv("KUBERNETES_SERVICE_HOST")) {
+		log_warn("no_api_server", "reason=%s",
+			 "\"no --kubeconfig and not in a pod: bind will answer with an error\"");
+		return NULL;
+	}
+	struct kube_config cfg = {0};
+	char msg[512];
+	if (kube_config_load(path, &cfg, msg, sizeof(msg)) != DRAKE_OK) {
+		fprintf(stderr, "drake serve: %s\n", msg);
+		kube_config_release(&cfg);
+		exit(1);
+	}
+	struct kube_client_options opts = {
+	    .qps = o->api_qps,
+	    .burst = o->api_burst,
+	    .timeout_ms = (long)(o->api_timeout * 1000),
+	    .max_body = o->api_max_body,
+	    .user_agent = "drake/" DRAKE_VERSION,
+	};
+	struct kube_client *k = kube_client_new(base, &cfg, &opts, msg, sizeof(msg));
+	if (!k) {
+		fprintf(stderr, "drake serve: %s\n", msg);
+		kube_config_release(&cfg);
+		exit(1);
+	}
+	log_info("api_server", "server=%s", cfg.server);
+	kube_config_release(&cfg);
+	return k;
+}
+
+int serve_main(int argc, char **argv)
+{
+	struct serve_opts o = {0};
+	ext_server_config_default(&o.srv);
+	struct ext_limits *lim = &o.srv.limits;
+	const struct flag flags[] = {
+	    {"address", "DRAKE_ADDRESS", FLAG_STRING, &o.srv.address, "127.0.0.1",
+	     "address to listen on (0.0.0.0 for every interface)"},
+	    {"port", "DRAKE_PORT", FLAG_INT, &o.srv.port, "8443", "HTTPS port"},
+	    {"prefix", "DRAKE_PREFIX", FLAG_STRING, &o.srv.prefix, "/scheduler",
+	     "path prefix of the extender verbs (the urlPrefix path in kube-scheduler's config)"},
+	    {"tls-cert", "DRAKE_TLS_CERT", FLAG_STRING, &o.srv.cert_file, NULL,
+	     "serving certificate chain, PEM (required)"},
+	    {"tls-key", "DRAKE_TLS_KEY", FLAG_STRING, &o.srv.key_file, NULL,
+	     "private key of the serving certificate, PEM (required)"},
+	    {"client-ca", "DRAKE_CLIENT_CA", FLAG_STRING, &o.srv.client_ca_file, NULL,
+	     "CA bundle for client certificates; when set, clients must present one (mTLS)"},
+	    {"kubeconfig", "DRAKE_KUBECONFIG", FLAG_STRING, &o.kubeconfig, NULL,
+	     "kubeconfig for the API server; empty: in-cluster service account when in a pod"},
+	    {"api-qps", "DRAKE_API_QPS", FLAG_DOUBLE, &o.api_qps, "100",
+	     "client-side rate limit on API-server requests per second (0: unlimited)"},
+	    {"api-burst", "DRAKE_API_BURST", FLAG_INT, &o.api_burst, "200",
+	     "burst above --api-qps"},
+	    {"api-timeout", "DRAKE_API_TIMEOUT", FLAG_DURATION, &o.api_timeout, "10s",
+	     "timeout of one API-server request"},
+	    {"api-max-body", "DRAKE_API_MAX_BODY", FLAG_SIZE, &o.api_max_body, "64Mi",
+	     "largest API-server response accepted"},
+	    {"max-body", "DRAKE_MAX_BODY", FLAG_SIZE, &o.srv.max_body, "32Mi",
+	     "largest request body accepted (larger: 413)"},
+	    {"max-nodes", "DRAKE_MAX_NODES", FLAG_SIZE, &lim->max_nodes, "50000",
+	     "most candidate nodes in one request (more: 400)"},
+	    {"max-name-len", "DRAKE_MAX_NAME_LEN", FLAG_SIZE, &lim->max_name_len, "253",
+	     "longest node, pod or namespace name accepted"},
+	    {"max-labels", "DRAKE_MAX_LABELS", FLAG_SIZE, &lim->max_labels, "512",
+	     "most labels on a pod in a request"},
+	    {"max-victims", "DRAKE_MAX_VICTIMS", FLAG_SIZE, &lim->max_victims, "10000",
+	     "most victim pods per node in a preempt request"},
+	    {"request-timeout", "DRAKE_REQUEST_TIMEOUT", FLAG_DURATION, &o.srv.request_timeout,
+	     "30s", "a connection idle or stalled this long mid-request is closed"},
+	    {"shutdown-grace", "DRAKE_SHUTDOWN_GRACE", FLAG_DURATION, &o.srv.shutdown_grace,
+	     "20s", "on SIGTERM, how long requests in flight get to finish"},
+	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &o.log_level, "info",
+	     "debug, info, warn or error"},
+	};
+	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+	enum flags_outcome outcome;
+	char msg[512];
+	if (flags_parse(flags, nflags, argc, argv, &outcome, msg, sizeof(msg)) != DRAKE_OK) {
+		fprintf(stderr, "drake serve: %s\n", msg);
+		return 2;
+	}
+	if (outcome == FLAGS_HELP)
+		return usage(flags, nflags);
+	enum drake_log_level level;
+	if (drake_log_parse_level(o.log_level, &level) != DRAKE_OK) {
+		fprintf(stderr, "drake serve: --log-level must be debug, info, warn or error\n");
+		return 2;
+	}
+	drake_log_set_level(level);
+	if (o.srv.port < 0 || o.srv.port > 65535) {
+		fprintf(stderr, "drake serve: --port must be 0..65535\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	struct serve sv = {0};
+	sv.base = event_base_new();
+	if (!sv.base) {
+		fprintf(stderr, "drake serve: cannot create the event loop\n");
+		return 1;
+	}
+	sv.kube = make_kube(sv.base, &o);
+	sv.server = ext_server_new(sv.base, &o.srv, sv.kube, msg, sizeof(msg));
+	if (!sv.server) {
+		fprintf(stderr, "drake serve: %s\n", msg);
+		kube_client_free(sv.kube);
+		event_base_free(sv.base);
+		return 1;
+	}
+	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
+	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);
+	sv.sig_hup = evsignal_new(sv.base, SIGHUP, on_reload, &sv);
+	event_add(sv.sig_term, NULL);
+	event_add(sv.sig_int, NULL);
+	event_add(sv.sig_hup, NULL);
+	log_info("listening", "address=%s port=%d prefix=%s mtls=%s version=%s", o.srv.address,
+		 ext_server_port(sv.server), o.srv.prefix,
+		 o.srv.client_ca_file && *o.srv.client_ca_file ? "on" : "off", DRAKE_VERSION);
+
+	event_base_dispatch(sv.base);
+
+	ext_server_free(sv.server);
+	kube_client_free(sv.kube);
+	event_free(sv.sig_term);
+	event_free(sv.sig_int);
+	event_free(sv.sig_hup);
+	event_base_free(sv.base);
+	return 0;
+}

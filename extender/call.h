@@ -1,0 +1,57 @@
+/*
+ * call.h - one received request while drake works on it (internal to
+ * extender/). The call owns everything that lives as long as the request;
+ * call_reply*() answers it, records its metrics and frees it, so after a
+ * reply the call pointer is gone.
+ */
+#ifndef DRAKE_EXTENDER_CALL_H
+#define DRAKE_EXTENDER_CALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "extender/codec.h"
+#include "extender/metrics.h"
+
+struct evhttp_request;
+struct ext_server;
+struct kube_client;
+
+struct ext_call {
+	struct ext_server *srv;
+	struct evhttp_request *req;
+	enum ext_verb verb;
+	struct timespec start;
+	const char *body; /* the request body, contiguous; valid until the reply */
+	size_t body_len;
+	void *verb_state; /* owned by the verb; freed by verb_state_free */
+	void (*verb_state_free)(void *);
+	TAILQ_ENTRY(ext_call) link;
+};
+
+/* Answers with a JSON body (taken over and freed). NULL json means the
+ * encoder ran out of memory: answered with 500. error marks a reply that
+ * carries an Error for the metrics. */
+void call_reply_json(struct ext_call *call, int code, char *json, bool error);
+
+/* Answers {"Error": "..."} with the given status, and counts it as an error. */
+void call_reply_error(struct ext_call *call, int code, const char *fmt, ...) DRAKE_PRINTF(3, 4);
+
+/* Plain-text reply (health endpoints, metrics). */
+void call_reply_text(struct ext_call *call, int code, const char *content_type, const char *text,
+		     size_t len);
+
+const struct ext_limits *call_limits(const struct ext_call *call);
+struct kube_client *call_kube(const struct ext_call *call);
+struct metrics *call_metrics(const struct ext_call *call);
+
+/* The verbs (verbs.c). Each answers its call exactly once, now or later. */
+void verb_filter(struct ext_call *call);
+void verb_prioritize(struct ext_call *call);
+void verb_bind(struct ext_call *call);
+void verb_preempt(struct ext_call *call);
+
+#endif

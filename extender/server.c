@@ -1,0 +1,531 @@
+/*
+ * server.c - the HTTPS listener, routing, and the life of a request.
+ *
+ * Path of a request: evhttp reads it over a TLS bufferevent made in
+ * on_new_connection(); on_request() wraps it in an ext_call, finds its route
+ * and hands it to a verb; the verb answers through call_reply_*(), which
+ * records metrics and frees the call. Calls not yet answered sit on
+ * srv->calls, so shutdown can wait for them and answer stragglers.
+ */
+#include "extender/server.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/ssl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "extender/call.h"
+#include "extender/tls.h"
+
+#ifndef DRAKE_VERSION
+#define DRAKE_VERSION "unknown"
+#endif
+
+TAILQ_HEAD(call_list, ext_call);
+
+struct ext_server {
+	struct event_base *base;
+	struct evhttp *http;
+	struct evhttp_bound_socket *bound;
+	SSL_CTX *ctx;
+	struct ext_server_config cfg;
+	char *prefix; /* normalised: "" or "/x" without a trailing slash */
+	char *cert_file, *key_file, *client_ca_file;
+	struct kube_client *kube;
+	struct metrics metrics;
+	struct call_list calls;
+	size_t n_calls;
+	size_t n_writing; /* replies handed to evhttp and not yet flushed */
+	ext_ready_fn ready_fn;
+	void *ready_arg;
+	int port;
+	bool draining;
+	struct event *grace_timer;
+	struct event *done_event;
+	void (*done)(void *);
+	void *done_arg;
+};
+
+static void on_healthz(struct ext_call *call);
+static void on_readyz(struct ext_call *call);
+static void on_metrics(struct ext_call *call);
+
+/* The route table: the four verbs live under the prefix, the rest at the root. */
+static const struct route {
+	const char *path;
+	bool prefixed;
+	enum evhttp_cmd_type method;
+	enum ext_verb verb;
+	void (*handle)(struct ext_call *);
+} routes[] = {
+    {"/filter", true, EVHTTP_REQ_POST, VERB_FILTER, verb_filter},
+    {"/prioritize", true, EVHTTP_REQ_POST, VERB_PRIORITIZE, verb_prioritize},
+    {"/bind", true, EVHTTP_REQ_POST, VERB_BIND, verb_bind},
+    {"/preempt", true, EVHTTP_REQ_POST, VERB_PREEMPT, verb_preempt},
+    {"/healthz", false, EVHTTP_REQ_GET, VERB_HEALTHZ, on_healthz},
+    {"/readyz", false, EVHTTP_REQ_GET, VERB_READYZ, on_readyz},
+    {"/metrics", false, EVHTTP_REQ_GET, VERB_METRICS, on_metrics},
+};
+
+void ext_server_config_default(struct ext_server_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->address = "127.0.0.1";
+	cfg->port = 8443;
+	cfg->prefix = "/scheduler";
+	cfg->max_body = 32u << 20;
+	cfg->max_headers = 16u << 10;
+	cfg->request_timeout = 30;
+	cfg->shutdown_grace = 20;
+	ext_limits_default(&cfg->limits);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static const char *reason_phrase(int code)
+{
+	switch (code) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 413: return "Payload Too Large";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return "Error";
+	}
+}
+
+static void schedule_done(struct ext_server *s);
+
+static void maybe_drained(struct ext_server *s)
+{
+	if (s->draining && s->n_calls == 0 && s->n_writing == 0)
+		schedule_done(s);
+}
+
+static void on_reply_flushed(struct evhttp_request *req, void *arg)
+{
+	struct ext_server *s = arg;
+	if (s->n_writing > 0)
+		s->n_writing--;
+	maybe_drained(s);
+}
+
+/* The single exit of every call. */
+static void call_finish(struct ext_call *call, int code, const char *ctype,
+			struct evbuffer *body, bool error)
+{
+	struct ext_server *s = call->srv;
+	metrics_observe(&s->metrics, call->verb, code, seconds_since(&call->start), error);
+	struct evkeyvalq *h = evhttp_request_get_output_headers(call->req);
+	evhttp_add_header(h, "Content-Type", ctype);
+	if (evhttp_request_get_connection(call->req)) {
+		/* Count the reply until evhttp has flushed it, so a drain that
+		 * ends the loop never cuts a reply short. */
+		s->n_writing++;
+		evhttp_request_set_on_complete_cb(call->req, on_reply_flushed, s);
+	}
+	evhttp_send_reply(call->req, code, reason_phrase(code), body);
+	TAILQ_REMOVE(&s->calls, call, link);
+	s->n_calls--;
+	if (call->verb_state_free)
+		call->verb_state_free(call->verb_state);
+	free(call);
+	maybe_drained(s);
+}
+
+static void free_json(const void *data, size_t len, void *arg) { free((void *)data); }
+
+void call_reply_json(struct ext_call *call, int code, char *json, bool error)
+{
+	if (!json) {
+		call_reply_error(call, 500, "out of memory encoding the response");
+		return;
+	}
+	/* The buffer takes the string without copying; evhttp moves the chain
+	 * into the connection, and free_json runs once it has been written. */
+	struct evbuffer *buf = evbuffer_new();
+	if (!buf || evbuffer_add_reference(buf, json, strlen(json), free_json, NULL) != 0) {
+		evbuffer_free(buf);
+		free(json);
+		call_finish(call, 500, "text/plain", NULL, true);
+		return;
+	}
+	call_finish(call, code, "application/json", buf, error || code != 200);
+	evbuffer_free(buf);
+}
+
+void call_reply_error(struct ext_call *call, int code, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char q[800];
+	const char *uri = evhttp_request_get_uri(call->req);
+	char quri[300];
+	log_info("request_error", "verb=%s code=%d uri=%s error=%s", metrics_verb_name(call->verb),
+		 code, drake_log_quote(uri, quri, sizeof(quri)), drake_log_quote(msg, q, sizeof(q)));
+	char *json = ext_error_encode(msg);
+	if (!json) {
+		call_finish(call, code, "text/plain", NULL, true);
+		return;
+	}
+	call_reply_json(call, code, json, true);
+}
+
+void call_reply_text(struct ext_call *call, int code, const char *content_type, const char *text,
+		     size_t len)
+{
+	struct evbuffer *buf = evbuffer_new();
+	if (buf)
+		evbuffer_add(buf, text, len);
+	call_finish(call, code, content_type, buf, code != 200);
+	evbuffer_free(buf);
+}
+
+const struct ext_limits *call_limits(const struct ext_call *call)
+{
+	return &call->srv->cfg.limits;
+}
+
+struct kube_client *call_kube(const struct ext_call *call) { return call->srv->kube; }
+
+struct metrics *call_metrics(const struct ext_call *call) { return &call->srv->metrics; }
+
+static void on_healthz(struct ext_call *call) { call_reply_text(call, 200, "text/plain", "ok\n", 3); }
+
+static void on_readyz(struct ext_call *call)
+{
+	struct ext_server *s = call->srv;
+	char why[256] = "not ready";
+	if (s->draining) {
+		call_reply_text(call, 503, "text/plain", "shutting down\n", 14);
+		return;
+	}
+	if (s->ready_fn && !s->ready_fn(s->ready_arg, why, sizeof(why))) {
+		char line[300];
+		int n = snprintf(line, sizeof(line), "%s\n", why);
+		call_reply_text(call, 503, "text/plain", line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		return;
+	}
+	call_reply_text(call, 200, "text/plain", "ok\n", 3);
+}
+
+static void on_metrics(struct ext_call *call)
+{
+	struct evbuffer *buf = evbuffer_new();
+	if (!buf) {
+		call_finish(call, 500, "text/plain", NULL, true);
+		return;
+	}
+	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
+	call_finish(call, 200, "text/plain; version=0.0.4", buf, false);
+	evbuffer_free(buf);
+}
+
+static const struct route *find_route(const struct ext_server *s, const char *path,
+				      bool *path_known)
+{
+	size_t plen = strlen(s->prefix);
+	*path_known = false;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		const char *p = path;
+		if (routes[i].prefixed) {
+			if (strncmp(p, s->prefix, plen) != 0)
+				continue;
+			p += plen;
+		}
+		if (strcmp(p, routes[i].path) == 0) {
+			*path_known = true;
+			return &routes[i];
+		}
+	}
+	return NULL;
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct ext_server *s = arg;
+	struct ext_call *call = calloc(1, sizeof(*call));
+	if (!call) {
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	call->srv = s;
+	call->req = req;
+	call->verb = VERB_OTHER;
+	clock_gettime(CLOCK_MONOTONIC, &call->start);
+	TAILQ_INSERT_TAIL(&s->calls, call, link);
+	s->n_calls++;
+
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	if (!path || !*path)
+		path = "/";
+	bool known;
+	const struct route *r = find_route(s, path, &known);
+	if (!r) {
+		call_reply_error(call, 404, "no such path: %.200s", path);
+		return;
+	}
+	call->verb = r->verb;
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	if (m != r->method && !(m == EVHTTP_REQ_HEAD && r->method == EVHTTP_REQ_GET)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+				  r->method == EVHTTP_REQ_POST ? "POST" : "GET, HEAD");
+		call_reply_error(call, 405, "%.200s accepts only %s", path,
+				 r->method == EVHTTP_REQ_POST ? "POST" : "GET");
+		return;
+	}
+	if (s->draining && r->prefixed) {
+		call_reply_error(call, 503, "drake is shutting down");
+		return;
+	}
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	call->body_len = evbuffer_get_length(in);
+	call->body = call->body_len ? (const char *)evbuffer_pullup(in, -1) : "";
+	if (!call->body) {
+		call_reply_error(call, 500, "out of memory reading the request body");
+		return;
+	}
+	r->handle(call);
+}
+
+/* An input filter that refuses everything: used only when a TLS object could
+ * not be made, so the connection fails instead of falling back to plaintext. */
+static enum bufferevent_filter_result refuse_all(struct evbuffer *src, struct evbuffer *dst,
+						 ev_ssize_t lim, enum bufferevent_flush_mode m,
+						 void *ctx)
+{
+	return BEV_ERROR;
+}
+
+static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
+{
+	struct ext_server *s = arg;
+	SSL *ssl = SSL_new(s->ctx);
+	if (ssl) {
+		struct bufferevent *bev = bufferevent_openssl_socket_new(
+		    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+		if (bev) {
+			/* Go's client may close without close_notify; that is not an error. */
+			bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+			return bev;
+		}
+		SSL_free(ssl);
+	}
+	log_error("tls_connection_failed", "error=%s", "out of memory creating TLS state");
+	struct bufferevent *raw = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	struct bufferevent *f = raw ? bufferevent_filter_new(raw, refuse_all, refuse_all,
+							     BEV_OPT_CLOSE_ON_FREE, NULL, NULL)
+				    : NULL;
+	if (!f)
+		bufferevent_free(raw);
+	return f;
+}
+
+static char *normalise_prefix(const char *p)
+{
+	if (!p)
+		p = "";
+	while (*p == '/' && p[1] == '/')
+		p++;
+	size_t n = strlen(p);
+	while (n > 0 && p[n - 1] == '/')
+		n--;
+	char *out = malloc(n + 2);
+	if (!out)
+		return NULL;
+	if (n == 0) {
+		out[0] = '\0';
+	} else if (p[0] != '/') {
+		out[0] = '/';
+		memcpy(out + 1, p, n);
+		out[n + 1] = '\0';
+	} else {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+	return out;
+}
+
+static char *dup_or_null(const char *s) { return s && *s ? strdup(s) : NULL; }
+
+struct ext_server *ext_server_new(struct event_base *base, const struct ext_server_config *cfg,
+				  struct kube_client *kube, char *msg, size_t msglen)
+{
+	struct ext_server *s = calloc(1, sizeof(*s));
+	if (!s) {
+		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
+		return NULL;
+	}
+	TAILQ_INIT(&s->calls);
+	s->base = base;
+	s->cfg = *cfg;
+	s->kube = kube;
+	s->prefix = normalise_prefix(cfg->prefix);
+	s->cert_file = dup_or_null(cfg->cert_file);
+	s->key_file = dup_or_null(cfg->key_file);
+	s->client_ca_file = dup_or_null(cfg->client_ca_file);
+	s->cfg.cert_file = s->cert_file;
+	s->cfg.key_file = s->key_file;
+	s->cfg.client_ca_file = s->client_ca_file;
+	s->cfg.prefix = s->prefix;
+	s->cfg.address = NULL; /* not kept; only used below */
+	if (!s->prefix) {
+		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
+		goto fail;
+	}
+	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file};
+	if (tls_context_new(&files, &s->ctx, msg, msglen))
+		goto fail;
+	s->http = evhttp_new(base);
+	if (!s->http) {
+		drake_errorf(DRAKE_ENOMEM, msg, msglen, "cannot create the HTTP server");
+		goto fail;
+	}
+	evhttp_set_bevcb(s->http, on_new_connection, s);
+	evhttp_set_gencb(s->http, on_request, s);
+	evhttp_set_max_body_size(s->http, (ev_ssize_t)cfg->max_body);
+	evhttp_set_max_headers_size(s->http, (ev_ssize_t)cfg->max_headers);
+	struct timeval tv = {(time_t)cfg->request_timeout,
+			     (suseconds_t)((cfg->request_timeout - (double)(time_t)cfg->request_timeout) * 1e6)};
+	evhttp_set_timeout_tv(s->http, &tv);
+	/* Accept every method at the HTTP layer so a wrong one on a known path
+	 * gets drake's 405 rather than libevent's 501. */
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						 EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						 EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
+	s->bound = evhttp_bind_socket_with_handle(s->http, cfg->address, (ev_uint16_t)cfg->port);
+	if (!s->bound) {
+		drake_errorf(DRAKE_EIO, msg, msglen, "cannot listen on %s:%d: %s", cfg->address,
+			     cfg->port, strerror(errno));
+		goto fail;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	evutil_socket_t fd = evhttp_bound_socket_get_fd(s->bound);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							  : ((struct sockaddr_in *)&ss)->sin_port);
+	return s;
+fail:
+	ext_server_free(s);
+	return NULL;
+}
+
+int ext_server_port(const struct ext_server *s) { return s->port; }
+
+drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen)
+{
+	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file};
+	SSL_CTX *ctx;
+	drake_err e = tls_context_new(&files, &ctx, msg, msglen);
+	if (e) {
+		s->metrics.tls_reload_failures++;
+		return e;
+	}
+	SSL_CTX_free(s->ctx); /* open connections hold their own references */
+	s->ctx = ctx;
+	s->metrics.tls_reloads++;
+	return DRAKE_OK;
+}
+
+void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg)
+{
+	s->ready_fn = fn;
+	s->ready_arg = arg;
+}
+
+static void answer_all(struct ext_server *s, int code, const char *why)
+{
+	struct ext_call *call;
+	while ((call = TAILQ_FIRST(&s->calls)))
+		call_reply_error(call, code, "%s", why);
+}
+
+static void on_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct ext_server *s = arg;
+	if (s->done) {
+		void (*done)(void *) = s->done;
+		s->done = NULL;
+		done(s->done_arg);
+	}
+}
+
+static void schedule_done(struct ext_server *s)
+{
+	if (!s->done || !s->done_event)
+		return;
+	struct timeval now = {0, 0};
+	event_add(s->done_event, &now);
+}
+
+static void on_grace_expired(evutil_socket_t fd, short what, void *arg)
+{
+	struct ext_server *s = arg;
+	log_warn("shutdown_grace_expired", "unanswered=%zu unflushed=%zu", s->n_calls,
+		 s->n_writing);
+	answer_all(s, 503, "drake is shutting down");
+	s->n_writing = 0;
+	on_done(-1, 0, s);
+}
+
+void ext_server_shutdown(struct ext_server *s, void (*done)(void *arg), void *arg)
+{
+	if (s->draining)
+		return;
+	s->draining = true;
+	s->done = done;
+	s->done_arg = arg;
+	if (s->bound) {
+		evhttp_del_accept_socket(s->http, s->bound);
+		s->bound = NULL;
+	}
+	log_info("shutdown", "unanswered=%zu grace_seconds=%g", s->n_calls, s->cfg.shutdown_grace);
+	s->done_event = evtimer_new(s->base, on_done, s);
+	s->grace_timer = evtimer_new(s->base, on_grace_expired, s);
+	if (s->grace_timer) {
+		double g = s->cfg.shutdown_grace;
+		struct timeval tv = {(time_t)g, (suseconds_t)((g - (double)(time_t)g) * 1e6)};
+		evtimer_add(s->grace_timer, &tv);
+	}
+	maybe_drained(s);
+}
+
+void ext_server_free(struct ext_server *s)
+{
+	if (!s)
+		return;
+	answer_all(s, 503, "drake is shutting down");
+	if (s->http)
+		evhttp_free(s->http);
+	if (s->grace_timer)
+		event_free(s->grace_timer);
+	if (s->done_event)
+		event_free(s->done_event);
+	SSL_CTX_free(s->ctx);
+	free(s->prefix);
+	free(s->cert_file);
+	free(s->key_file);
+	free(s->client_ca_file);
+	free(s);
+}

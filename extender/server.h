@@ -1,0 +1,62 @@
+/*
+ * server.h - drake's HTTPS server: one evhttp on the caller's event_base,
+ * TLS through libevent's OpenSSL bufferevents, routes under a prefix for the
+ * four extender verbs plus /healthz, /readyz and /metrics.
+ *
+ * Every request is answered exactly once, including requests held open (a
+ * bind waiting on the API server or, later, on its gang) when the server
+ * shuts down: those get 503. ext_server_free() answers anything still open.
+ */
+#ifndef DRAKE_EXTENDER_SERVER_H
+#define DRAKE_EXTENDER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "extender/codec.h"
+
+struct event_base;
+struct kube_client;
+struct ext_server;
+
+struct ext_server_config {
+	const char *address;	    /* listen address, e.g. 127.0.0.1 or 0.0.0.0 */
+	int port;		    /* 0 picks a free port (see ext_server_port) */
+	const char *prefix;	    /* e.g. "/scheduler"; "" or "/" for none */
+	const char *cert_file;
+	const char *key_file;
+	const char *client_ca_file; /* NULL or "": no client certificate required */
+	size_t max_body;	    /* request bodies above this get 413 */
+	size_t max_headers;	    /* request header block limit */
+	double request_timeout;	    /* seconds a connection may take to send a request */
+	double shutdown_grace;	    /* seconds held requests get on shutdown */
+	struct ext_limits limits;
+};
+
+void ext_server_config_default(struct ext_server_config *cfg);
+
+/* kube may be NULL: bind then answers with an error naming the missing
+ * credentials. The server does not own kube. */
+struct ext_server *ext_server_new(struct event_base *base, const struct ext_server_config *cfg,
+				  struct kube_client *kube, char *msg, size_t msglen);
+
+/* The port actually bound. */
+int ext_server_port(const struct ext_server *s);
+
+/* Re-reads certificate, key and client CA; on failure the old ones stay. New
+ * connections use the new context; open ones keep theirs. */
+drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+
+/* /readyz answers 200 only when fn returns true (fn NULL: always ready).
+ * fn may write a reason into why. */
+typedef bool (*ext_ready_fn)(void *arg, char *why, size_t whylen);
+void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg);
+
+/* Stops accepting connections; calls done once every received request has
+ * been answered, or when shutdown_grace runs out (then the rest get 503). */
+void ext_server_shutdown(struct ext_server *s, void (*done)(void *arg), void *arg);
+
+void ext_server_free(struct ext_server *s);
+
+#endif

@@ -1,0 +1,89 @@
+/* tls.c - build an SSL_CTX from certificate files; see tls.h. */
+#include "extender/tls.h"
+
+#include <openssl/err.h>
+#include <string.h>
+
+/* Appends OpenSSL's error queue to a message, then clears the queue. */
+static drake_err tls_fail(char *msg, size_t msglen, const char *what, const char *path)
+{
+	char detail[256] = "no detail from OpenSSL";
+	unsigned long e = ERR_get_error();
+	if (e)
+		ERR_error_string_n(e, detail, sizeof(detail));
+	ERR_clear_error();
+	return drake_errorf(DRAKE_ETLS, msg, msglen, "%s %s: %s", what, path ? path : "",
+			    detail);
+}
+
+/* Choose http/1.1 when the client offers it; without a match, no ALPN at all,
+ * which clients treat as HTTP/1.1. Never select h2. */
+static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+			  const unsigned char *in, unsigned int inlen, void *arg)
+{
+	for (unsigned int i = 0; i < inlen;) {
+		unsigned int n = in[i];
+		if (i + 1 + n > inlen)
+			break;
+		if (n == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+			*out = in + i + 1;
+			*outlen = (unsigned char)n;
+			return SSL_TLSEXT_ERR_OK;
+		}
+		i += 1 + n;
+	}
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *msg, size_t msglen)
+{
+	*out = NULL;
+	if (!files->cert_file || !*files->cert_file || !files->key_file || !*files->key_file)
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+				    "a TLS certificate and key are required (--tls-cert, --tls-key)");
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	if (!ctx)
+		return tls_fail(msg, msglen, "creating TLS context", NULL);
+	drake_err e = DRAKE_OK;
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+				     SSL_OP_CIPHER_SERVER_PREFERENCE);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_alpn_select_cb(ctx, on_alpn_select, NULL);
+	static const unsigned char sid[] = "drake";
+	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
+
+	if (SSL_CTX_use_certificate_chain_file(ctx, files->cert_file) != 1) {
+		e = tls_fail(msg, msglen, "loading certificate", files->cert_file);
+		goto out;
+	}
+	if (SSL_CTX_use_PrivateKey_file(ctx, files->key_file, SSL_FILETYPE_PEM) != 1) {
+		e = tls_fail(msg, msglen, "loading private key", files->key_file);
+		goto out;
+	}
+	if (SSL_CTX_check_private_key(ctx) != 1) {
+		e = tls_fail(msg, msglen, "key does not match certificate", files->key_file);
+		goto out;
+	}
+	if (files->client_ca_file && *files->client_ca_file) {
+		if (SSL_CTX_load_verify_locations(ctx, files->client_ca_file, NULL) != 1) {
+			e = tls_fail(msg, msglen, "loading client CA", files->client_ca_file);
+			goto out;
+		}
+		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(files->client_ca_file);
+		if (!names) {
+			e = tls_fail(msg, msglen, "reading client CA names",
+				     files->client_ca_file);
+			goto out;
+		}
+		SSL_CTX_set_client_CA_list(ctx, names);
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	}
+out:
+	if (e) {
+		SSL_CTX_free(ctx);
+		return e;
+	}
+	*out = ctx;
+	return DRAKE_OK;
+}
