@@ -59,7 +59,7 @@ static json_t *get_key(const json_t *obj, const char *key)
 static drake_err parse_root(const char *body, size_t len, json_t **out, char *msg, size_t msglen)
 {
 	json_error_t jerr;
-	json_t *root = json_loadb(body, len, 0, &jerr);
+	json_t *root = json_loadb(body, len, JSON_DECODE_ANY, &jerr);
 	if (!root)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
 				    "malformed JSON at line %d column %d: %s", jerr.line,

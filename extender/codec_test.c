@@ -1,0 +1,450 @@
+/* codec_test.c - the wire codec against golden request/response pairs built
+ * by hand from the extender/v1 reference, plus every malformed-input case. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "extender/codec.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open golden file %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void assert_json_equal(const char *got, const char *want_path)
+{
+	size_t n;
+	char *want = slurp(want_path, &n);
+	json_t *a = json_loads(got, 0, NULL);
+	json_t *b = json_loadb(want, n, 0, NULL);
+	assert_non_null(a);
+	assert_non_null(b);
+	if (!json_equal(a, b))
+		fail_msg("%s:\n got: %s\nwant: %s", want_path, got, want);
+	json_decref(a);
+	json_decref(b);
+	free(want);
+}
+
+static struct ext_limits limits(void)
+{
+	struct ext_limits lim;
+	ext_limits_default(&lim);
+	return lim;
+}
+
+/* Filter and prioritize: every golden request, answered as the pass-through
+ * extender answers it, must match its golden response exactly. */
+static void test_args_goldens_round_trip(void **state)
+{
+	static const struct {
+		const char *name;
+		bool prioritize;
+		bool cache_mode;
+		size_t n_nodes;
+	} cases[] = {
+	    {"filter-node-names", false, true, 3},   {"filter-full-nodes", false, false, 2},
+	    {"filter-lower-case", false, true, 2},   {"prioritize-node-names", true, true, 2},
+	    {"prioritize-full-nodes", true, false, 2},
+	};
+	struct ext_limits lim = limits();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256];
+		size_t len;
+		snprintf(path, sizeof(path), "tests/golden/%s.request.json", cases[i].name);
+		char *body = slurp(path, &len);
+		struct ext_args args;
+		char msg[256];
+		assert_int_equal(ext_args_decode(body, len, &lim, &args, msg, sizeof(msg)), DRAKE_OK);
+		assert_int_equal(args.node_cache_mode, cases[i].cache_mode);
+		assert_int_equal(args.n_nodes, cases[i].n_nodes);
+		char *out;
+		if (cases[i].prioritize) {
+			out = ext_prioritize_encode(&args, NULL);
+		} else {
+			enum ext_verdict v[8] = {0};
+			struct ext_filter_result res = {.verdicts = v};
+			out = ext_filter_encode(&args, &res);
+		}
+		assert_non_null(out);
+		snprintf(path, sizeof(path), "tests/golden/%s.response.json", cases[i].name);
+		assert_json_equal(out, path);
+		free(out);
+		ext_args_release(&args);
+		free(body);
+	}
+}
+
+static void test_pod_fields_and_labels_are_decoded(void **state)
+{
+	size_t len;
+	char *body = slurp("tests/golden/filter-node-names.request.json", &len);
+	struct ext_limits lim = limits();
+	struct ext_args args;
+	char msg[256];
+	assert_int_equal(ext_args_decode(body, len, &lim, &args, msg, sizeof(msg)), DRAKE_OK);
+	assert_string_equal(args.pod.name, "mnist-worker-1");
+	assert_string_equal(args.pod.ns, "ml");
+	assert_string_equal(args.pod.uid, "5b9c0d2e-0000-4000-8000-000000000001");
+	assert_string_equal(ext_pod_label(&args.pod, "training.kubeflow.org/job-name"), "mnist");
+	assert_null(ext_pod_label(&args.pod, "absent"));
+	assert_string_equal(args.node_names[2], "gpu-c");
+	ext_args_release(&args);
+	free(body);
+}
+
+static void test_a_pod_without_namespace_is_in_default(void **state)
+{
+	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}";
+	struct ext_limits lim = limits();
+	struct ext_args args;
+	char msg[256];
+	assert_int_equal(ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg)),
+			 DRAKE_OK);
+	assert_string_equal(args.pod.ns, "default");
+	assert_string_equal(args.pod.uid, "");
+	ext_args_release(&args);
+}
+
+static json_t *encode_filter(const char *body, const enum ext_verdict *v, const char **why)
+{
+	struct ext_limits lim = limits();
+	struct ext_args args;
+	char msg[256];
+	assert_int_equal(ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg)),
+			 DRAKE_OK);
+	struct ext_filter_result res = {.verdicts = v, .reasons = why};
+	char *out = ext_filter_encode(&args, &res);
+	json_t *j = json_loads(out, 0, NULL);
+	free(out);
+	ext_args_release(&args);
+	assert_non_null(j);
+	return j;
+}
+
+static void test_filter_splits_nodes_into_passed_failed_and_unresolvable(void **state)
+{
+	enum ext_verdict v[] = {EXT_FAIL, EXT_PASS, EXT_FAIL_UNRESOLVABLE};
+	const char *why[] = {"tfjob ml/mnist: planned on b", NULL, "outside the job's domain"};
+	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
+				  "\"NodeNames\":[\"a\",\"b\",\"c\"]}",
+				  v, why);
+	json_t *want = json_loads(
+	    "{\"NodeNames\":[\"b\"],\"Nodes\":null,"
+	    "\"FailedNodes\":{\"a\":\"tfjob ml/mnist: planned on b\"},"
+	    "\"FailedAndUnresolvableNodes\":{\"c\":\"outside the job's domain\"},\"Error\":\"\"}",
+	    0, NULL);
+	assert_true(json_equal(j, want));
+	json_decref(j);
+	json_decref(want);
+}
+
+static void test_filter_rejecting_every_node_still_sends_an_empty_node_names_list(void **state)
+{
+	enum ext_verdict v[] = {EXT_FAIL};
+	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}",
+				  v, NULL);
+	json_t *names = json_object_get(j, "NodeNames");
+	assert_true(json_is_array(names));
+	assert_int_equal(json_array_size(names), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "FailedNodes"), "a")),
+			    "rejected by drake");
+	json_decref(j);
+}
+
+static void test_filter_in_full_node_mode_returns_the_passing_node_objects(void **state)
+{
+	enum ext_verdict v[] = {EXT_FAIL, EXT_PASS};
+	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":["
+				  "{\"metadata\":{\"name\":\"a\"}},"
+				  "{\"metadata\":{\"name\":\"b\"},\"status\":{\"x\":1}}]}}",
+				  v, NULL);
+	json_t *items = json_object_get(json_object_get(j, "Nodes"), "items");
+	assert_int_equal(json_array_size(items), 1);
+	json_t *want = json_loads("{\"metadata\":{\"name\":\"b\"},\"status\":{\"x\":1}}", 0, NULL);
+	assert_true(json_equal(json_array_get(items, 0), want));
+	assert_true(json_is_null(json_object_get(j, "NodeNames")));
+	json_decref(want);
+	json_decref(j);
+}
+
+static void test_filter_error_is_reported_in_the_error_field(void **state)
+{
+	struct ext_args args = {0};
+	struct ext_filter_result res = {.error = "gang ml/mnist: planner failed"};
+	char *out = ext_filter_encode(&args, &res);
+	assert_string_equal(out, "{\"Error\":\"gang ml/mnist: planner failed\"}");
+	free(out);
+}
+
+static void test_prioritize_scores_are_integers_clamped_to_0_through_10(void **state)
+{
+	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\",\"c\"]}";
+	struct ext_limits lim = limits();
+	struct ext_args args;
+	char msg[256];
+	assert_int_equal(ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg)),
+			 DRAKE_OK);
+	int64_t scores[] = {-5, 7, 11};
+	char *out = ext_prioritize_encode(&args, scores);
+	assert_string_equal(out, "[{\"Host\":\"a\",\"Score\":0},{\"Host\":\"b\",\"Score\":7},"
+				 "{\"Host\":\"c\",\"Score\":10}]");
+	free(out);
+	ext_args_release(&args);
+}
+
+static void test_bind_goldens_produce_the_v1_binding(void **state)
+{
+	static const char *const names[] = {"bind", "bind-lower-case"};
+	struct ext_limits lim = limits();
+	for (size_t i = 0; i < 2; i++) {
+		char path[256];
+		size_t len;
+		snprintf(path, sizeof(path), "tests/golden/%s.request.json", names[i]);
+		char *body = slurp(path, &len);
+		struct ext_bind_args b;
+		char msg[256];
+		assert_int_equal(ext_bind_decode(body, len, &lim, &b, msg, sizeof(msg)), DRAKE_OK);
+		char *obj = ext_binding_object_encode(&b);
+		snprintf(path, sizeof(path), "tests/golden/%s.binding.json", names[i]);
+		assert_json_equal(obj, path);
+		free(obj);
+		ext_bind_release(&b);
+		free(body);
+	}
+}
+
+static void test_bind_without_uid_omits_the_precondition(void **state)
+{
+	const char *body = "{\"PodName\":\"p\",\"PodNamespace\":\"n\",\"PodUID\":null,\"Node\":\"x\"}";
+	struct ext_limits lim = limits();
+	struct ext_bind_args b;
+	char msg[256];
+	assert_int_equal(ext_bind_decode(body, strlen(body), &lim, &b, msg, sizeof(msg)), DRAKE_OK);
+	char *obj = ext_binding_object_encode(&b);
+	assert_null(strstr(obj, "uid"));
+	free(obj);
+	ext_bind_release(&b);
+}
+
+static void test_preempt_goldens_answer_with_meta_victims(void **state)
+{
+	static const char *const names[] = {"preempt-meta", "preempt-full"};
+	struct ext_limits lim = limits();
+	for (size_t i = 0; i < 2; i++) {
+		char path[256];
+		size_t len;
+		snprintf(path, sizeof(path), "tests/golden/%s.request.json", names[i]);
+		char *body = slurp(path, &len);
+		struct ext_preempt_args p;
+		char msg[256];
+		assert_int_equal(ext_preempt_decode(body, len, &lim, &p, msg, sizeof(msg)),
+				 DRAKE_OK);
+		assert_int_equal(p.node_cache_mode, i == 0);
+		char *out = ext_preempt_encode(&p, NULL);
+		snprintf(path, sizeof(path), "tests/golden/%s.response.json", names[i]);
+		assert_json_equal(out, path);
+		free(out);
+		ext_preempt_release(&p);
+		free(body);
+	}
+}
+
+static void test_preempt_drops_the_nodes_not_kept(void **state)
+{
+	size_t len;
+	char *body = slurp("tests/golden/preempt-meta.request.json", &len);
+	struct ext_limits lim = limits();
+	struct ext_preempt_args p;
+	char msg[256];
+	assert_int_equal(ext_preempt_decode(body, len, &lim, &p, msg, sizeof(msg)), DRAKE_OK);
+	bool keep[] = {false, true};
+	char *out = ext_preempt_encode(&p, keep);
+	assert_string_equal(out, "{\"NodeNameToMetaVictims\":{\"gpu-b\":{\"Pods\":[{\"UID\":"
+				 "\"33cc\"}],\"NumPDBViolations\":2}}}");
+	free(out);
+	ext_preempt_release(&p);
+	free(body);
+}
+
+static void test_preempt_with_no_victims_answers_an_empty_map(void **state)
+{
+	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToVictims\":null,"
+			   "\"NodeNameToMetaVictims\":null}";
+	struct ext_limits lim = limits();
+	struct ext_preempt_args p;
+	char msg[256];
+	assert_int_equal(ext_preempt_decode(body, strlen(body), &lim, &p, msg, sizeof(msg)),
+			 DRAKE_OK);
+	char *out = ext_preempt_encode(&p, NULL);
+	assert_string_equal(out, "{\"NodeNameToMetaVictims\":{}}");
+	free(out);
+	ext_preempt_release(&p);
+}
+
+enum which { ARGS, BIND, PREEMPT };
+
+/* Every malformed request: the decoder refuses it with a message that names
+ * the problem, and releasing the half-filled struct is safe. */
+static void test_malformed_requests_are_refused_with_a_message_naming_the_problem(void **state)
+{
+	char longname[300];
+	memset(longname, 'n', 254);
+	longname[254] = '\0';
+	char longbody[512];
+	snprintf(longbody, sizeof(longbody),
+		 "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"%s\"]}", longname);
+	char deep[8192];
+	size_t d = 0;
+	for (int i = 0; i < 3000; i++)
+		deep[d++] = '[';
+	deep[d] = '\0';
+
+	static const char body_nul[] = "{\"Pod\":{\"metadata\":{\"name\":\"a\\u0000b\"}},"
+				       "\"NodeNames\":[]}";
+	const struct {
+		enum which which;
+		const char *body;
+		drake_err want;
+		const char *substring;
+	} cases[] = {
+	    {ARGS, "", DRAKE_EINVAL, "malformed JSON"},
+	    {ARGS, "{\"Pod\":", DRAKE_EINVAL, "malformed JSON at line 1"},
+	    {ARGS, "[]", DRAKE_EINVAL, "expected object, got array"},
+	    {ARGS, "{\"NodeNames\":[\"a\"]}", DRAKE_EINVAL, "Pod: required"},
+	    {ARGS, "{\"Pod\":null,\"NodeNames\":[\"a\"]}", DRAKE_EINVAL, "Pod: required"},
+	    {ARGS, "{\"Pod\":\"p\",\"NodeNames\":[\"a\"]}", DRAKE_EINVAL,
+	     "Pod: expected object, got string"},
+	    {ARGS, "{\"Pod\":{},\"NodeNames\":[\"a\"]}", DRAKE_EINVAL, "Pod.metadata: required"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{}},\"NodeNames\":[\"a\"]}", DRAKE_EINVAL,
+	     "Pod.metadata.name: required"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":7}},\"NodeNames\":[\"a\"]}", DRAKE_EINVAL,
+	     "Pod.metadata.name: expected string, got number"},
+	    {ARGS, body_nul, DRAKE_EINVAL, "NUL"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}}}", DRAKE_EINVAL,
+	     "neither NodeNames nor Nodes"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":{}}", DRAKE_EINVAL,
+	     "NodeNames: expected array of strings, got object"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",1]}",
+	     DRAKE_EINVAL, "NodeNames[1]: expected string, got number"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"\"]}", DRAKE_EINVAL,
+	     "NodeNames[0]: invalid node name"},
+	    {ARGS, longbody, DRAKE_ELIMIT, "254 bytes exceeds the limit of 253"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\",\"c\",\"d\"]}",
+	     DRAKE_ELIMIT, "4 nodes exceeds the limit of 3"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":1}}},\"NodeNames\":[]}",
+	     DRAKE_EINVAL, "Pod.metadata.labels[\"a\"]: expected string, got number"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\",\"b\":\"2\","
+		   "\"c\":\"3\"}}},\"NodeNames\":[]}",
+	     DRAKE_ELIMIT, "3 labels exceeds the limit of 2"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{}]}}",
+	     DRAKE_EINVAL, "Nodes.items[0].metadata.name: required"},
+	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":{}}}",
+	     DRAKE_EINVAL, "Nodes.items: expected array, got object"},
+	    {ARGS, deep, DRAKE_EINVAL, "malformed JSON"},
+	    {BIND, "{\"PodName\":\"p\",\"PodNamespace\":\"n\",\"PodUID\":\"u\"}", DRAKE_EINVAL,
+	     "Node: required"},
+	    {BIND, "{\"PodName\":1,\"PodNamespace\":\"n\",\"Node\":\"x\"}", DRAKE_EINVAL,
+	     "PodName: expected string, got number"},
+	    {BIND, "{\"PodName\":\"\",\"PodNamespace\":\"n\",\"Node\":\"x\"}", DRAKE_EINVAL,
+	     "PodName: must not be empty"},
+	    {BIND, "\"bind\"", DRAKE_EINVAL, "expected object, got string"},
+	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":[]}",
+	     DRAKE_EINVAL, "NodeNameToMetaVictims: expected object, got array"},
+	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
+		      "{\"Pods\":[],\"NumPDBViolations\":1.5}}}",
+	     DRAKE_EINVAL, "NumPDBViolations: expected integer, got number"},
+	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
+		      "{\"Pods\":[{\"uid\":\"x\"},{}]}}}",
+	     DRAKE_EINVAL, "Pods[1].UID: required"},
+	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToVictims\":{\"a\":"
+		      "{\"Pods\":[{\"metadata\":{}}]}}}",
+	     DRAKE_EINVAL, "Pods[0].metadata.uid: required"},
+	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
+		      "{\"Pods\":[{\"UID\":\"1\"},{\"UID\":\"2\"},{\"UID\":\"3\"}]}}}",
+	     DRAKE_ELIMIT, "3 victims exceeds the limit of 2"},
+	};
+	struct ext_limits lim = limits();
+	lim.max_nodes = 3;
+	lim.max_labels = 2;
+	lim.max_victims = 2;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char msg[256] = "";
+		drake_err e;
+		size_t len = cases[i].body == body_nul ? sizeof(body_nul) - 1 : strlen(cases[i].body);
+		if (cases[i].which == ARGS) {
+			struct ext_args a;
+			e = ext_args_decode(cases[i].body, len, &lim, &a, msg, sizeof(msg));
+			ext_args_release(&a);
+		} else if (cases[i].which == BIND) {
+			struct ext_bind_args b;
+			e = ext_bind_decode(cases[i].body, len, &lim, &b, msg, sizeof(msg));
+			ext_bind_release(&b);
+		} else {
+			struct ext_preempt_args p;
+			e = ext_preempt_decode(cases[i].body, len, &lim, &p, msg, sizeof(msg));
+			ext_preempt_release(&p);
+		}
+		if (e != cases[i].want || !strstr(msg, cases[i].substring))
+			fail_msg("case %zu (%.60s): got error %d \"%s\", want %d containing \"%s\"",
+				 i, cases[i].body, e, msg, cases[i].want, cases[i].substring);
+	}
+}
+
+static void test_api_server_status_and_pod_node_are_extracted(void **state)
+{
+	const char *status = "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods "
+			     "\\\"p\\\" not found\",\"code\":404}";
+	char *m = ext_status_message(status, strlen(status));
+	assert_string_equal(m, "pods \"p\" not found");
+	free(m);
+	assert_null(ext_status_message("<html>", 6));
+	const char *pod = "{\"spec\":{\"nodeName\":\"gpu-a\"}}";
+	char *n = ext_pod_node_name(pod, strlen(pod));
+	assert_string_equal(n, "gpu-a");
+	free(n);
+	n = ext_pod_node_name("{\"spec\":{}}", 11);
+	assert_string_equal(n, "");
+	free(n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_args_goldens_round_trip),
+	    cmocka_unit_test(test_pod_fields_and_labels_are_decoded),
+	    cmocka_unit_test(test_a_pod_without_namespace_is_in_default),
+	    cmocka_unit_test(test_filter_splits_nodes_into_passed_failed_and_unresolvable),
+	    cmocka_unit_test(test_filter_rejecting_every_node_still_sends_an_empty_node_names_list),
+	    cmocka_unit_test(test_filter_in_full_node_mode_returns_the_passing_node_objects),
+	    cmocka_unit_test(test_filter_error_is_reported_in_the_error_field),
+	    cmocka_unit_test(test_prioritize_scores_are_integers_clamped_to_0_through_10),
+	    cmocka_unit_test(test_bind_goldens_produce_the_v1_binding),
+	    cmocka_unit_test(test_bind_without_uid_omits_the_precondition),
+	    cmocka_unit_test(test_preempt_goldens_answer_with_meta_victims),
+	    cmocka_unit_test(test_preempt_drops_the_nodes_not_kept),
+	    cmocka_unit_test(test_preempt_with_no_victims_answers_an_empty_map),
+	    cmocka_unit_test(test_malformed_requests_are_refused_with_a_message_naming_the_problem),
+	    cmocka_unit_test(test_api_server_status_and_pod_node_are_extracted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
