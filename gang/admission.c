@@ -1,0 +1,129 @@
+/*
+ * admission.c - FIFO admission of whole gangs, with backfill.
+ *
+ * A cheap aggregate check (is there enough free in total for the PS and min
+ * workers?) runs before the planner, so a long queue behind a full cluster
+ * costs one comparison per job, not one plan.
+ */
+#include "gang/admission.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct drake_admission_entry *x = a, *y = b;
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+void drake_admission_sort(struct drake_admission_entry *e, size_t n)
+{
+	if (n > 1)
+		qsort(e, n, sizeof(*e), cmp_entry);
+}
+
+void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req,
+		       const struct drake_plan *p, int sign)
+{
+	for (int i = 0; i < p->n_ps; i++)
+		drake_cluster_charge(c, (size_t)p->ps_node[i], &req->ps, sign);
+	for (int i = 0; i < p->n_workers; i++)
+		drake_cluster_charge(c, (size_t)p->worker_node[i], &req->worker, sign);
+}
+
+/* Sum of clamped free over schedulable nodes: an upper bound on what any
+ * plan can use. */
+static void free_sum(const struct drake_cluster *c, struct drake_res *out)
+{
+	drake_res_zero(out);
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->nodes[i].schedulable)
+			continue;
+		struct drake_res f;
+		drake_cluster_free(c, i, &f);
+		drake_res_add(out, &f);
+	}
+}
+
+/* Total of PS and min workers: if this exceeds free_sum, planning is moot. */
+static void min_need(const struct drake_gang_req *r, struct drake_res *out)
+{
+	drake_res_zero(out);
+	drake_res_add_n(out, &r->ps, r->n_ps);
+	drake_res_add_n(out, &r->worker, r->min_workers);
+}
+
+drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
+		      const struct drake_admission_opts *opts, size_t *started)
+{
+	struct drake_res avail;
+	free_sum(c, &avail);
+	*started = 0;
+	bool blocked = false;
+	for (size_t i = 0; i < n; i++) {
+		struct drake_admission_entry *x = &e[i];
+		x->status = DRAKE_ADMIT_NOT_TRIED;
+		x->why[0] = '\0';
+		if (blocked || (opts->max_admits > 0 && *started >= (size_t)opts->max_admits)) {
+			continue;
+		}
+		struct drake_res need;
+		min_need(&x->req, &need);
+		drake_err err;
+		if (opts->backfill && !drake_res_fits(&need, &avail)) {
+			/* Skip the planner only when the job could fit the empty
+			 * cluster in total; otherwise the planner says whether it
+			 * can never fit. Without backfill the head is always planned
+			 * so a job that can never fit is never mistaken for one that
+			 * blocks the queue. */
+			if (drake_res_fits(&need, &c->alloc_total)) {
+				x->status = DRAKE_ADMIT_WAITING;
+				strcpy(x->why, "waiting: not enough free capacity in the whole cluster");
+				continue;
+			}
+		}
+		err = drake_plan_gang(c, &x->req, &x->plan, x->why, sizeof(x->why));
+		switch (err) {
+		case DRAKE_OK:
+			x->status = DRAKE_ADMIT_STARTED;
+			drake_plan_charge(c, &x->req, &x->plan, 1);
+			drake_res_add_n(&avail, &x->req.ps, -x->req.n_ps);
+			drake_res_add_n(&avail, &x->req.worker, -x->plan.n_workers);
+			(*started)++;
+			break;
+		case DRAKE_ESTATE:
+			x->status = DRAKE_ADMIT_WAITING;
+			blocked = !opts->backfill;
+			break;
+		case DRAKE_ELIMIT:
+			x->status = DRAKE_ADMIT_NEVER;
+			break;
+		case DRAKE_EINVAL:
+			x->status = DRAKE_ADMIT_INVALID;
+			break;
+		default:
+			return err;
+		}
+	}
+	return DRAKE_OK;
+}
+
+void drake_admission_release(struct drake_admission_entry *e, size_t n)
+{
+	for (size_t i = 0; e && i < n; i++)
+		drake_plan_release(&e[i].plan);
+}
+
+const char *drake_admit_status_name(enum drake_admit_status s)
+{
+	switch (s) {
+	case DRAKE_ADMIT_NOT_TRIED: return "not-tried";
+	case DRAKE_ADMIT_STARTED: return "started";
+	case DRAKE_ADMIT_WAITING: return "waiting";
+	case DRAKE_ADMIT_NEVER: return "never";
+	case DRAKE_ADMIT_INVALID: return "invalid";
+	}
+	return "unknown";
+}

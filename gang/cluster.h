@@ -1,0 +1,70 @@
+/*
+ * cluster.h - a snapshot of the cluster as the planner sees it: every node
+ * with its allocatable resources, what is already used on it (bound pods,
+ * drake's or not, plus reservations), and whether pods may land there
+ * (tainted or cordoned nodes are kept but never chosen).
+ *
+ * Nodes are kept sorted by name once drake_cluster_sort() has run, so every
+ * walk over them is in a fixed order and node indexes are stable until the
+ * next add. The snapshot owns its node array; drake_cluster_release() frees
+ * it. drake_cluster_clone() allocates a copy the caller releases.
+ */
+#ifndef DRAKE_GANG_CLUSTER_H
+#define DRAKE_GANG_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "gang/resource.h"
+
+#define DRAKE_NODE_NAME_MAX 254
+#define DRAKE_CLUSTER_MAX_NODES 100000
+
+struct drake_node {
+	char name[DRAKE_NODE_NAME_MAX];
+	struct drake_res alloc;
+	struct drake_res used;
+	bool schedulable;
+};
+
+struct drake_cluster {
+	struct drake_node *nodes;
+	size_t n, cap;
+	struct drake_res_names names;
+	struct drake_res alloc_total; /* over schedulable nodes */
+	struct drake_res used_total;  /* over schedulable nodes */
+	bool sorted;
+};
+
+void drake_cluster_init(struct drake_cluster *c);
+void drake_cluster_release(struct drake_cluster *c);
+
+/* Appends a node (unsorted until drake_cluster_sort). Names longer than
+ * DRAKE_NODE_NAME_MAX-1 and more than DRAKE_CLUSTER_MAX_NODES nodes are
+ * DRAKE_ELIMIT. */
+drake_err drake_cluster_add_node(struct drake_cluster *c, const char *name,
+				 const struct drake_res *alloc, bool schedulable, char *msg,
+				 size_t len) DRAKE_MUST_CHECK;
+
+/* Sorts nodes by name; a duplicate name is DRAKE_EINVAL naming it. */
+drake_err drake_cluster_sort(struct drake_cluster *c, char *msg, size_t len) DRAKE_MUST_CHECK;
+
+/* Index of the node called name, or -1 (needs a sorted snapshot). */
+int drake_cluster_find(const struct drake_cluster *c, const char *name);
+
+/* What is left on node i: alloc - used, never below zero. */
+void drake_cluster_free(const struct drake_cluster *c, size_t i, struct drake_res *out);
+
+/* Free resources summed over schedulable nodes. */
+void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *out);
+
+/* Charges (count > 0) or refunds (count < 0) count copies of req on node i. */
+void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_res *req,
+			  int64_t count);
+
+/* dst becomes an independent copy of src (dst must be released or fresh). */
+drake_err drake_cluster_clone(struct drake_cluster *dst,
+			      const struct drake_cluster *src) DRAKE_MUST_CHECK;
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * elastic.c - starvation shrink and idle grow (drake's rules).
+ */
+#include "gang/elastic.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang/admission.h"
+
+#define PRUNE_MAX 64 /* give-back attempts after a successful shrink */
+
+drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out)
+{
+	if (!s)
+		return DRAKE_EINVAL;
+	if (strcmp(s, "newest") == 0)
+		*out = DRAKE_VICTIM_NEWEST_FIRST;
+	else if (strcmp(s, "oldest") == 0)
+		*out = DRAKE_VICTIM_OLDEST_FIRST;
+	else if (strcmp(s, "least-progress") == 0)
+		*out = DRAKE_VICTIM_LEAST_PROGRESS;
+	else
+		return DRAKE_EINVAL;
+	return DRAKE_OK;
+}
+
+const char *drake_victim_order_name(enum drake_victim_order o)
+{
+	switch (o) {
+	case DRAKE_VICTIM_NEWEST_FIRST: return "newest";
+	case DRAKE_VICTIM_OLDEST_FIRST: return "oldest";
+	case DRAKE_VICTIM_LEAST_PROGRESS: return "least-progress";
+	}
+	return "unknown";
+}
+
+struct cand {
+	int job, slot, lonely;
+	double key; /* smaller is taken first */
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->lonely != y->lonely)
+		return y->lonely - x->lonely;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->job != y->job)
+		return x->job - y->job;
+	return y->slot - x->slot; /* highest index first */
+}
+
+static int home_node(const struct drake_running_job *j)
+{
+	if (j->n_ps > 0)
+		return j->ps_node[0];
+	return j->n_workers > 0 ? j->worker_node[0] : -1;
+}
+
+static double victim_key(const struct drake_running_job *j, enum drake_victim_order o)
+{
+	switch (o) {
+	case DRAKE_VICTIM_NEWEST_FIRST: return -j->admitted;
+	case DRAKE_VICTIM_OLDEST_FIRST: return j->admitted;
+	case DRAKE_VICTIM_LEAST_PROGRESS: return j->progress;
+	}
+	return 0;
+}
+
+static void free_sum(const struct drake_cluster *c, struct drake_res *out)
+{
+	drake_res_zero(out);
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->nodes[i].schedulable)
+			continue;
+		struct drake_res f;
+		drake_cluster_free(c, i, &f);
+		drake_res_add(out, &f);
+	}
+}
+
+drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_running_job *jobs,
+			   size_t n, const struct drake_gang_req *starving,
+			   const struct drake_shrink_opts *o, struct drake_scale_op **ops,
+			   size_t *n_ops, struct drake_plan *plan, char *why, size_t len)
+{
+	*ops = NULL;
+	*n_ops = 0;
+	struct drake_cluster w;
+	struct cand *cand = NULL;
+	int *removed = NULL;
+	struct drake_scale_op *out = NULL;
+	size_t nc = 0, nout = 0;
+	drake_err err = drake_cluster_clone(&w, c);
+	if (err)
+		return drake_errorf(err, why, len, "out of memory");
+
+	size_t total = 0;
+	for (size_t j = 0; j < n; j++)
+		if (jobs[j].n_workers > jobs[j].min_workers)
+			total += (size_t)jobs[j].n_workers;
+	cand = malloc((total + 1) * sizeof(*cand));
+	removed = calloc(n + 1, sizeof(*removed));
+	out = malloc((total + 1) * sizeof(*out));
+	if (!cand || !removed || !out) {
+		err = drake_errorf(DRAKE_ENOMEM, why, len, "out of memory");
+		goto done;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct drake_running_job *r = &jobs[j];
+		if (r->n_workers <= r->min_workers)
+			continue;
+		int home = home_node(r);
+		for (int s = 1; s < r->n_workers; s++)
+			cand[nc++] = (struct cand){(int)j, s,
+						   o->lonely_first && r->worker_node[s] != home,
+						   victim_key(r, o->order)};
+	}
+	qsort(cand, nc, sizeof(*cand), cmp_cand);
+
+	struct drake_res need, avail;
+	drake_res_zero(&need);
+	drake_res_add_n(&need, &starving->ps, starving->n_ps);
+	drake_res_add_n(&need, &starving->worker, starving->min_workers);
+	free_sum(&w, &avail);
+
+	err = DRAKE_ESTATE;
+	size_t k = 0;
+	for (;;) {
+		if (drake_res_fits(&need, &avail)) {
+			err = drake_plan_gang(&w, starving, plan, why, len);
+			if (err != DRAKE_ESTATE)
+				break;
+		}
+		/* Next removable candidate. */
+		while (k < nc && removed[cand[k].job] >=
+				     jobs[cand[k].job].n_workers - jobs[cand[k].job].min_workers)
+			k++;
+		if (k == nc)
+			break;
+		const struct drake_running_job *r = &jobs[cand[k].job];
+		int node = r->worker_node[cand[k].slot];
+		drake_cluster_charge(&w, (size_t)node, &r->worker, -1);
+		drake_res_add(&avail, &r->worker); /* an upper bound; the planner decides */
+		removed[cand[k].job]++;
+		out[nout++] = (struct drake_scale_op){cand[k].job, cand[k].slot, node};
+		k++;
+	}
+	if (err == DRAKE_ESTATE) {
+		drake_errorf(DRAKE_ESTATE, why, len,
+			     "no allowed scale-down makes it fit (%zu workers removable)", nc);
+		goto done;
+	}
+	if (err)
+		goto done;
+
+	/* Give back what was not needed, latest removal first. The clone
+	 * carries the starving plan while each give-back is tried. */
+	drake_plan_charge(&w, starving, plan, 1);
+	for (size_t i = nout; i-- > 0 && nout - i <= PRUNE_MAX;) {
+		const struct drake_running_job *r = &jobs[out[i].job];
+		drake_plan_charge(&w, starving, plan, -1);
+		drake_cluster_charge(&w, (size_t)out[i].node, &r->worker, 1);
+		struct drake_plan alt = {0};
+		char tmp[DRAKE_WHY_MAX];
+		drake_err e2 = drake_plan_gang(&w, starving, &alt, tmp, sizeof(tmp));
+		if (e2 == DRAKE_OK && alt.n_workers >= plan->n_workers) {
+			drake_plan_release(plan);
+			*plan = alt;
+			memmove(&out[i], &out[i + 1], (nout - i - 1) * sizeof(*out));
+			nout--;
+		} else {
+			drake_plan_release(&alt);
+			drake_cluster_charge(&w, (size_t)out[i].node, &r->worker, -1);
+			if (e2 == DRAKE_ENOMEM) {
+				drake_plan_release(plan);
+				err = DRAKE_ENOMEM;
+				goto done;
+			}
+		}
+		drake_plan_charge(&w, starving, plan, 1);
+	}
+	*ops = out;
+	*n_ops = nout;
+	out = NULL;
+done:
+	free(out);
+	free(cand);
+	free(removed);
+	drake_cluster_release(&w);
+	return err;
+}
+
+/* How many of job j's workers sit on node i. */
+static int on_node(const struct drake_running_job *j, int node)
+{
+	int k = 0;
+	for (int s = 0; s < j->n_workers; s++)
+		k += j->worker_node[s] == node;
+	return k;
+}
+
+drake_err drake_grow(const struct drake_cluster *c, const struct drake_running_job *jobs, size_t n,
+		     const struct drake_grow_opts *o, struct drake_scale_op **ops, size_t *n_ops)
+{
+	*ops = NULL;
+	*n_ops = 0;
+	size_t room = 0;
+	for (size_t j = 0; j < n; j++)
+		if (jobs[j].max_workers > jobs[j].n_workers)
+			room += (size_t)(jobs[j].max_workers - jobs[j].n_workers);
+	if (room == 0)
+		return DRAKE_OK;
+	struct drake_cluster w;
+	if (drake_cluster_clone(&w, c))
+		return DRAKE_ENOMEM;
+	struct drake_scale_op *out = malloc(room * sizeof(*out));
+	size_t *order = malloc((n + 1) * sizeof(*order));
+	if (!out || !order) {
+		free(out);
+		free(order);
+		drake_cluster_release(&w);
+		return DRAKE_ENOMEM;
+	}
+	/* Oldest admitted first; ties by input order. */
+	for (size_t j = 0; j < n; j++)
+		order[j] = j;
+	for (size_t a = 1; a < n; a++) {
+		size_t v = order[a], b = a;
+		while (b > 0 && jobs[order[b - 1]].admitted > jobs[v].admitted) {
+			order[b] = order[b - 1];
+			b--;
+		}
+		order[b] = v;
+	}
+	size_t nout = 0;
+	for (size_t oi = 0; oi < n; oi++) {
+		const struct drake_running_job *r = &jobs[order[oi]];
+		int want = r->max_workers - r->n_workers;
+		int home = home_node(r);
+		/* Pass 0: PS node. Pass 1: nodes already used, most workers first.
+		 * Pass 2: any node with most room first, if allowed. */
+		for (int pass = 0; pass < 3 && want > 0; pass++) {
+			if (pass == 2 && !o->new_nodes)
+				break;
+			while (want > 0) {
+				long best = -1;
+				int64_t best_k = 0;
+				int best_on = -1;
+				for (size_t i = 0; i < w.n; i++) {
+					if (!w.nodes[i].schedulable)
+						continue;
+					if (pass == 0 && (int)i != home)
+						continue;
+					int onn = on_node(r, (int)i);
+					if (pass == 1 && (onn == 0 || (int)i == home))
+						continue;
+					if (pass == 2 && (onn > 0 || (int)i == home))
+						continue;
+					struct drake_res f;
+					drake_cluster_free(&w, i, &f);
+					int64_t k = drake_res_count_fit(&r->worker, &f, want);
+					if (k == 0)
+						continue;
+					if (pass == 1 ? (onn > best_on) : (k > best_k)) {
+						best = (long)i;
+						best_k = k;
+						best_on = onn;
+					}
+				}
+				if (best < 0)
+					break;
+				for (int64_t t = 0; t < best_k; t++)
+					out[nout++] = (struct drake_scale_op){(int)order[oi], -1,
+									      (int)best};
+				drake_cluster_charge(&w, (size_t)best, &r->worker, best_k);
+				want -= (int)best_k;
+				if (pass == 0)
+					break;
+			}
+		}
+	}
+	free(order);
+	drake_cluster_release(&w);
+	if (nout == 0) {
+		free(out);
+		return DRAKE_OK;
+	}
+	*ops = out;
+	*n_ops = nout;
+	return DRAKE_OK;
+}

@@ -1,0 +1,89 @@
+/*
+ * elastic.h - drake's elastic scaling rules for running gangs.
+ *
+ * Starvation shrink: a job that has waited past the threshold may take
+ * workers from running jobs, down to each one's min, never a PS and never
+ * worker 0, "lonely" workers (not on their PS's node) first, then in the
+ * victim order chosen (newest admitted, oldest admitted, or least progress
+ * first). Nothing is taken unless the whole starving job, PS included, then
+ * fits; and workers that turn out not to be needed are given back before
+ * answering, so the fewest are removed.
+ *
+ * Idle grow: free capacity goes to running jobs toward max workers, oldest
+ * job first, new workers on the PS's node, then on nodes the job already
+ * uses, and only if allowed on new nodes (which would spread the job).
+ *
+ * Pure: reads the snapshot (a private clone is made and freed inside). The
+ * op arrays and the plan returned belong to the caller: free(ops) and
+ * drake_plan_release(plan).
+ */
+#ifndef DRAKE_GANG_ELASTIC_H
+#define DRAKE_GANG_ELASTIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "gang/cluster.h"
+#include "gang/planner.h"
+
+/* A running gang as the scaling rules see it. Worker slot 0 is worker 0. */
+struct drake_running_job {
+	const char *name;
+	double admitted; /* admission time */
+	double progress; /* fraction of work done, 0..1 */
+	int min_workers;
+	int max_workers;
+	struct drake_res ps;
+	struct drake_res worker;
+	int n_ps;
+	const int *ps_node;
+	int n_workers;
+	const int *worker_node;
+};
+
+/* Remove worker `slot` of job `job` (shrink), or add one worker of job
+ * `job` on `node` (grow; slot is -1). */
+struct drake_scale_op {
+	int job;
+	int slot;
+	int node;
+};
+
+enum drake_victim_order {
+	DRAKE_VICTIM_NEWEST_FIRST,
+	DRAKE_VICTIM_OLDEST_FIRST,
+	DRAKE_VICTIM_LEAST_PROGRESS,
+};
+
+struct drake_shrink_opts {
+	enum drake_victim_order order;
+	bool lonely_first;
+};
+
+struct drake_grow_opts {
+	bool new_nodes; /* may grow a job onto nodes it does not use yet */
+};
+
+/* Parses "newest", "oldest", "least-progress". */
+drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out) DRAKE_MUST_CHECK;
+const char *drake_victim_order_name(enum drake_victim_order o);
+
+/*
+ * Finds the workers to remove so that `starving` fits. On DRAKE_OK, *ops
+ * holds the removals (possibly none) and *plan the starving job's placement
+ * on the cluster as it will be once they are applied. DRAKE_ESTATE when no
+ * allowed set of removals makes it fit (nothing returned; why says so).
+ */
+drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_running_job *jobs,
+			   size_t n, const struct drake_gang_req *starving,
+			   const struct drake_shrink_opts *o, struct drake_scale_op **ops,
+			   size_t *n_ops, struct drake_plan *plan, char *why,
+			   size_t len) DRAKE_MUST_CHECK;
+
+/* Workers to add now; *ops may come back empty (NULL, 0). */
+drake_err drake_grow(const struct drake_cluster *c, const struct drake_running_job *jobs, size_t n,
+		     const struct drake_grow_opts *o, struct drake_scale_op **ops,
+		     size_t *n_ops) DRAKE_MUST_CHECK;
+
+#endif

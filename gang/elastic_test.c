@@ -1,0 +1,222 @@
+/* elastic_test.c - starvation shrink and idle grow (drake's rules), and
+ * DRAGON's originals beside them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "gang/dragon.h"
+#include "gang/elastic.h"
+#include "gang/gang_testutil.h"
+
+/* Two running jobs on a:8 b:8, built and charged onto the snapshot.
+ * old: PS on a, workers a,a,a,a,b,b (min 2)   admitted at 10
+ * new: PS on b, workers b,b,b,b,a,a (min 2)   admitted at 20
+ * a holds old's 4 + new's 2 = 6 GPUs, b likewise: 2 + 2 free. */
+static const int old_ps[] = {0}, old_w[] = {0, 0, 0, 0, 1, 1};
+static const int new_ps[] = {1}, new_w[] = {1, 1, 1, 1, 0, 0};
+
+static void setup_two(struct drake_cluster *cl, struct drake_running_job j[2])
+{
+	assert_int_equal(cluster_from(cl, "a:8:0 b:8:0"), 0);
+	struct drake_gang_req g = gpu_job(1, 2, 6);
+	j[0] = (struct drake_running_job){"old", 10, 0.9, 2, 8, g.ps, g.worker, 1, old_ps, 6, old_w};
+	j[1] = (struct drake_running_job){"new", 20, 0.1, 2, 8, g.ps, g.worker, 1, new_ps, 6, new_w};
+	for (int k = 0; k < 2; k++) {
+		drake_cluster_charge(cl, (size_t)j[k].ps_node[0], &j[k].ps, 1);
+		for (int s = 0; s < j[k].n_workers; s++)
+			drake_cluster_charge(cl, (size_t)j[k].worker_node[s], &j[k].worker, 1);
+	}
+}
+
+static int is_lonely(const struct drake_running_job *j, int slot)
+{
+	return j->worker_node[slot] != j->ps_node[0];
+}
+
+static void shrink_takes_lonely_workers_first_and_never_worker_zero(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	struct drake_running_job j[2];
+	setup_two(&cl, j);
+	/* 4 GPUs are free (2 + 2); 6 are needed: the newest job's two
+	 * lonely workers go. */
+	struct drake_gang_req starving = gpu_job(1, 6, 6);
+	struct drake_shrink_opts o = {DRAKE_VICTIM_NEWEST_FIRST, true};
+	struct drake_scale_op *ops;
+	size_t n;
+	struct drake_plan p = {0};
+	char why[200];
+	drake_err err = drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why));
+	if (err)
+		print_error("%s: %s\n", drake_strerror(err), why);
+	assert_int_equal(err, DRAKE_OK);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(ops[i].slot != 0);
+		assert_int_equal(ops[i].job, 1);
+		assert_true(is_lonely(&j[ops[i].job], ops[i].slot));
+	}
+	assert_int_equal(p.n_workers, 6);
+	free(ops);
+	drake_plan_release(&p);
+	drake_cluster_release(&cl);
+}
+
+static void shrink_never_goes_below_min_and_removes_nothing_when_hopeless(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	struct drake_running_job j[2];
+	setup_two(&cl, j);
+	/* Each job keeps worker 0 and min 2: 12 GPUs at most, it wants 13. */
+	struct drake_gang_req starving = gpu_job(1, 13, 13);
+	struct drake_shrink_opts o = {DRAKE_VICTIM_NEWEST_FIRST, true};
+	struct drake_scale_op *ops = NULL;
+	size_t n = 99;
+	struct drake_plan p = {0};
+	char why[200];
+	assert_int_equal(drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
+			 DRAKE_ESTATE);
+	assert_null(ops);
+	assert_int_equal(n, 0);
+	assert_true(why[0] != '\0');
+	drake_cluster_release(&cl);
+}
+
+static void shrink_removes_only_what_the_starving_job_needs(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	struct drake_running_job j[2];
+	setup_two(&cl, j);
+	struct drake_gang_req starving = gpu_job(1, 4, 4);
+	struct drake_shrink_opts o = {DRAKE_VICTIM_OLDEST_FIRST, true};
+	struct drake_scale_op *ops;
+	size_t n;
+	struct drake_plan p = {0};
+	assert_int_equal(drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, NULL, 0),
+			 DRAKE_OK);
+	/* Four GPUs are already free over two nodes: nothing needs to go. */
+	assert_int_equal(n, 0);
+	drake_plan_release(&p);
+	drake_cluster_release(&cl);
+}
+
+static void grow_adds_beside_the_ps_and_stops_at_max(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	assert_int_equal(cluster_from(&cl, "a:8:0 b:8:0"), 0);
+	struct drake_gang_req g = gpu_job(1, 1, 2);
+	static const int ps[] = {1}, w[] = {1, 1};
+	struct drake_running_job j = {"j", 1, 0, 1, 4, g.ps, g.worker, 1, ps, 2, w};
+	drake_cluster_charge(&cl, 1, &g.ps, 1);
+	drake_cluster_charge(&cl, 1, &g.worker, 2);
+	struct drake_grow_opts o = {true};
+	struct drake_scale_op *ops;
+	size_t n;
+	assert_int_equal(drake_grow(&cl, &j, 1, &o, &ops, &n), DRAKE_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(ops[0].node, 1);
+	assert_int_equal(ops[1].node, 1);
+	free(ops);
+	drake_cluster_release(&cl);
+}
+
+static void grow_does_not_spread_a_job_unless_allowed(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	assert_int_equal(cluster_from(&cl, "a:8:0 b:8:8"), 0);
+	struct drake_gang_req g = gpu_job(1, 1, 1);
+	static const int ps[] = {1}, w[] = {1};
+	struct drake_running_job j = {"j", 1, 0, 1, 4, g.ps, g.worker, 1, ps, 1, w};
+	struct drake_grow_opts o = {false};
+	struct drake_scale_op *ops;
+	size_t n;
+	assert_int_equal(drake_grow(&cl, &j, 1, &o, &ops, &n), DRAKE_OK);
+	assert_int_equal(n, 0);
+	o.new_nodes = true;
+	assert_int_equal(drake_grow(&cl, &j, 1, &o, &ops, &n), DRAKE_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(ops[0].node, 0);
+	free(ops);
+	drake_cluster_release(&cl);
+}
+
+static void dragon_first_fit_takes_the_first_node_in_its_order(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	assert_int_equal(cluster_from(&cl, "a:8:0 b:8:4"), 0);
+	struct drake_gang_req r = gpu_job(1, 4, 4);
+	int order[] = {0, 1};
+	struct drake_plan p = {0};
+	assert_int_equal(drake_dragon_schedule(&cl, order, 2, &r, &p), DRAKE_OK);
+	assert_int_equal(p.ps_node[0], 0); /* drake's best fit would pick b */
+	drake_plan_release(&p);
+	struct drake_plan q = {0};
+	assert_int_equal(drake_plan_gang(&cl, &r, &q, NULL, 0), DRAKE_OK);
+	assert_int_equal(q.ps_node[0], 1);
+	drake_plan_release(&q);
+	drake_cluster_release(&cl);
+}
+
+static void dragon_scale_down_counts_only_min_workers_not_the_ps(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	struct drake_running_job j[2];
+	setup_two(&cl, j);
+	int order[] = {0, 1};
+	struct drake_scale_op *ops;
+	size_t n;
+	/* 6 GPUs (4 free + 2 removed) make room for 6 workers; oldest job
+	 * first, its lonely workers (on b) first, worker 0 never. */
+	assert_int_equal(drake_dragon_scale_down(&cl, order, 2, j, 2, &j[0].worker, 6, &ops, &n),
+			 DRAKE_OK);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(ops[i].job, 0);
+		assert_int_equal(ops[i].node, 1);
+	}
+	free(ops);
+	drake_cluster_release(&cl);
+}
+
+static void dragon_scale_up_never_exceeds_max(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	assert_int_equal(cluster_from(&cl, "a:8:7 b:8:0 c:8:0"), 0);
+	struct drake_gang_req g = gpu_job(1, 1, 1);
+	static const int ps[] = {0}, w[] = {0};
+	struct drake_running_job j = {"j", 1, 0, 1, 4, g.ps, g.worker, 1, ps, 1, w};
+	int order[] = {0, 1, 2};
+	struct drake_scale_op *ops;
+	size_t n;
+	assert_int_equal(drake_dragon_scale_up(&cl, order, 3, &j, 1, &ops, &n), DRAKE_OK);
+	assert_int_equal(n, 3); /* 1 + 3 = max 4 */
+	free(ops);
+	drake_cluster_release(&cl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shrink_takes_lonely_workers_first_and_never_worker_zero),
+		cmocka_unit_test(shrink_never_goes_below_min_and_removes_nothing_when_hopeless),
+		cmocka_unit_test(shrink_removes_only_what_the_starving_job_needs),
+		cmocka_unit_test(grow_adds_beside_the_ps_and_stops_at_max),
+		cmocka_unit_test(grow_does_not_spread_a_job_unless_allowed),
+		cmocka_unit_test(dragon_first_fit_takes_the_first_node_in_its_order),
+		cmocka_unit_test(dragon_scale_down_counts_only_min_workers_not_the_ps),
+		cmocka_unit_test(dragon_scale_up_never_exceeds_max),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

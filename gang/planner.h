@@ -1,0 +1,67 @@
+/*
+ * planner.h - where a gang goes: one placement for a job's parameter
+ * servers and workers, or a reason why it has to wait.
+ *
+ * drake's rule (reference/policies.md): pack the whole job onto one node
+ * when some node can take it, choosing the node that leaves the least
+ * stranded capacity (best fit); otherwise put the PS on the node that can
+ * hold the most of the job and fill outward over as few nodes as possible,
+ * finishing on the tightest node that takes the rest. Every tie breaks by
+ * node name. The planner places up to want_workers and reports how many it
+ * placed, so admission can start a job anywhere between min and desired.
+ *
+ * Pure: reads the snapshot, never changes it. Scratch memory is freed
+ * before returning; the plan's arrays belong to the caller, who frees them
+ * with drake_plan_release().
+ */
+#ifndef DRAKE_GANG_PLANNER_H
+#define DRAKE_GANG_PLANNER_H
+
+#include "common/err.h"
+#include "gang/cluster.h"
+#include "gang/resource.h"
+
+#define DRAKE_GANG_MAX_REPLICAS 4096
+
+/* One job's shape: n_ps parameter servers and between min_workers and
+ * want_workers identical workers. */
+struct drake_gang_req {
+	int n_ps;
+	struct drake_res ps;
+	struct drake_res worker;
+	int min_workers;
+	int want_workers;
+};
+
+/* A placement: node indexes into the snapshot. worker_node[0] is worker 0
+ * (the chief), placed beside the first PS whenever it fits there. */
+struct drake_plan {
+	int n_ps;
+	int n_workers;
+	int *ps_node;
+	int *worker_node;
+	int nodes_spanned;
+};
+
+void drake_plan_release(struct drake_plan *p);
+
+/* Distinct nodes among the PS and worker nodes given. */
+int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node, int n_workers);
+
+/*
+ * Plans req on c. Returns:
+ *   DRAKE_OK       out holds the plan, min_workers <= n_workers <= want_workers;
+ *   DRAKE_ESTATE   it does not fit now; why says what it waits for;
+ *   DRAKE_ELIMIT   it cannot fit even on the empty cluster; why says why;
+ *   DRAKE_EINVAL   the request itself is malformed (why says how);
+ *   DRAKE_ENOMEM.
+ * out is untouched unless DRAKE_OK.
+ */
+drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
+			  struct drake_plan *out, char *why, size_t len) DRAKE_MUST_CHECK;
+
+/* Checks a request's shape (counts within limits, min <= want). */
+drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why,
+			       size_t len) DRAKE_MUST_CHECK;
+
+#endif
