@@ -130,4 +130,7 @@ help: ## this list
 # Other parts of the tree (control plane, e2e, sim) add their targets here.
 include $(wildcard mk/*.mk)
 
+# Test and bench objects are intermediates of pattern rules; keep them.
+.SECONDARY:
+
 -include $(shell find build/$(VARIANT) -name '*.d' 2>/dev/null)

@@ -28,7 +28,7 @@ static const struct command {
 static void usage(FILE *out)
 {
 	fprintf(out, "drake - gang scheduling for TFJobs, as a kube-scheduler extender\n\n"
-		     "usage: drake <command> [flags]\n\ncommands:\n");
+	             "usage: drake <command> [flags]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'drake <command> --help' lists a command's flags.\n");

@@ -57,7 +57,7 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	} else {
 		char q[600];
 		log_error("tls_reload_failed", "error=%s keeping=previous_certificate",
-			  drake_log_quote(msg, q, sizeof(q)));
+		          drake_log_quote(msg, q, sizeof(q)));
 	}
 }
 
@@ -77,7 +77,7 @@ static struct kube_client *make_kube(struct event_base *base, const struct serve
 	const char *path = o->kubeconfig && *o->kubeconfig ? o->kubeconfig : NULL;
 	if (!path && !getenv("KUBERNETES_SERVICE_HOST")) {
 		log_warn("no_api_server", "reason=%s",
-			 "\"no --kubeconfig and not in a pod: bind will answer with an error\"");
+		         "\"no --kubeconfig and not in a pod: bind will answer with an error\"");
 		return NULL;
 	}
 	struct kube_config cfg = {0};
@@ -144,8 +144,8 @@ int serve_main(int argc, char **argv)
 	     "most victim pods per node in a preempt request"},
 	    {"request-timeout", "DRAKE_REQUEST_TIMEOUT", FLAG_DURATION, &o.srv.request_timeout,
 	     "30s", "a connection idle or stalled this long mid-request is closed"},
-	    {"shutdown-grace", "DRAKE_SHUTDOWN_GRACE", FLAG_DURATION, &o.srv.shutdown_grace,
-	     "20s", "on SIGTERM, how long requests in flight get to finish"},
+	    {"shutdown-grace", "DRAKE_SHUTDOWN_GRACE", FLAG_DURATION, &o.srv.shutdown_grace, "20s",
+	     "on SIGTERM, how long requests in flight get to finish"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &o.log_level, "info",
 	     "debug, info, warn or error"},
 	};
@@ -191,8 +191,8 @@ int serve_main(int argc, char **argv)
 	event_add(sv.sig_int, NULL);
 	event_add(sv.sig_hup, NULL);
 	log_info("listening", "address=%s port=%d prefix=%s mtls=%s version=%s", o.srv.address,
-		 ext_server_port(sv.server), o.srv.prefix,
-		 o.srv.client_ca_file && *o.srv.client_ca_file ? "on" : "off", DRAKE_VERSION);
+	         ext_server_port(sv.server), o.srv.prefix,
+	         o.srv.client_ca_file && *o.srv.client_ca_file ? "on" : "off", DRAKE_VERSION);
 
 	event_base_dispatch(sv.base);
 

@@ -23,8 +23,10 @@ drake_err flags_parse_size(const char *s, size_t *out)
 			const char *suffix;
 			unsigned long long mul;
 		} units[] = {
-		    {"Ki", 1ull << 10}, {"Mi", 1ull << 20}, {"Gi", 1ull << 30}, {"K", 1ull << 10},
-		    {"M", 1ull << 20},	{"G", 1ull << 30},  {"KiB", 1ull << 10}, {"MiB", 1ull << 20},
+		    {"Ki", 1ull << 10},  {"Mi", 1ull << 20},
+		    {"Gi", 1ull << 30},  {"K", 1ull << 10},
+		    {"M", 1ull << 20},   {"G", 1ull << 30},
+		    {"KiB", 1ull << 10}, {"MiB", 1ull << 20},
 		    {"GiB", 1ull << 30}, {"B", 1},
 		};
 		mul = 0;
@@ -82,7 +84,7 @@ static drake_err parse_bool(const char *s, bool *out)
 }
 
 static drake_err set_value(const struct flag *f, const char *v, const char *origin, char *msg,
-			   size_t msglen)
+                           size_t msglen)
 {
 	drake_err e = DRAKE_OK;
 	const char *want = "";
@@ -125,7 +127,7 @@ static drake_err set_value(const struct flag *f, const char *v, const char *orig
 	}
 	if (e)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s --%s: \"%s\" is not %s", origin,
-				    f->name, v, want);
+		                    f->name, v, want);
 	return DRAKE_OK;
 }
 
@@ -138,7 +140,7 @@ static const struct flag *find(const struct flag *flags, size_t n, const char *n
 }
 
 drake_err flags_parse(const struct flag *flags, size_t n, int argc, char **argv,
-		      enum flags_outcome *outcome, char *msg, size_t msglen)
+                      enum flags_outcome *outcome, char *msg, size_t msglen)
 {
 	*outcome = FLAGS_RUN;
 	drake_err e;
@@ -146,7 +148,7 @@ drake_err flags_parse(const struct flag *flags, size_t n, int argc, char **argv,
 		if (!flags[i].def && flags[i].type == FLAG_STRING)
 			*(const char **)flags[i].dest = NULL;
 		else if (flags[i].def &&
-			 (e = set_value(&flags[i], flags[i].def, "default for", msg, msglen)))
+		         (e = set_value(&flags[i], flags[i].def, "default for", msg, msglen)))
 			return e;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -166,7 +168,7 @@ drake_err flags_parse(const struct flag *flags, size_t n, int argc, char **argv,
 		}
 		if (strncmp(a, "--", 2) != 0)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "unexpected argument \"%s\" (flags start with --)", a);
+			                    "unexpected argument \"%s\" (flags start with --)", a);
 		const char *name = a + 2;
 		const char *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -181,7 +183,7 @@ drake_err flags_parse(const struct flag *flags, size_t n, int argc, char **argv,
 		}
 		if (!f)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "unknown flag --%.*s (see --help)", (int)len, name);
+			                    "unknown flag --%.*s (see --help)", (int)len, name);
 		const char *v;
 		if (eq) {
 			v = eq + 1;
@@ -192,7 +194,7 @@ drake_err flags_parse(const struct flag *flags, size_t n, int argc, char **argv,
 			v = argv[++i];
 		} else {
 			return drake_errorf(DRAKE_EINVAL, msg, msglen, "flag --%s needs a value",
-					    f->name);
+			                    f->name);
 		}
 		if ((e = set_value(f, v, "flag", msg, msglen)))
 			return e;
@@ -205,9 +207,10 @@ void flags_usage(FILE *out, const struct flag *flags, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct flag *f = &flags[i];
 		char lhs[64];
-		static const char *const meta[] = {"string", "int", "number", "bytes", "duration", ""};
+		static const char *const meta[] = {"string", "int",      "number",
+		                                   "bytes",  "duration", ""};
 		snprintf(lhs, sizeof(lhs), "--%s%s%s", f->name, f->type == FLAG_BOOL ? "" : " ",
-			 meta[f->type]);
+		         meta[f->type]);
 		fprintf(out, "  %-32s %s\n", lhs, f->help);
 		if (f->env || (f->def && *f->def)) {
 			fprintf(out, "  %-32s ", "");

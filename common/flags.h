@@ -41,7 +41,7 @@ enum flags_outcome {
 
 /* Parses argv[1..]; positional arguments are not accepted. */
 drake_err flags_parse(const struct flag *flags, size_t n, int argc, char **argv,
-		      enum flags_outcome *outcome, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                      enum flags_outcome *outcome, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* Prints every flag with its environment variable and default. */
 void flags_usage(FILE *out, const struct flag *flags, size_t n);

@@ -10,9 +10,15 @@ static enum drake_log_level g_level = DRAKE_LOG_INFO;
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
-void drake_log_set_level(enum drake_log_level level) { g_level = level; }
+void drake_log_set_level(enum drake_log_level level)
+{
+	g_level = level;
+}
 
-enum drake_log_level drake_log_get_level(void) { return g_level; }
+enum drake_log_level drake_log_get_level(void)
+{
+	return g_level;
+}
 
 drake_err drake_log_parse_level(const char *s, enum drake_log_level *out)
 {
@@ -39,7 +45,7 @@ void drake_log(enum drake_log_level level, const char *msg, const char *fmt, ...
 	/* One buffer, one write: lines from one process never interleave. */
 	char line[2048];
 	int n = snprintf(line, sizeof(line), "time=%s.%03ldZ level=%s msg=%s", when,
-			 ts.tv_nsec / 1000000, level_names[level], msg);
+	                 ts.tv_nsec / 1000000, level_names[level], msg);
 	if (n < 0)
 		return;
 	if (fmt && *fmt && (size_t)n < sizeof(line) - 1) {

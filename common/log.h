@@ -36,8 +36,8 @@ const char *drake_log_quote(const char *s, char *buf, size_t len);
 		if (drake_log_get_level() <= DRAKE_LOG_DEBUG)                                      \
 			drake_log(DRAKE_LOG_DEBUG, msg, __VA_ARGS__);                              \
 	} while (0)
-#define log_info(msg, ...) drake_log(DRAKE_LOG_INFO, msg, __VA_ARGS__)
-#define log_warn(msg, ...) drake_log(DRAKE_LOG_WARN, msg, __VA_ARGS__)
+#define log_info(msg, ...)  drake_log(DRAKE_LOG_INFO, msg, __VA_ARGS__)
+#define log_warn(msg, ...)  drake_log(DRAKE_LOG_WARN, msg, __VA_ARGS__)
 #define log_error(msg, ...) drake_log(DRAKE_LOG_ERROR, msg, __VA_ARGS__)
 
 #endif

@@ -42,7 +42,7 @@ void call_reply_error(struct ext_call *call, int code, const char *fmt, ...) DRA
 
 /* Plain-text reply (health endpoints, metrics). */
 void call_reply_text(struct ext_call *call, int code, const char *content_type, const char *text,
-		     size_t len);
+                     size_t len);
 
 const struct ext_limits *call_limits(const struct ext_call *call);
 struct kube_client *call_kube(const struct ext_call *call);

@@ -62,11 +62,12 @@ static drake_err parse_root(const char *body, size_t len, json_t **out, char *ms
 	json_t *root = json_loadb(body, len, JSON_DECODE_ANY, &jerr);
 	if (!root)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "malformed JSON at line %d column %d: %s", jerr.line,
-				    jerr.column, jerr.text);
+		                    "malformed JSON at line %d column %d: %s", jerr.line,
+		                    jerr.column, jerr.text);
 	if (!json_is_object(root)) {
-		drake_err e = drake_errorf(DRAKE_EINVAL, msg, msglen,
-					   "request body: expected object, got %s", type_name(root));
+		drake_err e =
+		    drake_errorf(DRAKE_EINVAL, msg, msglen, "request body: expected object, got %s",
+		                 type_name(root));
 		json_decref(root);
 		return e;
 	}
@@ -76,7 +77,7 @@ static drake_err parse_root(const char *body, size_t len, json_t **out, char *ms
 
 /* A string field: required ones must be present and non-empty. */
 static drake_err take_string(const json_t *obj, const char *key, const char *path, bool required,
-			     size_t maxlen, char **out, char *msg, size_t msglen)
+                             size_t maxlen, char **out, char *msg, size_t msglen)
 {
 	const json_t *v = get_key(obj, key);
 	if (!v) {
@@ -87,17 +88,18 @@ static drake_err take_string(const json_t *obj, const char *key, const char *pat
 	}
 	if (!json_is_string(v))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s%s: expected string, got %s",
-				    path, key, type_name(v));
+		                    path, key, type_name(v));
 	size_t n = json_string_length(v);
 	if (required && n == 0)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s%s: must not be empty", path,
-				    key);
+		                    key);
 	if (n > maxlen)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-				    "%s%s: %zu bytes exceeds the limit of %zu", path, key, n, maxlen);
+		                    "%s%s: %zu bytes exceeds the limit of %zu", path, key, n,
+		                    maxlen);
 	if (strlen(json_string_value(v)) != n)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s%s: contains a NUL byte", path,
-				    key);
+		                    key);
 	*out = strdup(json_string_value(v));
 	return *out ? DRAKE_OK : DRAKE_ENOMEM;
 }
@@ -124,17 +126,17 @@ const char *ext_pod_label(const struct ext_pod *pod, const char *key)
 }
 
 static drake_err decode_labels(const json_t *labels, const struct ext_limits *lim,
-			       struct ext_pod *pod, char *msg, size_t msglen)
+                               struct ext_pod *pod, char *msg, size_t msglen)
 {
 	if (!json_is_object(labels))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "Pod.metadata.labels: expected object, got %s",
-				    type_name(labels));
+		                    "Pod.metadata.labels: expected object, got %s",
+		                    type_name(labels));
 	size_t n = json_object_size(labels);
 	if (n > lim->max_labels)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-				    "Pod.metadata.labels: %zu labels exceeds the limit of %zu", n,
-				    lim->max_labels);
+		                    "Pod.metadata.labels: %zu labels exceeds the limit of %zu", n,
+		                    lim->max_labels);
 	if (n == 0)
 		return DRAKE_OK;
 	pod->labels = calloc(n, sizeof(*pod->labels));
@@ -147,9 +149,10 @@ static drake_err decode_labels(const json_t *labels, const struct ext_limits *li
 		if (json_is_null(v))
 			continue;
 		if (!json_is_string(v))
-			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "Pod.metadata.labels[\"%.64s\"]: expected string, got %s",
-					    k, type_name(v));
+			return drake_errorf(
+			    DRAKE_EINVAL, msg, msglen,
+			    "Pod.metadata.labels[\"%.64s\"]: expected string, got %s", k,
+			    type_name(v));
 		struct ext_label *l = &pod->labels[pod->n_labels];
 		l->key = strdup(k);
 		l->value = strdup(json_string_value(v));
@@ -161,26 +164,26 @@ static drake_err decode_labels(const json_t *labels, const struct ext_limits *li
 }
 
 static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, struct ext_pod *pod,
-			    char *msg, size_t msglen)
+                            char *msg, size_t msglen)
 {
 	const json_t *p = get_key(root, "Pod");
 	if (!p)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod: required");
 	if (!json_is_object(p))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod: expected object, got %s",
-				    type_name(p));
+		                    type_name(p));
 	/* Inside the Pod, keys are Kubernetes' own lowerCamel json tags. */
 	const json_t *meta = json_object_get(p, "metadata");
 	if (!meta || json_is_null(meta))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod.metadata: required");
 	if (!json_is_object(meta))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "Pod.metadata: expected object, got %s", type_name(meta));
+		                    "Pod.metadata: expected object, got %s", type_name(meta));
 	drake_err e = take_string(meta, "name", "Pod.metadata.", true, lim->max_name_len,
-				  &pod->name, msg, msglen);
+	                          &pod->name, msg, msglen);
 	if (!e)
 		e = take_string(meta, "namespace", "Pod.metadata.", false, lim->max_name_len,
-				&pod->ns, msg, msglen);
+		                &pod->ns, msg, msglen);
 	if (!e && pod->ns[0] == '\0') {
 		free(pod->ns);
 		pod->ns = strdup("default");
@@ -189,7 +192,7 @@ static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, st
 	}
 	if (!e)
 		e = take_string(meta, "uid", "Pod.metadata.", false, lim->max_name_len, &pod->uid,
-				msg, msglen);
+		                msg, msglen);
 	const json_t *labels = json_object_get(meta, "labels");
 	if (!e && labels && !json_is_null(labels))
 		e = decode_labels(labels, lim, pod, msg, msglen);
@@ -197,39 +200,39 @@ static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, st
 }
 
 static drake_err check_node_name(const json_t *v, size_t i, const char *path,
-				 const struct ext_limits *lim, char *msg, size_t msglen)
+                                 const struct ext_limits *lim, char *msg, size_t msglen)
 {
 	if (!json_is_string(v))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s[%zu]: expected string, got %s",
-				    path, i, type_name(v));
+		                    path, i, type_name(v));
 	size_t n = json_string_length(v);
 	if (n == 0 || strlen(json_string_value(v)) != n)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s[%zu]: invalid node name", path,
-				    i);
+		                    i);
 	if (n > lim->max_name_len)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-				    "%s[%zu]: name of %zu bytes exceeds the limit of %zu", path, i,
-				    n, lim->max_name_len);
+		                    "%s[%zu]: name of %zu bytes exceeds the limit of %zu", path, i,
+		                    n, lim->max_name_len);
 	return DRAKE_OK;
 }
 
 static drake_err check_count(size_t n, const char *path, const struct ext_limits *lim, char *msg,
-			     size_t msglen)
+                             size_t msglen)
 {
 	if (n > lim->max_nodes)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-				    "%s: %zu nodes exceeds the limit of %zu", path, n,
-				    lim->max_nodes);
+		                    "%s: %zu nodes exceeds the limit of %zu", path, n,
+		                    lim->max_nodes);
 	return DRAKE_OK;
 }
 
 static drake_err decode_node_names(const json_t *names, const struct ext_limits *lim,
-				   struct ext_args *a, char *msg, size_t msglen)
+                                   struct ext_args *a, char *msg, size_t msglen)
 {
 	if (!json_is_array(names))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "NodeNames: expected array of strings, got %s",
-				    type_name(names));
+		                    "NodeNames: expected array of strings, got %s",
+		                    type_name(names));
 	size_t n = json_array_size(names);
 	drake_err e = check_count(n, "NodeNames", lim, msg, msglen);
 	if (e)
@@ -249,17 +252,17 @@ static drake_err decode_node_names(const json_t *names, const struct ext_limits 
 }
 
 static drake_err decode_node_list(const json_t *list, const struct ext_limits *lim,
-				  struct ext_args *a, char *msg, size_t msglen)
+                                  struct ext_args *a, char *msg, size_t msglen)
 {
 	if (!json_is_object(list))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "Nodes: expected NodeList object, got %s", type_name(list));
+		                    "Nodes: expected NodeList object, got %s", type_name(list));
 	json_t *items = json_object_get(list, "items");
 	if (!items || json_is_null(items))
 		items = NULL;
 	else if (!json_is_array(items))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "Nodes.items: expected array, got %s", type_name(items));
+		                    "Nodes.items: expected array, got %s", type_name(items));
 	size_t n = items ? json_array_size(items) : 0;
 	drake_err e = check_count(n, "Nodes.items", lim, msg, msglen);
 	if (e)
@@ -271,13 +274,13 @@ static drake_err decode_node_list(const json_t *list, const struct ext_limits *l
 		const json_t *node = json_array_get(items, i);
 		if (!json_is_object(node))
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "Nodes.items[%zu]: expected object, got %s", i,
-					    type_name(node));
+			                    "Nodes.items[%zu]: expected object, got %s", i,
+			                    type_name(node));
 		const json_t *meta = json_object_get(node, "metadata");
 		const json_t *name = json_is_object(meta) ? json_object_get(meta, "name") : NULL;
 		if (!name)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "Nodes.items[%zu].metadata.name: required", i);
+			                    "Nodes.items[%zu].metadata.name: required", i);
 		if ((e = check_node_name(name, i, "Nodes.items", lim, msg, msglen)))
 			return e;
 		if (!(a->node_names[i] = strdup(json_string_value(name))))
@@ -289,7 +292,7 @@ static drake_err decode_node_list(const json_t *list, const struct ext_limits *l
 }
 
 drake_err ext_args_decode(const char *body, size_t len, const struct ext_limits *lim,
-			  struct ext_args *out, char *msg, size_t msglen)
+                          struct ext_args *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	json_t *root;
@@ -307,7 +310,7 @@ drake_err ext_args_decode(const char *body, size_t len, const struct ext_limits 
 			e = decode_node_list(nodes, lim, out, msg, msglen);
 		} else {
 			e = drake_errorf(DRAKE_EINVAL, msg, msglen,
-					 "neither NodeNames nor Nodes given");
+			                 "neither NodeNames nor Nodes given");
 		}
 	}
 	json_decref(root);
@@ -355,15 +358,15 @@ char *ext_filter_encode(const struct ext_args *args, const struct ext_filter_res
 		goto fail;
 	for (size_t i = 0; i < args->n_nodes; i++) {
 		const char *name = args->node_names[i];
-		const char *why = res->reasons && res->reasons[i] ? res->reasons[i]
-								  : "rejected by drake";
+		const char *why =
+		    res->reasons && res->reasons[i] ? res->reasons[i] : "rejected by drake";
 		int rc;
 		switch (res->verdicts[i]) {
 		case EXT_PASS:
 			rc = args->node_cache_mode
-				 ? json_array_append_new(pass, json_string(name))
-				 : json_array_append(
-				       pass, json_array_get((json_t *)args->node_objects, i));
+			         ? json_array_append_new(pass, json_string(name))
+			         : json_array_append(
+			               pass, json_array_get((json_t *)args->node_objects, i));
 			break;
 		case EXT_FAIL: rc = json_object_set_new(failed, name, json_string(why)); break;
 		default: rc = json_object_set_new(unresolvable, name, json_string(why)); break;
@@ -377,7 +380,8 @@ char *ext_filter_encode(const struct ext_args *args, const struct ext_filter_res
 		json_object_set_new(root, "NodeNames", pass);
 		json_object_set_new(root, "Nodes", json_null());
 	} else {
-		json_object_set_new(root, "Nodes", json_pack("{s:{},s:o}", "metadata", "items", pass));
+		json_object_set_new(root, "Nodes",
+		                    json_pack("{s:{},s:o}", "metadata", "items", pass));
 		json_object_set_new(root, "NodeNames", json_null());
 	}
 	json_object_set_new(root, "FailedNodes", failed);
@@ -398,9 +402,8 @@ char *ext_prioritize_encode(const struct ext_args *args, const int64_t *scores)
 	for (size_t i = 0; list && i < args->n_nodes; i++) {
 		int64_t s = scores ? scores[i] : 0;
 		s = s < 0 ? 0 : s > EXT_MAX_SCORE ? EXT_MAX_SCORE : s;
-		if (json_array_append_new(list, json_pack("{s:s,s:I}", "Host",
-							  args->node_names[i], "Score",
-							  (json_int_t)s))) {
+		if (json_array_append_new(list, json_pack("{s:s,s:I}", "Host", args->node_names[i],
+		                                          "Score", (json_int_t)s))) {
 			json_decref(list);
 			return NULL;
 		}
@@ -409,24 +412,22 @@ char *ext_prioritize_encode(const struct ext_args *args, const int64_t *scores)
 }
 
 drake_err ext_bind_decode(const char *body, size_t len, const struct ext_limits *lim,
-			  struct ext_bind_args *out, char *msg, size_t msglen)
+                          struct ext_bind_args *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	json_t *root;
 	drake_err e = parse_root(body, len, &root, msg, msglen);
 	if (e)
 		return e;
-	e = take_string(root, "PodName", "", true, lim->max_name_len, &out->pod_name, msg,
-			msglen);
+	e = take_string(root, "PodName", "", true, lim->max_name_len, &out->pod_name, msg, msglen);
 	if (!e)
 		e = take_string(root, "PodNamespace", "", true, lim->max_name_len, &out->pod_ns,
-				msg, msglen);
+		                msg, msglen);
 	if (!e)
 		e = take_string(root, "PodUID", "", false, lim->max_name_len, &out->pod_uid, msg,
-				msglen);
+		                msglen);
 	if (!e)
-		e = take_string(root, "Node", "", true, lim->max_name_len, &out->node, msg,
-				msglen);
+		e = take_string(root, "Node", "", true, lim->max_name_len, &out->node, msg, msglen);
 	json_decref(root);
 	return e;
 }
@@ -448,8 +449,8 @@ char *ext_binding_object_encode(const struct ext_bind_args *b)
 	if (meta && b->pod_uid && b->pod_uid[0])
 		json_object_set_new(meta, "uid", json_string(b->pod_uid));
 	return dump(json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
-			      "Binding", "metadata", meta, "target", "apiVersion", "v1", "kind",
-			      "Node", "name", b->node));
+	                      "Binding", "metadata", meta, "target", "apiVersion", "v1", "kind",
+	                      "Node", "name", b->node));
 }
 
 char *ext_status_message(const char *body, size_t len)
@@ -476,34 +477,34 @@ char *ext_pod_node_name(const char *body, size_t len)
 }
 
 static drake_err decode_victims(const char *node, const json_t *v, bool meta,
-				const struct ext_limits *lim, struct ext_victims *out, char *msg,
-				size_t msglen)
+                                const struct ext_limits *lim, struct ext_victims *out, char *msg,
+                                size_t msglen)
 {
 	const char *map = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
 	if (!(out->node = strdup(node)))
 		return DRAKE_ENOMEM;
 	if (!json_is_object(v))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "%s[\"%.64s\"]: expected object, got %s", map, node,
-				    type_name(v));
+		                    "%s[\"%.64s\"]: expected object, got %s", map, node,
+		                    type_name(v));
 	const json_t *pdb = get_key(v, "NumPDBViolations");
 	if (pdb && !json_is_integer(pdb))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "%s[\"%.64s\"].NumPDBViolations: expected integer, got %s",
-				    map, node, type_name(pdb));
+		                    "%s[\"%.64s\"].NumPDBViolations: expected integer, got %s", map,
+		                    node, type_name(pdb));
 	out->num_pdb_violations = pdb ? json_integer_value(pdb) : 0;
 	const json_t *pods = get_key(v, "Pods");
 	if (!pods)
 		return DRAKE_OK;
 	if (!json_is_array(pods))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "%s[\"%.64s\"].Pods: expected array, got %s", map, node,
-				    type_name(pods));
+		                    "%s[\"%.64s\"].Pods: expected array, got %s", map, node,
+		                    type_name(pods));
 	size_t n = json_array_size(pods);
 	if (n > lim->max_victims)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-				    "%s[\"%.64s\"].Pods: %zu victims exceeds the limit of %zu", map,
-				    node, n, lim->max_victims);
+		                    "%s[\"%.64s\"].Pods: %zu victims exceeds the limit of %zu", map,
+		                    node, n, lim->max_victims);
 	out->uids = calloc(n ? n : 1, sizeof(char *));
 	if (!out->uids)
 		return DRAKE_ENOMEM;
@@ -517,13 +518,13 @@ static drake_err decode_victims(const char *node, const json_t *v, bool meta,
 		}
 		if (!json_is_object(holder))
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "%s[\"%.64s\"].Pods[%zu]: expected object", map, node,
-					    i);
+			                    "%s[\"%.64s\"].Pods[%zu]: expected object", map, node,
+			                    i);
 		char path[128];
 		snprintf(path, sizeof(path), "%s[\"%.64s\"].Pods[%zu].%s", map, node, i,
-			 meta ? "" : "metadata.");
-		drake_err e = take_string(holder, key, path, true, lim->max_name_len,
-					  &out->uids[i], msg, msglen);
+		         meta ? "" : "metadata.");
+		drake_err e = take_string(holder, key, path, true, lim->max_name_len, &out->uids[i],
+		                          msg, msglen);
 		if (e)
 			return e;
 		out->n_uids++;
@@ -532,7 +533,7 @@ static drake_err decode_victims(const char *node, const json_t *v, bool meta,
 }
 
 drake_err ext_preempt_decode(const char *body, size_t len, const struct ext_limits *lim,
-			     struct ext_preempt_args *out, char *msg, size_t msglen)
+                             struct ext_preempt_args *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	json_t *root;
@@ -546,12 +547,12 @@ drake_err ext_preempt_decode(const char *body, size_t len, const struct ext_limi
 	out->node_cache_mode = metav != NULL;
 	if (!e && map && !json_is_object(map))
 		e = drake_errorf(DRAKE_EINVAL, msg, msglen, "%s: expected object, got %s",
-				 metav ? "NodeNameToMetaVictims" : "NodeNameToVictims",
-				 type_name(map));
+		                 metav ? "NodeNameToMetaVictims" : "NodeNameToVictims",
+		                 type_name(map));
 	size_t n = (!e && map) ? json_object_size(map) : 0;
 	if (!e)
 		e = check_count(n, metav ? "NodeNameToMetaVictims" : "NodeNameToVictims", lim, msg,
-				msglen);
+		                msglen);
 	if (!e && n && !(out->nodes = calloc(n, sizeof(*out->nodes))))
 		e = DRAKE_ENOMEM;
 	if (!e && n) {
@@ -560,7 +561,7 @@ drake_err ext_preempt_decode(const char *body, size_t len, const struct ext_limi
 		json_object_foreach((json_t *)map, node, v)
 		{
 			e = decode_victims(node, v, metav != NULL, lim, &out->nodes[out->n_nodes++],
-					   msg, msglen);
+			                   msg, msglen);
 			if (e)
 				break;
 		}
@@ -596,8 +597,8 @@ char *ext_preempt_encode(const struct ext_preempt_args *p, const bool *keep)
 			if (json_array_append_new(pods, json_pack("{s:s}", "UID", v->uids[j])))
 				goto fail_pods;
 		if (json_object_set_new(map, v->node,
-					json_pack("{s:o,s:I}", "Pods", pods, "NumPDBViolations",
-						  (json_int_t)v->num_pdb_violations)))
+		                        json_pack("{s:o,s:I}", "Pods", pods, "NumPDBViolations",
+		                                  (json_int_t)v->num_pdb_violations)))
 			goto fail;
 		continue;
 	fail_pods:

@@ -22,17 +22,17 @@
 
 /* Named limits on every request; a request over one gets a 400 naming it. */
 struct ext_limits {
-	size_t max_nodes;	/* candidate nodes in one request */
-	size_t max_name_len;	/* node, pod, namespace names and UIDs */
-	size_t max_labels;	/* labels on the pod */
-	size_t max_victims;	/* victim pods on one node in a preempt request */
+	size_t max_nodes;    /* candidate nodes in one request */
+	size_t max_name_len; /* node, pod, namespace names and UIDs */
+	size_t max_labels;   /* labels on the pod */
+	size_t max_victims;  /* victim pods on one node in a preempt request */
 };
 
-#define EXT_DEFAULT_MAX_NODES	 50000
+#define EXT_DEFAULT_MAX_NODES    50000
 #define EXT_DEFAULT_MAX_NAME_LEN 253
-#define EXT_DEFAULT_MAX_LABELS	 512
-#define EXT_DEFAULT_MAX_VICTIMS	 10000
-#define EXT_MAX_SCORE		 10
+#define EXT_DEFAULT_MAX_LABELS   512
+#define EXT_DEFAULT_MAX_VICTIMS  10000
+#define EXT_MAX_SCORE            10
 
 void ext_limits_default(struct ext_limits *lim);
 
@@ -58,25 +58,25 @@ struct ext_args {
 	struct ext_pod pod;
 	bool node_cache_mode; /* NodeNames given (nodeCacheCapable: true), else Nodes */
 	size_t n_nodes;
-	char **node_names;     /* n_nodes names, in request order, in both modes */
-	void *node_objects;    /* full-Node mode: the Node objects, for echoing back */
+	char **node_names;  /* n_nodes names, in request order, in both modes */
+	void *node_objects; /* full-Node mode: the Node objects, for echoing back */
 };
 
 drake_err ext_args_decode(const char *body, size_t len, const struct ext_limits *lim,
-			  struct ext_args *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                          struct ext_args *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 void ext_args_release(struct ext_args *a);
 
 /* A filter decision for one candidate node, indexed like ext_args.node_names. */
 enum ext_verdict {
 	EXT_PASS = 0,
-	EXT_FAIL,		/* rejected; preemption may help */
-	EXT_FAIL_UNRESOLVABLE,	/* rejected; preemption would not help */
+	EXT_FAIL,              /* rejected; preemption may help */
+	EXT_FAIL_UNRESOLVABLE, /* rejected; preemption would not help */
 };
 
 struct ext_filter_result {
 	const enum ext_verdict *verdicts; /* n_nodes entries */
-	const char *const *reasons;	  /* per node, may be NULL (or all NULL) */
-	const char *error;		  /* non-NULL: the whole call failed */
+	const char *const *reasons;       /* per node, may be NULL (or all NULL) */
+	const char *error;                /* non-NULL: the whole call failed */
 };
 
 char *ext_filter_encode(const struct ext_args *args, const struct ext_filter_result *res);
@@ -93,7 +93,7 @@ struct ext_bind_args {
 };
 
 drake_err ext_bind_decode(const char *body, size_t len, const struct ext_limits *lim,
-			  struct ext_bind_args *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                          struct ext_bind_args *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 void ext_bind_release(struct ext_bind_args *b);
 
 /* ExtenderBindingResult / ExtenderFilterResult-style error: {"Error": "..."}. */
@@ -124,7 +124,8 @@ struct ext_preempt_args {
 };
 
 drake_err ext_preempt_decode(const char *body, size_t len, const struct ext_limits *lim,
-			     struct ext_preempt_args *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                             struct ext_preempt_args *out, char *msg,
+                             size_t msglen) DRAKE_MUST_CHECK;
 void ext_preempt_release(struct ext_preempt_args *p);
 
 /* ExtenderPreemptionResult for the nodes whose keep[i] is true (keep may be

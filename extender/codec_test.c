@@ -62,8 +62,8 @@ static void test_args_goldens_round_trip(void **state)
 		bool cache_mode;
 		size_t n_nodes;
 	} cases[] = {
-	    {"filter-node-names", false, true, 3},   {"filter-full-nodes", false, false, 2},
-	    {"filter-lower-case", false, true, 2},   {"prioritize-node-names", true, true, 2},
+	    {"filter-node-names", false, true, 3},     {"filter-full-nodes", false, false, 2},
+	    {"filter-lower-case", false, true, 2},     {"prioritize-node-names", true, true, 2},
 	    {"prioritize-full-nodes", true, false, 2},
 	};
 	struct ext_limits lim = limits();
@@ -74,7 +74,8 @@ static void test_args_goldens_round_trip(void **state)
 		char *body = slurp(path, &len);
 		struct ext_args args;
 		char msg[256];
-		assert_int_equal(ext_args_decode(body, len, &lim, &args, msg, sizeof(msg)), DRAKE_OK);
+		assert_int_equal(ext_args_decode(body, len, &lim, &args, msg, sizeof(msg)),
+		                 DRAKE_OK);
 		assert_int_equal(args.node_cache_mode, cases[i].cache_mode);
 		assert_int_equal(args.n_nodes, cases[i].n_nodes);
 		char *out;
@@ -119,7 +120,7 @@ static void test_a_pod_without_namespace_is_in_default(void **state)
 	struct ext_args args;
 	char msg[256];
 	assert_int_equal(ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	assert_string_equal(args.pod.ns, "default");
 	assert_string_equal(args.pod.uid, "");
 	ext_args_release(&args);
@@ -131,7 +132,7 @@ static json_t *encode_filter(const char *body, const enum ext_verdict *v, const 
 	struct ext_args args;
 	char msg[256];
 	assert_int_equal(ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	struct ext_filter_result res = {.verdicts = v, .reasons = why};
 	char *out = ext_filter_encode(&args, &res);
 	json_t *j = json_loads(out, 0, NULL);
@@ -146,8 +147,8 @@ static void test_filter_splits_nodes_into_passed_failed_and_unresolvable(void **
 	enum ext_verdict v[] = {EXT_FAIL, EXT_PASS, EXT_FAIL_UNRESOLVABLE};
 	const char *why[] = {"tfjob ml/mnist: planned on b", NULL, "outside the job's domain"};
 	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
-				  "\"NodeNames\":[\"a\",\"b\",\"c\"]}",
-				  v, why);
+	                          "\"NodeNames\":[\"a\",\"b\",\"c\"]}",
+	                          v, why);
 	json_t *want = json_loads(
 	    "{\"NodeNames\":[\"b\"],\"Nodes\":null,"
 	    "\"FailedNodes\":{\"a\":\"tfjob ml/mnist: planned on b\"},"
@@ -162,12 +163,13 @@ static void test_filter_rejecting_every_node_still_sends_an_empty_node_names_lis
 {
 	enum ext_verdict v[] = {EXT_FAIL};
 	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}",
-				  v, NULL);
+	                          v, NULL);
 	json_t *names = json_object_get(j, "NodeNames");
 	assert_true(json_is_array(names));
 	assert_int_equal(json_array_size(names), 0);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "FailedNodes"), "a")),
-			    "rejected by drake");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(j, "FailedNodes"), "a")),
+	    "rejected by drake");
 	json_decref(j);
 }
 
@@ -175,9 +177,9 @@ static void test_filter_in_full_node_mode_returns_the_passing_node_objects(void 
 {
 	enum ext_verdict v[] = {EXT_FAIL, EXT_PASS};
 	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":["
-				  "{\"metadata\":{\"name\":\"a\"}},"
-				  "{\"metadata\":{\"name\":\"b\"},\"status\":{\"x\":1}}]}}",
-				  v, NULL);
+	                          "{\"metadata\":{\"name\":\"a\"}},"
+	                          "{\"metadata\":{\"name\":\"b\"},\"status\":{\"x\":1}}]}}",
+	                          v, NULL);
 	json_t *items = json_object_get(json_object_get(j, "Nodes"), "items");
 	assert_int_equal(json_array_size(items), 1);
 	json_t *want = json_loads("{\"metadata\":{\"name\":\"b\"},\"status\":{\"x\":1}}", 0, NULL);
@@ -198,16 +200,17 @@ static void test_filter_error_is_reported_in_the_error_field(void **state)
 
 static void test_prioritize_scores_are_integers_clamped_to_0_through_10(void **state)
 {
-	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\",\"c\"]}";
+	const char *body =
+	    "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\",\"c\"]}";
 	struct ext_limits lim = limits();
 	struct ext_args args;
 	char msg[256];
 	assert_int_equal(ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	int64_t scores[] = {-5, 7, 11};
 	char *out = ext_prioritize_encode(&args, scores);
 	assert_string_equal(out, "[{\"Host\":\"a\",\"Score\":0},{\"Host\":\"b\",\"Score\":7},"
-				 "{\"Host\":\"c\",\"Score\":10}]");
+	                         "{\"Host\":\"c\",\"Score\":10}]");
 	free(out);
 	ext_args_release(&args);
 }
@@ -235,7 +238,8 @@ static void test_bind_goldens_produce_the_v1_binding(void **state)
 
 static void test_bind_without_uid_omits_the_precondition(void **state)
 {
-	const char *body = "{\"PodName\":\"p\",\"PodNamespace\":\"n\",\"PodUID\":null,\"Node\":\"x\"}";
+	const char *body =
+	    "{\"PodName\":\"p\",\"PodNamespace\":\"n\",\"PodUID\":null,\"Node\":\"x\"}";
 	struct ext_limits lim = limits();
 	struct ext_bind_args b;
 	char msg[256];
@@ -258,7 +262,7 @@ static void test_preempt_goldens_answer_with_meta_victims(void **state)
 		struct ext_preempt_args p;
 		char msg[256];
 		assert_int_equal(ext_preempt_decode(body, len, &lim, &p, msg, sizeof(msg)),
-				 DRAKE_OK);
+		                 DRAKE_OK);
 		assert_int_equal(p.node_cache_mode, i == 0);
 		char *out = ext_preempt_encode(&p, NULL);
 		snprintf(path, sizeof(path), "tests/golden/%s.response.json", names[i]);
@@ -280,7 +284,7 @@ static void test_preempt_drops_the_nodes_not_kept(void **state)
 	bool keep[] = {false, true};
 	char *out = ext_preempt_encode(&p, keep);
 	assert_string_equal(out, "{\"NodeNameToMetaVictims\":{\"gpu-b\":{\"Pods\":[{\"UID\":"
-				 "\"33cc\"}],\"NumPDBViolations\":2}}}");
+	                         "\"33cc\"}],\"NumPDBViolations\":2}}}");
 	free(out);
 	ext_preempt_release(&p);
 	free(body);
@@ -289,12 +293,12 @@ static void test_preempt_drops_the_nodes_not_kept(void **state)
 static void test_preempt_with_no_victims_answers_an_empty_map(void **state)
 {
 	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToVictims\":null,"
-			   "\"NodeNameToMetaVictims\":null}";
+	                   "\"NodeNameToMetaVictims\":null}";
 	struct ext_limits lim = limits();
 	struct ext_preempt_args p;
 	char msg[256];
 	assert_int_equal(ext_preempt_decode(body, strlen(body), &lim, &p, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	char *out = ext_preempt_encode(&p, NULL);
 	assert_string_equal(out, "{\"NodeNameToMetaVictims\":{}}");
 	free(out);
@@ -312,7 +316,7 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 	longname[254] = '\0';
 	char longbody[512];
 	snprintf(longbody, sizeof(longbody),
-		 "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"%s\"]}", longname);
+	         "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"%s\"]}", longname);
 	char deep[8192];
 	size_t d = 0;
 	for (int i = 0; i < 3000; i++)
@@ -320,7 +324,7 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 	deep[d] = '\0';
 
 	static const char body_nul[] = "{\"Pod\":{\"metadata\":{\"name\":\"a\\u0000b\"}},"
-				       "\"NodeNames\":[]}";
+	                               "\"NodeNames\":[]}";
 	const struct {
 		enum which which;
 		const char *body;
@@ -349,12 +353,15 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"\"]}", DRAKE_EINVAL,
 	     "NodeNames[0]: invalid node name"},
 	    {ARGS, longbody, DRAKE_ELIMIT, "254 bytes exceeds the limit of 253"},
-	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\",\"c\",\"d\"]}",
+	    {ARGS,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\",\"c\",\"d\"]}",
 	     DRAKE_ELIMIT, "4 nodes exceeds the limit of 3"},
-	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":1}}},\"NodeNames\":[]}",
+	    {ARGS,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":1}}},\"NodeNames\":[]}",
 	     DRAKE_EINVAL, "Pod.metadata.labels[\"a\"]: expected string, got number"},
-	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\",\"b\":\"2\","
-		   "\"c\":\"3\"}}},\"NodeNames\":[]}",
+	    {ARGS,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\",\"b\":\"2\","
+	     "\"c\":\"3\"}}},\"NodeNames\":[]}",
 	     DRAKE_ELIMIT, "3 labels exceeds the limit of 2"},
 	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{}]}}",
 	     DRAKE_EINVAL, "Nodes.items[0].metadata.name: required"},
@@ -370,17 +377,21 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 	    {BIND, "\"bind\"", DRAKE_EINVAL, "expected object, got string"},
 	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":[]}",
 	     DRAKE_EINVAL, "NodeNameToMetaVictims: expected object, got array"},
-	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
-		      "{\"Pods\":[],\"NumPDBViolations\":1.5}}}",
+	    {PREEMPT,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
+	     "{\"Pods\":[],\"NumPDBViolations\":1.5}}}",
 	     DRAKE_EINVAL, "NumPDBViolations: expected integer, got number"},
-	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
-		      "{\"Pods\":[{\"uid\":\"x\"},{}]}}}",
+	    {PREEMPT,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
+	     "{\"Pods\":[{\"uid\":\"x\"},{}]}}}",
 	     DRAKE_EINVAL, "Pods[1].UID: required"},
-	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToVictims\":{\"a\":"
-		      "{\"Pods\":[{\"metadata\":{}}]}}}",
+	    {PREEMPT,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToVictims\":{\"a\":"
+	     "{\"Pods\":[{\"metadata\":{}}]}}}",
 	     DRAKE_EINVAL, "Pods[0].metadata.uid: required"},
-	    {PREEMPT, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
-		      "{\"Pods\":[{\"UID\":\"1\"},{\"UID\":\"2\"},{\"UID\":\"3\"}]}}}",
+	    {PREEMPT,
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"a\":"
+	     "{\"Pods\":[{\"UID\":\"1\"},{\"UID\":\"2\"},{\"UID\":\"3\"}]}}}",
 	     DRAKE_ELIMIT, "3 victims exceeds the limit of 2"},
 	};
 	struct ext_limits lim = limits();
@@ -390,7 +401,8 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char msg[256] = "";
 		drake_err e;
-		size_t len = cases[i].body == body_nul ? sizeof(body_nul) - 1 : strlen(cases[i].body);
+		size_t len =
+		    cases[i].body == body_nul ? sizeof(body_nul) - 1 : strlen(cases[i].body);
 		if (cases[i].which == ARGS) {
 			struct ext_args a;
 			e = ext_args_decode(cases[i].body, len, &lim, &a, msg, sizeof(msg));
@@ -406,14 +418,14 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 		}
 		if (e != cases[i].want || !strstr(msg, cases[i].substring))
 			fail_msg("case %zu (%.60s): got error %d \"%s\", want %d containing \"%s\"",
-				 i, cases[i].body, e, msg, cases[i].want, cases[i].substring);
+			         i, cases[i].body, e, msg, cases[i].want, cases[i].substring);
 	}
 }
 
 static void test_api_server_status_and_pod_node_are_extracted(void **state)
 {
 	const char *status = "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods "
-			     "\\\"p\\\" not found\",\"code\":404}";
+	                     "\\\"p\\\" not found\",\"code\":404}";
 	char *m = ext_status_message(status, strlen(status));
 	assert_string_equal(m, "pods \"p\" not found");
 	free(m);

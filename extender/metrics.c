@@ -10,7 +10,7 @@ static const char *const verb_names[VERB_COUNT] = {
 /* Upper bounds in seconds; the last bucket is +Inf. */
 static const double bucket_le[METRICS_N_BUCKETS - 1] = {
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-    0.025,   0.05,	  0.1,	   0.25,   0.5,	  1,	  2.5,	 10,
+    0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,   10,
 };
 
 /* Status codes drake answers with; anything else is counted as "other". */
@@ -46,65 +46,68 @@ void metrics_observe(struct metrics *m, enum ext_verb v, int code, double second
 
 void metrics_render(const struct metrics *m, const char *version, struct evbuffer *buf)
 {
-	evbuffer_add_printf(buf, "# HELP drake_build_info drake's version.\n"
-				 "# TYPE drake_build_info gauge\n"
-				 "drake_build_info{version=\"%s\"} 1\n",
-			    version);
+	evbuffer_add_printf(buf,
+	                    "# HELP drake_build_info drake's version.\n"
+	                    "# TYPE drake_build_info gauge\n"
+	                    "drake_build_info{version=\"%s\"} 1\n",
+	                    version);
 	evbuffer_add_printf(buf, "# HELP drake_requests_total HTTP requests answered, by verb "
-				 "and status code.\n# TYPE drake_requests_total counter\n");
+	                         "and status code.\n# TYPE drake_requests_total counter\n");
 	for (int v = 0; v < VERB_COUNT; v++)
 		for (size_t c = 0; c < METRICS_N_CODES; c++) {
 			if (!m->requests[v][c])
 				continue;
 			if (c < METRICS_N_CODES - 1)
 				evbuffer_add_printf(buf,
-						    "drake_requests_total{verb=\"%s\",code=\"%d\"} "
-						    "%llu\n",
-						    verb_names[v], codes[c],
-						    (unsigned long long)m->requests[v][c]);
+				                    "drake_requests_total{verb=\"%s\",code=\"%d\"} "
+				                    "%llu\n",
+				                    verb_names[v], codes[c],
+				                    (unsigned long long)m->requests[v][c]);
 			else
 				evbuffer_add_printf(
 				    buf, "drake_requests_total{verb=\"%s\",code=\"other\"} %llu\n",
 				    verb_names[v], (unsigned long long)m->requests[v][c]);
 		}
 	evbuffer_add_printf(buf, "# HELP drake_request_errors_total Requests answered with an "
-				 "error (HTTP or an Error field), by verb.\n"
-				 "# TYPE drake_request_errors_total counter\n");
+	                         "error (HTTP or an Error field), by verb.\n"
+	                         "# TYPE drake_request_errors_total counter\n");
 	for (int v = 0; v < VERB_COUNT; v++)
 		evbuffer_add_printf(buf, "drake_request_errors_total{verb=\"%s\"} %llu\n",
-				    verb_names[v], (unsigned long long)m->errors[v]);
+		                    verb_names[v], (unsigned long long)m->errors[v]);
 	evbuffer_add_printf(buf, "# HELP drake_request_duration_seconds Time from a complete "
-				 "request to its reply, by verb.\n"
-				 "# TYPE drake_request_duration_seconds histogram\n");
+	                         "request to its reply, by verb.\n"
+	                         "# TYPE drake_request_duration_seconds histogram\n");
 	for (int v = 0; v <= VERB_PREEMPT; v++) {
 		uint64_t cum = 0;
 		for (size_t b = 0; b < METRICS_N_BUCKETS; b++) {
 			cum += m->buckets[v][b];
 			if (b < METRICS_N_BUCKETS - 1)
-				evbuffer_add_printf(buf,
-						    "drake_request_duration_seconds_bucket{verb=\"%s\","
-						    "le=\"%g\"} %llu\n",
-						    verb_names[v], bucket_le[b],
-						    (unsigned long long)cum);
+				evbuffer_add_printf(
+				    buf,
+				    "drake_request_duration_seconds_bucket{verb=\"%s\","
+				    "le=\"%g\"} %llu\n",
+				    verb_names[v], bucket_le[b], (unsigned long long)cum);
 			else
-				evbuffer_add_printf(buf,
-						    "drake_request_duration_seconds_bucket{verb=\"%s\","
-						    "le=\"+Inf\"} %llu\n",
-						    verb_names[v], (unsigned long long)cum);
+				evbuffer_add_printf(
+				    buf,
+				    "drake_request_duration_seconds_bucket{verb=\"%s\","
+				    "le=\"+Inf\"} %llu\n",
+				    verb_names[v], (unsigned long long)cum);
 		}
 		evbuffer_add_printf(buf,
-				    "drake_request_duration_seconds_sum{verb=\"%s\"} %.9f\n"
-				    "drake_request_duration_seconds_count{verb=\"%s\"} %llu\n",
-				    verb_names[v], m->latency_sum[v], verb_names[v],
-				    (unsigned long long)m->latency_count[v]);
+		                    "drake_request_duration_seconds_sum{verb=\"%s\"} %.9f\n"
+		                    "drake_request_duration_seconds_count{verb=\"%s\"} %llu\n",
+		                    verb_names[v], m->latency_sum[v], verb_names[v],
+		                    (unsigned long long)m->latency_count[v]);
 	}
-	evbuffer_add_printf(buf,
-			    "# HELP drake_inflight_binds Bind requests received and not yet "
-			    "answered.\n# TYPE drake_inflight_binds gauge\ndrake_inflight_binds %lld\n"
-			    "# HELP drake_tls_reloads_total Certificate reloads (SIGHUP), by result.\n"
-			    "# TYPE drake_tls_reloads_total counter\n"
-			    "drake_tls_reloads_total{result=\"ok\"} %llu\n"
-			    "drake_tls_reloads_total{result=\"error\"} %llu\n",
-			    (long long)m->inflight_binds, (unsigned long long)m->tls_reloads,
-			    (unsigned long long)m->tls_reload_failures);
+	evbuffer_add_printf(
+	    buf,
+	    "# HELP drake_inflight_binds Bind requests received and not yet "
+	    "answered.\n# TYPE drake_inflight_binds gauge\ndrake_inflight_binds %lld\n"
+	    "# HELP drake_tls_reloads_total Certificate reloads (SIGHUP), by result.\n"
+	    "# TYPE drake_tls_reloads_total counter\n"
+	    "drake_tls_reloads_total{result=\"ok\"} %llu\n"
+	    "drake_tls_reloads_total{result=\"error\"} %llu\n",
+	    (long long)m->inflight_binds, (unsigned long long)m->tls_reloads,
+	    (unsigned long long)m->tls_reload_failures);
 }

@@ -127,8 +127,8 @@ static void on_reply_flushed(struct evhttp_request *req, void *arg)
 }
 
 /* The single exit of every call. */
-static void call_finish(struct ext_call *call, int code, const char *ctype,
-			struct evbuffer *body, bool error)
+static void call_finish(struct ext_call *call, int code, const char *ctype, struct evbuffer *body,
+                        bool error)
 {
 	struct ext_server *s = call->srv;
 	metrics_observe(&s->metrics, call->verb, code, seconds_since(&call->start), error);
@@ -149,7 +149,10 @@ static void call_finish(struct ext_call *call, int code, const char *ctype,
 	maybe_drained(s);
 }
 
-static void free_json(const void *data, size_t len, void *arg) { free((void *)data); }
+static void free_json(const void *data, size_t len, void *arg)
+{
+	free((void *)data);
+}
 
 void call_reply_json(struct ext_call *call, int code, char *json, bool error)
 {
@@ -161,7 +164,8 @@ void call_reply_json(struct ext_call *call, int code, char *json, bool error)
 	 * into the connection, and free_json runs once it has been written. */
 	struct evbuffer *buf = evbuffer_new();
 	if (!buf || evbuffer_add_reference(buf, json, strlen(json), free_json, NULL) != 0) {
-		evbuffer_free(buf);
+		if (buf)
+			evbuffer_free(buf);
 		free(json);
 		call_finish(call, 500, "text/plain", NULL, true);
 		return;
@@ -181,7 +185,8 @@ void call_reply_error(struct ext_call *call, int code, const char *fmt, ...)
 	const char *uri = evhttp_request_get_uri(call->req);
 	char quri[300];
 	log_info("request_error", "verb=%s code=%d uri=%s error=%s", metrics_verb_name(call->verb),
-		 code, drake_log_quote(uri, quri, sizeof(quri)), drake_log_quote(msg, q, sizeof(q)));
+	         code, drake_log_quote(uri, quri, sizeof(quri)),
+	         drake_log_quote(msg, q, sizeof(q)));
 	char *json = ext_error_encode(msg);
 	if (!json) {
 		call_finish(call, code, "text/plain", NULL, true);
@@ -191,13 +196,14 @@ void call_reply_error(struct ext_call *call, int code, const char *fmt, ...)
 }
 
 void call_reply_text(struct ext_call *call, int code, const char *content_type, const char *text,
-		     size_t len)
+                     size_t len)
 {
 	struct evbuffer *buf = evbuffer_new();
 	if (buf)
 		evbuffer_add(buf, text, len);
 	call_finish(call, code, content_type, buf, code != 200);
-	evbuffer_free(buf);
+	if (buf)
+		evbuffer_free(buf);
 }
 
 const struct ext_limits *call_limits(const struct ext_call *call)
@@ -205,11 +211,20 @@ const struct ext_limits *call_limits(const struct ext_call *call)
 	return &call->srv->cfg.limits;
 }
 
-struct kube_client *call_kube(const struct ext_call *call) { return call->srv->kube; }
+struct kube_client *call_kube(const struct ext_call *call)
+{
+	return call->srv->kube;
+}
 
-struct metrics *call_metrics(const struct ext_call *call) { return &call->srv->metrics; }
+struct metrics *call_metrics(const struct ext_call *call)
+{
+	return &call->srv->metrics;
+}
 
-static void on_healthz(struct ext_call *call) { call_reply_text(call, 200, "text/plain", "ok\n", 3); }
+static void on_healthz(struct ext_call *call)
+{
+	call_reply_text(call, 200, "text/plain", "ok\n", 3);
+}
 
 static void on_readyz(struct ext_call *call)
 {
@@ -222,7 +237,8 @@ static void on_readyz(struct ext_call *call)
 	if (s->ready_fn && !s->ready_fn(s->ready_arg, why, sizeof(why))) {
 		char line[300];
 		int n = snprintf(line, sizeof(line), "%s\n", why);
-		call_reply_text(call, 503, "text/plain", line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		call_reply_text(call, 503, "text/plain", line,
+		                (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		return;
 	}
 	call_reply_text(call, 200, "text/plain", "ok\n", 3);
@@ -241,7 +257,7 @@ static void on_metrics(struct ext_call *call)
 }
 
 static const struct route *find_route(const struct ext_server *s, const char *path,
-				      bool *path_known)
+                                      bool *path_known)
 {
 	size_t plen = strlen(s->prefix);
 	*path_known = false;
@@ -289,9 +305,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	if (m != r->method && !(m == EVHTTP_REQ_HEAD && r->method == EVHTTP_REQ_GET)) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-				  r->method == EVHTTP_REQ_POST ? "POST" : "GET, HEAD");
+		                  r->method == EVHTTP_REQ_POST ? "POST" : "GET, HEAD");
 		call_reply_error(call, 405, "%.200s accepts only %s", path,
-				 r->method == EVHTTP_REQ_POST ? "POST" : "GET");
+		                 r->method == EVHTTP_REQ_POST ? "POST" : "GET");
 		return;
 	}
 	if (s->draining && r->prefixed) {
@@ -311,8 +327,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 /* An input filter that refuses everything: used only when a TLS object could
  * not be made, so the connection fails instead of falling back to plaintext. */
 static enum bufferevent_filter_result refuse_all(struct evbuffer *src, struct evbuffer *dst,
-						 ev_ssize_t lim, enum bufferevent_flush_mode m,
-						 void *ctx)
+                                                 ev_ssize_t lim, enum bufferevent_flush_mode m,
+                                                 void *ctx)
 {
 	return BEV_ERROR;
 }
@@ -334,8 +350,8 @@ static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 	log_error("tls_connection_failed", "error=%s", "out of memory creating TLS state");
 	struct bufferevent *raw = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	struct bufferevent *f = raw ? bufferevent_filter_new(raw, refuse_all, refuse_all,
-							     BEV_OPT_CLOSE_ON_FREE, NULL, NULL)
-				    : NULL;
+	                                                     BEV_OPT_CLOSE_ON_FREE, NULL, NULL)
+	                            : NULL;
 	if (!f)
 		bufferevent_free(raw);
 	return f;
@@ -366,10 +382,13 @@ static char *normalise_prefix(const char *p)
 	return out;
 }
 
-static char *dup_or_null(const char *s) { return s && *s ? strdup(s) : NULL; }
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
 
 struct ext_server *ext_server_new(struct event_base *base, const struct ext_server_config *cfg,
-				  struct kube_client *kube, char *msg, size_t msglen)
+                                  struct kube_client *kube, char *msg, size_t msglen)
 {
 	struct ext_server *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -405,18 +424,19 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	evhttp_set_gencb(s->http, on_request, s);
 	evhttp_set_max_body_size(s->http, (ev_ssize_t)cfg->max_body);
 	evhttp_set_max_headers_size(s->http, (ev_ssize_t)cfg->max_headers);
-	struct timeval tv = {(time_t)cfg->request_timeout,
-			     (suseconds_t)((cfg->request_timeout - (double)(time_t)cfg->request_timeout) * 1e6)};
+	struct timeval tv = {
+	    (time_t)cfg->request_timeout,
+	    (suseconds_t)((cfg->request_timeout - (double)(time_t)cfg->request_timeout) * 1e6)};
 	evhttp_set_timeout_tv(s->http, &tv);
 	/* Accept every method at the HTTP layer so a wrong one on a known path
 	 * gets drake's 405 rather than libevent's 501. */
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						 EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						 EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
+	                                        EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+	                                        EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
 	s->bound = evhttp_bind_socket_with_handle(s->http, cfg->address, (ev_uint16_t)cfg->port);
 	if (!s->bound) {
 		drake_errorf(DRAKE_EIO, msg, msglen, "cannot listen on %s:%d: %s", cfg->address,
-			     cfg->port, strerror(errno));
+		             cfg->port, strerror(errno));
 		goto fail;
 	}
 	struct sockaddr_storage ss;
@@ -424,14 +444,17 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	evutil_socket_t fd = evhttp_bound_socket_get_fd(s->bound);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
 		s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-							  : ((struct sockaddr_in *)&ss)->sin_port);
+		                                         : ((struct sockaddr_in *)&ss)->sin_port);
 	return s;
 fail:
 	ext_server_free(s);
 	return NULL;
 }
 
-int ext_server_port(const struct ext_server *s) { return s->port; }
+int ext_server_port(const struct ext_server *s)
+{
+	return s->port;
+}
 
 drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen)
 {
@@ -483,7 +506,7 @@ static void on_grace_expired(evutil_socket_t fd, short what, void *arg)
 {
 	struct ext_server *s = arg;
 	log_warn("shutdown_grace_expired", "unanswered=%zu unflushed=%zu", s->n_calls,
-		 s->n_writing);
+	         s->n_writing);
 	answer_all(s, 503, "drake is shutting down");
 	s->n_writing = 0;
 	on_done(-1, 0, s);

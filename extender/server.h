@@ -21,16 +21,16 @@ struct kube_client;
 struct ext_server;
 
 struct ext_server_config {
-	const char *address;	    /* listen address, e.g. 127.0.0.1 or 0.0.0.0 */
-	int port;		    /* 0 picks a free port (see ext_server_port) */
-	const char *prefix;	    /* e.g. "/scheduler"; "" or "/" for none */
+	const char *address; /* listen address, e.g. 127.0.0.1 or 0.0.0.0 */
+	int port;            /* 0 picks a free port (see ext_server_port) */
+	const char *prefix;  /* e.g. "/scheduler"; "" or "/" for none */
 	const char *cert_file;
 	const char *key_file;
 	const char *client_ca_file; /* NULL or "": no client certificate required */
-	size_t max_body;	    /* request bodies above this get 413 */
-	size_t max_headers;	    /* request header block limit */
-	double request_timeout;	    /* seconds a connection may take to send a request */
-	double shutdown_grace;	    /* seconds held requests get on shutdown */
+	size_t max_body;            /* request bodies above this get 413 */
+	size_t max_headers;         /* request header block limit */
+	double request_timeout;     /* seconds a connection may take to send a request */
+	double shutdown_grace;      /* seconds held requests get on shutdown */
 	struct ext_limits limits;
 };
 
@@ -39,7 +39,7 @@ void ext_server_config_default(struct ext_server_config *cfg);
 /* kube may be NULL: bind then answers with an error naming the missing
  * credentials. The server does not own kube. */
 struct ext_server *ext_server_new(struct event_base *base, const struct ext_server_config *cfg,
-				  struct kube_client *kube, char *msg, size_t msglen);
+                                  struct kube_client *kube, char *msg, size_t msglen);
 
 /* The port actually bound. */
 int ext_server_port(const struct ext_server *s);

@@ -12,14 +12,13 @@ static drake_err tls_fail(char *msg, size_t msglen, const char *what, const char
 	if (e)
 		ERR_error_string_n(e, detail, sizeof(detail));
 	ERR_clear_error();
-	return drake_errorf(DRAKE_ETLS, msg, msglen, "%s %s: %s", what, path ? path : "",
-			    detail);
+	return drake_errorf(DRAKE_ETLS, msg, msglen, "%s %s: %s", what, path ? path : "", detail);
 }
 
 /* Choose http/1.1 when the client offers it; without a match, no ALPN at all,
  * which clients treat as HTTP/1.1. Never select h2. */
 static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-			  const unsigned char *in, unsigned int inlen, void *arg)
+                          const unsigned char *in, unsigned int inlen, void *arg)
 {
 	for (unsigned int i = 0; i < inlen;) {
 		unsigned int n = in[i];
@@ -39,15 +38,16 @@ drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *ms
 {
 	*out = NULL;
 	if (!files->cert_file || !*files->cert_file || !files->key_file || !*files->key_file)
-		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "a TLS certificate and key are required (--tls-cert, --tls-key)");
+		return drake_errorf(
+		    DRAKE_EINVAL, msg, msglen,
+		    "a TLS certificate and key are required (--tls-cert, --tls-key)");
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx)
 		return tls_fail(msg, msglen, "creating TLS context", NULL);
 	drake_err e = DRAKE_OK;
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-				     SSL_OP_CIPHER_SERVER_PREFERENCE);
+	                             SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_alpn_select_cb(ctx, on_alpn_select, NULL);
 	static const unsigned char sid[] = "drake";
@@ -72,8 +72,7 @@ drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *ms
 		}
 		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(files->client_ca_file);
 		if (!names) {
-			e = tls_fail(msg, msglen, "reading client CA names",
-				     files->client_ca_file);
+			e = tls_fail(msg, msglen, "reading client CA names", files->client_ca_file);
 			goto out;
 		}
 		SSL_CTX_set_client_CA_list(ctx, names);

@@ -17,12 +17,12 @@
 #include "common/err.h"
 
 struct tls_files {
-	const char *cert_file;	    /* PEM chain, leaf first */
-	const char *key_file;	    /* PEM private key matching the leaf */
+	const char *cert_file;      /* PEM chain, leaf first */
+	const char *key_file;       /* PEM private key matching the leaf */
 	const char *client_ca_file; /* PEM CA bundle; NULL or "" disables mTLS */
 };
 
-drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *msg, size_t msglen)
-    DRAKE_MUST_CHECK;
+drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *msg,
+                          size_t msglen) DRAKE_MUST_CHECK;
 
 #endif

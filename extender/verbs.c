@@ -14,14 +14,17 @@
 #include "extender/call.h"
 #include "kube/client.h"
 
-static int decode_status(drake_err e) { return e == DRAKE_ENOMEM ? 500 : 400; }
+static int decode_status(drake_err e)
+{
+	return e == DRAKE_ENOMEM ? 500 : 400;
+}
 
 void verb_filter(struct ext_call *call)
 {
 	struct ext_args args;
 	char msg[512];
-	drake_err e = ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg,
-				      sizeof(msg));
+	drake_err e =
+	    ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg, sizeof(msg));
 	if (e) {
 		ext_args_release(&args);
 		call_reply_error(call, decode_status(e), "%s", msg);
@@ -43,8 +46,8 @@ void verb_prioritize(struct ext_call *call)
 {
 	struct ext_args args;
 	char msg[512];
-	drake_err e = ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg,
-				      sizeof(msg));
+	drake_err e =
+	    ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg, sizeof(msg));
 	if (e) {
 		ext_args_release(&args);
 		call_reply_error(call, decode_status(e), "%s", msg);
@@ -59,7 +62,7 @@ void verb_preempt(struct ext_call *call)
 	struct ext_preempt_args args;
 	char msg[512];
 	drake_err e = ext_preempt_decode(call->body, call->body_len, call_limits(call), &args, msg,
-					 sizeof(msg));
+	                                 sizeof(msg));
 	if (e) {
 		ext_preempt_release(&args);
 		call_reply_error(call, decode_status(e), "%s", msg);
@@ -115,10 +118,10 @@ static void bind_answer(struct bind_state *b, const char *error)
 	char q[600];
 	if (error)
 		log_warn("bind_failed", "pod=%s/%s node=%s error=%s", b->args.pod_ns,
-			 b->args.pod_name, b->args.node, drake_log_quote(error, q, sizeof(q)));
+		         b->args.pod_name, b->args.node, drake_log_quote(error, q, sizeof(q)));
 	else
 		log_info("bound", "pod=%s/%s node=%s", b->args.pod_ns, b->args.pod_name,
-			 b->args.node);
+		         b->args.node);
 	call_reply_json(call, 200, ext_error_encode(error ? error : ""), error != NULL);
 }
 
@@ -139,28 +142,28 @@ static void on_bound(const struct kube_response *r, void *arg)
 		 * happens when kube-scheduler retries a bind that did succeed. */
 		char path[600];
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", b->args.pod_ns,
-			 b->args.pod_name);
+		         b->args.pod_name);
 		b->refs++;
 		if (kube_request(call_kube(b->call), "GET", path, NULL, NULL, 0, on_pod_checked,
-				 b) == DRAKE_OK) {
+		                 b) == DRAKE_OK) {
 			bind_unref(b);
 			return;
 		}
 		b->refs--;
 		char *m = ext_status_message(r->body, r->body_len);
 		snprintf(err, sizeof(err), "binding %s/%s to %s: %s (HTTP 409)", b->args.pod_ns,
-			 b->args.pod_name, b->args.node, m ? m : "conflict");
+		         b->args.pod_name, b->args.node, m ? m : "conflict");
 		free(m);
 		bind_answer(b, err);
 	} else if (r->status == 0) {
 		snprintf(err, sizeof(err), "binding %s/%s to %s: API server unreachable: %s",
-			 b->args.pod_ns, b->args.pod_name, b->args.node,
-			 r->error ? r->error : "no answer");
+		         b->args.pod_ns, b->args.pod_name, b->args.node,
+		         r->error ? r->error : "no answer");
 		bind_answer(b, err);
 	} else {
 		char *m = ext_status_message(r->body, r->body_len);
 		snprintf(err, sizeof(err), "binding %s/%s to %s: %s (HTTP %ld)", b->args.pod_ns,
-			 b->args.pod_name, b->args.node, m ? m : "API server error", r->status);
+		         b->args.pod_name, b->args.node, m ? m : "API server error", r->status);
 		free(m);
 		bind_answer(b, err);
 	}
@@ -180,8 +183,8 @@ static void on_pod_checked(const struct kube_response *r, void *arg)
 	} else {
 		char err[512];
 		snprintf(err, sizeof(err), "binding %s/%s to %s: pod is already bound to %s",
-			 b->args.pod_ns, b->args.pod_name, b->args.node,
-			 node && *node ? node : "another node");
+		         b->args.pod_ns, b->args.pod_name, b->args.node,
+		         node && *node ? node : "another node");
 		bind_answer(b, err);
 	}
 	free(node);
@@ -196,8 +199,8 @@ void verb_bind(struct ext_call *call)
 		return;
 	}
 	char msg[512];
-	drake_err e = ext_bind_decode(call->body, call->body_len, call_limits(call), &b->args,
-				      msg, sizeof(msg));
+	drake_err e = ext_bind_decode(call->body, call->body_len, call_limits(call), &b->args, msg,
+	                              sizeof(msg));
 	if (e) {
 		ext_bind_release(&b->args);
 		free(b);
@@ -215,15 +218,15 @@ void verb_bind(struct ext_call *call)
 		ext_bind_release(&b->args);
 		free(b);
 		call_reply_json(call, 200,
-				ext_error_encode("drake has no API-server credentials: start it "
-						 "with --kubeconfig, or in a pod"),
-				true);
+		                ext_error_encode("drake has no API-server credentials: start it "
+		                                 "with --kubeconfig, or in a pod"),
+		                true);
 		return;
 	}
 	char *binding = ext_binding_object_encode(&b->args);
 	char path[600];
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", b->args.pod_ns,
-		 b->args.pod_name);
+	         b->args.pod_name);
 	b->call = call;
 	b->metrics = call_metrics(call);
 	b->refs = 2; /* the call's and the API request's */
@@ -231,13 +234,13 @@ void verb_bind(struct ext_call *call)
 	call->verb_state = b;
 	call->verb_state_free = bind_detach;
 	if (!binding || kube_request(kube, "POST", path, NULL, binding, strlen(binding), on_bound,
-				     b) != DRAKE_OK) {
+	                             b) != DRAKE_OK) {
 		free(binding);
 		b->refs--; /* no API request holds it */
 		call_reply_json(call, 200,
-				ext_error_encode("cannot start the binding request to the API "
-						 "server"),
-				true);
+		                ext_error_encode("cannot start the binding request to the API "
+		                                 "server"),
+		                true);
 		return;
 	}
 	free(binding);

@@ -98,7 +98,7 @@ struct tls {
 static const struct tls good = {CERTS "/ca.crt", CERTS "/client.crt", CERTS "/client.key", 0};
 
 static void setup_easy(CURL *h, int port, const char *method, const char *path, const char *body,
-		       size_t len, const struct tls *t, struct resp *r)
+                       size_t len, const struct tls *t, struct resp *r)
 {
 	char url[512];
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
@@ -123,7 +123,7 @@ static void setup_easy(CURL *h, int port, const char *method, const char *path, 
 }
 
 static void request_on(CURL *h, int port, const char *method, const char *path, const char *body,
-		       size_t len, const struct tls *t, struct resp *r)
+                       size_t len, const struct tls *t, struct resp *r)
 {
 	setup_easy(h, port, method, path, body, len, t, r);
 	r->rc = curl_easy_perform(h);
@@ -131,7 +131,7 @@ static void request_on(CURL *h, int port, const char *method, const char *path, 
 }
 
 static void request(int port, const char *method, const char *path, const char *body,
-		    const struct tls *t, struct resp *r)
+                    const struct tls *t, struct resp *r)
 {
 	CURL *h = curl_easy_init();
 	request_on(h, port, method, path, body, body ? strlen(body) : 0, t, r);
@@ -173,7 +173,7 @@ static void wait_healthy(const struct drake *d, const struct tls *t)
 
 /* Starts drake with the common flags plus extra ones (NULL-terminated). */
 static void start_drake(struct drake *d, const char *tag, const char *cert, const char *key,
-			const char *ca, ...)
+                        const char *ca, ...)
 {
 	static char port[16];
 	d->port = free_port();
@@ -182,11 +182,26 @@ static void start_drake(struct drake *d, const char *tag, const char *cert, cons
 	const char *bin = getenv("DRAKE_BIN");
 	if (!bin)
 		fail_msg("DRAKE_BIN is not set");
-	const char *argv[40] = {bin,	      "serve",	       "--port",	port,
-				"--tls-cert", cert,	       "--tls-key",	key,
-				"--client-ca", ca,	       "--max-body",	"1Mi",
-				"--max-nodes", "100",	       "--request-timeout", "1s",
-				"--shutdown-grace", "5s",      "--log-level",	"debug"};
+	const char *argv[40] = {bin,
+	                        "serve",
+	                        "--port",
+	                        port,
+	                        "--tls-cert",
+	                        cert,
+	                        "--tls-key",
+	                        key,
+	                        "--client-ca",
+	                        ca,
+	                        "--max-body",
+	                        "1Mi",
+	                        "--max-nodes",
+	                        "100",
+	                        "--request-timeout",
+	                        "1s",
+	                        "--shutdown-grace",
+	                        "5s",
+	                        "--log-level",
+	                        "debug"};
 	size_t n = 20;
 	va_list ap;
 	va_start(ap, ca);
@@ -272,7 +287,7 @@ static void test_preempt_answers_with_meta_victims(void **state)
 	request(g.port, "POST", "/scheduler/preempt", body, &good, &r);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "{\"NodeNameToMetaVictims\":{\"gpu-a\":{\"Pods\":[{\"UID\":"
-				    "\"11aa\"}],\"NumPDBViolations\":1}}}");
+	                            "\"11aa\"}],\"NumPDBViolations\":1}}}");
 	free(body);
 }
 
@@ -294,7 +309,7 @@ static void test_health_readiness_and_metrics_are_served(void **state)
 	request(g.port, "GET", "/readyz", NULL, &good, &r);
 	assert_int_equal(r.code, 200);
 	request(g.port, "POST", "/scheduler/filter",
-		"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}", &good, &r);
+	        "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}", &good, &r);
 	request(g.port, "GET", "/metrics", NULL, &good, &r);
 	assert_int_equal(r.code, 200);
 	assert_non_null(strstr(r.body, "drake_build_info{version="));
@@ -310,11 +325,11 @@ static void test_bad_requests_get_clear_errors_and_the_server_keeps_serving(void
 	char many[4096] = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[";
 	for (int i = 0; i < 101; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many), "%s\"n%d\"",
-			 i ? "," : "", i);
+		         i ? "," : "", i);
 	strcat(many, "]}");
 	char longname[600];
 	snprintf(longname, sizeof(longname),
-		 "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"%0300d\"]}", 0);
+	         "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"%0300d\"]}", 0);
 	const struct {
 		const char *method, *path, *body;
 		long code;
@@ -327,15 +342,17 @@ static void test_bad_requests_get_clear_errors_and_the_server_keeps_serving(void
 	    {"POST", "/filter", "{}", 404, "no such path"},
 	    {"POST", "/scheduler/filter", "{\"Pod\":", 400, "malformed JSON"},
 	    {"POST", "/scheduler/filter", "", 400, "malformed JSON"},
-	    {"POST", "/scheduler/filter", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":7}",
-	     400, "NodeNames: expected array of strings, got number"},
+	    {"POST", "/scheduler/filter",
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":7}", 400,
+	     "NodeNames: expected array of strings, got number"},
 	    {"POST", "/scheduler/prioritize", "{\"NodeNames\":[]}", 400, "Pod: required"},
 	    {"POST", "/scheduler/bind", "{\"PodName\":\"p\"}", 400, "PodNamespace: required"},
 	    {"POST", "/scheduler/bind",
 	     "{\"PodName\":\"../x\",\"PodNamespace\":\"n\",\"Node\":\"a\"}", 400,
 	     "must be Kubernetes names"},
-	    {"POST", "/scheduler/preempt", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
-					   "\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":7}}}",
+	    {"POST", "/scheduler/preempt",
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
+	     "\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":7}}}",
 	     400, "Pods: expected array"},
 	    {"POST", "/scheduler/filter", many, 400, "101 nodes exceeds the limit of 100"},
 	    {"POST", "/scheduler/filter", longname, 400, "exceeds the limit of 253"},
@@ -346,8 +363,8 @@ static void test_bad_requests_get_clear_errors_and_the_server_keeps_serving(void
 		if (r.rc != CURLE_OK || r.code != cases[i].code ||
 		    !strstr(r.body, "{\"Error\":\"") || !strstr(r.body, cases[i].error))
 			fail_msg("case %zu %s %s: got rc=%d %ld %s; want %ld with \"%s\"", i,
-				 cases[i].method, cases[i].path, r.rc, r.code, r.body,
-				 cases[i].code, cases[i].error);
+			         cases[i].method, cases[i].path, r.rc, r.code, r.body,
+			         cases[i].code, cases[i].error);
 	}
 	struct resp r;
 	request(g.port, "GET", "/healthz", NULL, &good, &r);
@@ -401,7 +418,7 @@ static void test_clients_without_a_trusted_certificate_are_refused(void **state)
 	const struct tls none = {CERTS "/ca.crt", NULL, NULL, 0};
 	const struct tls rogue = {CERTS "/ca.crt", CERTS "/rogue.crt", CERTS "/rogue.key", 0};
 	const struct tls old = {CERTS "/ca.crt", CERTS "/client.crt", CERTS "/client.key",
-				CURL_SSLVERSION_TLSv1_0 | CURL_SSLVERSION_MAX_TLSv1_1};
+	                        CURL_SSLVERSION_TLSv1_0 | CURL_SSLVERSION_MAX_TLSv1_1};
 	struct resp r;
 	request(g.port, "GET", "/healthz", NULL, &none, &r);
 	assert_int_not_equal(r.rc, CURLE_OK);
@@ -416,8 +433,9 @@ static void test_clients_without_a_trusted_certificate_are_refused(void **state)
 static int tcp_connect(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons((uint16_t)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
 		fail_msg("connect: %s", strerror(errno));
 	return fd;
@@ -468,7 +486,8 @@ static void test_a_stalled_client_is_timed_out_without_affecting_others(void **s
 	SSL *ssl = SSL_new(ctx);
 	SSL_set_fd(ssl, fd);
 	assert_int_equal(SSL_connect(ssl), 1);
-	const char *half = "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"Pod\"";
+	const char *half =
+	    "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"Pod\"";
 	assert_int_equal(SSL_write(ssl, half, (int)strlen(half)), (int)strlen(half));
 
 	double t0 = now();
@@ -594,15 +613,15 @@ static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 	char kubeconfig[] = DIR "/fake-api.kubeconfig";
 	FILE *f = fopen(kubeconfig, "w");
 	fprintf(f,
-		"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-		"clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
-		"users:\n- name: u\n  user:\n    token: t0ken\n"
-		"contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
-		api_port);
+	        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+	        "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
+	        "users:\n- name: u\n  user:\n    token: t0ken\n"
+	        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
+	        api_port);
 	fclose(f);
 	struct drake d;
 	start_drake(&d, "sigterm", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-		    "--kubeconfig", kubeconfig, NULL);
+	            "--kubeconfig", kubeconfig, NULL);
 	wait_healthy(&d, &good);
 
 	CURLM *m = curl_multi_init();
@@ -640,7 +659,7 @@ static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 	assert_int_equal(waitpid(d.pid, NULL, WNOHANG), 0);
 
 	const char *ok = "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
-			 "Content-Length: 36\r\n\r\n{\"kind\":\"Status\",\"status\":\"Success\"}";
+	                 "Content-Length: 36\r\n\r\n{\"kind\":\"Status\",\"status\":\"Success\"}";
 	assert_int_equal(write(afd, ok, strlen(ok)), (ssize_t)strlen(ok));
 	int running = 1;
 	deadline = now() + 10;
@@ -671,15 +690,15 @@ static void test_bind_reports_the_api_servers_own_message(void **state)
 	char kubeconfig[] = DIR "/fake-api-404.kubeconfig";
 	FILE *f = fopen(kubeconfig, "w");
 	fprintf(f,
-		"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-		"clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
-		"users:\n- name: u\n  user: {}\n"
-		"contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
-		api_port);
+	        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+	        "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
+	        "users:\n- name: u\n  user: {}\n"
+	        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
+	        api_port);
 	fclose(f);
 	struct drake d;
 	start_drake(&d, "bind404", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-		    "--kubeconfig", kubeconfig, NULL);
+	            "--kubeconfig", kubeconfig, NULL);
 	wait_healthy(&d, &good);
 	CURLM *m = curl_multi_init();
 	CURL *h = curl_easy_init();
@@ -700,12 +719,12 @@ static void test_bind_reports_the_api_servers_own_message(void **state)
 		req[got] = '\0';
 	}
 	const char *msg = "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods "
-			  "\\\"mnist-worker-1\\\" not found\",\"code\":404}";
+	                  "\\\"mnist-worker-1\\\" not found\",\"code\":404}";
 	char resp[512];
 	snprintf(resp, sizeof(resp),
-		 "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
-		 "Content-Length: %zu\r\n\r\n%s",
-		 strlen(msg), msg);
+	         "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+	         "Content-Length: %zu\r\n\r\n%s",
+	         strlen(msg), msg);
 	assert_int_equal(write(afd, resp, strlen(resp)), (ssize_t)strlen(resp));
 	int running = 1;
 	double deadline = now() + 10;
@@ -716,7 +735,7 @@ static void test_bind_reports_the_api_servers_own_message(void **state)
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.code);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "{\"Error\":\"binding ml/mnist-worker-1 to gpu-a: pods "
-				    "\\\"mnist-worker-1\\\" not found (HTTP 404)\"}");
+	                            "\\\"mnist-worker-1\\\" not found (HTTP 404)\"}");
 	curl_multi_remove_handle(m, h);
 	curl_easy_cleanup(h);
 	curl_multi_cleanup(m);

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# lint.sh - the static checks CI runs:
+#   1. clang-format: every tracked .c/.h file is formatted (make format fixes it)
+#   2. cppcheck: warnings, portability and performance findings fail
+#   3. purity: gang/ and migrate/ include only the C standard library and
+#      drake's own pure headers (no I/O, no third-party code; DESIGN.md)
+#   4. jansson stays in codec/parser files
+set -uo pipefail
+fail=0
+mapfile -t files < <(git ls-files '*.c' '*.h')
+
+echo "lint: clang-format (${#files[@]} files)"
+if ! clang-format --dry-run --Werror "${files[@]}" 2>build-lint-format.txt; then
+  grep -E '^[^ ].*(warning|error):' build-lint-format.txt | cut -d: -f1 | sort -u | sed 's/^/    needs format: /'
+  echo "  run 'make format' to fix"
+  fail=1
+fi
+rm -f build-lint-format.txt
+
+echo "lint: cppcheck"
+if ! cppcheck --quiet --error-exitcode=1 --std=c11 --language=c --inline-suppr \
+    --enable=warning,portability,performance --suppress=missingIncludeSystem \
+    -I . -D_GNU_SOURCE -DDRAKE_VERSION='"lint"' \
+    common extender kube gang migrate sim reconciler cmd 2>&1 | sed 's/^/    /'; then
+  fail=1
+fi
+
+echo "lint: purity of gang/ and migrate/"
+std='assert|ctype|errno|float|inttypes|limits|math|stdalign|stdarg|stdbool|stddef|stdint|stdio|stdlib|string|strings'
+bad=$(grep -nE '^#include' gang/*.[ch] migrate/*.[ch] 2>/dev/null |
+  grep -vE "<($std)\.h>" | grep -vE '"(gang|migrate)/[a-z_]+\.h"|"common/err\.h"' |
+  grep -vE '_test\.c:' || true)
+if [ -n "$bad" ]; then
+  echo "$bad" | sed 's/^/    impure include: /'
+  fail=1
+fi
+io=$(grep -nE '\b(fopen|fprintf|printf|puts|time|clock_gettime|gettimeofday|rand|random|socket|getenv)\s*\(' \
+  gang/*.c migrate/*.c 2>/dev/null | grep -vE '_test\.c:' || true)
+if [ -n "$io" ]; then
+  echo "$io" | sed 's/^/    I\/O or clock in pure code: /'
+  fail=1
+fi
+
+echo "lint: jansson only in codec and parser files"
+jn=$(git ls-files '*.c' '*.h' | xargs grep -l '#include <jansson.h>' |
+  grep -vE '(codec|parse|_test|_fuzz|json|watch|object|tfjob|crd|status)[a-z_]*\.[ch]$' || true)
+if [ -n "$jn" ]; then
+  echo "$jn" | sed 's/^/    includes jansson: /'
+  fail=1
+fi
+
+[ "$fail" -eq 0 ] && echo "lint: clean"
+exit "$fail"
