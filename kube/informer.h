@@ -1,0 +1,65 @@
+/*
+ * informer.h - list+watch caches of one API collection (nodes, pods,
+ * services, TFJobs...): lists in pages, then watches from the list's
+ * resourceVersion with bookmarks; a broken watch reconnects with backoff, a
+ * 410 Gone (or any event it cannot trust) triggers a fresh relist, which
+ * turns differences into add/update/delete callbacks.
+ *
+ * Ownership: the informer owns its cache; objects passed to handlers and
+ * returned by lookups are borrowed (kube_obj_ref() to keep one). The client
+ * and base must outlive the informer. Handlers must not free the informer.
+ */
+#ifndef DRAKE_KUBE_INFORMER_H
+#define DRAKE_KUBE_INFORMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "kube/cache.h"
+
+struct event_base;
+struct kube_client;
+struct json_t;
+
+struct kube_informer_handlers {
+	void (*on_add)(struct json_t *obj, void *arg);
+	void (*on_update)(struct json_t *old_obj, struct json_t *new_obj, void *arg);
+	void (*on_delete)(struct json_t *obj, void *arg);
+	void *arg;
+};
+
+struct kube_informer_options {
+	const char *name;	 /* for logs: "pods" */
+	const char *path;	 /* collection: "/api/v1/pods", "/apis/kubeflow.org/v1/tfjobs" */
+	int page_size;		 /* list limit per page; 0 = 500 */
+	int watch_timeout_s;	 /* server-side watch timeout; 0 = 300 */
+	long backoff_min_ms;	 /* 0 = 500 */
+	long backoff_max_ms;	 /* 0 = 30000 */
+	size_t max_event;	 /* largest watch event; 0 = KUBE_WATCH_EVENT_MAX */
+};
+
+struct kube_informer;
+
+struct kube_informer *kube_informer_new(struct event_base *base, struct kube_client *client,
+					const struct kube_informer_options *opts,
+					const struct kube_informer_handlers *handlers, char *msg,
+					size_t msglen);
+/* Starts the first list. */
+drake_err kube_informer_start(struct kube_informer *inf) DRAKE_MUST_CHECK;
+void kube_informer_free(struct kube_informer *inf);
+
+/* True once the first full list has been applied (stays true across relists). */
+bool kube_informer_synced(const struct kube_informer *inf);
+/* True when every informer in the array has synced (what /readyz reports). */
+bool kube_informers_synced(struct kube_informer *const *infs, size_t n);
+const char *kube_informer_name(const struct kube_informer *inf);
+/* The resourceVersion the next watch starts from. */
+const char *kube_informer_resource_version(const struct kube_informer *inf);
+/* How many lists (first and re-) completed; tests and metrics read it. */
+unsigned kube_informer_list_count(const struct kube_informer *inf);
+
+const struct kube_cache *kube_informer_cache(const struct kube_informer *inf);
+struct json_t *kube_informer_get(const struct kube_informer *inf, const char *ns, const char *name);
+
+#endif
