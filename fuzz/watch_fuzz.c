@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	kube_watch_parser_release(&p);
 	char rv[KUBE_RV_MAX], cont[256];
 	if (kube_list_decode(s, n, on_event, &events, rv, cont, sizeof(cont), msg, sizeof(msg)) ==
-		DRAKE_OK &&
+	        DRAKE_OK &&
 	    !rv[0])
 		abort();
 	return 0;

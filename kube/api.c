@@ -48,7 +48,7 @@ drake_err kube_resource_path(const struct kube_resource *r, char *buf, size_t le
 }
 
 static drake_err send(struct kube_client *c, const char *method, const struct kube_resource *r,
-		      const char *ctype, const char *body, kube_response_cb cb, void *arg)
+                      const char *ctype, const char *body, kube_response_cb cb, void *arg)
 {
 	char path[KUBE_API_PATH_MAX];
 	drake_err e = kube_resource_path(r, path, sizeof(path));
@@ -58,7 +58,7 @@ static drake_err send(struct kube_client *c, const char *method, const struct ku
 }
 
 drake_err kube_create(struct kube_client *c, const struct kube_resource *r, const char *json,
-		      kube_response_cb cb, void *arg)
+                      kube_response_cb cb, void *arg)
 {
 	if (!json)
 		return DRAKE_EINVAL;
@@ -66,7 +66,7 @@ drake_err kube_create(struct kube_client *c, const struct kube_resource *r, cons
 }
 
 drake_err kube_delete(struct kube_client *c, const struct kube_resource *r, const char *uid,
-		      const char *rv, kube_response_cb cb, void *arg)
+                      const char *rv, kube_response_cb cb, void *arg)
 {
 	char *body = kube_delete_options_body(uid, rv, "Background");
 	if (!body)
@@ -77,7 +77,7 @@ drake_err kube_delete(struct kube_client *c, const struct kube_resource *r, cons
 }
 
 drake_err kube_merge_patch(struct kube_client *c, const struct kube_resource *r, const char *json,
-			   kube_response_cb cb, void *arg)
+                           kube_response_cb cb, void *arg)
 {
 	if (!json)
 		return DRAKE_EINVAL;
@@ -85,7 +85,7 @@ drake_err kube_merge_patch(struct kube_client *c, const struct kube_resource *r,
 }
 
 drake_err kube_json_patch(struct kube_client *c, const struct kube_resource *r, const char *json,
-			  kube_response_cb cb, void *arg)
+                          kube_response_cb cb, void *arg)
 {
 	if (!json)
 		return DRAKE_EINVAL;
@@ -93,12 +93,12 @@ drake_err kube_json_patch(struct kube_client *c, const struct kube_resource *r, 
 }
 
 drake_err kube_bind(struct kube_client *c, const char *ns, const char *pod, const char *node,
-		    kube_response_cb cb, void *arg)
+                    kube_response_cb cb, void *arg)
 {
 	if (!kube_name_valid(node))
 		return DRAKE_EINVAL;
-	struct kube_resource r = {.version = "v1", .plural = "pods", .ns = ns, .name = pod,
-				  .subresource = "binding"};
+	struct kube_resource r = {
+	    .version = "v1", .plural = "pods", .ns = ns, .name = pod, .subresource = "binding"};
 	char *body = kube_binding_body(pod, node);
 	if (!body)
 		return DRAKE_ENOMEM;
@@ -111,21 +111,20 @@ static void on_event_posted(const struct kube_response *resp, void *arg)
 {
 	if (resp->status < 200 || resp->status >= 300)
 		log_warn("event_post_failed", "status=%ld error=%s", resp->status,
-			 resp->error ? resp->error : "-");
+		         resp->error ? resp->error : "-");
 }
 
 drake_err kube_record_event(struct kube_client *c, const char *ns, const char *api_version,
-			    const char *kind, const char *name, const char *uid, const char *type,
-			    const char *reason, const char *message, kube_response_cb cb,
-			    void *arg)
+                            const char *kind, const char *name, const char *uid, const char *type,
+                            const char *reason, const char *message, kube_response_cb cb, void *arg)
 {
 	char now[32];
 	time_t t = time(NULL);
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	char *body = kube_event_body(ns, api_version, kind, name, uid, type, reason, message,
-				     "drake", now);
+	char *body =
+	    kube_event_body(ns, api_version, kind, name, uid, type, reason, message, "drake", now);
 	if (!body)
 		return DRAKE_ENOMEM;
 	struct kube_resource r = {.version = "v1", .plural = "events", .ns = ns};

@@ -21,8 +21,12 @@ static void test_paths_for_core_group_and_named_groups(void **state)
 	struct kube_resource pods = {.version = "v1", .plural = "pods", .ns = "ml"};
 	assert_int_equal(kube_resource_path(&pods, p, sizeof(p)), DRAKE_OK);
 	assert_string_equal(p, "/api/v1/namespaces/ml/pods");
-	struct kube_resource st = {.group = "kubeflow.org", .version = "v1", .plural = "tfjobs",
-				   .ns = "ml", .name = "mnist", .subresource = "status"};
+	struct kube_resource st = {.group = "kubeflow.org",
+	                           .version = "v1",
+	                           .plural = "tfjobs",
+	                           .ns = "ml",
+	                           .name = "mnist",
+	                           .subresource = "status"};
 	assert_int_equal(kube_resource_path(&st, p, sizeof(p)), DRAKE_OK);
 	assert_string_equal(p, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist/status");
 	struct kube_resource nodes = {.version = "v1", .plural = "nodes", .name = "kwok-node-0"};
@@ -35,7 +39,8 @@ static void test_bad_names_and_small_buffers_are_refused(void **state)
 	char p[KUBE_API_PATH_MAX];
 	const char *bad[] = {"", "Upper", "a/b", "a b", "-lead", "trail-", "a?x=1", "..%2F"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct kube_resource r = {.version = "v1", .plural = "pods", .ns = "ml", .name = bad[i]};
+		struct kube_resource r = {
+		    .version = "v1", .plural = "pods", .ns = "ml", .name = bad[i]};
 		assert_int_equal(kube_resource_path(&r, p, sizeof(p)), DRAKE_EINVAL);
 	}
 	char longname[KUBE_NAME_MAX + 2];
@@ -53,7 +58,8 @@ static void test_delete_options_carry_preconditions(void **state)
 {
 	char *b = kube_delete_options_body("uid-1", "42", "Background");
 	assert_non_null(b);
-	assert_non_null(strstr(b, "\"preconditions\":{\"uid\":\"uid-1\",\"resourceVersion\":\"42\"}"));
+	assert_non_null(
+	    strstr(b, "\"preconditions\":{\"uid\":\"uid-1\",\"resourceVersion\":\"42\"}"));
 	assert_non_null(strstr(b, "\"propagationPolicy\":\"Background\""));
 	free(b);
 	b = kube_delete_options_body(NULL, NULL, NULL);
@@ -66,11 +72,11 @@ static void test_binding_and_event_bodies(void **state)
 {
 	char *b = kube_binding_body("mnist-worker-0", "node-1");
 	assert_string_equal(b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
-			       "\"mnist-worker-0\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":"
-			       "\"Node\",\"name\":\"node-1\"}}");
+	                       "\"mnist-worker-0\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":"
+	                       "\"Node\",\"name\":\"node-1\"}}");
 	free(b);
 	b = kube_event_body("ml", "kubeflow.org/v1", "TFJob", "mnist", "u1", "Warning", "Failed",
-			    "a \"quoted\" message", "drake", "2026-01-01T00:00:00Z");
+	                    "a \"quoted\" message", "drake", "2026-01-01T00:00:00Z");
 	assert_non_null(b);
 	assert_non_null(strstr(b, "\"generateName\":\"mnist.\""));
 	assert_non_null(strstr(b, "\"message\":\"a \\\"quoted\\\" message\""));

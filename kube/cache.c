@@ -95,20 +95,20 @@ static void unlink_from(struct kube_cache_entry **head, struct kube_cache_entry 
 static void unlink_entry(struct kube_cache *c, struct kube_cache_entry *e)
 {
 	unlink_from(&c->by_key[hash(e->key, c->nbuckets)], e,
-		    offsetof(struct kube_cache_entry, next_key));
+	            offsetof(struct kube_cache_entry, next_key));
 	if (e->owner)
 		unlink_from(&c->by_owner[hash(e->owner, c->nbuckets)], e,
-			    offsetof(struct kube_cache_entry, next_owner));
+		            offsetof(struct kube_cache_entry, next_owner));
 	if (e->node)
 		unlink_from(&c->by_node[hash(e->node, c->nbuckets)], e,
-			    offsetof(struct kube_cache_entry, next_node));
+		            offsetof(struct kube_cache_entry, next_node));
 }
 
 static drake_err grow(struct kube_cache *c)
 {
 	size_t n = c->nbuckets ? c->nbuckets * 2 : 64;
 	struct kube_cache_entry **k = calloc(n, sizeof(*k)), **o = calloc(n, sizeof(*o)),
-				**d = calloc(n, sizeof(*d));
+	                        **d = calloc(n, sizeof(*d));
 	if (!k || !o || !d) {
 		free(k);
 		free(o);
@@ -167,7 +167,7 @@ static char *dup_or_null(const char *s, bool *oom)
 }
 
 drake_err kube_cache_put(struct kube_cache *c, struct json_t *obj, unsigned gen,
-			 struct json_t **old, bool *changed)
+                         struct json_t **old, bool *changed)
 {
 	*old = NULL;
 	*changed = true;

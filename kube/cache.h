@@ -37,7 +37,7 @@ void kube_cache_release(struct kube_cache *c);
  * false when the stored object had the same resourceVersion. gen marks
  * entries seen by a relist. */
 drake_err kube_cache_put(struct kube_cache *c, struct json_t *obj, unsigned gen,
-			 struct json_t **old, bool *changed) DRAKE_MUST_CHECK;
+                         struct json_t **old, bool *changed) DRAKE_MUST_CHECK;
 /* Removes ns/name; returns the removed object (caller owns it) or NULL. */
 struct json_t *kube_cache_remove(struct kube_cache *c, const char *ns, const char *name);
 struct json_t *kube_cache_get(const struct kube_cache *c, const char *ns, const char *name);

@@ -44,7 +44,7 @@ struct kube_stream {
 	kube_data_cb on_data; /* non-NULL for streams */
 	void *arg;
 	bool cancelled;
-	char *resp;	 /* buffered response body */
+	char *resp; /* buffered response body */
 	size_t resp_len, resp_cap, resp_max;
 	const char *fail; /* our own reason to fail the transfer, or NULL */
 	char errbuf[CURL_ERROR_SIZE];
@@ -181,8 +181,9 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *arg)
 		return n;
 	}
 	if (!append(r, data, n, false)) {
-		r->fail = r->resp_len + n > r->resp_max ? "response body exceeds the client's max_body"
-							 : "out of memory buffering the response";
+		r->fail = r->resp_len + n > r->resp_max
+		              ? "response body exceeds the client's max_body"
+		              : "out of memory buffering the response";
 		return 0;
 	}
 	return n;
@@ -203,9 +204,9 @@ static void check_multi_info(struct kube_client *c)
 			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
 			finish(r, code, NULL);
 		} else {
-			const char *why = r->fail ? r->fail
-				       : r->errbuf[0] ? r->errbuf
-						      : curl_easy_strerror(res);
+			const char *why = r->fail        ? r->fail
+			                  : r->errbuf[0] ? r->errbuf
+			                                 : curl_easy_strerror(res);
 			finish(r, 0, why);
 		}
 	}
@@ -222,7 +223,8 @@ static void socket_action(struct kube_client *c, curl_socket_t fd, int flags)
 
 static void on_sock_event(evutil_socket_t fd, short what, void *arg)
 {
-	int flags = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+	int flags =
+	    (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
 	socket_action(arg, fd, flags);
 }
 
@@ -262,7 +264,7 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *cbp, void *s
 		event_del(&sc->ev);
 	}
 	short kind = EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) |
-		     (what & CURL_POLL_OUT ? EV_WRITE : 0);
+	             (what & CURL_POLL_OUT ? EV_WRITE : 0);
 	event_assign(&sc->ev, c->base, s, kind, on_sock_event, c);
 	event_add(&sc->ev, NULL);
 	return 0;
@@ -287,7 +289,7 @@ static void refill(struct kube_client *c)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	double dt = (double)(now.tv_sec - c->last_refill.tv_sec) +
-		    (double)(now.tv_nsec - c->last_refill.tv_nsec) / 1e9;
+	            (double)(now.tv_nsec - c->last_refill.tv_nsec) / 1e9;
 	c->last_refill = now;
 	c->tokens += dt * c->opts.qps;
 	if (c->tokens > c->opts.burst)
@@ -343,7 +345,7 @@ static drake_err setup_easy(struct kube_stream *r, char *err, size_t errlen)
 	r->easy = e;
 	char ct[300];
 	snprintf(ct, sizeof(ct), "Content-Type: %s",
-		 r->content_type ? r->content_type : "application/json");
+	         r->content_type ? r->content_type : "application/json");
 	struct curl_slist *h = r->headers;
 	const char *std[] = {"Accept: application/json", "Expect:", r->body ? ct : NULL};
 	for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++) {
@@ -383,7 +385,7 @@ static drake_err setup_easy(struct kube_stream *r, char *err, size_t errlen)
 	}
 	if (k->client_cert_data) {
 		struct curl_blob b = {k->client_cert_data, strlen(k->client_cert_data),
-				      CURL_BLOB_NOCOPY};
+		                      CURL_BLOB_NOCOPY};
 		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &b);
 		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
 	} else if (k->client_cert_file) {
@@ -391,7 +393,7 @@ static drake_err setup_easy(struct kube_stream *r, char *err, size_t errlen)
 	}
 	if (k->client_key_data) {
 		struct curl_blob b = {k->client_key_data, strlen(k->client_key_data),
-				      CURL_BLOB_NOCOPY};
+		                      CURL_BLOB_NOCOPY};
 		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &b);
 		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
 	} else if (k->client_key_file) {
@@ -410,7 +412,8 @@ static void pump(struct kube_client *c)
 	while (c->queued.head && !c->closing) {
 		if (!take_token(c)) {
 			double wait = (1.0 - c->tokens) / c->opts.qps;
-			struct timeval tv = {(time_t)wait, (suseconds_t)((wait - (long)wait) * 1e6) + 1};
+			struct timeval tv = {(time_t)wait,
+			                     (suseconds_t)((wait - (long)wait) * 1e6) + 1};
 			evtimer_add(&c->limiter, &tv);
 			return;
 		}
@@ -418,7 +421,8 @@ static void pump(struct kube_client *c)
 		char err[256] = "";
 		drake_err e = setup_easy(r, err, sizeof(err));
 		if (e == DRAKE_OK && curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
-			e = drake_errorf(DRAKE_EIO, err, sizeof(err), "curl_multi_add_handle failed");
+			e = drake_errorf(DRAKE_EIO, err, sizeof(err),
+			                 "curl_multi_add_handle failed");
 		if (e != DRAKE_OK) {
 			if (!err[0])
 				snprintf(err, sizeof(err), "%s", drake_strerror(e));
@@ -450,9 +454,9 @@ static void on_limiter(evutil_socket_t fd, short what, void *arg)
 }
 
 static drake_err enqueue(struct kube_client *c, const char *method, const char *path,
-			 const char *content_type, const char *body, size_t body_len, long timeout_ms,
-			 kube_response_cb cb, kube_data_cb on_data, void *arg,
-			 struct kube_stream **out)
+                         const char *content_type, const char *body, size_t body_len,
+                         long timeout_ms, kube_response_cb cb, kube_data_cb on_data, void *arg,
+                         struct kube_stream **out)
 {
 	if (!c || !method || !path || !cb)
 		return DRAKE_EINVAL;
@@ -498,16 +502,16 @@ static drake_err enqueue(struct kube_client *c, const char *method, const char *
 }
 
 drake_err kube_request(struct kube_client *c, const char *method, const char *path,
-		       const char *content_type, const char *body, size_t body_len,
-		       kube_response_cb cb, void *arg)
+                       const char *content_type, const char *body, size_t body_len,
+                       kube_response_cb cb, void *arg)
 {
 	return enqueue(c, method, path, content_type, body, body_len, c ? c->opts.timeout_ms : 0,
-		       cb, NULL, arg, NULL);
+	               cb, NULL, arg, NULL);
 }
 
 drake_err kube_stream_start(struct kube_client *c, const char *path, long timeout_ms,
-			    kube_data_cb on_data, kube_response_cb on_done, void *arg,
-			    struct kube_stream **out)
+                            kube_data_cb on_data, kube_response_cb on_done, void *arg,
+                            struct kube_stream **out)
 {
 	if (!on_data || !out)
 		return DRAKE_EINVAL;
@@ -560,14 +564,17 @@ static drake_err copy_config(struct kube_config *d, const struct kube_config *s)
 }
 
 struct kube_client *kube_client_new(struct event_base *base, const struct kube_config *cfg,
-				    const struct kube_client_options *opts, char *msg, size_t msglen)
+                                    const struct kube_client_options *opts, char *msg,
+                                    size_t msglen)
 {
 	if (!base || !cfg || !cfg->server || !opts) {
-		drake_errorf(DRAKE_EINVAL, msg, msglen, "kube_client_new: missing base, server or options");
+		drake_errorf(DRAKE_EINVAL, msg, msglen,
+		             "kube_client_new: missing base, server or options");
 		return NULL;
 	}
 	if (opts->max_body == 0 || (opts->qps > 0 && opts->burst < 1)) {
-		drake_errorf(DRAKE_EINVAL, msg, msglen, "kube_client_new: max_body must be > 0 and burst >= 1 when qps > 0");
+		drake_errorf(DRAKE_EINVAL, msg, msglen,
+		             "kube_client_new: max_body must be > 0 and burst >= 1 when qps > 0");
 		return NULL;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -608,7 +615,8 @@ void kube_client_free(struct kube_client *c)
 		return;
 	c->closing = true;
 	while (c->active.head)
-		finish(c->active.head, 0, c->active.head->cancelled ? "cancelled" : "client shut down");
+		finish(c->active.head, 0,
+		       c->active.head->cancelled ? "cancelled" : "client shut down");
 	while (c->queued.head)
 		finish(c->queued.head, 0, "client shut down");
 	curl_multi_cleanup(c->multi);

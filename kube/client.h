@@ -22,36 +22,36 @@ struct event_base;
 /* Where the API server is and how to authenticate; from a kubeconfig or the
  * in-cluster service account. Strings are heap-owned; kube_config_release(). */
 struct kube_config {
-	char *server;		 /* https://host:port, no trailing slash */
-	char *ca_file;		 /* PEM file, or NULL */
-	char *ca_data;		 /* PEM text (decoded certificate-authority-data), or NULL */
-	char *client_cert_file;	 /* PEM, or NULL */
-	char *client_cert_data;	 /* PEM text, or NULL */
-	char *client_key_file;	 /* PEM, or NULL */
-	char *client_key_data;	 /* PEM text, or NULL */
-	char *token;		 /* bearer token, or NULL */
-	char *token_file;	 /* re-read on each request when set (projected SA tokens rotate) */
+	char *server;           /* https://host:port, no trailing slash */
+	char *ca_file;          /* PEM file, or NULL */
+	char *ca_data;          /* PEM text (decoded certificate-authority-data), or NULL */
+	char *client_cert_file; /* PEM, or NULL */
+	char *client_cert_data; /* PEM text, or NULL */
+	char *client_key_file;  /* PEM, or NULL */
+	char *client_key_data;  /* PEM text, or NULL */
+	char *token;            /* bearer token, or NULL */
+	char *token_file;       /* re-read on each request when set (projected SA tokens rotate) */
 	bool insecure_skip_verify;
 };
 
 /* Loads credentials. path: a kubeconfig file; NULL means the in-cluster
  * service account (KUBERNETES_SERVICE_HOST/PORT and
  * /var/run/secrets/kubernetes.io/serviceaccount). Uses current-context. */
-drake_err kube_config_load(const char *path, struct kube_config *out, char *msg, size_t msglen)
-    DRAKE_MUST_CHECK;
+drake_err kube_config_load(const char *path, struct kube_config *out, char *msg,
+                           size_t msglen) DRAKE_MUST_CHECK;
 void kube_config_release(struct kube_config *cfg);
 
 struct kube_client_options {
-	double qps;	      /* client-side rate limit; <= 0 means unlimited */
-	int burst;	      /* token-bucket burst */
-	long timeout_ms;      /* per-request timeout for non-watch requests */
-	size_t max_body;      /* largest response body accepted (bytes) */
+	double qps;      /* client-side rate limit; <= 0 means unlimited */
+	int burst;       /* token-bucket burst */
+	long timeout_ms; /* per-request timeout for non-watch requests */
+	size_t max_body; /* largest response body accepted (bytes) */
 	const char *user_agent;
 };
 
 struct kube_response {
-	long status;	   /* HTTP status; 0 when the request never got an answer */
-	const char *body;  /* response body, NUL-terminated, may be "" */
+	long status;      /* HTTP status; 0 when the request never got an answer */
+	const char *body; /* response body, NUL-terminated, may be "" */
 	size_t body_len;
 	const char *error; /* transport error text when status == 0, else NULL */
 };
@@ -61,15 +61,16 @@ typedef void (*kube_response_cb)(const struct kube_response *resp, void *arg);
 struct kube_client;
 
 struct kube_client *kube_client_new(struct event_base *base, const struct kube_config *cfg,
-				    const struct kube_client_options *opts, char *msg, size_t msglen);
+                                    const struct kube_client_options *opts, char *msg,
+                                    size_t msglen);
 /* Fails every outstanding request (callbacks run) and frees. NULL is fine. */
 void kube_client_free(struct kube_client *c);
 
 /* Starts METHOD path (e.g. "/api/v1/namespaces/ns/pods/p/binding") with an
  * optional body. content_type may be NULL for "application/json". */
 drake_err kube_request(struct kube_client *c, const char *method, const char *path,
-		       const char *content_type, const char *body, size_t body_len,
-		       kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
+                       const char *content_type, const char *body, size_t body_len,
+                       kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
 
 /* Requests started and not yet answered. */
 size_t kube_client_inflight(const struct kube_client *c);
@@ -85,8 +86,8 @@ typedef bool (*kube_data_cb)(const char *data, size_t len, void *arg);
 struct kube_stream;
 
 drake_err kube_stream_start(struct kube_client *c, const char *path, long timeout_ms,
-			    kube_data_cb on_data, kube_response_cb on_done, void *arg,
-			    struct kube_stream **out) DRAKE_MUST_CHECK;
+                            kube_data_cb on_data, kube_response_cb on_done, void *arg,
+                            struct kube_stream **out) DRAKE_MUST_CHECK;
 /* Stops a stream; after it returns no callback of that stream runs. Safe on
  * NULL and from inside any callback, including the stream's own on_data. */
 void kube_stream_cancel(struct kube_stream *s);

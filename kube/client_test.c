@@ -76,8 +76,8 @@ static void on_http(struct evhttp_request *req, void *arg)
 		evbuffer_copyout(in, body, sizeof(body) - 1);
 		char out[256];
 		snprintf(out, sizeof(out), "m=%d auth=%s ct=%s ua=%s body=%s",
-			 (int)evhttp_request_get_command(req), auth ? auth : "-", ct ? ct : "-",
-			 ua ? ua : "-", body);
+		         (int)evhttp_request_get_command(req), auth ? auth : "-", ct ? ct : "-",
+		         ua ? ua : "-", body);
 		reply(req, 200, out);
 	} else if (!strcmp(uri, "/big")) {
 		char big[2001];
@@ -110,7 +110,7 @@ static int setup(void **state)
 	e->base = event_base_new();
 	e->http = evhttp_new(e->base);
 	evhttp_set_allowed_methods(e->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
-						EVHTTP_REQ_PATCH | EVHTTP_REQ_PUT);
+	                                        EVHTTP_REQ_PATCH | EVHTTP_REQ_PUT);
 	evhttp_set_gencb(e->http, on_http, e);
 	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(e->http, "127.0.0.1", 0);
 	if (!bs)
@@ -135,12 +135,15 @@ static int teardown(void **state)
 }
 
 static struct kube_client *client(struct env *e, double qps, int burst, long timeout_ms,
-				  size_t max_body, const char *token, const char *token_file)
+                                  size_t max_body, const char *token, const char *token_file)
 {
-	struct kube_config cfg = {.server = e->server, .token = (char *)token,
-				  .token_file = (char *)token_file};
-	struct kube_client_options o = {.qps = qps, .burst = burst, .timeout_ms = timeout_ms,
-					.max_body = max_body, .user_agent = "drake-test"};
+	struct kube_config cfg = {
+	    .server = e->server, .token = (char *)token, .token_file = (char *)token_file};
+	struct kube_client_options o = {.qps = qps,
+	                                .burst = burst,
+	                                .timeout_ms = timeout_ms,
+	                                .max_body = max_body,
+	                                .user_agent = "drake-test"};
 	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
 	assert_non_null(e->client);
 	return e->client;
@@ -178,12 +181,12 @@ static void test_get_and_post_carry_token_agent_and_body(void **state)
 	assert_string_equal(e->body[0], "m=1 auth=Bearer tok123 ct=- ua=drake-test body=");
 	const char *patch = "{\"a\":1}";
 	assert_int_equal(kube_request(c, "PATCH", "/echo", "application/merge-patch+json", patch,
-				      strlen(patch), on_resp, e),
-			 DRAKE_OK);
+	                              strlen(patch), on_resp, e),
+	                 DRAKE_OK);
 	run(e, 2, 3000);
 	assert_int_equal(e->status[1], 200);
 	assert_string_equal(e->body[1], "m=256 auth=Bearer tok123 ct=application/merge-patch+json "
-					    "ua=drake-test body={\"a\":1}"); /* 256: EVHTTP_REQ_PATCH */
+	                                "ua=drake-test body={\"a\":1}"); /* 256: EVHTTP_REQ_PATCH */
 	assert_int_equal(kube_client_inflight(c), 0);
 }
 
@@ -245,7 +248,7 @@ static void test_rate_limit_queues_instead_of_failing(void **state)
 	double t0 = now_s();
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e),
-				 DRAKE_OK);
+		                 DRAKE_OK);
 	assert_int_equal(kube_client_inflight(c), 5);
 	run(e, 5, 5000);
 	double dt = now_s() - t0;
@@ -263,7 +266,7 @@ static void test_free_answers_active_and_queued_requests(void **state)
 	struct kube_client *c = client(e, 1, 2, 5000, 4096, NULL, NULL);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(kube_request(c, "GET", "/hang", NULL, NULL, 0, on_resp, e),
-				 DRAKE_OK);
+		                 DRAKE_OK);
 	run(e, 99, 150); /* two start, the third waits for a token */
 	assert_int_equal(e->got, 0);
 	kube_client_free(c);
@@ -279,10 +282,11 @@ static void test_bad_arguments_are_refused_without_a_callback(void **state)
 {
 	struct env *e = *state;
 	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
-	assert_int_equal(kube_request(c, "GET", "no-slash", NULL, NULL, 0, on_resp, e), DRAKE_EINVAL);
+	assert_int_equal(kube_request(c, "GET", "no-slash", NULL, NULL, 0, on_resp, e),
+	                 DRAKE_EINVAL);
 	assert_int_equal(kube_request(c, "GET", "/a b", NULL, NULL, 0, on_resp, e), DRAKE_EINVAL);
 	assert_int_equal(kube_request(c, "GET", "/a\r\nX: y", NULL, NULL, 0, on_resp, e),
-			 DRAKE_EINVAL);
+	                 DRAKE_EINVAL);
 	char *longp = malloc(9000);
 	memset(longp, 'a', 8999);
 	longp[0] = '/';
@@ -356,7 +360,7 @@ static void test_stream_error_status_goes_to_done(void **state)
 	struct env *e = *state;
 	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
 	assert_int_equal(kube_stream_start(c, "/forbidden-watch", 0, on_data, on_resp, e, &e->s),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	run(e, 1, 3000);
 	assert_int_equal(e->status[0], 403);
 	assert_string_equal(e->body[0], "forbidden");

@@ -65,8 +65,8 @@ static void escape(char *out, size_t len, const char *s)
 	size_t o = 0;
 	for (; *s && o + 4 < len; s++) {
 		unsigned char ch = (unsigned char)*s;
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
 			out[o++] = (char)ch;
 		} else {
 			out[o++] = '%';
@@ -161,14 +161,14 @@ static void on_list(const struct kube_response *resp, void *arg)
 	}
 	if (resp->status != 200) {
 		log_warn("informer_list_failed", "informer=%s status=%ld error=%s", inf->name,
-			 resp->status, resp->error ? resp->error : "-");
+		         resp->status, resp->error ? resp->error : "-");
 		inf->cont[0] = '\0';
 		schedule(inf, true);
 		return;
 	}
 	char msg[256], rv[KUBE_RV_MAX];
 	drake_err e = kube_list_decode(resp->body, resp->body_len, on_list_item, inf, rv, inf->cont,
-				       sizeof(inf->cont), msg, sizeof(msg));
+	                               sizeof(inf->cont), msg, sizeof(msg));
 	if (e != DRAKE_OK) {
 		log_warn("informer_list_bad", "informer=%s err=%s", inf->name, msg);
 		inf->cont[0] = '\0';
@@ -184,7 +184,7 @@ static void on_list(const struct kube_response *resp, void *arg)
 	inf->lists++;
 	if (!inf->synced)
 		log_info("informer_synced", "informer=%s objects=%zu rv=%s", inf->name,
-			 kube_cache_count(&inf->cache), inf->rv);
+		         kube_cache_count(&inf->cache), inf->rv);
 	inf->synced = true;
 	inf->backoff_ms = inf->opts.backoff_min_ms;
 	start_watch(inf);
@@ -206,13 +206,14 @@ static void start_list(struct kube_informer *inf)
 		return;
 	}
 	snprintf(path, plen, "%s?limit=%d%s%s", inf->path, inf->opts.page_size,
-		 cont[0] ? "&continue=" : "", cont);
+	         cont[0] ? "&continue=" : "", cont);
 	t->inf = inf;
 	drake_err e = kube_request(inf->client, "GET", path, NULL, NULL, 0, on_list, t);
 	free(path);
 	if (e != DRAKE_OK) {
 		free(t);
-		log_warn("informer_list_failed", "informer=%s err=%s", inf->name, drake_strerror(e));
+		log_warn("informer_list_failed", "informer=%s err=%s", inf->name,
+		         drake_strerror(e));
 		schedule(inf, true);
 		return;
 	}
@@ -229,14 +230,9 @@ static void on_watch_event(const struct kube_watch_event *ev, void *arg)
 	inf->events_since_connect++;
 	switch (ev->type) {
 	case KUBE_EVENT_ADDED:
-	case KUBE_EVENT_MODIFIED:
-		apply_put(inf, ev->object);
-		break;
-	case KUBE_EVENT_DELETED:
-		apply_delete(inf, ev->object);
-		break;
-	case KUBE_EVENT_BOOKMARK:
-		break;
+	case KUBE_EVENT_MODIFIED: apply_put(inf, ev->object); break;
+	case KUBE_EVENT_DELETED: apply_delete(inf, ev->object); break;
+	case KUBE_EVENT_BOOKMARK: break;
 	case KUBE_EVENT_ERROR:
 		log_info("informer_watch_error", "informer=%s code=%ld", inf->name, ev->error_code);
 		if (ev->error_code == 410)
@@ -251,8 +247,8 @@ static bool on_watch_data(const char *data, size_t len, void *arg)
 {
 	struct kube_informer *inf = arg;
 	char msg[256];
-	drake_err e = kube_watch_parser_feed(&inf->parser, data, len, on_watch_event, inf, msg,
-					     sizeof(msg));
+	drake_err e =
+	    kube_watch_parser_feed(&inf->parser, data, len, on_watch_event, inf, msg, sizeof(msg));
 	if (e != DRAKE_OK) {
 		/* a skipped event would leave the cache wrong: relist */
 		log_warn("informer_bad_event", "informer=%s err=%s", inf->name, msg);
@@ -267,7 +263,7 @@ static void on_watch_done(const struct kube_response *resp, void *arg)
 	inf->stream = NULL;
 	if (kube_watch_parser_pending(&inf->parser))
 		log_warn("informer_truncated_event", "informer=%s bytes=%zu", inf->name,
-			 kube_watch_parser_pending(&inf->parser));
+		         kube_watch_parser_pending(&inf->parser));
 	kube_watch_parser_reset(&inf->parser);
 	if (inf->relist_needed || resp->status == 410) {
 		inf->relist_needed = false;
@@ -285,7 +281,7 @@ static void on_watch_done(const struct kube_response *resp, void *arg)
 	}
 	if (resp->status != 200)
 		log_warn("informer_watch_failed", "informer=%s status=%ld error=%s", inf->name,
-			 resp->status, resp->error ? resp->error : "-");
+		         resp->status, resp->error ? resp->error : "-");
 	schedule(inf, false);
 }
 
@@ -295,16 +291,17 @@ static void start_watch(struct kube_informer *inf)
 	escape(rv, sizeof(rv), inf->rv);
 	char path[8192];
 	snprintf(path, sizeof(path),
-		 "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%d",
-		 inf->path, rv, inf->opts.watch_timeout_s);
+	         "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%d",
+	         inf->path, rv, inf->opts.watch_timeout_s);
 	inf->events_since_connect = 0;
 	inf->relist_needed = false;
 	long deadline_ms = (inf->opts.watch_timeout_s + 30) * 1000L;
-	drake_err e = kube_stream_start(inf->client, path, deadline_ms, on_watch_data, on_watch_done,
-					inf, &inf->stream);
+	drake_err e = kube_stream_start(inf->client, path, deadline_ms, on_watch_data,
+	                                on_watch_done, inf, &inf->stream);
 	if (e != DRAKE_OK) {
 		inf->stream = NULL;
-		log_warn("informer_watch_failed", "informer=%s err=%s", inf->name, drake_strerror(e));
+		log_warn("informer_watch_failed", "informer=%s err=%s", inf->name,
+		         drake_strerror(e));
 		schedule(inf, false);
 	}
 }
@@ -312,13 +309,14 @@ static void start_watch(struct kube_informer *inf)
 /* ---- lifecycle ---- */
 
 struct kube_informer *kube_informer_new(struct event_base *base, struct kube_client *client,
-					const struct kube_informer_options *opts,
-					const struct kube_informer_handlers *handlers, char *msg,
-					size_t msglen)
+                                        const struct kube_informer_options *opts,
+                                        const struct kube_informer_handlers *handlers, char *msg,
+                                        size_t msglen)
 {
 	if (!base || !client || !opts || !opts->path || opts->path[0] != '/' ||
 	    strlen(opts->path) > 1024) {
-		drake_errorf(DRAKE_EINVAL, msg, msglen, "informer needs a base, a client and a path");
+		drake_errorf(DRAKE_EINVAL, msg, msglen,
+		             "informer needs a base, a client and a path");
 		return NULL;
 	}
 	struct kube_informer *inf = calloc(1, sizeof(*inf));
@@ -340,8 +338,8 @@ struct kube_informer *kube_informer_new(struct event_base *base, struct kube_cli
 	if (inf->opts.backoff_min_ms <= 0)
 		inf->opts.backoff_min_ms = 500;
 	if (inf->opts.backoff_max_ms < inf->opts.backoff_min_ms)
-		inf->opts.backoff_max_ms = inf->opts.backoff_min_ms > 30000 ? inf->opts.backoff_min_ms
-									     : 30000;
+		inf->opts.backoff_max_ms =
+		    inf->opts.backoff_min_ms > 30000 ? inf->opts.backoff_min_ms : 30000;
 	inf->backoff_ms = inf->opts.backoff_min_ms;
 	if (handlers)
 		inf->h = *handlers;

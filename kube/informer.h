@@ -30,21 +30,21 @@ struct kube_informer_handlers {
 };
 
 struct kube_informer_options {
-	const char *name;	 /* for logs: "pods" */
-	const char *path;	 /* collection: "/api/v1/pods", "/apis/kubeflow.org/v1/tfjobs" */
-	int page_size;		 /* list limit per page; 0 = 500 */
-	int watch_timeout_s;	 /* server-side watch timeout; 0 = 300 */
-	long backoff_min_ms;	 /* 0 = 500 */
-	long backoff_max_ms;	 /* 0 = 30000 */
-	size_t max_event;	 /* largest watch event; 0 = KUBE_WATCH_EVENT_MAX */
+	const char *name;    /* for logs: "pods" */
+	const char *path;    /* collection: "/api/v1/pods", "/apis/kubeflow.org/v1/tfjobs" */
+	int page_size;       /* list limit per page; 0 = 500 */
+	int watch_timeout_s; /* server-side watch timeout; 0 = 300 */
+	long backoff_min_ms; /* 0 = 500 */
+	long backoff_max_ms; /* 0 = 30000 */
+	size_t max_event;    /* largest watch event; 0 = KUBE_WATCH_EVENT_MAX */
 };
 
 struct kube_informer;
 
 struct kube_informer *kube_informer_new(struct event_base *base, struct kube_client *client,
-					const struct kube_informer_options *opts,
-					const struct kube_informer_handlers *handlers, char *msg,
-					size_t msglen);
+                                        const struct kube_informer_options *opts,
+                                        const struct kube_informer_handlers *handlers, char *msg,
+                                        size_t msglen);
 /* Starts the first list. */
 drake_err kube_informer_start(struct kube_informer *inf) DRAKE_MUST_CHECK;
 void kube_informer_free(struct kube_informer *inf);

@@ -51,11 +51,12 @@ static void test_cache_indexes_by_key_owner_and_node(void **state)
 	bool changed;
 	char buf[256];
 	for (int i = 0; i < 200; i++) { /* enough to make the table grow */
-		snprintf(buf, sizeof(buf),
-			 "{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"ml\",\"resourceVersion\":"
-			 "\"1\",\"ownerReferences\":[{\"uid\":\"job%d\",\"controller\":true,\"kind\":"
-			 "\"TFJob\"}]},\"spec\":{\"nodeName\":\"n%d\"}}",
-			 i, i % 3, i % 5);
+		snprintf(
+		    buf, sizeof(buf),
+		    "{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"ml\",\"resourceVersion\":"
+		    "\"1\",\"ownerReferences\":[{\"uid\":\"job%d\",\"controller\":true,\"kind\":"
+		    "\"TFJob\"}]},\"spec\":{\"nodeName\":\"n%d\"}}",
+		    i, i % 3, i % 5);
 		struct json_t *o = obj(buf);
 		assert_int_equal(kube_cache_put(&c, o, 1, &old, &changed), DRAKE_OK);
 		kube_obj_unref(o);
@@ -71,8 +72,9 @@ static void test_cache_indexes_by_key_owner_and_node(void **state)
 	kube_cache_by_node(&c, "n4", count_cb, &n);
 	assert_int_equal(n, 40);
 	/* same resourceVersion: stored, reported unchanged; moving node re-indexes */
-	struct json_t *o = obj("{\"metadata\":{\"name\":\"p4\",\"namespace\":\"ml\",\"resourceVersion\":\"1\"},"
-			       "\"spec\":{\"nodeName\":\"n0\"}}");
+	struct json_t *o =
+	    obj("{\"metadata\":{\"name\":\"p4\",\"namespace\":\"ml\",\"resourceVersion\":\"1\"},"
+	        "\"spec\":{\"nodeName\":\"n0\"}}");
 	assert_int_equal(kube_cache_put(&c, o, 2, &old, &changed), DRAKE_OK);
 	assert_false(changed);
 	assert_non_null(old);
@@ -121,7 +123,8 @@ static void reply(struct evhttp_request *req, int code, const char *body)
 }
 
 #define ITEM(name, rv)                                                                             \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"resourceVersion\":\"" rv "\"}}"
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"resourceVersion\":\"" rv "\"" \
+	                                                                                      "}}"
 #define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":" ITEM(name, rv) "}\n"
 
 static void on_http(struct evhttp_request *req, void *arg)
@@ -137,13 +140,17 @@ static void on_http(struct evhttp_request *req, void *arg)
 		if (e->fail_first_list && e->lists == 1)
 			reply(req, 500, "boom");
 		else if (!cont && e->lists <= 2)
-			reply(req, 200, "{\"metadata\":{\"resourceVersion\":\"10\",\"continue\":\"tok+/1\"},"
-					"\"items\":[" ITEM("a", "1") "]}");
+			reply(req, 200,
+			      "{\"metadata\":{\"resourceVersion\":\"10\",\"continue\":\"tok+/1\"},"
+			      "\"items\":[" ITEM("a", "1") "]}");
 		else if (cont && !strcmp(cont, "tok+/1"))
-			reply(req, 200, "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[" ITEM("b", "2") "]}");
+			reply(req, 200,
+			      "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[" ITEM(
+			          "b", "2") "]}");
 		else
-			reply(req, 200, "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" ITEM(
-					    "a", "11") "," ITEM("d", "20") "]}");
+			reply(req, 200,
+			      "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" ITEM(
+			          "a", "11") "," ITEM("d", "20") "]}");
 		evhttp_clear_headers(&q);
 		return;
 	}
@@ -156,15 +163,14 @@ static void on_http(struct evhttp_request *req, void *arg)
 	const char *body = NULL;
 	switch (e->watches) {
 	case 1:
-		body = EV("MODIFIED", "a", "11") EV("ADDED", "c", "12") EV("DELETED", "b", "13")
-		    "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"14\"}}}\n";
+		body = EV("MODIFIED", "a", "11") EV("ADDED", "c", "12")
+		    EV("DELETED", "b", "13") "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{"
+		                             "\"resourceVersion\":\"14\"}}}\n";
 		break;
 	case 2:
 		body = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}\n";
 		break;
-	case 3:
-		body = "{bad json\n";
-		break;
+	case 3: body = "{bad json\n"; break;
 	}
 	if (e->watches >= e->stop_after_watches)
 		event_base_loopbreak(e->base);
@@ -183,9 +189,18 @@ static void log_event(struct env *e, const char *what, struct json_t *o)
 	strcat(e->log, line);
 }
 
-static void on_add(struct json_t *o, void *arg) { log_event(arg, "add", o); }
-static void on_update(struct json_t *old, struct json_t *o, void *arg) { log_event(arg, "update", o); }
-static void on_delete(struct json_t *o, void *arg) { log_event(arg, "delete", o); }
+static void on_add(struct json_t *o, void *arg)
+{
+	log_event(arg, "add", o);
+}
+static void on_update(struct json_t *old, struct json_t *o, void *arg)
+{
+	log_event(arg, "update", o);
+}
+static void on_delete(struct json_t *o, void *arg)
+{
+	log_event(arg, "delete", o);
+}
 
 static int setup(void **state)
 {
@@ -202,8 +217,11 @@ static int setup(void **state)
 	struct kube_config cfg = {.server = server};
 	struct kube_client_options o = {.timeout_ms = 2000, .max_body = 1 << 20};
 	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
-	struct kube_informer_options io = {.name = "pods", .path = "/api/v1/pods", .page_size = 1,
-					   .backoff_min_ms = 10, .backoff_max_ms = 40};
+	struct kube_informer_options io = {.name = "pods",
+	                                   .path = "/api/v1/pods",
+	                                   .page_size = 1,
+	                                   .backoff_min_ms = 10,
+	                                   .backoff_max_ms = 40};
 	struct kube_informer_handlers h = {on_add, on_update, on_delete, e};
 	e->inf = kube_informer_new(e->base, e->client, &io, &h, msg, sizeof(msg));
 	assert_non_null(e->inf);
@@ -245,10 +263,10 @@ static void test_informer_pages_watches_and_relists_on_gone(void **state)
 	/* watch 1 from the list's rv, 2 from the bookmark's, 3 after the 410
 	 * relist, 4 after the bad event's relist */
 	assert_string_equal(e->watch_rvs, "10 14 20 20 ");
-	assert_string_equal(e->log, "add ml/a@1; add ml/b@2; "       /* two pages */
-				    "update ml/a@11; add ml/c@12; delete ml/b@13; " /* watch 1 */
-				    "add ml/d@20; delete ml/c@12; "	/* relist after 410 */
-		);					/* relist after bad event: no change */
+	assert_string_equal(e->log, "add ml/a@1; add ml/b@2; "                      /* two pages */
+	                            "update ml/a@11; add ml/c@12; delete ml/b@13; " /* watch 1 */
+	                            "add ml/d@20; delete ml/c@12; " /* relist after 410 */
+	); /* relist after bad event: no change */
 	assert_int_equal(kube_informer_list_count(e->inf), 3);
 	assert_int_equal(kube_cache_count(kube_informer_cache(e->inf)), 2);
 	assert_non_null(kube_informer_get(e->inf, "ml", "d"));
@@ -290,10 +308,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cache_indexes_by_key_owner_and_node),
 	    cmocka_unit_test_setup_teardown(test_informer_pages_watches_and_relists_on_gone, setup,
-					    teardown),
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_list_is_retried_after_backoff, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_free_while_list_in_flight_is_safe, setup, teardown),
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_free_while_list_in_flight_is_safe, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_informer_rejects_bad_options, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,14 +57,16 @@ drake_err kube_base64_decode_text(const char *in, size_t len, char **out, char *
 		} else if (!is_b64(ch) || pad > 0) {
 			free(clean);
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "invalid base64: unexpected character at offset %zu", i);
+			                    "invalid base64: unexpected character at offset %zu",
+			                    i);
 		}
 		clean[n++] = (char)ch;
 	}
 	if (n == 0 || n % 4 != 0 || pad > 2) {
 		free(clean);
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "invalid base64: length %zu is not a non-zero multiple of 4", n);
+		                    "invalid base64: length %zu is not a non-zero multiple of 4",
+		                    n);
 	}
 	if (n / 4 > (size_t)(KUBE_CONFIG_MAX_BYTES / 3 * 4)) {
 		free(clean);
@@ -85,7 +87,7 @@ drake_err kube_base64_decode_text(const char *in, size_t len, char **out, char *
 	if (memchr(dec, '\0', dlen)) {
 		free(dec);
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "decoded base64 contains NUL bytes (expected PEM text)");
+		                    "decoded base64 contains NUL bytes (expected PEM text)");
 	}
 	dec[dlen] = '\0';
 	*out = (char *)dec;
@@ -121,7 +123,7 @@ static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *
 
 /* A scalar under key, or NULL if absent. A present non-scalar is an error. */
 static drake_err map_str(yaml_document_t *doc, yaml_node_t *map, const char *key, const char *where,
-			 const char **out, size_t *len, char *msg, size_t msglen)
+                         const char **out, size_t *len, char *msg, size_t msglen)
 {
 	*out = NULL;
 	yaml_node_t *v = map_get(doc, map, key);
@@ -130,16 +132,16 @@ static drake_err map_str(yaml_document_t *doc, yaml_node_t *map, const char *key
 	*out = scalar(doc, v, len);
 	if (!*out)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s: %s must be a string", where,
-				    key);
+		                    key);
 	if (memchr(*out, '\0', *len))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s: %s contains a NUL byte", where,
-				    key);
+		                    key);
 	return DRAKE_OK;
 }
 
 /* Finds the entry {name: <name>, <field>: {...}} in the named list. */
 static yaml_node_t *find_named(yaml_document_t *doc, yaml_node_t *root, const char *list,
-			       const char *name, const char *field)
+                               const char *name, const char *field)
 {
 	yaml_node_t *seq = map_get(doc, root, list);
 	if (!seq || seq->type != YAML_SEQUENCE_NODE)
@@ -166,7 +168,7 @@ static drake_err dup_str(const char *s, size_t len, char **out, char *msg, size_
 
 /* Copies a path, resolving it against base_dir when it is relative. */
 static drake_err dup_path(const char *p, size_t len, const char *base_dir, char **out, char *msg,
-			  size_t msglen)
+                          size_t msglen)
 {
 	if (len == 0)
 		return DRAKE_OK;
@@ -181,8 +183,8 @@ static drake_err dup_path(const char *p, size_t len, const char *base_dir, char 
 
 /* Reads "file" and "data" variants of one credential (data wins, as in kubectl). */
 static drake_err file_or_data(yaml_document_t *doc, yaml_node_t *m, const char *where,
-			      const char *fkey, const char *dkey, const char *base_dir,
-			      char **file_out, char **data_out, char *msg, size_t msglen)
+                              const char *fkey, const char *dkey, const char *base_dir,
+                              char **file_out, char **data_out, char *msg, size_t msglen)
 {
 	const char *f, *d;
 	size_t flen = 0, dlen = 0;
@@ -213,12 +215,12 @@ static drake_err parse_bool(const char *s, const char *where, bool *out, char *m
 		*out = false;
 		return DRAKE_OK;
 	}
-	return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s: insecure-skip-tls-verify: not a bool: %.40s",
-			    where, s);
+	return drake_errorf(DRAKE_EINVAL, msg, msglen,
+	                    "%s: insecure-skip-tls-verify: not a bool: %.40s", where, s);
 }
 
 static drake_err read_cluster(yaml_document_t *doc, yaml_node_t *cl, const char *base_dir,
-			      struct kube_config *out, char *msg, size_t msglen)
+                              struct kube_config *out, char *msg, size_t msglen)
 {
 	const char *where = "cluster";
 	const char *s;
@@ -232,11 +234,12 @@ static drake_err read_cluster(yaml_document_t *doc, yaml_node_t *cl, const char 
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "cluster has no server");
 	if (!(len > 8 && !strncmp(s, "https://", 8)) && !(len > 7 && !strncmp(s, "http://", 7)))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "cluster server %.*s is not an http(s) URL", (int)(len > 80 ? 80 : len), s);
+		                    "cluster server %.*s is not an http(s) URL",
+		                    (int)(len > 80 ? 80 : len), s);
 	if ((e = dup_str(s, len, &out->server, msg, msglen)) != DRAKE_OK)
 		return e;
 	e = file_or_data(doc, cl, where, "certificate-authority", "certificate-authority-data",
-			 base_dir, &out->ca_file, &out->ca_data, msg, msglen);
+	                 base_dir, &out->ca_file, &out->ca_data, msg, msglen);
 	if (e != DRAKE_OK)
 		return e;
 	if ((e = map_str(doc, cl, "insecure-skip-tls-verify", where, &s, &len, msg, msglen)))
@@ -247,15 +250,15 @@ static drake_err read_cluster(yaml_document_t *doc, yaml_node_t *cl, const char 
 }
 
 static drake_err read_user(yaml_document_t *doc, yaml_node_t *u, const char *base_dir,
-			   struct kube_config *out, char *msg, size_t msglen)
+                           struct kube_config *out, char *msg, size_t msglen)
 {
 	const char *where = "user";
-	drake_err e = file_or_data(doc, u, where, "client-certificate", "client-certificate-data",
-				   base_dir, &out->client_cert_file, &out->client_cert_data, msg,
-				   msglen);
+	drake_err e =
+	    file_or_data(doc, u, where, "client-certificate", "client-certificate-data", base_dir,
+	                 &out->client_cert_file, &out->client_cert_data, msg, msglen);
 	if (e == DRAKE_OK)
 		e = file_or_data(doc, u, where, "client-key", "client-key-data", base_dir,
-				 &out->client_key_file, &out->client_key_data, msg, msglen);
+		                 &out->client_key_file, &out->client_key_data, msg, msglen);
 	if (e != DRAKE_OK)
 		return e;
 	const char *s;
@@ -264,12 +267,13 @@ static drake_err read_user(yaml_document_t *doc, yaml_node_t *u, const char *bas
 		return e;
 	if (s && len > 0) {
 		if (len > KUBE_TOKEN_MAX_BYTES)
-			return drake_errorf(DRAKE_ELIMIT, msg, msglen, "user: token longer than %d bytes",
-					    KUBE_TOKEN_MAX_BYTES);
+			return drake_errorf(DRAKE_ELIMIT, msg, msglen,
+			                    "user: token longer than %d bytes",
+			                    KUBE_TOKEN_MAX_BYTES);
 		for (size_t i = 0; i < len; i++)
 			if (iscntrl((unsigned char)s[i]))
 				return drake_errorf(DRAKE_EINVAL, msg, msglen,
-						    "user: token contains control characters");
+				                    "user: token contains control characters");
 		if ((e = dup_str(s, len, &out->token, msg, msglen)))
 			return e;
 	}
@@ -280,20 +284,21 @@ static drake_err read_user(yaml_document_t *doc, yaml_node_t *u, const char *bas
 	bool has_cert = out->client_cert_file || out->client_cert_data;
 	bool has_key = out->client_key_file || out->client_key_data;
 	if (has_cert != has_key)
-		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-				    "user: client certificate and client key must be given together");
+		return drake_errorf(
+		    DRAKE_EINVAL, msg, msglen,
+		    "user: client certificate and client key must be given together");
 	return DRAKE_OK;
 }
 
 static drake_err parse_doc(yaml_document_t *doc, const char *base_dir, struct kube_config *out,
-			   char *msg, size_t msglen)
+                           char *msg, size_t msglen)
 {
 	yaml_node_t *root = yaml_document_get_root_node(doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "kubeconfig is not a YAML mapping");
 	if (doc->nodes.top - doc->nodes.start > KUBE_CONFIG_MAX_NODES)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "kubeconfig has more than %d nodes",
-				    KUBE_CONFIG_MAX_NODES);
+		                    KUBE_CONFIG_MAX_NODES);
 	const char *cur, *cname, *uname;
 	size_t len;
 	drake_err e = map_str(doc, root, "current-context", "kubeconfig", &cur, &len, msg, msglen);
@@ -307,19 +312,21 @@ static drake_err parse_doc(yaml_document_t *doc, const char *base_dir, struct ku
 	if ((e = map_str(doc, ctx, "cluster", "context", &cname, &len, msg, msglen)))
 		return e;
 	if (!cname || !*cname)
-		return drake_errorf(DRAKE_EINVAL, msg, msglen, "context %.100s names no cluster", cur);
+		return drake_errorf(DRAKE_EINVAL, msg, msglen, "context %.100s names no cluster",
+		                    cur);
 	if ((e = map_str(doc, ctx, "user", "context", &uname, &len, msg, msglen)))
 		return e;
 	yaml_node_t *cl = find_named(doc, root, "clusters", cname, "cluster");
 	if (!cl)
-		return drake_errorf(DRAKE_ENOTFOUND, msg, msglen, "cluster %.100s not found", cname);
+		return drake_errorf(DRAKE_ENOTFOUND, msg, msglen, "cluster %.100s not found",
+		                    cname);
 	if ((e = read_cluster(doc, cl, base_dir, out, msg, msglen)))
 		return e;
 	if (uname && *uname) {
 		yaml_node_t *u = find_named(doc, root, "users", uname, "user");
 		if (!u)
 			return drake_errorf(DRAKE_ENOTFOUND, msg, msglen, "user %.100s not found",
-					    uname);
+			                    uname);
 		if ((e = read_user(doc, u, base_dir, out, msg, msglen)))
 			return e;
 	}
@@ -327,22 +334,21 @@ static drake_err parse_doc(yaml_document_t *doc, const char *base_dir, struct ku
 }
 
 drake_err kube_config_parse(const char *buf, size_t len, const char *base_dir,
-			    struct kube_config *out, char *msg, size_t msglen)
+                            struct kube_config *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	if (len > KUBE_CONFIG_MAX_BYTES)
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "kubeconfig larger than %d bytes",
-				    KUBE_CONFIG_MAX_BYTES);
+		                    KUBE_CONFIG_MAX_BYTES);
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	if (!yaml_parser_initialize(&parser))
 		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "cannot start the YAML parser");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		drake_err e = drake_errorf(DRAKE_EINVAL, msg, msglen,
-					   "kubeconfig YAML error at line %zu: %s",
-					   parser.problem_mark.line + 1,
-					   parser.problem ? parser.problem : "unknown");
+		drake_err e = drake_errorf(
+		    DRAKE_EINVAL, msg, msglen, "kubeconfig YAML error at line %zu: %s",
+		    parser.problem_mark.line + 1, parser.problem ? parser.problem : "unknown");
 		yaml_parser_delete(&parser);
 		return e;
 	}
@@ -356,13 +362,13 @@ drake_err kube_config_parse(const char *buf, size_t len, const char *base_dir,
 
 /* Reads a whole small file into a NUL-terminated buffer. */
 static drake_err slurp(const char *path, size_t limit, char **out, size_t *outlen, char *msg,
-		       size_t msglen)
+                       size_t msglen)
 {
 	*out = NULL;
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return drake_errorf(errno == ENOENT ? DRAKE_ENOTFOUND : DRAKE_EIO, msg, msglen,
-				    "%s: %s", path, strerror(errno));
+		                    "%s: %s", path, strerror(errno));
 	char *buf = malloc(limit + 2);
 	if (!buf) {
 		fclose(f);
@@ -378,7 +384,7 @@ static drake_err slurp(const char *path, size_t limit, char **out, size_t *outle
 	if (n > limit) {
 		free(buf);
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "%s: larger than %zu bytes", path,
-				    limit);
+		                    limit);
 	}
 	buf[n] = '\0';
 	*out = buf;
@@ -399,7 +405,7 @@ drake_err kube_token_read(const char *path, char **out, char *msg, size_t msglen
 			free(*out);
 			*out = NULL;
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "%s: token contains control characters", path);
+			                    "%s: token contains control characters", path);
 		}
 	}
 	if (n == 0) {
@@ -411,15 +417,15 @@ drake_err kube_token_read(const char *path, char **out, char *msg, size_t msglen
 }
 
 drake_err kube_config_in_cluster(const char *host, const char *port, const char *sa_dir,
-				 struct kube_config *out, char *msg, size_t msglen)
+                                 struct kube_config *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	if (!host || !*host || !port || !*port)
 		return drake_errorf(DRAKE_ENOTFOUND, msg, msglen,
-				    "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
+		                    "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
 	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "bad KUBERNETES_SERVICE_PORT %.20s",
-				    port);
+		                    port);
 	bool v6 = strchr(host, ':') != NULL;
 	if (asprintf(&out->server, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port) < 0)
 		out->server = NULL;
@@ -444,8 +450,8 @@ drake_err kube_config_load(const char *path, struct kube_config *out, char *msg,
 {
 	if (!path)
 		return kube_config_in_cluster(getenv("KUBERNETES_SERVICE_HOST"),
-					      getenv("KUBERNETES_SERVICE_PORT"), KUBE_SA_DIR, out,
-					      msg, msglen);
+		                              getenv("KUBERNETES_SERVICE_PORT"), KUBE_SA_DIR, out,
+		                              msg, msglen);
 	memset(out, 0, sizeof(*out));
 	char *buf;
 	size_t n;

@@ -28,12 +28,13 @@
  * (kubectl resolves them against the kubeconfig's folder); NULL keeps them
  * as written. */
 drake_err kube_config_parse(const char *buf, size_t len, const char *base_dir,
-			    struct kube_config *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                            struct kube_config *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* The in-cluster configuration: host and port as given (normally the
  * KUBERNETES_SERVICE_HOST/PORT variables), CA and token from sa_dir. */
 drake_err kube_config_in_cluster(const char *host, const char *port, const char *sa_dir,
-				 struct kube_config *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                                 struct kube_config *out, char *msg,
+                                 size_t msglen) DRAKE_MUST_CHECK;
 
 /* Reads a bearer token file (at most KUBE_TOKEN_MAX_BYTES), trims trailing
  * whitespace and refuses control characters, so it is safe in a header.
@@ -43,7 +44,7 @@ drake_err kube_token_read(const char *path, char **out, char *msg, size_t msglen
 /* Decodes standard base64 (whitespace ignored, padding required) into a
  * NUL-terminated heap string; refuses bad characters and embedded NULs
  * because every -data field carries PEM text. */
-drake_err kube_base64_decode_text(const char *in, size_t len, char **out, char *msg, size_t msglen)
-    DRAKE_MUST_CHECK;
+drake_err kube_base64_decode_text(const char *in, size_t len, char **out, char *msg,
+                                  size_t msglen) DRAKE_MUST_CHECK;
 
 #endif

@@ -20,8 +20,7 @@
 static char msg[512];
 
 /* "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" */
-#define PEM_B64                                                                                    \
-	"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+#define PEM_B64  "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 #define PEM_TEXT "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
 
 static drake_err parse(const char *yaml, struct kube_config *cfg)
@@ -30,27 +29,26 @@ static drake_err parse(const char *yaml, struct kube_config *cfg)
 	return kube_config_parse(yaml, strlen(yaml), "/base", cfg, msg, sizeof(msg));
 }
 
-static const char *KIND_CONFIG =
-    "apiVersion: v1\n"
-    "kind: Config\n"
-    "current-context: kind-drake\n"
-    "clusters:\n"
-    "- name: other\n"
-    "  cluster: {server: https://other:1}\n"
-    "- cluster:\n"
-    "    certificate-authority-data: " PEM_B64 "\n"
-    "    server: https://127.0.0.1:6443/\n"
-    "  name: kind-drake\n"
-    "contexts:\n"
-    "- context: {cluster: kind-drake, user: admin}\n"
-    "  name: kind-drake\n"
-    "users:\n"
-    "- name: admin\n"
-    "  user:\n"
-    "    client-certificate-data: " PEM_B64 "\n"
-    "    client-key-data: |\n"
-    "      LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEKLS0t\n"
-    "      LS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n";
+static const char *KIND_CONFIG = "apiVersion: v1\n"
+                                 "kind: Config\n"
+                                 "current-context: kind-drake\n"
+                                 "clusters:\n"
+                                 "- name: other\n"
+                                 "  cluster: {server: https://other:1}\n"
+                                 "- cluster:\n"
+                                 "    certificate-authority-data: " PEM_B64 "\n"
+                                 "    server: https://127.0.0.1:6443/\n"
+                                 "  name: kind-drake\n"
+                                 "contexts:\n"
+                                 "- context: {cluster: kind-drake, user: admin}\n"
+                                 "  name: kind-drake\n"
+                                 "users:\n"
+                                 "- name: admin\n"
+                                 "  user:\n"
+                                 "    client-certificate-data: " PEM_B64 "\n"
+                                 "    client-key-data: |\n"
+                                 "      LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEKLS0t\n"
+                                 "      LS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n";
 
 static void test_kind_style_config_decodes_data_fields(void **state)
 {
@@ -71,13 +69,13 @@ static void test_relative_paths_resolve_against_the_config_folder(void **state)
 {
 	struct kube_config cfg;
 	assert_int_equal(parse("current-context: c\n"
-			       "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-			       "clusters: [{name: k, cluster: {server: 'http://h:8080', "
-			       "certificate-authority: ca.crt, insecure-skip-tls-verify: true}}]\n"
-			       "users: [{name: u, user: {client-certificate: /abs/c.pem, "
-			       "client-key: k.pem, tokenFile: tok}}]\n",
-			       &cfg),
-			 DRAKE_OK);
+	                       "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+	                       "clusters: [{name: k, cluster: {server: 'http://h:8080', "
+	                       "certificate-authority: ca.crt, insecure-skip-tls-verify: true}}]\n"
+	                       "users: [{name: u, user: {client-certificate: /abs/c.pem, "
+	                       "client-key: k.pem, tokenFile: tok}}]\n",
+	                       &cfg),
+	                 DRAKE_OK);
 	assert_string_equal(cfg.ca_file, "/base/ca.crt");
 	assert_string_equal(cfg.client_cert_file, "/abs/c.pem");
 	assert_string_equal(cfg.client_key_file, "/base/k.pem");
@@ -90,18 +88,18 @@ static void test_token_user_and_context_without_user(void **state)
 {
 	struct kube_config cfg;
 	assert_int_equal(parse("current-context: c\n"
-			       "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-			       "clusters: [{name: k, cluster: {server: https://h}}]\n"
-			       "users: [{name: u, user: {token: abc.def}}]\n",
-			       &cfg),
-			 DRAKE_OK);
+	                       "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+	                       "clusters: [{name: k, cluster: {server: https://h}}]\n"
+	                       "users: [{name: u, user: {token: abc.def}}]\n",
+	                       &cfg),
+	                 DRAKE_OK);
 	assert_string_equal(cfg.token, "abc.def");
 	kube_config_release(&cfg);
 	assert_int_equal(parse("current-context: c\n"
-			       "contexts: [{name: c, context: {cluster: k}}]\n"
-			       "clusters: [{name: k, cluster: {server: https://h}}]\n",
-			       &cfg),
-			 DRAKE_OK);
+	                       "contexts: [{name: c, context: {cluster: k}}]\n"
+	                       "clusters: [{name: k, cluster: {server: https://h}}]\n",
+	                       &cfg),
+	                 DRAKE_OK);
 	assert_null(cfg.token);
 	assert_null(cfg.client_cert_file);
 	kube_config_release(&cfg);
@@ -182,8 +180,8 @@ static void test_bad_configs_fail_with_a_message(void **state)
 		drake_err e = parse(BAD[i].yaml, &cfg);
 		if (e != BAD[i].want || !strstr(msg, BAD[i].msg_has))
 			fail_msg("case '%s': got %s '%s', want %s containing '%s'", BAD[i].name,
-				 drake_strerror(e), msg, drake_strerror(BAD[i].want),
-				 BAD[i].msg_has);
+			         drake_strerror(e), msg, drake_strerror(BAD[i].want),
+			         BAD[i].msg_has);
 		assert_null(cfg.server); /* released on failure */
 	}
 }
@@ -203,9 +201,10 @@ static void test_config_over_the_size_limit_is_refused(void **state)
 static void test_token_over_the_size_limit_is_refused(void **state)
 {
 	size_t n = KUBE_TOKEN_MAX_BYTES + 1;
-	const char *head = "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
-			   "clusters: [{name: k, cluster: {server: https://h}}]\n"
-			   "users: [{name: u, user: {token: ";
+	const char *head =
+	    "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+	    "clusters: [{name: k, cluster: {server: https://h}}]\n"
+	    "users: [{name: u, user: {token: ";
 	char *y = malloc(strlen(head) + n + 8);
 	assert_non_null(y);
 	strcpy(y, head);
@@ -260,10 +259,12 @@ static int remove_dir(void **state)
 
 static void test_load_file_resolves_paths_next_to_it(void **state)
 {
-	write_file("config", "current-context: c\n"
-			     "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-			     "clusters: [{name: k, cluster: {server: https://h, certificate-authority: ca.pem}}]\n"
-			     "users: [{name: u, user: {tokenFile: token}}]\n");
+	write_file(
+	    "config",
+	    "current-context: c\n"
+	    "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+	    "clusters: [{name: k, cluster: {server: https://h, certificate-authority: ca.pem}}]\n"
+	    "users: [{name: u, user: {tokenFile: token}}]\n");
 	char p[128];
 	snprintf(p, sizeof(p), "%s/config", dir);
 	struct kube_config cfg;
@@ -316,7 +317,7 @@ static void test_in_cluster_service_account(void **state)
 	write_file("ca.crt", PEM_TEXT);
 	struct kube_config cfg;
 	assert_int_equal(kube_config_in_cluster("10.96.0.1", "443", dir, &cfg, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	assert_string_equal(cfg.server, "https://10.96.0.1:443");
 	assert_non_null(strstr(cfg.token_file, "/token"));
 	assert_non_null(strstr(cfg.ca_file, "/ca.crt"));
@@ -324,17 +325,17 @@ static void test_in_cluster_service_account(void **state)
 	kube_config_release(&cfg);
 
 	assert_int_equal(kube_config_in_cluster("fd00::1", "6443", dir, &cfg, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	assert_string_equal(cfg.server, "https://[fd00::1]:6443");
 	kube_config_release(&cfg);
 
 	assert_int_equal(kube_config_in_cluster(NULL, "443", dir, &cfg, msg, sizeof(msg)),
-			 DRAKE_ENOTFOUND);
+	                 DRAKE_ENOTFOUND);
 	assert_int_equal(kube_config_in_cluster("h", "44x", dir, &cfg, msg, sizeof(msg)),
-			 DRAKE_EINVAL);
-	assert_int_equal(kube_config_in_cluster("h", "443", "/nonexistent-sa", &cfg, msg,
-						sizeof(msg)),
-			 DRAKE_ENOTFOUND);
+	                 DRAKE_EINVAL);
+	assert_int_equal(
+	    kube_config_in_cluster("h", "443", "/nonexistent-sa", &cfg, msg, sizeof(msg)),
+	    DRAKE_ENOTFOUND);
 	assert_null(cfg.server);
 }
 
@@ -358,9 +359,9 @@ int main(void)
 	    cmocka_unit_test(test_token_over_the_size_limit_is_refused),
 	    cmocka_unit_test(test_base64_decoder),
 	    cmocka_unit_test_setup_teardown(test_load_file_resolves_paths_next_to_it, make_dir,
-					    remove_dir),
+	                                    remove_dir),
 	    cmocka_unit_test_setup_teardown(test_load_file_reports_its_path_on_error, make_dir,
-					    remove_dir),
+	                                    remove_dir),
 	    cmocka_unit_test_setup_teardown(test_token_file_reader, make_dir, remove_dir),
 	    cmocka_unit_test_setup_teardown(test_in_cluster_service_account, make_dir, remove_dir),
 	    cmocka_unit_test(test_release_is_safe_on_null_and_twice),

@@ -64,7 +64,8 @@ drake_err kube_obj_meta(const struct json_t *o, struct kube_meta *m)
 
 const char *kube_obj_label(const struct json_t *o, const char *key)
 {
-	return str_of(json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), key));
+	return str_of(
+	    json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), key));
 }
 
 const char *kube_obj_annotation(const struct json_t *o, const char *key)
@@ -124,7 +125,7 @@ char *kube_delete_options_body(const char *uid, const char *rv, const char *prop
 	if (rv)
 		json_object_set_new(pre, "resourceVersion", json_string(rv));
 	json_t *b = json_pack("{s:s,s:s,s:o}", "kind", "DeleteOptions", "apiVersion", "v1",
-			      "preconditions", pre);
+	                      "preconditions", pre);
 	if (b && propagation)
 		json_object_set_new(b, "propagationPolicy", json_string(propagation));
 	return dump(b);
@@ -133,13 +134,13 @@ char *kube_delete_options_body(const char *uid, const char *rv, const char *prop
 char *kube_binding_body(const char *pod, const char *node)
 {
 	return dump(json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
-			      "Binding", "metadata", "name", pod, "target", "apiVersion", "v1",
-			      "kind", "Node", "name", node));
+	                      "Binding", "metadata", "name", pod, "target", "apiVersion", "v1",
+	                      "kind", "Node", "name", node));
 }
 
 char *kube_event_body(const char *ns, const char *api_version, const char *kind, const char *name,
-		      const char *uid, const char *type, const char *reason, const char *message,
-		      const char *component, const char *now_rfc3339)
+                      const char *uid, const char *type, const char *reason, const char *message,
+                      const char *component, const char *now_rfc3339)
 {
 	/* generateName lets the API server pick a unique name for each event */
 	char gen[KUBE_NAME_MAX + 2];
@@ -147,8 +148,8 @@ char *kube_event_body(const char *ns, const char *api_version, const char *kind,
 	return dump(json_pack(
 	    "{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i}",
 	    "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", ns,
-	    "involvedObject", "apiVersion", api_version, "kind", kind, "name", name, "namespace", ns,
-	    "uid", uid ? uid : "", "type", type, "reason", reason, "message", message, "source",
+	    "involvedObject", "apiVersion", api_version, "kind", kind, "name", name, "namespace",
+	    ns, "uid", uid ? uid : "", "type", type, "reason", reason, "message", message, "source",
 	    "component", component, "firstTimestamp", now_rfc3339, "lastTimestamp", now_rfc3339,
 	    "count", 1));
 }

@@ -21,14 +21,14 @@ struct json_t;
 #define KUBE_NAME_MAX 253
 
 struct kube_meta {
-	const char *ns;		/* "" for cluster-scoped objects */
+	const char *ns; /* "" for cluster-scoped objects */
 	const char *name;
-	const char *uid;	/* "" when absent */
-	const char *rv;		/* "" when absent */
-	const char *owner_uid;	/* the controller owner's uid, or NULL */
+	const char *uid;        /* "" when absent */
+	const char *rv;         /* "" when absent */
+	const char *owner_uid;  /* the controller owner's uid, or NULL */
 	const char *owner_kind; /* its kind, or NULL */
-	const char *node_name;	/* spec.nodeName (pods), or NULL */
-	bool deleting;		/* metadata.deletionTimestamp is set */
+	const char *node_name;  /* spec.nodeName (pods), or NULL */
+	bool deleting;          /* metadata.deletionTimestamp is set */
 };
 
 struct json_t *kube_obj_ref(struct json_t *o);
@@ -53,7 +53,7 @@ char *kube_delete_options_body(const char *uid, const char *rv, const char *prop
 char *kube_binding_body(const char *pod, const char *node);
 /* A core/v1 Event about an object. type is "Normal" or "Warning". */
 char *kube_event_body(const char *ns, const char *api_version, const char *kind, const char *name,
-		      const char *uid, const char *type, const char *reason, const char *message,
-		      const char *component, const char *now_rfc3339);
+                      const char *uid, const char *type, const char *reason, const char *message,
+                      const char *component, const char *now_rfc3339);
 
 #endif

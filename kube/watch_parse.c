@@ -33,8 +33,8 @@ static bool parse_type(const char *s, enum kube_event_type *t)
 		const char *name;
 		enum kube_event_type type;
 	} types[] = {
-	    {"ADDED", KUBE_EVENT_ADDED},       {"MODIFIED", KUBE_EVENT_MODIFIED},
-	    {"DELETED", KUBE_EVENT_DELETED},   {"BOOKMARK", KUBE_EVENT_BOOKMARK},
+	    {"ADDED", KUBE_EVENT_ADDED},     {"MODIFIED", KUBE_EVENT_MODIFIED},
+	    {"DELETED", KUBE_EVENT_DELETED}, {"BOOKMARK", KUBE_EVENT_BOOKMARK},
 	    {"ERROR", KUBE_EVENT_ERROR},
 	};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -49,7 +49,7 @@ static bool parse_type(const char *s, enum kube_event_type *t)
 /* Checks an object's metadata and copies its resourceVersion. name is
  * required except for bookmarks, which carry only a resourceVersion. */
 static drake_err check_object(json_t *obj, bool need_name, char rv[KUBE_RV_MAX], char *msg,
-			      size_t msglen)
+                              size_t msglen)
 {
 	if (!json_is_object(obj))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "object is not a JSON object");
@@ -61,30 +61,31 @@ static drake_err check_object(json_t *obj, bool need_name, char rv[KUBE_RV_MAX],
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "object has no metadata.name");
 	json_t *ns = json_object_get(meta, "namespace");
 	if (ns && !json_is_string(ns))
-		return drake_errorf(DRAKE_EINVAL, msg, msglen, "metadata.namespace is not a string");
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "metadata.namespace is not a string");
 	json_t *jrv = json_object_get(meta, "resourceVersion");
 	rv[0] = '\0';
 	if (jrv) {
 		if (!json_is_string(jrv) || json_string_length(jrv) >= KUBE_RV_MAX)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "metadata.resourceVersion is not a short string");
+			                    "metadata.resourceVersion is not a short string");
 		memcpy(rv, json_string_value(jrv), json_string_length(jrv) + 1);
 		if (strlen(rv) != json_string_length(jrv))
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-					    "metadata.resourceVersion contains a NUL");
+			                    "metadata.resourceVersion contains a NUL");
 	}
 	return DRAKE_OK;
 }
 
-drake_err kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ev,
-			    char *msg, size_t msglen)
+drake_err kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ev, char *msg,
+                            size_t msglen)
 {
 	memset(ev, 0, sizeof(*ev));
 	json_error_t jerr;
 	json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "watch event is not JSON: %s at %d",
-				    jerr.text, jerr.position);
+		                    jerr.text, jerr.position);
 	drake_err e = DRAKE_OK;
 	json_t *type = json_object_get(root, "type");
 	json_t *obj = json_object_get(root, "object");
@@ -94,7 +95,7 @@ drake_err kube_watch_decode(const char *line, size_t len, struct kube_watch_even
 	}
 	if (!json_is_object(obj)) {
 		e = drake_errorf(DRAKE_EINVAL, msg, msglen, "%s event has no object",
-				 kube_event_type_name(ev->type));
+		                 kube_event_type_name(ev->type));
 		goto out;
 	}
 	if (ev->type == KUBE_EVENT_ERROR) {
@@ -102,19 +103,19 @@ drake_err kube_watch_decode(const char *line, size_t len, struct kube_watch_even
 		json_t *m = json_object_get(obj, "message");
 		ev->error_code = json_is_integer(code) ? (long)json_integer_value(code) : 0;
 		snprintf(ev->error_message, sizeof(ev->error_message), "%s",
-			 json_is_string(m) ? json_string_value(m) : "");
+		         json_is_string(m) ? json_string_value(m) : "");
 	} else {
 		char inner[160];
 		e = check_object(obj, ev->type != KUBE_EVENT_BOOKMARK, ev->resource_version, inner,
-				 sizeof(inner));
+		                 sizeof(inner));
 		if (e != DRAKE_OK) {
 			drake_errorf(e, msg, msglen, "%s event: %s", kube_event_type_name(ev->type),
-				     inner);
+			             inner);
 			goto out;
 		}
 		if (ev->type == KUBE_EVENT_BOOKMARK && !ev->resource_version[0]) {
 			e = drake_errorf(DRAKE_EINVAL, msg, msglen,
-					 "BOOKMARK event without resourceVersion");
+			                 "BOOKMARK event without resourceVersion");
 			goto out;
 		}
 	}
@@ -158,7 +159,7 @@ size_t kube_watch_parser_pending(const struct kube_watch_parser *p)
 }
 
 static drake_err emit(const char *line, size_t len, kube_watch_event_cb cb, void *arg, char *msg,
-		      size_t msglen)
+                      size_t msglen)
 {
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
 		len--;
@@ -174,11 +175,11 @@ static drake_err emit(const char *line, size_t len, kube_watch_event_cb cb, void
 }
 
 static drake_err buffer(struct kube_watch_parser *p, const char *data, size_t n, char *msg,
-			size_t msglen)
+                        size_t msglen)
 {
 	if (n > p->max_event - p->len)
-		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-				    "watch event larger than %zu bytes", p->max_event);
+		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "watch event larger than %zu bytes",
+		                    p->max_event);
 	if (p->len + n > p->cap) {
 		size_t cap = p->cap ? p->cap : 8192;
 		while (cap < p->len + n)
@@ -187,7 +188,8 @@ static drake_err buffer(struct kube_watch_parser *p, const char *data, size_t n,
 			cap = p->max_event;
 		char *b = realloc(p->buf, cap);
 		if (!b)
-			return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory buffering an event");
+			return drake_errorf(DRAKE_ENOMEM, msg, msglen,
+			                    "out of memory buffering an event");
 		p->buf = b;
 		p->cap = cap;
 	}
@@ -197,7 +199,7 @@ static drake_err buffer(struct kube_watch_parser *p, const char *data, size_t n,
 }
 
 drake_err kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, size_t len,
-				 kube_watch_event_cb cb, void *arg, char *msg, size_t msglen)
+                                 kube_watch_event_cb cb, void *arg, char *msg, size_t msglen)
 {
 	while (len > 0) {
 		const char *nl = memchr(data, '\n', len);
@@ -207,8 +209,8 @@ drake_err kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, 
 			/* the common case: a whole event in this chunk, no copy */
 			if (n > p->max_event)
 				return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-						    "watch event larger than %zu bytes",
-						    p->max_event);
+				                    "watch event larger than %zu bytes",
+				                    p->max_event);
 			e = emit(data, n, cb, arg, msg, msglen);
 		} else {
 			e = buffer(p, data, n, msg, msglen);
@@ -228,8 +230,8 @@ drake_err kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, 
 }
 
 drake_err kube_list_decode(const char *body, size_t len, kube_watch_event_cb cb, void *arg,
-			   char rv[KUBE_RV_MAX], char *cont, size_t contlen, char *msg,
-			   size_t msglen)
+                           char rv[KUBE_RV_MAX], char *cont, size_t contlen, char *msg,
+                           size_t msglen)
 {
 	rv[0] = '\0';
 	if (contlen)
@@ -238,7 +240,7 @@ drake_err kube_list_decode(const char *body, size_t len, kube_watch_event_cb cb,
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "list is not JSON: %s at %d",
-				    jerr.text, jerr.position);
+		                    jerr.text, jerr.position);
 	drake_err e = DRAKE_OK;
 	json_t *meta = json_object_get(root, "metadata");
 	json_t *items = json_object_get(root, "items");
@@ -246,7 +248,8 @@ drake_err kube_list_decode(const char *body, size_t len, kube_watch_event_cb cb,
 	json_t *jc = json_object_get(meta, "continue");
 	if (!json_is_string(jrv) || json_string_length(jrv) == 0 ||
 	    json_string_length(jrv) >= KUBE_RV_MAX) {
-		e = drake_errorf(DRAKE_EINVAL, msg, msglen, "list has no usable metadata.resourceVersion");
+		e = drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                 "list has no usable metadata.resourceVersion");
 		goto out;
 	}
 	if (!json_is_array(items) && !json_is_null(items)) {
@@ -255,7 +258,7 @@ drake_err kube_list_decode(const char *body, size_t len, kube_watch_event_cb cb,
 	}
 	if (json_array_size(items) > KUBE_LIST_ITEMS_MAX) {
 		e = drake_errorf(DRAKE_ELIMIT, msg, msglen, "list has more than %d items",
-				 KUBE_LIST_ITEMS_MAX);
+		                 KUBE_LIST_ITEMS_MAX);
 		goto out;
 	}
 	if (jc && json_is_string(jc) && json_string_length(jc) > 0) {

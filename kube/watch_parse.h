@@ -34,17 +34,17 @@ enum kube_event_type {
 
 struct kube_watch_event {
 	enum kube_event_type type;
-	struct json_t *object;		/* borrowed; has metadata.name unless BOOKMARK/ERROR */
+	struct json_t *object;              /* borrowed; has metadata.name unless BOOKMARK/ERROR */
 	char resource_version[KUBE_RV_MAX]; /* object's metadata.resourceVersion, "" for ERROR */
-	long error_code;		/* ERROR: the Status code (410 means relist) */
-	char error_message[160];	/* ERROR: the Status message */
+	long error_code;                    /* ERROR: the Status code (410 means relist) */
+	char error_message[160];            /* ERROR: the Status message */
 };
 
 const char *kube_event_type_name(enum kube_event_type t);
 
 /* Decodes one event line (without its newline). */
-drake_err kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ev,
-			    char *msg, size_t msglen) DRAKE_MUST_CHECK;
+drake_err kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ev, char *msg,
+                            size_t msglen) DRAKE_MUST_CHECK;
 /* Drops the reference kube_watch_decode() took. */
 void kube_watch_event_release(struct kube_watch_event *ev);
 
@@ -62,8 +62,8 @@ void kube_watch_parser_release(struct kube_watch_parser *p);
  * malformed JSON or a bad shape) and the parser must then be reset: a watch
  * that skipped an event would leave the cache wrong, so callers relist. */
 drake_err kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, size_t len,
-				 kube_watch_event_cb cb, void *arg, char *msg, size_t msglen)
-    DRAKE_MUST_CHECK;
+                                 kube_watch_event_cb cb, void *arg, char *msg,
+                                 size_t msglen) DRAKE_MUST_CHECK;
 /* Bytes of an unfinished event: non-zero when a stream ended mid-event. */
 size_t kube_watch_parser_pending(const struct kube_watch_parser *p);
 void kube_watch_parser_reset(struct kube_watch_parser *p);
@@ -72,7 +72,7 @@ void kube_watch_parser_reset(struct kube_watch_parser *p);
  * calling cb(item) for every item, with ADDED as the type. rv and cont receive
  * the list's resourceVersion and continue token ("" when absent). */
 drake_err kube_list_decode(const char *body, size_t len, kube_watch_event_cb cb, void *arg,
-			   char rv[KUBE_RV_MAX], char *cont, size_t contlen, char *msg,
-			   size_t msglen) DRAKE_MUST_CHECK;
+                           char rv[KUBE_RV_MAX], char *cont, size_t contlen, char *msg,
+                           size_t msglen) DRAKE_MUST_CHECK;
 
 #endif

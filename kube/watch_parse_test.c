@@ -54,11 +54,13 @@ static void test_events_split_across_chunks_arrive_whole_and_in_order(void **sta
 	kube_watch_parser_init(&p, 0);
 	struct seen s = {0};
 	const char *stream = POD("ADDED", "a", "1") "\n\n" POD("MODIFIED", "a", "2") "\r\n" POD(
-	    "DELETED", "a", "3") "\n{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n";
+	    "DELETED", "a", "3") "\n{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{"
+	                         "\"resourceVersion\":\"9\"}}}\n";
 	/* feed one byte at a time: the worst split */
 	for (size_t i = 0; stream[i]; i++)
-		assert_int_equal(kube_watch_parser_feed(&p, stream + i, 1, on_event, &s, msg, sizeof(msg)),
-				 DRAKE_OK);
+		assert_int_equal(
+		    kube_watch_parser_feed(&p, stream + i, 1, on_event, &s, msg, sizeof(msg)),
+		    DRAKE_OK);
 	assert_int_equal(s.n, 4);
 	assert_int_equal(s.type[0], KUBE_EVENT_ADDED);
 	assert_int_equal(s.type[1], KUBE_EVENT_MODIFIED);
@@ -92,15 +94,16 @@ static void test_event_over_the_limit_is_refused(void **state)
 	struct seen s = {0};
 	/* whole line in one chunk */
 	assert_int_equal(feed(&p, POD("ADDED", "a-very-long-name-to-pass-64-bytes", "1") "\n", &s),
-			 DRAKE_ELIMIT);
+	                 DRAKE_ELIMIT);
 	assert_non_null(strstr(msg, "larger than 64"));
 	kube_watch_parser_reset(&p);
 	/* the same, arriving in pieces with no newline yet */
 	char big[100];
 	memset(big, ' ', sizeof(big));
-	assert_int_equal(kube_watch_parser_feed(&p, big, 40, on_event, &s, msg, sizeof(msg)), DRAKE_OK);
 	assert_int_equal(kube_watch_parser_feed(&p, big, 40, on_event, &s, msg, sizeof(msg)),
-			 DRAKE_ELIMIT);
+	                 DRAKE_OK);
+	assert_int_equal(kube_watch_parser_feed(&p, big, 40, on_event, &s, msg, sizeof(msg)),
+	                 DRAKE_ELIMIT);
 	assert_int_equal(s.n, 0);
 	kube_watch_parser_release(&p);
 }
@@ -119,25 +122,28 @@ static void test_malformed_events_are_refused_with_a_reason(void **state)
 	    {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\"}}}", "no metadata.name"},
 	    {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":5}}}",
 	     "namespace is not a string"},
-	    {"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":7}}}",
+	    {"{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":"
+	     "7}}}",
 	     "resourceVersion is not a short string"},
 	    {"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}", "without resourceVersion"},
 	    {"{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":{}}", "not JSON"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct kube_watch_event ev;
-		drake_err e = kube_watch_decode(bad[i].line, strlen(bad[i].line), &ev, msg, sizeof(msg));
+		drake_err e =
+		    kube_watch_decode(bad[i].line, strlen(bad[i].line), &ev, msg, sizeof(msg));
 		if (e != DRAKE_EINVAL || !strstr(msg, bad[i].why))
-			fail_msg("line %s: got %s '%s', want '%s'", bad[i].line, drake_strerror(e), msg,
-				 bad[i].why);
+			fail_msg("line %s: got %s '%s', want '%s'", bad[i].line, drake_strerror(e),
+			         msg, bad[i].why);
 		assert_null(ev.object);
 	}
 	/* through the framer: the bad event stops the feed, later ones are not delivered */
 	struct kube_watch_parser p;
 	kube_watch_parser_init(&p, 0);
 	struct seen s = {0};
-	assert_int_equal(feed(&p, POD("ADDED", "a", "1") "\n{oops}\n" POD("ADDED", "b", "2") "\n", &s),
-			 DRAKE_EINVAL);
+	assert_int_equal(
+	    feed(&p, POD("ADDED", "a", "1") "\n{oops}\n" POD("ADDED", "b", "2") "\n", &s),
+	    DRAKE_EINVAL);
 	assert_int_equal(s.n, 1);
 	kube_watch_parser_release(&p);
 }
@@ -148,10 +154,10 @@ static void test_error_event_carries_the_status_code(void **state)
 	kube_watch_parser_init(&p, 0);
 	struct seen s = {0};
 	assert_int_equal(feed(&p,
-			      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
-			      "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n",
-			      &s),
-			 DRAKE_OK);
+	                      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+	                      "\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n",
+	                      &s),
+	                 DRAKE_OK);
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.type[0], KUBE_EVENT_ERROR);
 	assert_int_equal(s.code[0], 410);
@@ -166,17 +172,17 @@ static void test_list_decodes_items_rv_and_continue(void **state)
 	    "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ml\",\"resourceVersion\":\"2\"}}]}";
 	struct seen s = {0};
 	char rv[KUBE_RV_MAX], cont[64];
-	assert_int_equal(kube_list_decode(list, strlen(list), on_event, &s, rv, cont, sizeof(cont), msg,
-					  sizeof(msg)),
-			 DRAKE_OK);
+	assert_int_equal(kube_list_decode(list, strlen(list), on_event, &s, rv, cont, sizeof(cont),
+	                                  msg, sizeof(msg)),
+	                 DRAKE_OK);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.name[1], "ml/b");
 	assert_string_equal(rv, "55");
 	assert_string_equal(cont, "abc+/=");
 	const char *empty = "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":null}";
-	assert_int_equal(kube_list_decode(empty, strlen(empty), on_event, &s, rv, cont, sizeof(cont),
-					  msg, sizeof(msg)),
-			 DRAKE_OK);
+	assert_int_equal(kube_list_decode(empty, strlen(empty), on_event, &s, rv, cont,
+	                                  sizeof(cont), msg, sizeof(msg)),
+	                 DRAKE_OK);
 	assert_string_equal(cont, "");
 }
 
@@ -185,24 +191,26 @@ static void test_bad_lists_deliver_nothing(void **state)
 	static const char *bad[] = {
 	    "{\"items\":[]}",
 	    "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":{}}",
-	    "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[{\"metadata\":{\"name\":\"a\"}},{}]}",
+	    "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[{\"metadata\":{\"name\":\"a\"}},{"
+	    "}]}",
 	    "truncated {\"metadata\":",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct seen s = {0};
 		char rv[KUBE_RV_MAX], cont[64];
 		assert_int_equal(kube_list_decode(bad[i], strlen(bad[i]), on_event, &s, rv, cont,
-						  sizeof(cont), msg, sizeof(msg)),
-				 DRAKE_EINVAL);
+		                                  sizeof(cont), msg, sizeof(msg)),
+		                 DRAKE_EINVAL);
 		assert_int_equal(s.n, 0);
 	}
 	/* a continue token over the caller's buffer */
-	const char *l = "{\"metadata\":{\"resourceVersion\":\"1\",\"continue\":\"0123456789\"},\"items\":[]}";
+	const char *l =
+	    "{\"metadata\":{\"resourceVersion\":\"1\",\"continue\":\"0123456789\"},\"items\":[]}";
 	struct seen s = {0};
 	char rv[KUBE_RV_MAX], cont[8];
-	assert_int_equal(kube_list_decode(l, strlen(l), on_event, &s, rv, cont, sizeof(cont), msg,
-					  sizeof(msg)),
-			 DRAKE_ELIMIT);
+	assert_int_equal(
+	    kube_list_decode(l, strlen(l), on_event, &s, rv, cont, sizeof(cont), msg, sizeof(msg)),
+	    DRAKE_ELIMIT);
 }
 
 static void test_list_over_the_item_limit_is_refused(void **state)
@@ -218,9 +226,9 @@ static void test_list_over_the_item_limit_is_refused(void **state)
 	strcpy(p - 1, "]}");
 	struct seen s = {0};
 	char rv[KUBE_RV_MAX], cont[8];
-	assert_int_equal(kube_list_decode(body, strlen(body), on_event, &s, rv, cont, sizeof(cont), msg,
-					  sizeof(msg)),
-			 DRAKE_ELIMIT);
+	assert_int_equal(kube_list_decode(body, strlen(body), on_event, &s, rv, cont, sizeof(cont),
+	                                  msg, sizeof(msg)),
+	                 DRAKE_ELIMIT);
 	assert_int_equal(s.n, 0);
 	free(body);
 }
