@@ -1,0 +1,146 @@
+# shellcheck shell=bash
+# cluster-lib.sh - helpers shared by cluster-up.sh, cluster-down.sh,
+# cluster-drake.sh and e2e.sh. Source it; it defines functions and paths only.
+#
+# State folder (${DRAKE_CLUSTER_DIR:-build/cluster}):
+#   env                 sourced by tests and scripts (ports, URLs, paths)
+#   pids/NAME.pid       one per process we started; pids/order lists start order
+#   logs/NAME.log       each component's output (kept after teardown)
+#   pki/                the cluster CA, admin cert and service-account key
+#   drake-pki/          drake's CA, serving cert and kube-scheduler's client cert
+#   etcd/               etcd's data (removed on teardown)
+
+drake_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cluster_dir=${DRAKE_CLUSTER_DIR:-$drake_root/build/cluster}
+case "$cluster_dir" in /*) ;; *) cluster_dir=$drake_root/$cluster_dir ;; esac
+
+clog() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+cdie() {
+  clog "ERROR: $*"
+  exit 1
+}
+
+# free_port: a TCP port nothing listens on now, in 20000-39999, not one handed
+# out earlier by this shell. (Another program could still take it before we
+# bind; the component then fails to start and cluster-up reports it.)
+_used_ports=" "
+free_port() {
+  local p i
+  for i in $(seq 1 200); do
+    p=$((20000 + (RANDOM * 32768 + RANDOM) % 20000))
+    case "$_used_ports" in *" $p "*) continue ;; esac
+    if ! ss -Htln "sport = :$p" | grep -q .; then
+      _used_ports="$_used_ports$p "
+      echo "$p"
+      return 0
+    fi
+  done
+  cdie "no free port found"
+}
+
+# start_proc NAME CMD... : run CMD in the background, output to logs/NAME.log,
+# and record its PID. Async commands of a non-interactive shell ignore SIGINT,
+# so a ^C in the terminal after `make up` does not reach them.
+start_proc() {
+  local name=$1
+  shift
+  mkdir -p "$cluster_dir/pids" "$cluster_dir/logs"
+  if [ -f "$cluster_dir/pids/$name.pid" ] && kill -0 "$(cat "$cluster_dir/pids/$name.pid")" 2>/dev/null; then
+    cdie "$name already running (pid $(cat "$cluster_dir/pids/$name.pid"))"
+  fi
+  printf '# %s\n' "$*" >>"$cluster_dir/logs/$name.log"
+  "$@" >>"$cluster_dir/logs/$name.log" 2>&1 </dev/null &
+  local pid=$!
+  echo "$pid" >"$cluster_dir/pids/$name.pid"
+  grep -qx "$name" "$cluster_dir/pids/order" 2>/dev/null || echo "$name" >>"$cluster_dir/pids/order"
+  clog "started $name (pid $pid, log $cluster_dir/logs/$name.log)"
+}
+
+proc_alive() {
+  local f="$cluster_dir/pids/$1.pid"
+  [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# stop_proc NAME [SECONDS]: SIGTERM the recorded PID, wait for it to exit,
+# SIGKILL after the deadline. Never looks processes up by name.
+stop_proc() {
+  local name=$1 secs=${2:-15} f pid deadline
+  f="$cluster_dir/pids/$name.pid"
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + secs))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      clog "$name (pid $pid) ignored SIGTERM for ${secs}s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    clog "stopped $name (pid $pid)"
+  fi
+  rm -f "$f"
+}
+
+# wait_for DESC SECONDS NAME CMD... : poll CMD until it succeeds; fail when the
+# deadline passes or when process NAME (if not "-") has exited.
+wait_for() {
+  local desc=$1 secs=$2 name=$3
+  shift 3
+  local deadline=$((SECONDS + secs)) t0=$SECONDS
+  until "$@" >/dev/null 2>&1; do
+    if [ "$name" != - ] && ! proc_alive "$name"; then
+      tail -n 30 "$cluster_dir/logs/$name.log" >&2 || true
+      cdie "$name exited while waiting for $desc (log: $cluster_dir/logs/$name.log)"
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      [ "$name" != - ] && { tail -n 30 "$cluster_dir/logs/$name.log" >&2 || true; }
+      cdie "timed out after ${secs}s waiting for $desc"
+    fi
+    sleep 0.2
+  done
+  clog "$desc ($((SECONDS - t0))s)"
+}
+
+# https_ok URL : GET with the admin client cert, succeed on HTTP 200.
+https_ok() {
+  curl -sf -o /dev/null --max-time 5 --cacert "$cluster_dir/pki/ca.crt" \
+    --cert "$cluster_dir/pki/admin.crt" --key "$cluster_dir/pki/admin.key" "$1"
+}
+
+# drake_ok URL : GET drake with kube-scheduler's client cert.
+drake_ok() {
+  curl -sf -o /dev/null --max-time 5 --cacert "$cluster_dir/drake-pki/ca.crt" \
+    --cert "$cluster_dir/drake-pki/client.crt" --key "$cluster_dir/drake-pki/client.key" "$1"
+}
+
+# render TEMPLATE OUT VAR=VALUE... : replace each @VAR@ with VALUE.
+render() {
+  local tmpl=$1 out=$2 content kv
+  shift 2
+  content=$(cat "$tmpl")
+  for kv in "$@"; do
+    content=${content//@${kv%%=*}@/${kv#*=}}
+  done
+  if grep -q '@[A-Z_]*@' <<<"$content"; then
+    cdie "unfilled placeholder in $tmpl: $(grep -o '@[A-Z_]*@' <<<"$content" | sort -u | tr '\n' ' ')"
+  fi
+  printf '%s\n' "$content" >"$out"
+}
+
+# loopback_only : every listening TCP socket of our recorded processes is on
+# 127.0.0.1 (or ::1). Prints offenders and fails otherwise.
+loopback_only() {
+  local f pid bad=0 line
+  for f in "$cluster_dir"/pids/*.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f")
+    while read -r line; do
+      [ -n "$line" ] || continue
+      case "$line" in
+      127.*|\[::1\]*|::1*) ;;
+      *) clog "$(basename "$f" .pid) (pid $pid) listens on $line"; bad=1 ;;
+      esac
+    done < <(ss -Htlnp 2>/dev/null | awk -v p="pid=$pid," 'index($0, p) {print $4}')
+  done
+  return $bad
+}

@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# cluster-up.sh - a real Kubernetes control plane on 127.0.0.1 with drake as
+# kube-scheduler's extender and kwok's simulated nodes.
+#
+#   etcd -> kube-apiserver (RBAC) -> kube-controller-manager -> drake
+#        -> kube-scheduler (config/kube-scheduler.yaml.tmpl + drake's entry)
+#        -> kwok + N fake nodes
+#
+# usage: hack/cluster-up.sh [options]
+#   --nodes N        fake nodes (DRAKE_NODES, default 4; 1000 for benchmarks)
+#   --cpu C          cpu per node (DRAKE_NODE_CPU, default 32)
+#   --memory M       memory per node (DRAKE_NODE_MEMORY, default 256Gi)
+#   --gpus G         nvidia.com/gpu per node (DRAKE_NODE_GPUS, default 8)
+#   --pods P         pods per node (DRAKE_NODE_PODS, default 110)
+#   --mode MODE      simple: every pod goes through drake (default);
+#                    gang: only pods requesting drake.dev/gang do
+#                    (managedResources, ignoredByScheduler) (DRAKE_EXTENDER_MODE)
+#   --plain-scheduler  also run a second kube-scheduler without any extender,
+#                    profile "plain-scheduler" (bench-e2e compares the two)
+#   --qps Q --burst B  kube-scheduler's API client limits (default 50/100)
+# All ports are picked free at start and written to $DRAKE_CLUSTER_DIR/env.
+# On any failure the processes started so far are stopped (logs are kept).
+set -euo pipefail
+# shellcheck source=hack/cluster-lib.sh
+source "$(dirname "$0")/cluster-lib.sh"
+
+nodes=${DRAKE_NODES:-4}
+cpu=${DRAKE_NODE_CPU:-32}
+memory=${DRAKE_NODE_MEMORY:-256Gi}
+gpus=${DRAKE_NODE_GPUS:-8}
+podsper=${DRAKE_NODE_PODS:-110}
+mode=${DRAKE_EXTENDER_MODE:-simple}
+plain=${DRAKE_PLAIN_SCHEDULER:-0}
+qps=${DRAKE_SCHED_QPS:-50}
+burst=${DRAKE_SCHED_BURST:-100}
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --nodes) nodes=$2; shift 2 ;;
+  --cpu) cpu=$2; shift 2 ;;
+  --memory) memory=$2; shift 2 ;;
+  --gpus) gpus=$2; shift 2 ;;
+  --pods) podsper=$2; shift 2 ;;
+  --mode) mode=$2; shift 2 ;;
+  --plain-scheduler) plain=1; shift ;;
+  --qps) qps=$2; shift 2 ;;
+  --burst) burst=$2; shift 2 ;;
+  -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) cdie "unknown option $1 (see --help)" ;;
+  esac
+done
+case "$mode" in simple|gang) ;; *) cdie "--mode must be simple or gang" ;; esac
+
+drake_bin=${DRAKE_BIN:-$drake_root/build/release/drake}
+[ -x "$drake_bin" ] || cdie "no drake binary at $drake_bin: run make"
+bin=$("$drake_root/hack/build-control-plane.sh" --print-bindir)
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
+  [ -x "$bin/$b" ] || cdie "missing $bin/$b: run hack/build-control-plane.sh (make control-plane)"
+done
+
+if [ -d "$cluster_dir/pids" ] && ls "$cluster_dir"/pids/*.pid >/dev/null 2>&1; then
+  for f in "$cluster_dir"/pids/*.pid; do
+    kill -0 "$(cat "$f")" 2>/dev/null && cdie "a cluster is already running in $cluster_dir (make down first)"
+  done
+fi
+# a fresh state folder; the previous run's logs move to logs.prev
+rm -rf "$cluster_dir/logs.prev" "$cluster_dir/etcd" "$cluster_dir/pids"
+[ -d "$cluster_dir/logs" ] && mv "$cluster_dir/logs" "$cluster_dir/logs.prev"
+mkdir -p "$cluster_dir"/{pki,logs,pids}
+
+up_ok=0
+on_exit() {
+  if [ "$up_ok" != 1 ]; then
+    clog "cluster-up failed: stopping what was started; logs in $cluster_dir/logs"
+    "$drake_root/hack/cluster-down.sh" >&2 || true
+  fi
+}
+trap on_exit EXIT
+
+t_start=$SECONDS
+pki=$cluster_dir/pki
+
+# --- certificates -----------------------------------------------------------
+if [ ! -f "$pki/admin.crt" ]; then
+  clog "making the cluster PKI (openssl)"
+  (
+    cd "$pki"
+    q() { "$@" >/dev/null 2>&1 || { echo "openssl failed: $*" >&2; exit 1; }; }
+    q openssl req -x509 -newkey rsa:2048 -nodes -days 365 -keyout ca.key -out ca.crt \
+      -subj "/CN=drake-local-cluster-ca"
+    # one identity for every component: the apiserver's serving cert and the
+    # client cert of the admin, the scheduler, kcm, kwok and drake
+    q openssl req -newkey rsa:2048 -nodes -keyout admin.key -out admin.csr \
+      -subj "/O=system:masters/CN=drake-admin"
+    q openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
+      -out admin.crt -extfile <(printf '%s\n' \
+        'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1' \
+        'extendedKeyUsage=serverAuth,clientAuth' 'keyUsage=digitalSignature,keyEncipherment')
+    # service-account token signing key
+    q openssl genrsa -out sa.key 2048
+    q openssl rsa -in sa.key -pubout -out sa.pub
+    rm -f ./*.csr ./*.srl
+    chmod 600 ./*.key
+  )
+fi
+"$drake_root/hack/gen-certs.sh" "$cluster_dir/drake-pki"
+
+# --- ports and env file -----------------------------------------------------
+etcd_port=$(free_port)
+etcd_peer_port=$(free_port)
+api_port=$(free_port)
+kcm_port=$(free_port)
+sched_port=$(free_port)
+plain_sched_port=$(free_port)
+drake_port=$(free_port)
+kubeconfig=$cluster_dir/admin.kubeconfig
+cat >"$kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: drake-local
+  cluster:
+    server: https://127.0.0.1:$api_port
+    certificate-authority: $pki/ca.crt
+users:
+- name: drake-admin
+  user:
+    client-certificate: $pki/admin.crt
+    client-key: $pki/admin.key
+contexts:
+- name: drake-local
+  context: {cluster: drake-local, user: drake-admin}
+current-context: drake-local
+EOF
+chmod 600 "$kubeconfig"
+
+cat >"$cluster_dir/env" <<EOF
+# written by hack/cluster-up.sh; source it
+export DRAKE_CLUSTER_DIR=$cluster_dir
+export KUBECONFIG=$kubeconfig
+export DRAKE_CP_BIN=$bin
+export DRAKE_BIN=$drake_bin
+export DRAKE_APISERVER_URL=https://127.0.0.1:$api_port
+export DRAKE_ETCD_URL=http://127.0.0.1:$etcd_port
+export DRAKE_PORT=$drake_port
+export DRAKE_URL=https://127.0.0.1:$drake_port
+export DRAKE_METRICS_URL=https://127.0.0.1:$drake_port/metrics
+export DRAKE_CERT_DIR=$cluster_dir/drake-pki
+export DRAKE_SCHEDULER_URL=https://127.0.0.1:$sched_port
+export DRAKE_PLAIN_SCHEDULER=$plain
+export DRAKE_PLAIN_SCHEDULER_URL=https://127.0.0.1:$plain_sched_port
+export DRAKE_KCM_URL=https://127.0.0.1:$kcm_port
+export DRAKE_EXTENDER_MODE=$mode
+export DRAKE_NODES=$nodes
+export DRAKE_NODE_CPU=$cpu
+export DRAKE_NODE_MEMORY=$memory
+export DRAKE_NODE_GPUS=$gpus
+export DRAKE_NODE_PODS=$podsper
+EOF
+
+# --- etcd -------------------------------------------------------------------
+start_proc etcd "$bin/etcd" --name=drake0 --data-dir="$cluster_dir/etcd" \
+  --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+  --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+  --initial-cluster="drake0=http://127.0.0.1:$etcd_peer_port" \
+  --unsafe-no-fsync --quota-backend-bytes=4294967296 --log-level=warn
+wait_for "etcd healthy" 60 etcd curl -sf --max-time 2 "http://127.0.0.1:$etcd_port/health"
+
+# --- kube-apiserver ---------------------------------------------------------
+# --endpoint-reconciler-type=none: the loopback advertise address would be
+# rejected by the endpoints reconciler; nothing here needs the kubernetes
+# service's endpoints.
+start_proc kube-apiserver "$bin/kube-apiserver" \
+  --etcd-servers="http://127.0.0.1:$etcd_port" \
+  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+  --endpoint-reconciler-type=none \
+  --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key" \
+  --client-ca-file="$pki/ca.crt" \
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+  --service-cluster-ip-range=10.96.0.0/16 \
+  --authorization-mode=RBAC \
+  --allow-privileged=true \
+  --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
+  --audit-policy-file="$drake_root/config/audit-policy.yaml" \
+  --audit-log-path="$cluster_dir/logs/audit.log" --audit-log-format=json --audit-log-maxsize=0 \
+  --profiling=false
+wait_for "kube-apiserver ready" 120 kube-apiserver https_ok "https://127.0.0.1:$api_port/readyz"
+
+kctl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+# --- kube-controller-manager ------------------------------------------------
+start_proc kube-controller-manager "$bin/kube-controller-manager" \
+  --kubeconfig="$kubeconfig" \
+  --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
+  --bind-address=127.0.0.1 --secure-port="$kcm_port" --leader-elect=false \
+  --root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" \
+  --controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
+  --kube-api-qps=500 --kube-api-burst=1000 \
+  --profiling=false
+wait_for "kube-controller-manager healthy" 60 kube-controller-manager \
+  https_ok "https://127.0.0.1:$kcm_port/healthz"
+
+# --- drake ------------------------------------------------------------------
+"$drake_root/hack/cluster-drake.sh" start
+
+# --- kube-scheduler ---------------------------------------------------------
+if [ "$mode" = gang ]; then
+  managed='  # gang mode: only pods that request drake.dev/gang reach drake; the
+  # scheduler ignores that resource when fitting (no node advertises it), and
+  # the kubelet drops unadvertised extended resources before admission.
+  managedResources:
+  - name: drake.dev/gang
+    ignoredByScheduler: true'
+else
+  managed='  # simple mode: managedResources empty, so every pod reaches drake.
+  managedResources: []'
+fi
+render "$drake_root/config/drake-extender.yaml.tmpl" "$cluster_dir/drake-extender.yaml" \
+  "DRAKE_PORT=$drake_port" "DRAKE_CA=$cluster_dir/drake-pki/ca.crt" \
+  "DRAKE_CLIENT_CERT=$cluster_dir/drake-pki/client.crt" "DRAKE_CLIENT_KEY=$cluster_dir/drake-pki/client.key" \
+  "MANAGED_RESOURCES=$managed"
+render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler.yaml" \
+  "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=default-scheduler" \
+  "EXTENDERS=$(cat "$cluster_dir/drake-extender.yaml")"
+
+start_sched() { # NAME CONFIG PORT
+  start_proc "$1" "$bin/kube-scheduler" --config="$2" \
+    --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$3" --profiling=false
+  wait_for "$1 healthy" 60 "$1" https_ok "https://127.0.0.1:$3/healthz"
+}
+start_sched kube-scheduler "$cluster_dir/kube-scheduler.yaml" "$sched_port"
+if [ "$plain" = 1 ]; then
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-plain.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=plain-scheduler" "EXTENDERS="
+  sed -i 's/^extenders:$/extenders: []  # the plain scheduler of bench-e2e: no extender/' \
+    "$cluster_dir/kube-scheduler-plain.yaml"
+  start_sched plain-scheduler "$cluster_dir/kube-scheduler-plain.yaml" "$plain_sched_port"
+fi
+
+# --- kwok and its nodes -----------------------------------------------------
+start_proc kwok "$bin/kwok" --kubeconfig="$kubeconfig" \
+  --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+  --config="$drake_root/config/kwok-stages.yaml" \
+  --cidr=10.244.0.0/16 --node-ip=10.250.0.1
+clog "creating $nodes nodes ($cpu cpu, $memory, $gpus nvidia.com/gpu, $podsper pods each)"
+awk -v n="$nodes" -v cpu="$cpu" -v mem="$memory" -v gpu="$gpus" -v pods="$podsper" 'BEGIN {
+  print "apiVersion: v1\nkind: List\nitems:"
+  for (i = 0; i < n; i++) {
+    name = sprintf("kwok-node-%d", i)
+    printf "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: %s\n", name
+    printf "    annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"}\n"
+    printf "    labels: {type: kwok, kubernetes.io/hostname: %s, kubernetes.io/os: linux, kubernetes.io/arch: amd64, drake.dev/node-group: group-%d}\n", name, i % 4
+    printf "  status:\n"
+    for (k = 0; k < 2; k++) {
+      printf "    %s: {cpu: \"%s\", memory: \"%s\", pods: \"%s\", nvidia.com/gpu: \"%s\"}\n", (k ? "capacity" : "allocatable"), cpu, mem, pods, gpu
+    }
+  }
+}' >"$cluster_dir/nodes.yaml"
+kctl create -f "$cluster_dir/nodes.yaml" -o name >/dev/null
+ready_nodes() {
+  local n
+  n=$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)
+  [ "$n" -ge "$nodes" ]
+}
+wait_for "$nodes nodes Ready" $((60 + nodes / 5)) kwok ready_nodes
+wait_for "default service account" 60 kube-controller-manager kctl get serviceaccount default -n default
+
+loopback_only || cdie "a component listens beyond loopback"
+clog "all listeners are on loopback"
+up_ok=1
+clog "cluster up in $((SECONDS - t_start))s: source $cluster_dir/env"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# e2e.sh - bring the local cluster up, run the Go e2e tests (e2e/), tear the
+# cluster down whatever happened. On failure the component logs are copied to
+# build/e2e-logs/<time>/ and their last lines printed.
+#
+# env: DRAKE_EXTENDER_MODE=simple|gang (default simple), E2E_UP_ARGS (extra
+#      cluster-up.sh options), E2E_RUN (go test -run pattern),
+#      E2E_TIMEOUT (go test -timeout, default 10m)
+set -euo pipefail
+# shellcheck source=hack/cluster-lib.sh
+source "$(dirname "$0")/cluster-lib.sh"
+export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
+
+rc=1
+finish() {
+  "$drake_root/hack/cluster-down.sh" || true
+  if [ "$rc" != 0 ] && [ -d "$cluster_dir/logs" ]; then
+    keep="$drake_root/build/e2e-logs/$(date +%Y%m%d-%H%M%S)"
+    mkdir -p "$keep"
+    cp -r "$cluster_dir/logs/." "$keep/"
+    for f in "$keep"/*.log; do
+      echo "===== last lines of $(basename "$f") ====="
+      tail -n 20 "$f"
+    done
+    echo "e2e failed (rc=$rc): component logs kept in $keep"
+  fi
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+# compile the tests before starting anything
+(cd "$drake_root/e2e" && go test -count=1 -run XXX ./... >/dev/null)
+# shellcheck disable=SC2086
+"$drake_root/hack/cluster-up.sh" ${E2E_UP_ARGS:-}
+# shellcheck disable=SC1091
+source "$cluster_dir/env"
+set +e
+(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-10m}" ${E2E_RUN:+-run "$E2E_RUN"} .)
+rc=$?
+set -e

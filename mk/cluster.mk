@@ -1,0 +1,26 @@
+# Local control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler with drake as extender, kwok nodes), e2e tests and the
+# end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
+
+.PHONY: control-plane up down e2e e2e-gang bench-e2e
+
+control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
+	@hack/build-control-plane.sh
+
+up: ## install deps, build, start a local cluster with drake, apply examples/ (runs until make down)
+	@hack/install-deps.sh
+	@$(MAKE) --no-print-directory all
+	@hack/build-control-plane.sh
+	@hack/up.sh
+
+down: ## stop the local cluster started by make up (logs stay in build/cluster/logs)
+	@hack/cluster-down.sh
+
+e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode)
+	@hack/build-control-plane.sh etcd k8s kwok
+	@DRAKE_EXTENDER_MODE=simple hack/e2e.sh
+	@DRAKE_EXTENDER_MODE=gang hack/e2e.sh
+
+bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs with drake
+	@hack/build-control-plane.sh etcd k8s kwok
+	@hack/bench-e2e.sh
