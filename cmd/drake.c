@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "sim/sim_cli.h"
 
 #ifndef DRAKE_VERSION
 #define DRAKE_VERSION "unknown"
@@ -22,6 +23,7 @@ static const struct command {
 	const char *summary;
 } commands[] = {
     {"serve", serve_main, "run the scheduler extender (HTTPS) and its controllers"},
+    {"sim", sim_cli_main, "replay a trace through the scheduling policies in virtual time"},
     {"version", cmd_version, "print the version"},
 };
 

@@ -1,0 +1,61 @@
+/*
+ * model.h - how a trace job becomes a TFJob gang, and how fast it trains.
+ *
+ * Shape. An ITP job asking for G GPUs becomes n_ps parameter servers (CPU
+ * only) and W0 = ceil(G / gpus_per_worker) workers of gpus_per_worker GPUs
+ * each; min-instances = max(1, ceil(W0 * min_frac)), max-instances =
+ * max(W0, floor(W0 * max_factor)); it starts asking for W0. A gang trace
+ * (knavigator) job is `replicas` pods of gpus_per_pod GPUs: replicas
+ * workers of that size, and rigid (min = max = replicas) unless
+ * gang_elastic, because that benchmark defines fixed-size gangs.
+ *
+ * Speed. With w workers spread over n nodes (PS included), throughput is
+ *   T(w, n) = w / (1 + scaling_loss * (w - 1))              (Amdahl-like)
+ *           / (1 + locality_penalty * max(0, n - n_min(w)))   (network)
+ * where n_min(w) = ceil(w * gpus_per_worker / largest node's GPUs) is the
+ * fewest nodes that can hold w workers. A job's work is its trace duration
+ * times T(W0, n_min(W0)): placed as tightly as possible at its original
+ * size it takes exactly the trace's duration. Every change of worker count
+ * costs rescale_pause seconds of that job's progress (workers joining or
+ * leaving a PS job re-sync).
+ *
+ * Pure arithmetic, no allocation.
+ */
+#ifndef DRAKE_SIM_MODEL_H
+#define DRAKE_SIM_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gang/planner.h"
+#include "sim/trace.h"
+
+struct sim_model {
+	int n_ps;
+	int64_t ps_cpu_milli;
+	int64_t ps_mem_bytes;
+	int gpus_per_worker;		/* ITP traces */
+	int64_t worker_cpu_milli_per_gpu;
+	int64_t worker_mem_bytes_per_gpu;
+	double min_frac;
+	double max_factor;
+	bool gang_elastic;
+	double scaling_loss;
+	double locality_penalty;
+	double rescale_pause;
+	int node_gpus; /* largest node's GPUs, set from the cluster */
+};
+
+void sim_model_defaults(struct sim_model *m);
+
+/* The gang request for job j (want = W0) and its max workers. */
+void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
+		     enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers);
+
+/* T(w, n) above; gpus_per_worker is the job's. */
+double sim_model_rate(const struct sim_model *m, int w, int gpus_per_worker, int nodes);
+
+/* Fewest nodes for w workers of g GPUs. */
+int sim_model_min_nodes(const struct sim_model *m, int w, int g);
+
+#endif

@@ -1,0 +1,626 @@
+/*
+ * sim.c - the event loop, the job lifecycle and the actions policies call.
+ * Metrics are integrated here, at every change, so no policy can forget to
+ * account for what it did.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "gang/admission.h"
+
+#define MAX_WAKES 256
+
+struct sim {
+	const struct sim_config *cfg;
+	const struct sim_policy *policy;
+	struct drake_cluster c;
+	struct sim_job *jobs;
+	size_t n;
+	struct sim_evq q;
+	double now;
+	int *waiting, *running, *arrived;
+	size_t n_waiting, n_running, n_arrived, n_done, n_never;
+	int64_t busy, held;
+	double last_acct, busy_gpu_s, held_gpu_s;
+	struct sim_sample *samples;
+	size_t n_samples, cap_samples;
+	double wakes[MAX_WAKES];
+	size_t n_wakes;
+	uint64_t rng;
+	size_t scale_up, scale_down;
+};
+
+void sim_config_defaults(struct sim_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nodes = 0; /* by trace: 64 for ITP, 32 for gang */
+	c->node_gpus = 8;
+	c->node_cpu_milli = 96000;
+	c->node_mem_bytes = 768LL << 30;
+	c->time_scale = 1.0;
+	c->starve_after = 30;
+	c->idle_after = 60;
+	c->dragon_resync = 30;
+	c->dragon_reconcile_delay = 1;
+	c->dragon_shuffle = true;
+	c->victim_order = DRAKE_VICTIM_NEWEST_FIRST;
+	c->lonely_first = true;
+	c->grow_new_nodes = false;
+	c->grow_when_waiting = false;
+	c->backfill = true;
+	c->shrink_tries = 4;
+	c->seed = 1;
+	sim_model_defaults(&c->model);
+}
+
+const struct sim_config *sim_cfg(const struct sim *s) { return s->cfg; }
+double sim_now(const struct sim *s) { return s->now; }
+struct drake_cluster *sim_cluster(struct sim *s) { return &s->c; }
+struct sim_job *sim_job(struct sim *s, int j) { return &s->jobs[j]; }
+
+const int *sim_waiting(const struct sim *s, size_t *n)
+{
+	*n = s->n_waiting;
+	return s->waiting;
+}
+
+const int *sim_running(const struct sim *s, size_t *n)
+{
+	*n = s->n_running;
+	return s->running;
+}
+
+const int *sim_arrived(const struct sim *s, size_t *n)
+{
+	*n = s->n_arrived;
+	return s->arrived;
+}
+
+uint64_t sim_rand(struct sim *s)
+{
+	/* splitmix64: small, fast, and the same everywhere */
+	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Integrates busy/held GPUs up to now and records a sample. */
+static drake_err account(struct sim *s)
+{
+	double dt = s->now - s->last_acct;
+	if (dt > 0) {
+		s->busy_gpu_s += (double)s->busy * dt;
+		s->held_gpu_s += (double)s->held * dt;
+		s->last_acct = s->now;
+	}
+	if (s->n_samples > 0) {
+		struct sim_sample *last = &s->samples[s->n_samples - 1];
+		if (last->busy == s->busy && last->held == s->held)
+			return DRAKE_OK;
+		if (last->t == s->now) {
+			last->busy = s->busy;
+			last->held = s->held;
+			return DRAKE_OK;
+		}
+	}
+	if (s->n_samples == s->cap_samples) {
+		size_t cap = s->cap_samples ? s->cap_samples * 2 : 4096;
+		struct sim_sample *p = realloc(s->samples, cap * sizeof(*p));
+		if (!p)
+			return DRAKE_ENOMEM;
+		s->samples = p;
+		s->cap_samples = cap;
+	}
+	s->samples[s->n_samples++] = (struct sim_sample){s->now, s->busy, s->held};
+	return DRAKE_OK;
+}
+
+static void progress_to_now(struct sim_job *j, double now)
+{
+	if (j->state == SIM_JOB_RUNNING && now > j->last_update) {
+		j->work_done += j->rate * (now - j->last_update);
+		if (j->work_done > j->work_total)
+			j->work_done = j->work_total;
+	}
+	j->last_update = now;
+}
+
+static int job_nodes(const struct sim_job *j)
+{
+	return drake_plan_count_nodes(j->ps_node, j->n_ps, j->worker_node, j->n_workers);
+}
+
+static drake_err set_rate(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
+	j->rate = sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	j->gen++;
+	if (j->rate <= 0)
+		return DRAKE_OK; /* stalled: no finish until it gets workers back */
+	double left = j->work_total - j->work_done;
+	struct sim_ev ev = {s->now + (left > 0 ? left / j->rate : 0), 0, SIM_EV_FINISH, ji, j->gen};
+	return sim_evq_push(&s->q, ev);
+}
+
+static void list_remove(int *a, size_t *n, int v)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (a[i] == v) {
+			memmove(&a[i], &a[i + 1], (*n - i - 1) * sizeof(int));
+			(*n)--;
+			return;
+		}
+	}
+}
+
+static drake_err ensure_workers(struct sim_job *j, int n)
+{
+	if (n <= j->cap_workers)
+		return DRAKE_OK;
+	int cap = n > 2 * j->cap_workers ? n : 2 * j->cap_workers;
+	int *p = realloc(j->worker_node, (size_t)cap * sizeof(int));
+	if (!p)
+		return DRAKE_ENOMEM;
+	j->worker_node = p;
+	j->cap_workers = cap;
+	return DRAKE_OK;
+}
+
+static drake_err begin_running(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
+	j->state = SIM_JOB_RUNNING;
+	j->start = s->now;
+	j->last_update = s->now;
+	list_remove(s->waiting, &s->n_waiting, ji);
+	s->running[s->n_running++] = ji;
+	s->busy += j->req.worker.gpu * j->n_workers;
+	return set_rate(s, ji);
+}
+
+drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (j->state != SIM_JOB_WAITING || p->n_ps != j->req.n_ps)
+		return DRAKE_ESTATE;
+	if (ensure_workers(j, p->n_workers))
+		return DRAKE_ENOMEM;
+	j->n_ps = p->n_ps;
+	memcpy(j->ps_node, p->ps_node, (size_t)p->n_ps * sizeof(int));
+	j->n_workers = p->n_workers;
+	memcpy(j->worker_node, p->worker_node, (size_t)p->n_workers * sizeof(int));
+	drake_plan_charge(&s->c, &j->req, p, 1);
+	return begin_running(s, ji);
+}
+
+drake_err sim_bind_pod(struct sim *s, int ji, bool ps, int node)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (j->state != SIM_JOB_WAITING || (ps && j->n_ps >= j->req.n_ps) ||
+	    (!ps && j->n_workers >= j->req.want_workers))
+		return DRAKE_ESTATE;
+	if (ps) {
+		j->ps_node[j->n_ps++] = node;
+		drake_cluster_charge(&s->c, (size_t)node, &j->req.ps, 1);
+	} else {
+		if (ensure_workers(j, j->n_workers + 1))
+			return DRAKE_ENOMEM;
+		j->worker_node[j->n_workers++] = node;
+		drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
+		s->held += j->req.worker.gpu;
+	}
+	j->pods_bound++;
+	if (j->pods_bound < j->req.n_ps + j->req.want_workers)
+		return DRAKE_OK;
+	s->held -= j->req.worker.gpu * j->n_workers;
+	return begin_running(s, ji);
+}
+
+void sim_remove_worker(struct sim *s, int ji, int slot)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (slot <= 0 || slot >= j->n_workers)
+		return;
+	progress_to_now(j, s->now);
+	drake_cluster_charge(&s->c, (size_t)j->worker_node[slot], &j->req.worker, -1);
+	j->worker_node[slot] = j->worker_node[j->n_workers - 1];
+	j->n_workers--;
+	s->busy -= j->req.worker.gpu;
+	s->scale_down++;
+}
+
+drake_err sim_add_worker(struct sim *s, int ji, int node)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (j->state != SIM_JOB_RUNNING || j->n_workers >= j->max_workers)
+		return DRAKE_ESTATE;
+	if (ensure_workers(j, j->n_workers + 1))
+		return DRAKE_ENOMEM;
+	progress_to_now(j, s->now);
+	j->worker_node[j->n_workers++] = node;
+	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
+	s->busy += j->req.worker.gpu;
+	s->scale_up++;
+	return DRAKE_OK;
+}
+
+drake_err sim_rescaled(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
+	progress_to_now(j, s->now);
+	double r = sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	j->work_total += s->cfg->model.rescale_pause * r;
+	j->scale_events++;
+	return set_rate(s, ji);
+}
+
+drake_err sim_move_worker(struct sim *s, int ji, int slot, int node)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (j->state != SIM_JOB_RUNNING || slot < 0 || slot >= j->n_workers)
+		return DRAKE_ESTATE;
+	progress_to_now(j, s->now);
+	drake_cluster_charge(&s->c, (size_t)j->worker_node[slot], &j->req.worker, -1);
+	j->worker_node[slot] = node;
+	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
+	return sim_rescaled(s, ji);
+}
+
+drake_err sim_wake_at(struct sim *s, double t)
+{
+	if (t < s->now)
+		t = s->now;
+	for (size_t i = 0; i < s->n_wakes; i++)
+		if (s->wakes[i] == t)
+			return DRAKE_OK;
+	if (s->n_wakes == MAX_WAKES)
+		return DRAKE_OK; /* enough pending wake-ups; the earliest will re-ask */
+	s->wakes[s->n_wakes++] = t;
+	return sim_evq_push(&s->q, (struct sim_ev){t, 0, SIM_EV_WAKE, -1, 0});
+}
+
+void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
+{
+	struct sim_job *j = &s->jobs[ji];
+	progress_to_now(j, s->now);
+	*out = (struct drake_running_job){
+		.name = j->t->id,
+		.admitted = j->start,
+		.progress = j->work_total > 0 ? j->work_done / j->work_total : 0,
+		.min_workers = j->req.min_workers,
+		.max_workers = j->max_workers,
+		.ps = j->req.ps,
+		.worker = j->req.worker,
+		.n_ps = j->n_ps,
+		.ps_node = j->ps_node,
+		.n_workers = j->n_workers,
+		.worker_node = j->worker_node,
+	};
+}
+
+static void finish(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
+	progress_to_now(j, s->now);
+	for (int i = 0; i < j->n_ps; i++)
+		drake_cluster_charge(&s->c, (size_t)j->ps_node[i], &j->req.ps, -1);
+	for (int i = 0; i < j->n_workers; i++)
+		drake_cluster_charge(&s->c, (size_t)j->worker_node[i], &j->req.worker, -1);
+	s->busy -= j->req.worker.gpu * j->n_workers;
+	j->state = SIM_JOB_DONE;
+	j->finish = s->now;
+	list_remove(s->running, &s->n_running, ji);
+	s->n_done++;
+}
+
+static drake_err handle(struct sim *s, const struct sim_ev *ev)
+{
+	switch (ev->type) {
+	case SIM_EV_ARRIVAL: {
+		struct sim_job *j = &s->jobs[ev->job];
+		j->state = SIM_JOB_WAITING;
+		s->waiting[s->n_waiting++] = ev->job;
+		s->arrived[s->n_arrived++] = ev->job;
+		return DRAKE_OK;
+	}
+	case SIM_EV_FINISH:
+		if (s->jobs[ev->job].state == SIM_JOB_RUNNING && s->jobs[ev->job].gen == ev->gen)
+			finish(s, ev->job);
+		return DRAKE_OK;
+	case SIM_EV_WAKE:
+		for (size_t i = 0; i < s->n_wakes; i++) {
+			if (s->wakes[i] == ev->t) {
+				s->wakes[i] = s->wakes[--s->n_wakes];
+				break;
+			}
+		}
+		return DRAKE_OK;
+	}
+	return DRAKE_OK;
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static drake_err build_cluster(struct sim *s, struct sim_config *cfg, const struct sim_trace *t,
+			       char *msg, size_t mlen)
+{
+	drake_err err;
+	drake_cluster_init(&s->c);
+	char name[64];
+	int max_gpus = 0;
+	if (cfg->node_list) {
+		for (size_t i = 0; i < cfg->node_list->n; i++) {
+			const struct sim_node_row *r = &cfg->node_list->rows[i];
+			struct drake_res a = {0};
+			a.cpu_milli = r->cpu_milli;
+			a.mem_bytes = r->memory_mib << 20;
+			a.gpu = r->gpu;
+			if ((err = drake_cluster_add_node(&s->c, r->name, &a, true, msg, mlen)))
+				return err;
+			if (r->gpu > max_gpus)
+				max_gpus = r->gpu;
+		}
+	} else {
+		int n = cfg->nodes > 0 ? cfg->nodes : t->kind == SIM_TRACE_GANG ? 32 : 64;
+		if (n > DRAKE_CLUSTER_MAX_NODES)
+			return drake_errorf(DRAKE_ELIMIT, msg, mlen, "more than %d nodes",
+					    DRAKE_CLUSTER_MAX_NODES);
+		for (int i = 0; i < n; i++) {
+			struct drake_res a = {0};
+			a.cpu_milli = cfg->node_cpu_milli;
+			a.mem_bytes = cfg->node_mem_bytes;
+			a.gpu = cfg->node_gpus;
+			snprintf(name, sizeof(name), "node-%05d", i);
+			if ((err = drake_cluster_add_node(&s->c, name, &a, true, msg, mlen)))
+				return err;
+		}
+		max_gpus = cfg->node_gpus;
+	}
+	if ((err = drake_cluster_sort(&s->c, msg, mlen)))
+		return err;
+	cfg->model.node_gpus = max_gpus > 0 ? max_gpus : 1;
+	return DRAKE_OK;
+}
+
+static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg, size_t mlen)
+{
+	const struct sim_model *m = &s->cfg->model;
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_job *j = &s->jobs[i];
+		j->t = &t->jobs[i];
+		sim_model_shape(m, j->t, t->kind, &j->req, &j->max_workers);
+		j->submit = (double)j->t->submit * s->cfg->time_scale;
+		j->start = j->finish = -1;
+		j->ps_node = malloc(((size_t)j->req.n_ps + 1) * sizeof(int));
+		if (!j->ps_node || ensure_workers(j, j->req.want_workers + 1))
+			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
+		int w0 = j->req.want_workers, g = (int)j->req.worker.gpu;
+		j->work_total = (double)j->t->duration *
+				sim_model_rate(m, w0, g, sim_model_min_nodes(m, w0, g));
+		struct drake_plan p = {0};
+		char why[DRAKE_WHY_MAX];
+		drake_err err = drake_plan_gang(&s->c, &j->req, &p, why, sizeof(why));
+		drake_plan_release(&p);
+		if (err == DRAKE_ELIMIT || err == DRAKE_EINVAL) {
+			j->never_fits = true;
+			s->n_never++;
+			log_warn("sim_job_never_fits", "job=%s why=\"%s\"", j->t->id, why);
+			continue;
+		}
+		if (err == DRAKE_ENOMEM)
+			return drake_errorf(err, msg, mlen, "out of memory");
+		struct sim_ev ev = {j->submit, 0, SIM_EV_ARRIVAL, (int)i, 0};
+		if ((err = sim_evq_push(&s->q, ev)))
+			return drake_errorf(err, msg, mlen, "event queue: %s", drake_strerror(err));
+	}
+	return DRAKE_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static drake_err collect(struct sim *s, struct sim_result *r)
+{
+	r->jobs = s->n;
+	r->never_fit = s->n_never;
+	r->jct = malloc((s->n + 1) * sizeof(double));
+	r->queue = malloc((s->n + 1) * sizeof(double));
+	r->job_submit = malloc((s->n + 1) * sizeof(double));
+	r->job_start = malloc((s->n + 1) * sizeof(double));
+	r->job_finish = malloc((s->n + 1) * sizeof(double));
+	r->job_gpus = malloc((s->n + 1) * sizeof(int));
+	if (!r->jct || !r->queue || !r->job_submit || !r->job_start || !r->job_finish ||
+	    !r->job_gpus)
+		return DRAKE_ENOMEM;
+	double sum_jct = 0, sum_q = 0;
+	r->first_submit = -1;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sim_job *j = &s->jobs[i];
+		r->job_submit[i] = j->submit;
+		r->job_start[i] = j->start;
+		r->job_finish[i] = j->state == SIM_JOB_DONE ? j->finish : -1;
+		r->job_gpus[i] = j->t->gpus;
+		if (!j->never_fits && (r->first_submit < 0 || j->submit < r->first_submit))
+			r->first_submit = j->submit;
+		r->ever_partial += j->ever_partial;
+		if (j->state != SIM_JOB_DONE)
+			continue;
+		r->jct[r->finished] = j->finish - j->submit;
+		r->queue[r->finished] = j->start - j->submit;
+		sum_jct += r->jct[r->finished];
+		sum_q += r->queue[r->finished];
+		if (j->finish > r->last_finish)
+			r->last_finish = j->finish;
+		r->finished++;
+	}
+	qsort(r->jct, r->finished, sizeof(double), cmp_double);
+	if (r->finished) {
+		r->mean_jct = sum_jct / (double)r->finished;
+		r->mean_queue = sum_q / (double)r->finished;
+		r->median_jct = r->jct[(r->finished - 1) / 2];
+		size_t k = (size_t)ceil(0.95 * (double)r->finished);
+		r->p95_jct = r->jct[k > 0 ? k - 1 : 0];
+	}
+	r->makespan = r->finished ? r->last_finish - r->first_submit : 0;
+	r->total_gpus = s->c.alloc_total.gpu;
+	if (r->makespan > 0 && r->total_gpus > 0)
+		r->gpu_util = s->busy_gpu_s / ((double)r->total_gpus * r->makespan);
+	r->held_gpu_hours = s->held_gpu_s / 3600.0;
+	r->deadlock_jobs = s->n - s->n_done - s->n_never;
+	r->deadlocked = r->deadlock_jobs > 0;
+	r->deadlock_gpus = s->held;
+	r->scale_up_events = s->scale_up;
+	r->scale_down_events = s->scale_down;
+	r->samples = s->samples;
+	r->n_samples = s->n_samples;
+	s->samples = NULL;
+	return DRAKE_OK;
+}
+
+static void sim_free(struct sim *s)
+{
+	for (size_t i = 0; s->jobs && i < s->n; i++) {
+		free(s->jobs[i].ps_node);
+		free(s->jobs[i].worker_node);
+	}
+	free(s->jobs);
+	free(s->waiting);
+	free(s->running);
+	free(s->arrived);
+	free(s->samples);
+	sim_evq_release(&s->q);
+	drake_cluster_release(&s->c);
+}
+
+drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace,
+		  const struct sim_policy *policy, const struct sim_migrator *mig,
+		  struct sim_result *out, char *msg, size_t mlen)
+{
+	struct sim s;
+	struct sim_config cfg = *cfg_in;
+	void *pstate = NULL;
+	drake_err err;
+	memset(&s, 0, sizeof(s));
+	memset(out, 0, sizeof(*out));
+	out->policy = policy->name;
+	s.cfg = &cfg;
+	s.policy = policy;
+	s.rng = cfg.seed;
+	sim_evq_init(&s.q);
+	s.n = cfg.max_jobs && cfg.max_jobs < trace->n ? cfg.max_jobs : trace->n;
+	s.jobs = calloc(s.n + 1, sizeof(*s.jobs));
+	s.waiting = malloc((s.n + 1) * sizeof(int));
+	s.running = malloc((s.n + 1) * sizeof(int));
+	s.arrived = malloc((s.n + 1) * sizeof(int));
+	if (!s.jobs || !s.waiting || !s.running || !s.arrived) {
+		err = drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
+		goto done;
+	}
+	if ((err = build_cluster(&s, &cfg, trace, msg, mlen)) ||
+	    (err = build_jobs(&s, trace, msg, mlen)))
+		goto done;
+	if ((err = policy->init(&s, &pstate))) {
+		drake_errorf(err, msg, mlen, "policy %s: init failed", policy->name);
+		goto done;
+	}
+
+	struct sim_ev ev;
+	size_t batches = 0, quiet = 0;
+	double wall0 = cpu_seconds();
+	while (sim_evq_pop(&s.q, &ev)) {
+		s.now = ev.t;
+		s.n_arrived = 0;
+		if ((err = account(&s)) || (err = handle(&s, &ev)))
+			break;
+		double t;
+		while (sim_evq_peek_time(&s.q, &t) && t == s.now) {
+			sim_evq_pop(&s.q, &ev);
+			if ((err = handle(&s, &ev)))
+				break;
+		}
+		double c0 = cpu_seconds();
+		err = policy->decide(&s, pstate);
+		if (!err && mig && mig->decide)
+			err = mig->decide(&s, mig->state);
+		double dc = cpu_seconds() - c0;
+		out->policy_cpu_s += dc;
+		if (dc > out->policy_cpu_max_s)
+			out->policy_cpu_max_s = dc;
+		out->decisions++;
+		if (err) {
+			drake_errorf(err, msg, mlen, "policy %s failed at t=%.0f", policy->name,
+				     s.now);
+			break;
+		}
+		for (size_t i = 0; i < s.n_waiting; i++)
+			if (s.jobs[s.waiting[i]].pods_bound > 0)
+				s.jobs[s.waiting[i]].ever_partial = true;
+		if ((err = account(&s)))
+			break;
+		if (cfg.progress && (++batches & 4095) == 0)
+			log_info("sim_progress",
+				 "policy=%s t=%.0f done=%zu/%zu running=%zu waiting=%zu cpu_s=%.1f",
+				 policy->name, s.now, s.n_done, s.n, s.n_running, s.n_waiting,
+				 cpu_seconds() - wall0);
+		if (s.n_done + s.n_never == s.n)
+			break;
+		/* Nothing running and only wake-ups left: after enough quiet
+		 * decisions nothing will ever change (a deadlock). */
+		quiet = s.n_running == 0 && ev.type == SIM_EV_WAKE ? quiet + 1 : 0;
+		if (quiet > 10000)
+			break;
+	}
+	if (!err && (err = collect(&s, out)))
+		drake_errorf(err, msg, mlen, "out of memory");
+	if (!err && out->deadlocked)
+		log_warn("sim_deadlock", "policy=%s stuck_jobs=%zu held_gpus=%lld t=%.0f",
+			 policy->name, out->deadlock_jobs, (long long)out->deadlock_gpus, s.now);
+done:
+	if (pstate)
+		policy->release(pstate);
+	sim_free(&s);
+	if (err)
+		sim_result_release(out);
+	return err;
+}
+
+void sim_result_release(struct sim_result *r)
+{
+	if (!r)
+		return;
+	free(r->jct);
+	free(r->queue);
+	free(r->samples);
+	free(r->job_submit);
+	free(r->job_start);
+	free(r->job_finish);
+	free(r->job_gpus);
+	const char *p = r->policy;
+	memset(r, 0, sizeof(*r));
+	r->policy = p;
+}
+
+const struct sim_policy *sim_policy_find(const char *name)
+{
+	static const struct sim_policy *const all[] = {&sim_policy_default, &sim_policy_dragon,
+						       &sim_policy_drake};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(all[i]->name, name) == 0)
+			return all[i];
+	return NULL;
+}

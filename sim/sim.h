@@ -1,0 +1,177 @@
+/*
+ * sim.h - the discrete-event simulator behind `drake sim`.
+ *
+ * Virtual time only: jobs arrive from the trace, run at the model's speed
+ * for the workers and nodes they hold, and finish; after every batch of
+ * events at one instant the placement policy decides (admit, place pods,
+ * shrink, grow) through the action functions below, which keep the cluster
+ * snapshot, the jobs and the metrics consistent. Same trace, config and
+ * seed give the same run.
+ *
+ * The seams: struct sim_policy is the placement policy (default, dragon,
+ * drake in policy_*.c); struct sim_migrator is where a migration policy
+ * (migrate/) plugs in later: it is called after the placement policy with
+ * the same view and the same actions, plus sim_move_worker().
+ *
+ * Ownership: sim_run() owns everything it allocates and frees it before
+ * returning, except the result, which sim_result_release() frees.
+ */
+#ifndef DRAKE_SIM_SIM_H
+#define DRAKE_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "gang/cluster.h"
+#include "gang/elastic.h"
+#include "sim/evq.h"
+#include "sim/model.h"
+#include "sim/trace.h"
+
+enum sim_job_state { SIM_JOB_FUTURE, SIM_JOB_WAITING, SIM_JOB_RUNNING, SIM_JOB_DONE };
+
+struct sim_job {
+	const struct sim_trace_job *t;
+	struct drake_gang_req req; /* want_workers = initial size W0 */
+	int max_workers;
+	enum sim_job_state state;
+	double submit, start, finish;
+	double work_total, work_done, rate, last_update;
+	uint32_t gen;
+	int n_ps, n_workers, cap_workers;
+	int *ps_node;	  /* n_ps entries once placed */
+	int *worker_node; /* n_workers entries; [0] is worker 0 */
+	int pods_bound;	  /* default policy: pods placed so far */
+	bool ever_partial;
+	bool never_fits;
+	int scale_events;
+};
+
+struct sim_config {
+	/* cluster */
+	int nodes;
+	int node_gpus;
+	int64_t node_cpu_milli;
+	int64_t node_mem_bytes;
+	const struct sim_nodes *node_list; /* overrides the shape when set */
+	/* trace handling */
+	double time_scale; /* multiply submission times */
+	size_t max_jobs;   /* 0: all */
+	/* policy knobs */
+	double starve_after;
+	double idle_after;
+	double dragon_resync;
+	double dragon_reconcile_delay;
+	bool dragon_shuffle; /* random node order as Go's map walk, else by name */
+	enum drake_victim_order victim_order;
+	bool lonely_first;
+	bool grow_new_nodes;
+	bool grow_when_waiting;
+	bool backfill;
+	int shrink_tries;
+	uint64_t seed;
+	bool progress;
+	struct sim_model model;
+};
+
+void sim_config_defaults(struct sim_config *c);
+
+struct sim;
+
+struct sim_policy {
+	const char *name;
+	drake_err (*init)(struct sim *s, void **state);
+	void (*release)(void *state);
+	/* Called after each batch of events at s's current time. */
+	drake_err (*decide)(struct sim *s, void *state);
+};
+
+struct sim_migrator {
+	const char *name;
+	drake_err (*decide)(struct sim *s, void *state);
+	void *state;
+};
+
+extern const struct sim_policy sim_policy_default;
+extern const struct sim_policy sim_policy_dragon;
+extern const struct sim_policy sim_policy_drake;
+const struct sim_policy *sim_policy_find(const char *name);
+
+/* A sample of the cluster's GPUs over time: busy (running jobs) and held
+ * by pods of jobs that are not running (partial allocations). */
+struct sim_sample {
+	double t;
+	int64_t busy, held;
+};
+
+struct sim_result {
+	const char *policy;
+	size_t jobs, finished, never_fit;
+	double *jct;   /* finished jobs, sorted */
+	double *queue; /* start - submit, finished jobs */
+	double mean_jct, median_jct, p95_jct, mean_queue, makespan;
+	double first_submit, last_finish;
+	double gpu_util;      /* busy GPU-seconds / (GPUs * makespan) */
+	double held_gpu_hours; /* GPU-hours held idle by partial allocations */
+	int64_t total_gpus;
+	size_t ever_partial;
+	bool deadlocked;
+	size_t deadlock_jobs;
+	int64_t deadlock_gpus;
+	size_t scale_up_events, scale_down_events;
+	size_t decisions;
+	double policy_cpu_s, policy_cpu_max_s;
+	struct sim_sample *samples;
+	size_t n_samples;
+	/* per job, trace order: submit, start (-1 never), finish (-1 never) */
+	double *job_submit, *job_start, *job_finish;
+	int *job_gpus;
+};
+
+drake_err sim_run(const struct sim_config *cfg, const struct sim_trace *trace,
+		  const struct sim_policy *policy, const struct sim_migrator *mig,
+		  struct sim_result *out, char *msg, size_t mlen) DRAKE_MUST_CHECK;
+void sim_result_release(struct sim_result *r);
+
+/* --- the view and the actions policies use --- */
+
+const struct sim_config *sim_cfg(const struct sim *s);
+double sim_now(const struct sim *s);
+struct drake_cluster *sim_cluster(struct sim *s);
+struct sim_job *sim_job(struct sim *s, int j);
+/* Waiting jobs in FIFO order (submit time, then trace order). */
+const int *sim_waiting(const struct sim *s, size_t *n);
+/* Running jobs in admission order. */
+const int *sim_running(const struct sim *s, size_t *n);
+/* Jobs that arrived in the current batch, in trace order. */
+const int *sim_arrived(const struct sim *s, size_t *n);
+uint64_t sim_rand(struct sim *s);
+
+/* Starts a waiting job on a plan (charges the cluster). */
+drake_err sim_start(struct sim *s, int j, const struct drake_plan *p) DRAKE_MUST_CHECK;
+/* Binds one pod of a waiting job (default policy), a PS or a worker; when
+ * the last is bound the job starts. Bound pods of a job that is not running
+ * hold their resources (a partial allocation). */
+drake_err sim_bind_pod(struct sim *s, int j, bool ps, int node) DRAKE_MUST_CHECK;
+/* Removes worker `slot` (never 0) / adds a worker on node. Call
+ * sim_rescaled() once after a batch of changes to one job. */
+void sim_remove_worker(struct sim *s, int j, int slot);
+drake_err sim_add_worker(struct sim *s, int j, int node) DRAKE_MUST_CHECK;
+drake_err sim_rescaled(struct sim *s, int j) DRAKE_MUST_CHECK;
+/* Moves a worker to another node (for a migration policy). */
+drake_err sim_move_worker(struct sim *s, int j, int slot, int node) DRAKE_MUST_CHECK;
+/* Asks for a decide() call at time t (>= now). */
+drake_err sim_wake_at(struct sim *s, double t) DRAKE_MUST_CHECK;
+/* Applies scale ops from gang/ (job = index into ids, the running jobs the
+ * views were built from). Removals are reordered so that swap-removal never
+ * moves a slot still to be removed; each touched job is rescaled once. */
+drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_op *ops,
+			     size_t n_ops) DRAKE_MUST_CHECK;
+drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_scale_op *ops,
+			      size_t n_ops) DRAKE_MUST_CHECK;
+/* Fills a drake_running_job view of running job j (arrays borrowed). */
+void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
+
+#endif

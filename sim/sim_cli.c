@@ -1,0 +1,211 @@
+/*
+ * sim_cli.c - the `drake sim` command. Every knob of the job model and of
+ * the policies is a flag (with a DRAKE_SIM_* environment fallback).
+ */
+#include "sim/sim_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/flags.h"
+#include "common/log.h"
+#include "sim/report.h"
+#include "sim/sim.h"
+
+#define MAX_POLICIES 8
+
+struct cli {
+	const char *trace, *nodes_file, *policies, *out, *tag, *victim, *log_level;
+	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker, shrink_tries;
+	double node_cpu, ps_cpu, worker_cpu, time_scale;
+	size_t node_mem, ps_mem, worker_mem;
+	bool plots, progress;
+	struct sim_config cfg;
+};
+
+int sim_cli_main(int argc, char **argv)
+{
+	struct cli c;
+	memset(&c, 0, sizeof(c));
+	sim_config_defaults(&c.cfg);
+	struct sim_model *m = &c.cfg.model;
+	const struct flag flags[] = {
+		{"trace", "DRAKE_SIM_TRACE", FLAG_STRING, &c.trace, NULL,
+		 "trace CSV (ITP or knavigator gang format; required)"},
+		{"nodes-file", "DRAKE_SIM_NODES_FILE", FLAG_STRING, &c.nodes_file, "",
+		 "node list CSV (Alibaba 2023 format) instead of identical nodes"},
+		{"nodes", NULL, FLAG_INT, &c.nodes, "0",
+		 "identical nodes (0: 64 for ITP traces, 32 for gang traces)"},
+		{"node-gpus", NULL, FLAG_INT, &c.node_gpus, "8", "GPUs per node"},
+		{"node-cpu", NULL, FLAG_DOUBLE, &c.node_cpu, "96", "CPU cores per node"},
+		{"node-mem", NULL, FLAG_SIZE, &c.node_mem, "768Gi", "memory per node"},
+		{"policies", "DRAKE_SIM_POLICIES", FLAG_STRING, &c.policies, "default,dragon,drake",
+		 "comma-separated policies to run: default, dragon, drake"},
+		{"out", "DRAKE_SIM_OUT", FLAG_STRING, &c.out, "bench/results",
+		 "directory for CSV files and plots"},
+		{"tag", NULL, FLAG_STRING, &c.tag, "", "prefix for output file names"},
+		{"plots", NULL, FLAG_BOOL, &c.plots, "true", "draw PNG plots with gnuplot"},
+		{"progress", NULL, FLAG_BOOL, &c.progress, "true",
+		 "log progress lines on long runs"},
+		{"seed", "DRAKE_SIM_SEED", FLAG_INT, &c.seed, "1",
+		 "random seed (pod interleaving, tie breaks, DRAGON's node order)"},
+		{"max-jobs", NULL, FLAG_INT, &c.max_jobs, "0", "replay only the first N jobs (0: all)"},
+		{"time-scale", NULL, FLAG_DOUBLE, &c.time_scale, "1",
+		 "multiply submission times (0.5 doubles the arrival rate)"},
+		{"ps-count", NULL, FLAG_INT, &c.ps_count, "1", "parameter servers per job"},
+		{"ps-cpu", NULL, FLAG_DOUBLE, &c.ps_cpu, "4", "CPU cores per PS"},
+		{"ps-mem", NULL, FLAG_SIZE, &c.ps_mem, "16Gi", "memory per PS"},
+		{"gpus-per-worker", NULL, FLAG_INT, &c.gpus_per_worker, "1",
+		 "GPUs per worker for ITP jobs (gang traces give their own)"},
+		{"worker-cpu-per-gpu", NULL, FLAG_DOUBLE, &c.worker_cpu, "4",
+		 "worker CPU cores per GPU"},
+		{"worker-mem-per-gpu", NULL, FLAG_SIZE, &c.worker_mem, "32Gi",
+		 "worker memory per GPU"},
+		{"min-frac", NULL, FLAG_DOUBLE, &m->min_frac, "0.5",
+		 "min-instances = ceil(initial workers * this)"},
+		{"max-factor", NULL, FLAG_DOUBLE, &m->max_factor, "2",
+		 "max-instances = floor(initial workers * this)"},
+		{"gang-elastic", NULL, FLAG_BOOL, &m->gang_elastic, "false",
+		 "let gang-trace jobs scale too (they are rigid by default)"},
+		{"scaling-loss", NULL, FLAG_DOUBLE, &m->scaling_loss, "0.05",
+		 "throughput of w workers = w / (1 + this * (w - 1))"},
+		{"locality-penalty", NULL, FLAG_DOUBLE, &m->locality_penalty, "0.15",
+		 "throughput divided by 1 + this per node spanned beyond the minimum"},
+		{"rescale-pause", NULL, FLAG_DURATION, &m->rescale_pause, "10s",
+		 "progress lost by a job on every change of its worker count"},
+		{"starve-after", NULL, FLAG_DURATION, &c.cfg.starve_after, "30s",
+		 "a job waiting this long may shrink running jobs (dragon, drake)"},
+		{"idle-after", NULL, FLAG_DURATION, &c.cfg.idle_after, "60s",
+		 "no action for this long lets running jobs grow (dragon, drake)"},
+		{"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
+		 "DRAGON's TFJob informer resync period"},
+		{"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
+		 "delay of the reconcile DRAGON's own pod changes trigger"},
+		{"dragon-shuffle", NULL, FLAG_BOOL, &c.cfg.dragon_shuffle, "true",
+		 "DRAGON walks nodes in random (Go map) order; false: by name"},
+		{"victim-order", NULL, FLAG_STRING, &c.victim, "newest",
+		 "drake shrinks jobs in this order: newest, oldest, least-progress"},
+		{"lonely-first", NULL, FLAG_BOOL, &c.cfg.lonely_first, "true",
+		 "drake shrinks workers off their PS's node first"},
+		{"grow-new-nodes", NULL, FLAG_BOOL, &c.cfg.grow_new_nodes, "false",
+		 "drake may grow a job onto nodes it does not use yet"},
+		{"grow-when-waiting", NULL, FLAG_BOOL, &c.cfg.grow_when_waiting, "false",
+		 "drake grows running jobs even while jobs wait"},
+		{"backfill", NULL, FLAG_BOOL, &c.cfg.backfill, "true",
+		 "drake starts jobs behind one that does not fit"},
+		{"shrink-tries", NULL, FLAG_INT, &c.shrink_tries, "4",
+		 "starving jobs drake tries to make room for per decision"},
+		{"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &c.log_level, "info",
+		 "debug, info, warn, error"},
+	};
+	size_t nf = sizeof(flags) / sizeof(flags[0]);
+	enum flags_outcome oc;
+	char msg[512];
+	if (flags_parse(flags, nf, argc, argv, &oc, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 2;
+	}
+	if (oc == FLAGS_HELP) {
+		printf("usage: drake sim --trace FILE [flags]\n\n"
+		       "Replays a trace through drake's own policy code in virtual time and\n"
+		       "compares the policies. See sim/README.md for the model.\n\nflags:\n");
+		flags_usage(stdout, flags, nf);
+		return 0;
+	}
+	enum drake_log_level lvl;
+	if (drake_log_parse_level(c.log_level, &lvl)) {
+		fprintf(stderr, "drake sim: bad --log-level %s\n", c.log_level);
+		return 2;
+	}
+	drake_log_set_level(lvl);
+	if (!c.trace || !*c.trace) {
+		fprintf(stderr, "drake sim: --trace is required (see --help)\n");
+		return 2;
+	}
+	if (drake_victim_order_parse(c.victim, &c.cfg.victim_order)) {
+		fprintf(stderr, "drake sim: bad --victim-order %s\n", c.victim);
+		return 2;
+	}
+	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
+	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.max_jobs < 0 || m->min_frac <= 0 ||
+	    m->min_frac > 1 || m->max_factor < 1 || m->scaling_loss < 0 ||
+	    m->locality_penalty < 0 || m->rescale_pause < 0 || c.shrink_tries < 0) {
+		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
+		return 2;
+	}
+	c.cfg.nodes = c.nodes;
+	c.cfg.node_gpus = c.node_gpus;
+	c.cfg.node_cpu_milli = (int64_t)(c.node_cpu * 1000);
+	c.cfg.node_mem_bytes = (int64_t)c.node_mem;
+	c.cfg.seed = (uint64_t)c.seed;
+	c.cfg.max_jobs = (size_t)c.max_jobs;
+	c.cfg.time_scale = c.time_scale;
+	c.cfg.progress = c.progress;
+	c.cfg.shrink_tries = c.shrink_tries;
+	m->n_ps = c.ps_count;
+	m->ps_cpu_milli = (int64_t)(c.ps_cpu * 1000);
+	m->ps_mem_bytes = (int64_t)c.ps_mem;
+	m->gpus_per_worker = c.gpus_per_worker;
+	m->worker_cpu_milli_per_gpu = (int64_t)(c.worker_cpu * 1000);
+	m->worker_mem_bytes_per_gpu = (int64_t)c.worker_mem;
+
+	const struct sim_policy *pol[MAX_POLICIES];
+	size_t np = 0;
+	char plist[256];
+	snprintf(plist, sizeof(plist), "%s", c.policies);
+	char *save = NULL;
+	for (char *t = strtok_r(plist, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (np == MAX_POLICIES || !(pol[np] = sim_policy_find(t))) {
+			fprintf(stderr, "drake sim: unknown policy \"%s\" (default, dragon, drake)\n",
+				t);
+			return 2;
+		}
+		np++;
+	}
+
+	struct sim_trace trace;
+	struct sim_nodes nodes = {0};
+	if (sim_trace_load(c.trace, &trace, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 1;
+	}
+	if (c.nodes_file && *c.nodes_file) {
+		if (sim_nodes_load(c.nodes_file, &nodes, msg, sizeof(msg))) {
+			fprintf(stderr, "drake sim: %s\n", msg);
+			sim_trace_release(&trace);
+			return 1;
+		}
+		c.cfg.node_list = &nodes;
+	}
+	struct sim_result res[MAX_POLICIES];
+	memset(res, 0, sizeof(res));
+	int rc = 0;
+	size_t done = 0;
+	for (; done < np; done++) {
+		log_info("sim_start", "policy=%s trace=%s jobs=%zu", pol[done]->name, c.trace,
+			 trace.n);
+		if (sim_run(&c.cfg, &trace, pol[done], NULL, &res[done], msg, sizeof(msg))) {
+			fprintf(stderr, "drake sim: %s\n", msg);
+			rc = 1;
+			break;
+		}
+	}
+	if (done > 0) {
+		char title[512];
+		snprintf(title, sizeof(title), "%s: %zu jobs, %lld GPUs", c.trace, trace.n,
+			 (long long)res[0].total_gpus);
+		sim_report_table(stdout, title, res, done);
+		if (sim_report_csv(c.out, c.tag, res, done, msg, sizeof(msg))) {
+			fprintf(stderr, "drake sim: %s\n", msg);
+			rc = 1;
+		} else if (c.plots && sim_report_plots(c.out, c.tag, res, done, msg, sizeof(msg))) {
+			log_warn("sim_plots", "msg=\"%s\"", msg);
+		}
+	}
+	for (size_t i = 0; i < done; i++)
+		sim_result_release(&res[i]);
+	sim_trace_release(&trace);
+	sim_nodes_release(&nodes);
+	return rc;
+}
