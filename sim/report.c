@@ -22,8 +22,8 @@ static void fmt_secs(char *buf, size_t len, double s)
 void sim_report_table(FILE *out, const char *title, const struct sim_result *r, size_t n)
 {
 	fprintf(out, "\n== %s ==\n", title);
-	fprintf(out, "%-8s %6s %9s %9s %9s %9s %9s %6s %7s %7s %8s %10s %9s\n", "policy",
-		"done", "meanJCT", "medJCT", "p95JCT", "meanQ", "makespan", "util", "partial",
+	fprintf(out, "%-8s %6s %9s %9s %9s %9s %9s %6s %6s %7s %7s %8s %11s %8s\n", "policy",
+		"done", "meanJCT", "medJCT", "p95JCT", "meanQ", "makespan", "util", "good", "partial",
 		"heldGh", "deadlock", "scale+/-", "us/dec");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *x = &r[i];
@@ -39,8 +39,9 @@ void sim_report_table(FILE *out, const char *title, const struct sim_result *r, 
 		else
 			snprintf(dl, sizeof(dl), "no");
 		snprintf(sc, sizeof(sc), "%zu/%zu", x->scale_up_events, x->scale_down_events);
-		fprintf(out, "%-8s %6zu %9s %9s %9s %9s %9s %5.1f%% %7zu %7.0f %8s %10s %9.1f\n",
-			x->policy, x->finished, a, b, c, d, e, 100 * x->gpu_util, x->ever_partial,
+		fprintf(out, "%-8s %6zu %9s %9s %9s %9s %9s %5.1f%% %5.1f%% %7zu %7.0f %8s %11s %8.1f\n",
+			x->policy, x->finished, a, b, c, d, e, 100 * x->gpu_util,
+			100 * x->goodput_util, x->ever_partial,
 			x->held_gpu_hours, dl, sc,
 			x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0);
 	}
@@ -114,15 +115,16 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 	if (!f)
 		return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
 	fprintf(f, "policy,jobs,finished,never_fit,mean_jct_s,median_jct_s,p95_jct_s,"
-		   "mean_queue_s,makespan_s,gpu_util,held_gpu_hours,ever_partial,deadlock_jobs,"
+		   "mean_queue_s,makespan_s,gpu_util,goodput_util,held_gpu_hours,ever_partial,deadlock_jobs,"
 		   "deadlock_gpus,scale_up,scale_down,decisions,policy_cpu_us_per_decision,"
 		   "policy_cpu_max_us\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *x = &r[i];
-		fprintf(f, "%s,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.1f,%zu,%zu,%lld,%zu,%zu,%zu,"
+		fprintf(f, "%s,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f,%.1f,%zu,%zu,%lld,%zu,%zu,%zu,"
 			   "%.2f,%.1f\n",
 			x->policy, x->jobs, x->finished, x->never_fit, x->mean_jct, x->median_jct,
-			x->p95_jct, x->mean_queue, x->makespan, x->gpu_util, x->held_gpu_hours,
+			x->p95_jct, x->mean_queue, x->makespan, x->gpu_util, x->goodput_util,
+			x->held_gpu_hours,
 			x->ever_partial, x->deadlock_jobs, (long long)x->deadlock_gpus,
 			x->scale_up_events, x->scale_down_events, x->decisions,
 			x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0,
@@ -146,6 +148,13 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 			fprintf(f, "%zu,%d,%.1f,%.1f,%.1f,%.1f\n", k, x->job_gpus[k],
 				x->job_submit[k], x->job_start[k], x->job_finish[k],
 				x->job_finish[k] >= 0 ? x->job_finish[k] - x->job_submit[k] : -1);
+		fclose(f);
+		if (!(f = open_out(dir, tag, "jct", x->policy, path, sizeof(path))))
+			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
+		fprintf(f, "jct_s,fraction\n");
+		for (size_t k = 0; k < x->finished; k++)
+			fprintf(f, "%.1f,%.5f\n", x->jct[k] > 1 ? x->jct[k] : 1,
+				(double)(k + 1) / (double)x->finished);
 		fclose(f);
 		if (!(f = open_out(dir, tag, "util", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
@@ -187,11 +196,8 @@ drake_err sim_report_plots(const char *dir, const char *tag, const struct sim_re
 		   "set logscale x\nset yrange [0:1.05]\nplot ",
 		prefix, *tag ? tag : "sim");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f,
-			"%s'< awk -F, \"NR>1 && $6>=0 {print $6}\" %sjobs-%s.csv | sort -g | "
-			"awk \"{a[NR]=\\$1} END {for (i=1;i<=NR;i++) print a[i] \\\",\\\" i/NR}\"' "
-			"using 1:2 with steps title '%s'",
-			i ? ", " : "", prefix, r[i].policy, r[i].policy);
+		fprintf(f, "%s'%sjct-%s.csv' using 1:2 with steps title '%s'", i ? ", " : "",
+			prefix, r[i].policy, r[i].policy);
 	fprintf(f, "\n");
 	fclose(f);
 	char cmd[1400];

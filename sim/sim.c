@@ -447,7 +447,7 @@ static drake_err collect(struct sim *s, struct sim_result *r)
 	if (!r->jct || !r->queue || !r->job_submit || !r->job_start || !r->job_finish ||
 	    !r->job_gpus)
 		return DRAKE_ENOMEM;
-	double sum_jct = 0, sum_q = 0;
+	double sum_jct = 0, sum_q = 0, useful = 0;
 	r->first_submit = -1;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sim_job *j = &s->jobs[i];
@@ -463,6 +463,7 @@ static drake_err collect(struct sim *s, struct sim_result *r)
 		r->jct[r->finished] = j->finish - j->submit;
 		r->queue[r->finished] = j->start - j->submit;
 		sum_jct += r->jct[r->finished];
+		useful += (double)j->t->duration * j->t->gpus;
 		sum_q += r->queue[r->finished];
 		if (j->finish > r->last_finish)
 			r->last_finish = j->finish;
@@ -479,7 +480,10 @@ static drake_err collect(struct sim *s, struct sim_result *r)
 	r->makespan = r->finished ? r->last_finish - r->first_submit : 0;
 	r->total_gpus = s->c.alloc_total.gpu;
 	if (r->makespan > 0 && r->total_gpus > 0)
+	{
 		r->gpu_util = s->busy_gpu_s / ((double)r->total_gpus * r->makespan);
+		r->goodput_util = useful / ((double)r->total_gpus * r->makespan);
+	}
 	r->held_gpu_hours = s->held_gpu_s / 3600.0;
 	r->deadlock_jobs = s->n - s->n_done - s->n_never;
 	r->deadlocked = r->deadlock_jobs > 0;

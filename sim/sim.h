@@ -114,6 +114,7 @@ struct sim_result {
 	double mean_jct, median_jct, p95_jct, mean_queue, makespan;
 	double first_submit, last_finish;
 	double gpu_util;      /* busy GPU-seconds / (GPUs * makespan) */
+	double goodput_util;  /* trace GPU-seconds (duration x GPUs) / (GPUs * makespan) */
 	double held_gpu_hours; /* GPU-hours held idle by partial allocations */
 	int64_t total_gpus;
 	size_t ever_partial;
