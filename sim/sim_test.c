@@ -1,0 +1,242 @@
+/* sim_test.c - the event queue, the job model, and whole runs: the gang
+ * benchmark reaches its optimum under drake, the default scheduler
+ * deadlocks on it, and a small trace's figures are pinned per policy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim/evq.h"
+#include "sim/model.h"
+#include "sim/sim.h"
+
+static void events_come_out_in_time_order_and_ties_in_push_order(void **state)
+{
+	(void)state;
+	struct sim_evq q;
+	sim_evq_init(&q);
+	const double times[] = {5, 1, 3, 1, 9, 3, 0, 7, 1};
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		assert_int_equal(sim_evq_push(&q, (struct sim_ev){times[i], 0, SIM_EV_WAKE,
+								  (int)i, 0}),
+				 DRAKE_OK);
+	struct sim_ev ev;
+	double last = -1;
+	int last_job_at_1 = -1;
+	size_t n = 0;
+	while (sim_evq_pop(&q, &ev)) {
+		assert_true(ev.t >= last);
+		if (ev.t == 1) {
+			assert_true(ev.job > last_job_at_1); /* 1, 3, 8 in push order */
+			last_job_at_1 = ev.job;
+		}
+		last = ev.t;
+		n++;
+	}
+	assert_int_equal(n, 9);
+	double t;
+	assert_false(sim_evq_peek_time(&q, &t));
+	sim_evq_release(&q);
+}
+
+static void a_big_heap_stays_ordered(void **state)
+{
+	(void)state;
+	struct sim_evq q;
+	sim_evq_init(&q);
+	uint64_t x = 12345;
+	for (int i = 0; i < 20000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		assert_int_equal(sim_evq_push(&q, (struct sim_ev){(double)(x >> 40), 0,
+								  SIM_EV_WAKE, i, 0}),
+				 DRAKE_OK);
+	}
+	struct sim_ev ev, prev = {-1, 0, SIM_EV_WAKE, 0, 0};
+	while (sim_evq_pop(&q, &ev)) {
+		assert_true(ev.t > prev.t || (ev.t == prev.t && ev.seq > prev.seq));
+		prev = ev;
+	}
+	sim_evq_release(&q);
+}
+
+static void an_itp_job_becomes_one_ps_and_a_worker_per_gpu(void **state)
+{
+	(void)state;
+	struct sim_model m;
+	sim_model_defaults(&m);
+	struct sim_trace_job j = {.gpus = 8, .duration = 100};
+	struct drake_gang_req r;
+	int max;
+	sim_model_shape(&m, &j, SIM_TRACE_ITP, &r, &max);
+	assert_int_equal(r.n_ps, 1);
+	assert_int_equal(r.ps.gpu, 0);
+	assert_int_equal(r.want_workers, 8);
+	assert_int_equal(r.worker.gpu, 1);
+	assert_int_equal(r.min_workers, 4);
+	assert_int_equal(max, 16);
+	j.gpus = 1;
+	sim_model_shape(&m, &j, SIM_TRACE_ITP, &r, &max);
+	assert_int_equal(r.min_workers, 1);
+	assert_int_equal(max, 2);
+}
+
+static void gang_trace_jobs_are_rigid_unless_asked(void **state)
+{
+	(void)state;
+	struct sim_model m;
+	sim_model_defaults(&m);
+	struct sim_trace_job j = {.gpus = 40, .replicas = 5, .gpus_per_pod = 8, .duration = 30};
+	struct drake_gang_req r;
+	int max;
+	sim_model_shape(&m, &j, SIM_TRACE_GANG, &r, &max);
+	assert_int_equal(r.worker.gpu, 8);
+	assert_int_equal(r.min_workers, 5);
+	assert_int_equal(r.want_workers, 5);
+	assert_int_equal(max, 5);
+	m.gang_elastic = true;
+	sim_model_shape(&m, &j, SIM_TRACE_GANG, &r, &max);
+	assert_int_equal(r.min_workers, 3);
+	assert_int_equal(max, 10);
+}
+
+static void speed_grows_sublinearly_and_spreading_costs(void **state)
+{
+	(void)state;
+	struct sim_model m;
+	sim_model_defaults(&m);
+	m.node_gpus = 8;
+	double r1 = sim_model_rate(&m, 1, 1, 1), r8 = sim_model_rate(&m, 8, 1, 1);
+	assert_true(r1 == 1.0);
+	assert_true(r8 > 5.0 && r8 < 8.0);			   /* 8 / 1.35 */
+	assert_true(sim_model_rate(&m, 8, 1, 3) < r8);		   /* spread over 3 nodes */
+	assert_true(sim_model_rate(&m, 16, 1, 2) == sim_model_rate(&m, 16, 1, 3) * 1.15);
+	assert_int_equal(sim_model_min_nodes(&m, 16, 1), 2);
+	assert_int_equal(sim_model_min_nodes(&m, 3, 8), 3);
+	assert_true(sim_model_rate(&m, 0, 1, 1) == 0);
+}
+
+static const char gang_small[] = "job_id,submit_order,replicas,gpus_per_pod,duration_s\n"
+				 "g0,0,4,8,30\ng1,1,2,8,30\ng2,2,2,8,30\ng3,3,3,8,30\n"
+				 "g4,4,1,8,30\ng5,5,4,8,30\n";
+
+static void run_one(const char *text, const char *policy, int nodes, struct sim_result *r)
+{
+	struct sim_trace t;
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
+			 DRAKE_OK);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.nodes = nodes;
+	const struct sim_policy *p = sim_policy_find(policy);
+	assert_non_null(p);
+	drake_err err = sim_run(&cfg, &t, p, NULL, r, msg, sizeof(msg));
+	if (err)
+		print_error("%s\n", msg);
+	assert_int_equal(err, DRAKE_OK);
+	sim_trace_release(&t);
+}
+
+static void drake_packs_the_gang_benchmark_to_its_optimum(void **state)
+{
+	(void)state;
+	/* 16 pods of 8 GPUs on 4 nodes: 4 waves of 30 s at best. */
+	struct sim_result r;
+	run_one(gang_small, "drake", 4, &r);
+	assert_int_equal(r.finished, 6);
+	assert_true(r.makespan == 120.0);
+	assert_int_equal(r.ever_partial, 0);
+	sim_result_release(&r);
+}
+
+static void the_default_scheduler_can_deadlock_on_gangs(void **state)
+{
+	(void)state;
+	struct sim_result r;
+	run_one(gang_small, "default", 4, &r);
+	assert_true(r.deadlocked);
+	assert_true(r.deadlock_gpus > 0);
+	assert_true(r.ever_partial > 0);
+	sim_result_release(&r);
+}
+
+/* A small ITP-format trace: bursts, big and small jobs, long and short. */
+static const char itp_small[] =
+	"job_id,submission_time,duration,num_gpu\n"
+	"a,0,600,8\nb,0,300,4\nc,10,1200,16\nd,20,100,1\ne,20,100,1\nf,25,900,8\n"
+	"g,40,60,2\nh,100,2000,12\ni,130,50,1\nj,200,400,8\nk,210,3000,4\nl,215,30,1\n"
+	"m,300,700,16\nn,320,90,2\no,400,100,8\n";
+
+struct pinned {
+	const char *policy;
+	size_t finished;
+	double mean_jct, makespan;
+	size_t partial, up, down;
+};
+
+/* Figures of the current model and policies (default flags, seed 1, 3
+ * nodes of 8 GPUs). When a change moves them, check the change is meant,
+ * then update these numbers in the same commit. */
+static const struct pinned pins[] = {
+	{"default", 15, 2516.633, 5965.000, 13, 0, 0},
+	{"dragon", 15, 1461.437, 4397.661, 0, 22, 12},
+	{"drake", 15, 1383.899, 3997.237, 0, 14, 10},
+};
+
+static void a_small_trace_gives_the_pinned_figures(void **state)
+{
+	(void)state;
+	/* Run with SIM_TEST_PRINT_PINS=1 to print fresh figures. */
+	for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		struct sim_result r;
+		run_one(itp_small, pins[i].policy, 3, &r);
+		print_message("%s finished=%zu mean_jct=%.3f makespan=%.3f partial=%zu up=%zu "
+			      "down=%zu\n",
+			      pins[i].policy, r.finished, r.mean_jct, r.makespan, r.ever_partial,
+			      r.scale_up_events, r.scale_down_events);
+		if (getenv("SIM_TEST_PRINT_PINS")) { /* to refresh the table above */
+			sim_result_release(&r);
+			continue;
+		}
+		assert_int_equal(r.finished, pins[i].finished);
+		assert_float_equal(r.mean_jct, pins[i].mean_jct, 0.01);
+		assert_float_equal(r.makespan, pins[i].makespan, 0.01);
+		assert_int_equal(r.ever_partial, pins[i].partial);
+		assert_int_equal(r.scale_up_events, pins[i].up);
+		assert_int_equal(r.scale_down_events, pins[i].down);
+		sim_result_release(&r);
+	}
+}
+
+static void the_same_seed_gives_the_same_run(void **state)
+{
+	(void)state;
+	struct sim_result a, b;
+	run_one(itp_small, "default", 3, &a);
+	run_one(itp_small, "default", 3, &b);
+	assert_true(a.mean_jct == b.mean_jct);
+	assert_memory_equal(a.job_finish, b.job_finish, sizeof(double) * a.jobs);
+	sim_result_release(&a);
+	sim_result_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(events_come_out_in_time_order_and_ties_in_push_order),
+		cmocka_unit_test(a_big_heap_stays_ordered),
+		cmocka_unit_test(an_itp_job_becomes_one_ps_and_a_worker_per_gpu),
+		cmocka_unit_test(gang_trace_jobs_are_rigid_unless_asked),
+		cmocka_unit_test(speed_grows_sublinearly_and_spreading_costs),
+		cmocka_unit_test(drake_packs_the_gang_benchmark_to_its_optimum),
+		cmocka_unit_test(the_default_scheduler_can_deadlock_on_gangs),
+		cmocka_unit_test(a_small_trace_gives_the_pinned_figures),
+		cmocka_unit_test(the_same_seed_gives_the_same_run),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
