@@ -1,0 +1,239 @@
+/*
+ * pod_codec.c - builds replica pods and services from a TFJob's templates
+ * and reads owned pods back (a codec file: jansson lives here). The
+ * template is deep-copied, never modified in place, since it is borrowed
+ * from the informer's cache.
+ *
+ * Ownership: builders return malloc'd JSON text; readers borrow.
+ */
+#include "reconciler/pod_codec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "reconciler/tfconfig.h"
+
+static json_t *labels(const struct tfjob *job, enum tf_rtype t, int index)
+{
+	char idx[16];
+	snprintf(idx, sizeof(idx), "%d", index);
+	return json_pack("{s:s,s:s,s:s,s:s}", TF_LABEL_OPERATOR, TF_OPERATOR_NAME, TF_LABEL_JOB,
+	                 job->name, TF_LABEL_TYPE, tf_rtype_lower(t), TF_LABEL_INDEX, idx);
+}
+
+static json_t *owner_refs(const struct tfjob *job)
+{
+	return json_pack("[{s:s,s:s,s:s,s:s,s:b,s:b}]", "apiVersion", "kubeflow.org/v1", "kind",
+	                 "TFJob", "name", job->name, "uid", job->uid, "controller", 1,
+	                 "blockOwnerDeletion", 1);
+}
+
+static json_t *object_or_new(json_t *parent, const char *key)
+{
+	json_t *v = json_object_get(parent, key);
+	if (json_is_object(v))
+		return v;
+	v = json_object();
+	json_object_set_new(parent, key, v);
+	return v;
+}
+
+static json_t *array_or_new(json_t *parent, const char *key)
+{
+	json_t *v = json_object_get(parent, key);
+	if (json_is_array(v))
+		return v;
+	v = json_array();
+	json_object_set_new(parent, key, v);
+	return v;
+}
+
+/* Adds tfjob-port and TF_CONFIG to the tensorflow container. */
+static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, int index,
+                         const char *domain)
+{
+	json_t *ports = array_or_new(c, "ports");
+	bool has_port = false;
+	size_t i;
+	json_t *p;
+	json_array_foreach(ports, i, p)
+	{
+		const char *pn = json_string_value(json_object_get(p, "name"));
+		has_port |= pn && !strcmp(pn, TF_PORT_NAME);
+	}
+	if (!has_port)
+		json_array_append_new(ports, json_pack("{s:s,s:i}", "name", TF_PORT_NAME,
+		                                       "containerPort", job->rs[t].port));
+	if (!tf_config_wanted(job))
+		return 0;
+	char *cfg = tf_config_json(job, t, index, domain);
+	if (!cfg)
+		return -1;
+	json_t *env = array_or_new(c, "env");
+	for (i = json_array_size(env); i > 0; i--) { /* ours replaces a user's TF_CONFIG */
+		const char *n =
+		    json_string_value(json_object_get(json_array_get(env, i - 1), "name"));
+		if (n && !strcmp(n, "TF_CONFIG"))
+			json_array_remove(env, i - 1);
+	}
+	json_array_append_new(env, json_pack("{s:s,s:s}", "name", "TF_CONFIG", "value", cfg));
+	free(cfg);
+	return 0;
+}
+
+char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
+                  char *msg, size_t msglen)
+{
+	char name[TF_SERVICE_NAME_MAX + 1];
+	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK || !job->rs[t].tmpl) {
+		drake_errorf(DRAKE_EINVAL, msg, msglen, "no valid name or template for %s %d",
+		             tf_rtype_name(t), index);
+		return NULL;
+	}
+	json_t *tmpl = json_deep_copy((json_t *)job->rs[t].tmpl);
+	json_t *pod = json_object();
+	json_t *tmeta = json_object_get(tmpl, "metadata");
+	json_t *meta = json_object();
+	json_t *lab = json_is_object(json_object_get(tmeta, "labels"))
+	                  ? json_incref(json_object_get(tmeta, "labels"))
+	                  : json_object();
+	json_t *ours = labels(job, t, index);
+	json_object_update(lab, ours); /* Kubeflow's labels win over the template's */
+	json_decref(ours);
+	if (tf_is_master_role(job, t, index))
+		json_object_set_new(lab, TF_LABEL_ROLE, json_string("master"));
+	json_object_set_new(meta, "name", json_string(name));
+	json_object_set_new(meta, "namespace", json_string(job->ns));
+	json_object_set_new(meta, "labels", lab);
+	if (json_is_object(json_object_get(tmeta, "annotations")))
+		json_object_set(meta, "annotations", json_object_get(tmeta, "annotations"));
+	json_object_set_new(meta, "ownerReferences", owner_refs(job));
+	json_object_set_new(pod, "apiVersion", json_string("v1"));
+	json_object_set_new(pod, "kind", json_string("Pod"));
+	json_object_set_new(pod, "metadata", meta);
+	json_t *spec = object_or_new(tmpl, "spec");
+	json_object_set(pod, "spec", spec);
+	enum tf_restart r = job->rs[t].restart;
+	json_object_set_new(spec, "restartPolicy",
+	                    json_string(r == TF_RESTART_ALWAYS       ? "Always"
+	                                : r == TF_RESTART_ON_FAILURE ? "OnFailure"
+	                                                             : "Never"));
+	json_array_append_new(array_or_new(spec, "schedulingGates"),
+	                      json_pack("{s:s}", "name", TF_GANG_GATE));
+	size_t i;
+	json_t *c;
+	int rc = 0;
+	json_array_foreach(json_object_get(spec, "containers"), i, c)
+	{
+		const char *cn = json_string_value(json_object_get(c, "name"));
+		if (cn && !strcmp(cn, TF_CONTAINER))
+			rc |= fix_container(c, job, t, index, domain);
+	}
+	char *out = rc == 0 ? json_dumps(pod, JSON_COMPACT) : NULL;
+	if (!out)
+		drake_errorf(DRAKE_ENOMEM, msg, msglen, "cannot encode pod %s", name);
+	json_decref(pod);
+	json_decref(tmpl);
+	return out;
+}
+
+char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index)
+{
+	char name[TF_SERVICE_NAME_MAX + 1];
+	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK)
+		return NULL;
+	json_t *svc =
+	    json_pack("{s:s,s:s,s:{s:s,s:s,s:o,s:o},s:{s:s,s:o,s:[{s:s,s:i,s:i}]}}", "apiVersion",
+	              "v1", "kind", "Service", "metadata", "name", name, "namespace", job->ns,
+	              "labels", labels(job, t, index), "ownerReferences", owner_refs(job), "spec",
+	              "clusterIP", "None", "selector", labels(job, t, index), "ports", "name",
+	              TF_PORT_NAME, "port", job->rs[t].port, "targetPort", job->rs[t].port);
+	if (!svc)
+		return NULL;
+	char *out = json_dumps(svc, JSON_COMPACT);
+	json_decref(svc);
+	return out;
+}
+
+bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index)
+{
+	json_t *lab = json_object_get(json_object_get(obj, "metadata"), "labels");
+	const char *ts = json_string_value(json_object_get(lab, TF_LABEL_TYPE));
+	const char *is = json_string_value(json_object_get(lab, TF_LABEL_INDEX));
+	if (!ts || !is || !*is || strspn(is, "0123456789") != strlen(is) || strlen(is) > 4)
+		return false;
+	for (int i = 0; i < TF_NTYPES; i++) {
+		if (!strcmp(ts, tf_rtype_lower((enum tf_rtype)i))) {
+			*t = (enum tf_rtype)i;
+			*index = atoi(is);
+			return *index < TF_MAX_REPLICAS;
+		}
+	}
+	return false;
+}
+
+static int gate_index(const json_t *pod)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, g)
+	{
+		const char *n = json_string_value(json_object_get(g, "name"));
+		if (n && !strcmp(n, TF_GANG_GATE))
+			return (int)i;
+	}
+	return -1;
+}
+
+bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs)
+{
+	memset(obs, 0, sizeof(*obs));
+	if (!tf_replica_of(pod, &obs->type, &obs->index))
+		return false;
+	json_t *status = json_object_get(pod, "status");
+	const char *phase = json_string_value(json_object_get(status, "phase"));
+	obs->phase = !phase                        ? TF_POD_PENDING
+	             : !strcmp(phase, "Running")   ? TF_POD_RUNNING
+	             : !strcmp(phase, "Succeeded") ? TF_POD_SUCCEEDED
+	             : !strcmp(phase, "Failed")    ? TF_POD_FAILED
+	             : !strcmp(phase, "Pending")   ? TF_POD_PENDING
+	                                           : TF_POD_UNKNOWN;
+	obs->exit_code = -1;
+	size_t i;
+	json_t *cs;
+	json_array_foreach(json_object_get(status, "containerStatuses"), i, cs)
+	{
+		json_t *rc = json_object_get(cs, "restartCount");
+		if (json_is_integer(rc) && json_integer_value(rc) > 0 &&
+		    json_integer_value(rc) < 1000000)
+			obs->restarts += (int)json_integer_value(rc);
+		const char *n = json_string_value(json_object_get(cs, "name"));
+		json_t *code = json_object_get(
+		    json_object_get(json_object_get(cs, "state"), "terminated"), "exitCode");
+		if (n && !strcmp(n, TF_CONTAINER) && json_is_integer(code))
+			obs->exit_code = (int)(json_integer_value(code) & 0xffff);
+	}
+	obs->gated = gate_index(pod) >= 0;
+	obs->deleting =
+	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL;
+	return true;
+}
+
+char *tf_pod_ungate_patch(const struct json_t *pod)
+{
+	int k = gate_index(pod);
+	if (k < 0)
+		return NULL;
+	char path[64];
+	snprintf(path, sizeof(path), "/spec/schedulingGates/%d", k);
+	char name_path[80];
+	snprintf(name_path, sizeof(name_path), "%s/name", path);
+	json_t *p = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", name_path, "value",
+	                      TF_GANG_GATE, "op", "remove", "path", path);
+	char *out = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	json_decref(p);
+	return out;
+}

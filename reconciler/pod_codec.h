@@ -1,0 +1,54 @@
+/*
+ * pod_codec.h - what the TFJob controller writes and reads about its pods and
+ * services: builds a replica's pod (template + Kubeflow labels, owner
+ * reference, restart policy, tfjob-port, TF_CONFIG, drake's scheduling gate)
+ * and its headless service; reads an owned pod back into a tf_pod_obs; builds
+ * the JSON patch that removes the gate; builds the TFJob status patch.
+ *
+ * Ownership: builders return malloc'd JSON text (NULL on failure, with msg
+ * where one is taken); readers borrow from the object.
+ */
+#ifndef DRAKE_RECONCILER_POD_CODEC_H
+#define DRAKE_RECONCILER_POD_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "reconciler/status.h"
+#include "reconciler/tfjob.h"
+
+struct json_t;
+
+char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
+                  char *msg, size_t msglen);
+char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
+
+/* Reads the replica type and index labels; false when absent or malformed. */
+bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index);
+/* Fills obs from a pod; false when it is not a replica pod. */
+bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs);
+/* A JSON patch removing TF_GANG_GATE (guarded by a test op), or NULL when
+ * the pod carries no such gate. */
+char *tf_pod_ungate_patch(const struct json_t *pod);
+
+/* Reads the job's status: final state (Succeeded/Failed condition True),
+ * the seconds since startTime (-1 if unset) and since completionTime (-1).
+ * now is seconds since the epoch. */
+void tf_status_read(const struct json_t *job_obj, long now, bool *final, long *since_start,
+                    long *since_done);
+/* Restart count kept in the job's annotation (0 when absent). */
+int tf_restart_count(const struct json_t *job_obj);
+/* Merge patch for the status subresource, or NULL when nothing changed. */
+char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
+                      const struct tf_verdict *v, long now);
+/* Merge patch marking a job Failed for an invalid spec (NULL when it already is). */
+char *tf_status_invalid_patch(const struct json_t *job_obj, const char *message, long now);
+
+/* The type of the last True condition ("Running", ...), or NULL. */
+const char *tf_status_current(const struct json_t *job_obj);
+/* Merge patch setting the restarts annotation to n. */
+char *tf_restarts_patch(int n);
+
+#define TF_ANNOTATION_RESTARTS "drake.dev/restarts"
+
+#endif

@@ -1,0 +1,592 @@
+/*
+ * reconciler.c - the TFJob controller's loop. Informer callbacks only mark a
+ * job's key dirty; a zero-delay event drains the dirty set and syncs each job
+ * from the caches: finished jobs get cleanPodPolicy and TTL; live jobs get
+ * any missing service and (gated) pod, failed pods recreated per restart
+ * policy, the planned pods ungated, and a status patch when the verdict
+ * changed. Every write is idempotent (fixed names, preconditions, test ops),
+ * and a job with writes in flight is skipped and retried a second later, so
+ * a pass never races its own earlier writes.
+ *
+ * Ownership: each write carries a small context on r->writes; freeing the
+ * reconciler detaches them, and their late callbacks free only themselves.
+ */
+#include "reconciler/reconciler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <event2/event_struct.h>
+
+#include "common/log.h"
+#include "kube/api.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+#include "reconciler/pod_codec.h"
+#include "reconciler/status.h"
+#include "reconciler/tfjob.h"
+
+#define KEY_MAX (64 + 254 + 2)
+
+struct keyset {
+	char (*keys)[KEY_MAX];
+	size_t n, cap;
+};
+
+struct write_ctx {
+	struct reconciler *r; /* NULL once the reconciler is gone */
+	struct write_ctx *prev, *next;
+	char key[KEY_MAX];
+	char what[96];
+};
+
+struct inflight {
+	char key[KEY_MAX];
+	int n;
+};
+
+struct reconciler {
+	struct event_base *base;
+	struct kube_client *client;
+	struct reconciler_options opts;
+	char *domain;
+	struct kube_informer *jobs, *pods, *services;
+	struct keyset now, later;
+	struct inflight *inflight;
+	size_t ninflight, capinflight;
+	struct write_ctx *writes;
+	struct event drain, tick;
+	long last_resync;
+	bool was_synced, events_ready;
+};
+
+static drake_err keyset_add(struct keyset *s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->keys[i], key))
+			return DRAKE_OK;
+	if (s->n >= RECONCILER_QUEUE_MAX || strlen(key) >= KEY_MAX)
+		return DRAKE_ELIMIT;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		void *k = realloc(s->keys, cap * KEY_MAX);
+		if (!k)
+			return DRAKE_ENOMEM;
+		s->keys = k;
+		s->cap = cap;
+	}
+	memcpy(s->keys[s->n++], key, strlen(key) + 1);
+	return DRAKE_OK;
+}
+
+static struct inflight *inflight_of(struct reconciler *r, const char *key, bool create)
+{
+	for (size_t i = 0; i < r->ninflight; i++)
+		if (!strcmp(r->inflight[i].key, key))
+			return &r->inflight[i];
+	if (!create)
+		return NULL;
+	if (r->ninflight == r->capinflight) {
+		size_t cap = r->capinflight ? r->capinflight * 2 : 32;
+		struct inflight *p = realloc(r->inflight, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		r->inflight = p;
+		r->capinflight = cap;
+	}
+	struct inflight *f = &r->inflight[r->ninflight++];
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	f->n = 0;
+	return f;
+}
+
+static void enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name)
+{
+	char key[KEY_MAX];
+	if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+		return;
+	if (keyset_add(s, key) != DRAKE_OK)
+		log_warn("reconciler_queue_full", "key=%s", key);
+	if (s == &r->now)
+		event_active(&r->drain, 0, 0);
+}
+
+/* ---- informer handlers: mark the owning job dirty ---- */
+
+static void job_changed(struct json_t *obj, void *arg)
+{
+	struct kube_meta m;
+	if (kube_obj_meta(obj, &m) == DRAKE_OK)
+		enqueue(arg, &((struct reconciler *)arg)->now, m.ns, m.name);
+}
+
+static void owned_changed(struct json_t *obj, void *arg)
+{
+	struct kube_meta m;
+	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
+	if (job && kube_obj_meta(obj, &m) == DRAKE_OK && m.owner_kind &&
+	    !strcmp(m.owner_kind, "TFJob"))
+		enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
+}
+
+static void job_updated(struct json_t *o, struct json_t *n, void *arg)
+{
+	job_changed(n, arg);
+}
+static void owned_updated(struct json_t *o, struct json_t *n, void *arg)
+{
+	owned_changed(n, arg);
+}
+
+/* ---- writes ---- */
+
+static void on_write_done(const struct kube_response *resp, void *arg)
+{
+	struct write_ctx *w = arg;
+	struct reconciler *r = w->r;
+	if (r) {
+		if (w->prev)
+			w->prev->next = w->next;
+		else
+			r->writes = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		struct inflight *f = inflight_of(r, w->key, false);
+		if (f && f->n > 0)
+			f->n--;
+		bool ok = resp->status >= 200 && resp->status < 300;
+		/* 409 on create means it exists; 404 on delete means it is gone; 409/422 on
+		 * a patch means a stale view: all settle on the next pass */
+		if (!ok && resp->status != 409 && resp->status != 404)
+			log_warn("reconciler_write_failed", "job=%s what=%s status=%ld error=%s",
+			         w->key, w->what, resp->status, resp->error ? resp->error : "-");
+		char ns[64] = "", name[254] = "";
+		sscanf(w->key, "%63[^/]/%253s", ns, name);
+		enqueue(r, &r->later, ns, name);
+	}
+	free(w);
+}
+
+static struct write_ctx *write_ctx(struct reconciler *r, const struct tfjob *job, const char *what)
+{
+	struct write_ctx *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->r = r;
+	snprintf(w->key, sizeof(w->key), "%s/%s", job->ns, job->name);
+	snprintf(w->what, sizeof(w->what), "%s", what);
+	w->next = r->writes;
+	if (r->writes)
+		r->writes->prev = w;
+	r->writes = w;
+	struct inflight *f = inflight_of(r, w->key, true);
+	if (f)
+		f->n++;
+	return w;
+}
+
+/* Undoes write_ctx() when the request never started. */
+static void write_failed(struct reconciler *r, struct write_ctx *w, drake_err e)
+{
+	log_warn("reconciler_write_failed", "job=%s what=%s err=%s", w->key, w->what,
+	         drake_strerror(e));
+	struct kube_response resp = {.status = 0, .body = "", .error = drake_strerror(e)};
+	on_write_done(&resp, w);
+}
+
+enum op { OP_CREATE, OP_DELETE, OP_MERGE, OP_JSONPATCH };
+
+static void write(struct reconciler *r, const struct tfjob *job, enum op op,
+                  const struct kube_resource *res, const char *body, const char *uid,
+                  const char *what)
+{
+	struct write_ctx *w = write_ctx(r, job, what);
+	if (!w)
+		return;
+	drake_err e = DRAKE_EINVAL;
+	switch (op) {
+	case OP_CREATE: e = body ? kube_create(r->client, res, body, on_write_done, w) : e; break;
+	case OP_DELETE: e = kube_delete(r->client, res, uid, NULL, on_write_done, w); break;
+	case OP_MERGE:
+		e = body ? kube_merge_patch(r->client, res, body, on_write_done, w) : e;
+		break;
+	case OP_JSONPATCH:
+		e = body ? kube_json_patch(r->client, res, body, on_write_done, w) : e;
+		break;
+	}
+	if (e != DRAKE_OK)
+		write_failed(r, w, e);
+}
+
+static void event(struct reconciler *r, const struct tfjob *job, const char *type,
+                  const char *reason, const char *message)
+{
+	log_info("tfjob_event", "job=%s/%s type=%s reason=%s", job->ns, job->name, type, reason);
+	drake_err e = kube_record_event(r->client, job->ns, "kubeflow.org/v1", "TFJob", job->name,
+	                                job->uid, type, reason, message, NULL, NULL);
+	if (e != DRAKE_OK)
+		log_warn("event_post_failed", "job=%s/%s err=%s", job->ns, job->name,
+		         drake_strerror(e));
+}
+
+/* ---- one pass over one job ---- */
+
+struct owned {
+	struct json_t *obj[RECONCILER_MAX_PODS];
+	struct tf_pod_obs obs[RECONCILER_MAX_PODS];
+	size_t n;
+	bool truncated;
+};
+
+static bool collect_pod(struct json_t *pod, void *arg)
+{
+	struct owned *o = arg;
+	if (o->n == RECONCILER_MAX_PODS) {
+		o->truncated = true;
+		return false;
+	}
+	if (tf_pod_observe(pod, &o->obs[o->n])) {
+		o->obj[o->n] = pod;
+		o->n++;
+	}
+	return true;
+}
+
+static struct json_t *find(const struct owned *o, enum tf_rtype t, int index)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->obs[i].type == t && o->obs[i].index == index)
+			return o->obj[i];
+	return NULL;
+}
+
+struct svc_seen {
+	unsigned char have[TF_NTYPES][TF_MAX_REPLICAS];
+};
+
+static bool collect_svc(struct json_t *svc, void *arg)
+{
+	struct svc_seen *s = arg;
+	enum tf_rtype t;
+	int i;
+	if (tf_replica_of(svc, &t, &i))
+		s->have[t][i] = 1;
+	return true;
+}
+
+static void pod_res(const struct tfjob *job, const char *name, struct kube_resource *res)
+{
+	*res =
+	    (struct kube_resource){.version = "v1", .plural = "pods", .ns = job->ns, .name = name};
+}
+
+static void job_res(const struct tfjob *job, const char *sub, struct kube_resource *res)
+{
+	*res = (struct kube_resource){.group = "kubeflow.org",
+	                              .version = "v1",
+	                              .plural = "tfjobs",
+	                              .ns = job->ns,
+	                              .name = job->name,
+	                              .subresource = sub};
+}
+
+static void finish_job(struct reconciler *r, const struct tfjob *job, struct owned *o,
+                       long since_done)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		struct tf_pod_obs *p = &o->obs[i];
+		bool live = p->phase == TF_POD_RUNNING || p->phase == TF_POD_PENDING ||
+		            p->phase == TF_POD_UNKNOWN;
+		if (p->deleting || job->clean == TF_CLEAN_NONE ||
+		    (job->clean == TF_CLEAN_RUNNING && !live))
+			continue;
+		struct kube_meta m;
+		if (kube_obj_meta(o->obj[i], &m) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		pod_res(job, m.name, &res);
+		write(r, job, OP_DELETE, &res, NULL, m.uid, "cleanup pod");
+	}
+	if (job->ttl_s < 0)
+		return;
+	if (since_done >= job->ttl_s) {
+		struct kube_resource res;
+		job_res(job, NULL, &res);
+		event(r, job, "Normal", "TTLExpired", "ttlSecondsAfterFinished passed; deleting");
+		write(r, job, OP_DELETE, &res, NULL, job->uid, "ttl delete");
+	} else {
+		enqueue(r, &r->later, job->ns, job->name); /* look again in a second */
+	}
+}
+
+static void create_missing(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                           const struct svc_seen *svcs, int *created)
+{
+	for (int t = 0; t < TF_NTYPES; t++) {
+		int slots = tf_replica_slots(job, (enum tf_rtype)t);
+		for (int i = 0; i < slots; i++) {
+			char name[TF_SERVICE_NAME_MAX + 1], msg[160];
+			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) !=
+			    DRAKE_OK)
+				continue;
+			if (!svcs->have[t][i]) {
+				struct kube_resource res = {
+				    .version = "v1", .plural = "services", .ns = job->ns};
+				char *body = tf_service_json(job, (enum tf_rtype)t, i);
+				write(r, job, OP_CREATE, &res, body, NULL, "create service");
+				free(body);
+			}
+			if (!find(o, (enum tf_rtype)t, i)) {
+				struct kube_resource res = {
+				    .version = "v1", .plural = "pods", .ns = job->ns};
+				char *body = tf_pod_json(job, (enum tf_rtype)t, i, r->domain, msg,
+				                         sizeof(msg));
+				if (!body)
+					log_warn("reconciler_pod_build", "job=%s/%s err=%s",
+					         job->ns, job->name, msg);
+				write(r, job, OP_CREATE, &res, body, NULL, "create pod");
+				free(body);
+				(*created)++;
+			}
+		}
+	}
+}
+
+static void sync_job(struct reconciler *r, const char *ns, const char *name)
+{
+	struct json_t *obj = kube_informer_get(r->jobs, ns, name);
+	struct kube_meta m;
+	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK || m.deleting)
+		return;
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	struct inflight *f = inflight_of(r, key, false);
+	if (f && f->n > 0)
+		return; /* the write callbacks requeue it */
+	struct tfjob job;
+	bool managed;
+	char msg[256];
+	long now = (long)time(NULL);
+	if (tfjob_decode(obj, &job, &managed, msg, sizeof(msg)) != DRAKE_OK) {
+		char *patch = tf_status_invalid_patch(obj, msg, now);
+		if (patch && m.uid[0] && strlen(ns) < sizeof(job.ns) &&
+		    strlen(name) < sizeof(job.name)) {
+			memset(&job, 0, sizeof(job));
+			snprintf(job.ns, sizeof(job.ns), "%s", ns);
+			snprintf(job.name, sizeof(job.name), "%s", name);
+			snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+			struct kube_resource res;
+			job_res(&job, "status", &res);
+			event(r, &job, "Warning", "TFJobFailedValidation", msg);
+			write(r, &job, OP_MERGE, &res, patch, NULL, "invalid status");
+		} else if (patch) {
+			log_warn("tfjob_invalid", "job=%s err=%s", key, msg);
+		}
+		free(patch);
+		return;
+	}
+	if (!managed)
+		return; /* runPolicy.managedBy names another controller */
+	bool final;
+	long since_start, since_done;
+	tf_status_read(obj, now, &final, &since_start, &since_done);
+	static struct owned o; /* large; one pass at a time on one thread */
+	o.n = 0;
+	o.truncated = false;
+	kube_cache_by_owner(kube_informer_cache(r->pods), job.uid, collect_pod, &o);
+	if (o.truncated)
+		log_warn("reconciler_too_many_pods", "job=%s limit=%d", key, RECONCILER_MAX_PODS);
+	if (final) {
+		finish_job(r, &job, &o, since_done);
+		return;
+	}
+	static struct svc_seen svcs;
+	memset(&svcs, 0, sizeof(svcs));
+	kube_cache_by_owner(kube_informer_cache(r->services), job.uid, collect_svc, &svcs);
+	int created = 0;
+	if (!job.suspend)
+		create_missing(r, &job, &o, &svcs, &created);
+	struct tf_verdict v;
+	int prior = tf_restart_count(obj);
+	tf_judge(&job, o.obs, o.n, prior, since_start, &v);
+	int recreated = 0;
+	for (size_t i = 0; i < o.n; i++) {
+		struct kube_meta pm;
+		if (kube_obj_meta(o.obj[i], &pm) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		pod_res(&job, pm.name, &res);
+		if (o.obs[i].recreate) {
+			write(r, &job, OP_DELETE, &res, NULL, pm.uid, "recreate failed pod");
+			recreated++;
+		} else if (o.obs[i].gated && !o.obs[i].deleting && !tf_state_final(v.state) &&
+		           tf_replica_starts(&job, o.obs[i].type, o.obs[i].index)) {
+			char *patch = tf_pod_ungate_patch(o.obj[i]);
+			write(r, &job, OP_JSONPATCH, &res, patch, NULL, "ungate pod");
+			free(patch);
+		}
+	}
+	if (recreated) {
+		char *patch = tf_restarts_patch(prior + recreated);
+		struct kube_resource res;
+		job_res(&job, NULL, &res);
+		write(r, &job, OP_MERGE, &res, patch, NULL, "count restarts");
+		free(patch);
+	}
+	const char *was = tf_status_current(obj);
+	char *patch = tf_status_patch(obj, &job, &v, now);
+	if (patch) {
+		struct kube_resource res;
+		job_res(&job, "status", &res);
+		write(r, &job, OP_MERGE, &res, patch, NULL, "status");
+		free(patch);
+		const char *state = tf_state_name(v.state);
+		if (v.state != TF_STATE_CREATED && (!was || strcmp(was, state) != 0))
+			event(r, &job,
+			      v.state == TF_STATE_FAILED || v.state == TF_STATE_RESTARTING
+			          ? "Warning"
+			          : "Normal",
+			      v.reason, v.message);
+	}
+	if (created)
+		log_info("tfjob_created_pods", "job=%s pods=%d", key, created);
+	if (job.deadline_s >= 0)
+		enqueue(r, &r->later, ns, name); /* the deadline is checked every second */
+}
+
+/* ---- queue processing ---- */
+
+static bool enqueue_job(struct json_t *obj, void *arg)
+{
+	job_changed(obj, arg);
+	return true;
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	struct reconciler *r = arg;
+	if (!reconciler_synced(r))
+		return; /* a pass on a partial cache would create duplicates */
+	if (!r->was_synced) {
+		r->was_synced = true;
+		log_info("reconciler_synced", "jobs=%zu",
+		         kube_cache_count(kube_informer_cache(r->jobs)));
+		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
+	}
+	struct keyset batch = r->now;
+	memset(&r->now, 0, sizeof(r->now));
+	for (size_t i = 0; i < batch.n; i++) {
+		char ns[64] = "", name[254] = "";
+		if (sscanf(batch.keys[i], "%63[^/]/%253s", ns, name) == 2)
+			sync_job(r, ns, name);
+	}
+	free(batch.keys);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct reconciler *r = arg;
+	for (size_t i = 0; i < r->later.n; i++)
+		if (keyset_add(&r->now, r->later.keys[i]) != DRAKE_OK)
+			break;
+	r->later.n = 0;
+	long now = (long)time(NULL);
+	if (now - r->last_resync >= r->opts.resync_s) {
+		r->last_resync = now;
+		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
+	}
+	if (r->now.n || !r->was_synced)
+		event_active(&r->drain, 0, 0);
+}
+
+/* ---- lifecycle ---- */
+
+struct reconciler *reconciler_new(struct event_base *base, struct kube_client *client,
+                                  const struct reconciler_options *opts, char *msg, size_t msglen)
+{
+	struct reconciler *r = calloc(1, sizeof(*r));
+	if (!r || !base || !client) {
+		free(r);
+		drake_errorf(r ? DRAKE_EINVAL : DRAKE_ENOMEM, msg, msglen,
+		             "reconciler needs an event base and a client");
+		return NULL;
+	}
+	r->base = base;
+	r->client = client;
+	if (opts)
+		r->opts = *opts;
+	if (r->opts.resync_s <= 0)
+		r->opts.resync_s = 30;
+	if (opts && opts->cluster_domain && *opts->cluster_domain)
+		r->domain = strdup(opts->cluster_domain);
+	r->opts.cluster_domain = r->domain;
+	r->last_resync = (long)time(NULL);
+	struct kube_informer_handlers jh = {job_changed, job_updated, job_changed, r};
+	struct kube_informer_handlers oh = {owned_changed, owned_updated, owned_changed, r};
+	struct kube_informer_options jo = {.name = "tfjobs",
+	                                   .path = "/apis/kubeflow.org/v1/tfjobs"};
+	struct kube_informer_options po = {.name = "pods", .path = "/api/v1/pods"};
+	struct kube_informer_options so = {.name = "services", .path = "/api/v1/services"};
+	r->jobs = kube_informer_new(base, client, &jo, &jh, msg, msglen);
+	r->pods = kube_informer_new(base, client, &po, &oh, msg, msglen);
+	r->services = kube_informer_new(base, client, &so, &oh, msg, msglen);
+	if (!r->jobs || !r->pods || !r->services) {
+		reconciler_free(r);
+		return NULL;
+	}
+	event_assign(&r->drain, base, -1, 0, on_drain, r);
+	event_assign(&r->tick, base, -1, EV_PERSIST, on_tick, r);
+	r->events_ready = true;
+	return r;
+}
+
+drake_err reconciler_start(struct reconciler *r)
+{
+	if (!r)
+		return DRAKE_EINVAL;
+	drake_err e = kube_informer_start(r->jobs);
+	if (e == DRAKE_OK)
+		e = kube_informer_start(r->pods);
+	if (e == DRAKE_OK)
+		e = kube_informer_start(r->services);
+	if (e != DRAKE_OK)
+		return e;
+	struct timeval sec = {1, 0};
+	event_add(&r->tick, &sec);
+	return DRAKE_OK;
+}
+
+void reconciler_free(struct reconciler *r)
+{
+	if (!r)
+		return;
+	for (struct write_ctx *w = r->writes; w; w = w->next)
+		w->r = NULL;
+	if (r->events_ready) {
+		event_del(&r->drain);
+		event_del(&r->tick);
+	}
+	kube_informer_free(r->jobs);
+	kube_informer_free(r->pods);
+	kube_informer_free(r->services);
+	free(r->now.keys);
+	free(r->later.keys);
+	free(r->inflight);
+	free(r->domain);
+	free(r);
+}
+
+bool reconciler_synced(const struct reconciler *r)
+{
+	return r && kube_informer_synced(r->jobs) && kube_informer_synced(r->pods) &&
+	       kube_informer_synced(r->services);
+}
+
+struct kube_informer *reconciler_pods(const struct reconciler *r)
+{
+	return r ? r->pods : NULL;
+}

@@ -1,0 +1,46 @@
+/*
+ * reconciler.h - drake's TFJob controller: watches TFJobs, their pods and
+ * services, and keeps each job's services, gated pods, TF_CONFIG, status
+ * and Events right. Level-triggered: every pass recomputes from the caches
+ * and the API server, so killing drake at any point and restarting it
+ * neither recreates healthy pods nor loses services.
+ *
+ * Ownership: the reconciler owns its informers and timers; the base and the
+ * client must outlive it. reconciler_free() is safe on NULL and while writes
+ * are in flight (their late callbacks are detached).
+ */
+#ifndef DRAKE_RECONCILER_RECONCILER_H
+#define DRAKE_RECONCILER_RECONCILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+
+struct event_base;
+struct kube_client;
+struct kube_informer;
+
+/* Most keys waiting in the work queue (jobs are deduplicated). */
+#define RECONCILER_QUEUE_MAX 100000
+/* Most pods one job may own that a pass looks at. */
+#define RECONCILER_MAX_PODS 4096
+
+struct reconciler_options {
+	const char *cluster_domain; /* appended to TF_CONFIG hosts, or NULL */
+	int resync_s;               /* full pass over every job; 0 = 30 */
+};
+
+struct reconciler;
+
+struct reconciler *reconciler_new(struct event_base *base, struct kube_client *client,
+                                  const struct reconciler_options *opts, char *msg, size_t msglen);
+/* Starts the informers; jobs are reconciled once all have synced. */
+drake_err reconciler_start(struct reconciler *r) DRAKE_MUST_CHECK;
+void reconciler_free(struct reconciler *r);
+/* True once the TFJob, pod and service caches have synced (for /readyz). */
+bool reconciler_synced(const struct reconciler *r);
+/* The pod informer, so the extender can share the cache (may be NULL). */
+struct kube_informer *reconciler_pods(const struct reconciler *r);
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * status_test.c - cmocka tests for the controller's decisions: tf_judge()
+ * (success rules, restart policies, exit codes, backoff, deadline), the pod
+ * and service builders, reading pods back, the ungate patch, and the status
+ * patch (conditions order, no-op when unchanged, validation failure).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "reconciler/pod_codec.h"
+#include "reconciler/status.h"
+#include "reconciler/tfjob.h"
+
+static struct tfjob job(int ps, int workers, int max, enum tf_restart rp)
+{
+	struct tfjob j = {.ns = "ml", .name = "job1", .uid = "u-1"};
+	j.rs[TF_PS] = (struct tf_replica_spec){ps > 0, ps, rp, 2222, NULL};
+	j.rs[TF_WORKER] = (struct tf_replica_spec){true, workers, rp, 2222, NULL};
+	j.min_instances = 1;
+	j.max_instances = max;
+	j.ttl_s = j.deadline_s = -1;
+	j.backoff_limit = -1;
+	return j;
+}
+
+static struct tf_pod_obs pod(enum tf_rtype t, int i, enum tf_phase ph, int code)
+{
+	return (struct tf_pod_obs){.type = t, .index = i, .phase = ph, .exit_code = code};
+}
+
+static void test_worker0_success_ends_the_job_even_after_other_failures(void **state)
+{
+	struct tfjob j = job(1, 2, 2, TF_RESTART_NEVER);
+	struct tf_pod_obs p[] = {pod(TF_PS, 0, TF_POD_RUNNING, -1),
+	                         pod(TF_WORKER, 0, TF_POD_SUCCEEDED, 0),
+	                         pod(TF_WORKER, 1, TF_POD_FAILED, 1)};
+	struct tf_verdict v;
+	tf_judge(&j, p, 3, 0, 10, &v);
+	assert_int_equal(v.state, TF_STATE_SUCCEEDED);
+	assert_string_equal(v.reason, "TFJobSucceeded");
+	assert_string_equal(v.message, "TFJob ml/job1 successfully completed.");
+	assert_int_equal(v.rs[TF_WORKER].succeeded, 1);
+	assert_int_equal(v.rs[TF_WORKER].failed, 1);
+	assert_int_equal(v.rs[TF_PS].active, 1);
+	assert_false(p[2].recreate);
+}
+
+static void test_all_workers_policy_and_chief_rule(void **state)
+{
+	struct tfjob j = job(0, 2, 2, TF_RESTART_NEVER);
+	j.all_workers = true;
+	struct tf_pod_obs p[] = {pod(TF_WORKER, 0, TF_POD_SUCCEEDED, 0),
+	                         pod(TF_WORKER, 1, TF_POD_RUNNING, -1)};
+	struct tf_verdict v;
+	tf_judge(&j, p, 2, 0, 10, &v);
+	assert_int_equal(v.state, TF_STATE_RUNNING);
+	p[1].phase = TF_POD_SUCCEEDED;
+	tf_judge(&j, p, 2, 0, 10, &v);
+	assert_int_equal(v.state, TF_STATE_SUCCEEDED);
+	/* with a chief, only the chief's success counts */
+	j.all_workers = false;
+	j.rs[TF_CHIEF] = (struct tf_replica_spec){true, 1, TF_RESTART_NEVER, 2222, NULL};
+	tf_judge(&j, p, 2, 0, 10, &v);
+	assert_int_equal(v.state, TF_STATE_CREATED);
+	assert_string_equal(v.reason, "TFJobCreated");
+}
+
+static void test_restart_policies(void **state)
+{
+	static const struct {
+		enum tf_restart rp;
+		int code;
+		enum tf_state want;
+		bool recreate;
+	} cases[] = {
+	    {TF_RESTART_NEVER, 1, TF_STATE_FAILED, false},
+	    {TF_RESTART_ON_FAILURE, 1, TF_STATE_RESTARTING, true},
+	    {TF_RESTART_ALWAYS, 0, TF_STATE_RESTARTING, true},
+	    {TF_RESTART_EXIT_CODE, 137, TF_STATE_RESTARTING, true}, /* 128-255: retryable */
+	    {TF_RESTART_EXIT_CODE, 2, TF_STATE_FAILED, false},      /* 1-127: permanent */
+	    {TF_RESTART_EXIT_CODE, -1, TF_STATE_FAILED, false},     /* unknown: permanent */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tfjob j = job(1, 2, 2, cases[i].rp);
+		struct tf_pod_obs p[] = {pod(TF_PS, 0, TF_POD_RUNNING, -1),
+		                         pod(TF_WORKER, 0, TF_POD_RUNNING, -1),
+		                         pod(TF_WORKER, 1, TF_POD_FAILED, cases[i].code)};
+		struct tf_verdict v;
+		tf_judge(&j, p, 3, 0, 10, &v);
+		if (v.state != cases[i].want || p[2].recreate != cases[i].recreate)
+			fail_msg("case %zu: state %s recreate %d", i, tf_state_name(v.state),
+			         p[2].recreate);
+	}
+}
+
+static void test_failed_pod_already_deleting_is_not_deleted_again(void **state)
+{
+	struct tfjob j = job(1, 1, 1, TF_RESTART_ON_FAILURE);
+	struct tf_pod_obs p[] = {pod(TF_WORKER, 0, TF_POD_FAILED, 1)};
+	p[0].deleting = true;
+	struct tf_verdict v;
+	tf_judge(&j, p, 1, 0, 10, &v);
+	assert_false(p[0].recreate);
+	assert_int_equal(v.state, TF_STATE_CREATED);
+}
+
+static void test_backoff_limit_and_deadline_fail_the_job(void **state)
+{
+	struct tfjob j = job(1, 2, 2, TF_RESTART_ON_FAILURE);
+	j.backoff_limit = 2;
+	struct tf_pod_obs p[] = {pod(TF_WORKER, 0, TF_POD_RUNNING, -1),
+	                         pod(TF_WORKER, 1, TF_POD_RUNNING, -1)};
+	p[0].restarts = 1;
+	struct tf_verdict v;
+	tf_judge(&j, p, 2, 1, 10, &v); /* 1 recreation + 1 container restart = 2: at the limit */
+	assert_int_equal(v.state, TF_STATE_RUNNING);
+	p[1].phase = TF_POD_FAILED; /* one more would be the third */
+	tf_judge(&j, p, 2, 1, 10, &v);
+	assert_int_equal(v.state, TF_STATE_FAILED);
+	assert_string_equal(v.reason, "BackoffLimitExceeded");
+	assert_false(p[1].recreate); /* a failed job recreates nothing */
+	j.backoff_limit = -1;
+	j.deadline_s = 60;
+	p[1].phase = TF_POD_RUNNING;
+	tf_judge(&j, p, 2, 0, 60, &v);
+	assert_int_equal(v.state, TF_STATE_RUNNING);
+	tf_judge(&j, p, 2, 0, 61, &v);
+	assert_int_equal(v.state, TF_STATE_FAILED);
+	assert_string_equal(v.reason, "DeadlineExceeded");
+}
+
+/* ---- pod codec ---- */
+
+static json_t *load(const char *s)
+{
+	json_error_t e;
+	json_t *o = json_loads(s, 0, &e);
+	if (!o)
+		fail_msg("bad JSON: %s", e.text);
+	return o;
+}
+
+static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
+{
+	json_t *tmpl =
+	    load("{\"metadata\":{\"labels\":{\"team\":\"a\"}},\"spec\":{\"restartPolicy\":"
+	         "\"Always\",\"containers\":[{\"name\":\"tensorflow\",\"env\":[{\"name\":"
+	         "\"TF_CONFIG\",\"value\":\"user\"}]},{\"name\":\"side\"}]}}");
+	struct tfjob j = job(1, 2, 4, TF_RESTART_EXIT_CODE);
+	j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
+	char msg[128];
+	char *s = tf_pod_json(&j, TF_WORKER, 0, NULL, msg, sizeof(msg));
+	assert_non_null(s);
+	json_t *p = load(s);
+	free(s);
+	json_t *lab = json_object_get(json_object_get(p, "metadata"), "labels");
+	assert_string_equal(json_string_value(json_object_get(lab, TF_LABEL_JOB)), "job1");
+	assert_string_equal(json_string_value(json_object_get(lab, TF_LABEL_TYPE)), "worker");
+	assert_string_equal(json_string_value(json_object_get(lab, TF_LABEL_INDEX)), "0");
+	assert_string_equal(json_string_value(json_object_get(lab, TF_LABEL_ROLE)), "master");
+	assert_string_equal(json_string_value(json_object_get(lab, "team")), "a");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(p, "metadata"), "name")),
+	    "job1-worker-0");
+	json_t *owner =
+	    json_array_get(json_object_get(json_object_get(p, "metadata"), "ownerReferences"), 0);
+	assert_string_equal(json_string_value(json_object_get(owner, "uid")), "u-1");
+	assert_true(json_is_true(json_object_get(owner, "controller")));
+	json_t *spec = json_object_get(p, "spec");
+	assert_string_equal(json_string_value(json_object_get(spec, "restartPolicy")), "Never");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(spec, "schedulingGates"), 0), "name")),
+	    TF_GANG_GATE);
+	json_t *tf = json_array_get(json_object_get(spec, "containers"), 0);
+	json_t *port = json_array_get(json_object_get(tf, "ports"), 0);
+	assert_int_equal(json_integer_value(json_object_get(port, "containerPort")), 2222);
+	json_t *env = json_object_get(tf, "env");
+	assert_int_equal(json_array_size(env), 1); /* the user's TF_CONFIG replaced */
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(env, 0), "value")),
+	                       "job1-worker-3.ml.svc:2222"));
+	assert_null(json_object_get(json_array_get(json_object_get(spec, "containers"), 1), "env"));
+	/* the template is not modified */
+	assert_int_equal(
+	    json_array_size(json_object_get(json_object_get(tmpl, "spec"), "containers")), 2);
+	assert_null(json_object_get(json_object_get(tmpl, "spec"), "schedulingGates"));
+
+	struct tf_pod_obs obs;
+	json_object_set_new(
+	    p, "status",
+	    load("{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"tensorflow\","
+	         "\"restartCount\":2,\"state\":{\"terminated\":{\"exitCode\":137}}}]}"));
+	assert_true(tf_pod_observe(p, &obs));
+	assert_int_equal(obs.type, TF_WORKER);
+	assert_int_equal(obs.phase, TF_POD_FAILED);
+	assert_int_equal(obs.exit_code, 137);
+	assert_int_equal(obs.restarts, 2);
+	assert_true(obs.gated);
+	char *patch = tf_pod_ungate_patch(p);
+	assert_string_equal(patch, "[{\"op\":\"test\",\"path\":\"/spec/schedulingGates/0/name\","
+	                           "\"value\":\"" TF_GANG_GATE "\"},{\"op\":\"remove\",\"path\":"
+	                           "\"/spec/schedulingGates/0\"}]");
+	free(patch);
+	json_object_set_new(spec, "schedulingGates", json_array());
+	assert_null(tf_pod_ungate_patch(p));
+	json_decref(p);
+	json_decref(tmpl);
+}
+
+static void test_service_is_headless_and_selects_its_replica(void **state)
+{
+	struct tfjob j = job(1, 2, 2, TF_RESTART_NEVER);
+	char *s = tf_service_json(&j, TF_PS, 0);
+	json_t *o = load(s);
+	free(s);
+	json_t *spec = json_object_get(o, "spec");
+	assert_string_equal(json_string_value(json_object_get(spec, "clusterIP")), "None");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(spec, "selector"), TF_LABEL_TYPE)),
+	    "ps");
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(json_object_get(spec, "ports"), 0), "port")),
+	                 2222);
+	enum tf_rtype t;
+	int i;
+	assert_true(tf_replica_of(o, &t, &i));
+	assert_int_equal(t, TF_PS);
+	json_decref(o);
+	json_t *bad = load("{\"metadata\":{\"labels\":{\"" TF_LABEL_TYPE
+	                   "\":\"worker\",\"" TF_LABEL_INDEX "\":\"-1\"}}}");
+	assert_false(tf_replica_of(bad, &t, &i));
+	json_decref(bad);
+}
+
+static void test_status_patch_orders_conditions_and_is_quiet_when_unchanged(void **state)
+{
+	struct tfjob j = job(1, 1, 1, TF_RESTART_NEVER);
+	json_t *obj = load("{\"metadata\":{\"name\":\"job1\"}}");
+	struct tf_verdict v = {.state = TF_STATE_RUNNING, .reason = "TFJobRunning", .message = "m"};
+	v.rs[TF_WORKER].active = 1;
+	char *p = tf_status_patch(obj, &j, &v, 1000);
+	json_t *patch = load(p);
+	free(p);
+	json_t *st = json_object_get(patch, "status");
+	json_t *conds = json_object_get(st, "conditions");
+	assert_int_equal(json_array_size(conds), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 0), "type")),
+	                    "Created");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "type")),
+	                    "Running");
+	assert_string_equal(json_string_value(json_object_get(st, "startTime")),
+	                    "1970-01-01T00:16:40Z");
+	assert_null(json_object_get(st, "completionTime"));
+	/* the API server now holds that status: the same verdict writes nothing */
+	json_object_set(obj, "status", st);
+	assert_null(tf_status_patch(obj, &j, &v, 2000));
+	assert_string_equal(tf_status_current(obj), "Running");
+	/* success: Running turns False, Succeeded is last, completionTime set */
+	v.state = TF_STATE_SUCCEEDED;
+	snprintf(v.reason, sizeof(v.reason), "TFJobSucceeded");
+	p = tf_status_patch(obj, &j, &v, 3000);
+	json_t *done = load(p);
+	free(p);
+	json_t *dst = json_object_get(done, "status");
+	conds = json_object_get(dst, "conditions");
+	assert_int_equal(json_array_size(conds), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "status")),
+	                    "False");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 2), "type")),
+	                    "Succeeded");
+	assert_non_null(json_object_get(dst, "completionTime"));
+	json_object_set(obj, "status", dst);
+	bool final;
+	long since_start, since_done;
+	tf_status_read(obj, 3010, &final, &since_start, &since_done);
+	assert_true(final);
+	assert_int_equal(since_start, 2010);
+	assert_int_equal(since_done, 10);
+	json_decref(done);
+	json_decref(patch);
+	json_decref(obj);
+}
+
+static void test_invalid_patch_is_written_once(void **state)
+{
+	json_t *obj = load("{\"metadata\":{\"name\":\"x\"}}");
+	char *p = tf_status_invalid_patch(obj, "spec.tfReplicaSpecs is missing", 5);
+	assert_non_null(strstr(p, "\"reason\":\"TFJobFailedValidation\""));
+	json_t *patch = load(p);
+	free(p);
+	json_object_set(obj, "status", json_object_get(patch, "status"));
+	assert_null(tf_status_invalid_patch(obj, "spec.tfReplicaSpecs is missing", 6));
+	p = tf_status_invalid_patch(obj, "another problem", 7);
+	assert_non_null(p);
+	free(p);
+	assert_int_equal(tf_restart_count(obj), 0);
+	p = tf_restarts_patch(3);
+	assert_string_equal(p, "{\"metadata\":{\"annotations\":{\"" TF_ANNOTATION_RESTARTS
+	                       "\":\"3\"}}}");
+	free(p);
+	json_decref(patch);
+	json_decref(obj);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_worker0_success_ends_the_job_even_after_other_failures),
+	    cmocka_unit_test(test_all_workers_policy_and_chief_rule),
+	    cmocka_unit_test(test_restart_policies),
+	    cmocka_unit_test(test_failed_pod_already_deleting_is_not_deleted_again),
+	    cmocka_unit_test(test_backoff_limit_and_deadline_fail_the_job),
+	    cmocka_unit_test(test_pod_has_labels_owner_gate_port_and_tf_config),
+	    cmocka_unit_test(test_service_is_headless_and_selects_its_replica),
+	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),
+	    cmocka_unit_test(test_invalid_patch_is_written_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,31 @@
+/*
+ * tfconfig.h - the TF_CONFIG builder: the cluster map every replica of a
+ * TFJob gets in its environment. Workers are listed max-instances long from
+ * the start (DRAGON's rule), so scaling and migration never have to touch a
+ * surviving pod's environment.
+ *
+ * Ownership: tf_config_json() returns malloc'd JSON the caller frees.
+ */
+#ifndef DRAKE_RECONCILER_TFCONFIG_H
+#define DRAKE_RECONCILER_TFCONFIG_H
+
+#include "reconciler/tfjob.h"
+
+/* Longest cluster domain suffix accepted (CUSTOM_CLUSTER_DOMAIN). */
+#define TF_CLUSTER_DOMAIN_MAX 128
+
+/* Endpoint "<job>-<type>-<i>.<ns>.svc[.<domain>]:<port>" into buf. */
+drake_err tf_endpoint(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
+                      char *buf, size_t len) DRAKE_MUST_CHECK;
+
+/* {"cluster":{...},"task":{"type":..,"index":..},"environment":"cloud"} for
+ * replica (t, index); domain may be NULL. With enableDynamicWorker the
+ * sparse form is built (workers keyed by index; see tfjob.md 6.4).
+ * NULL on a bad argument or out of memory. */
+char *tf_config_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain);
+
+/* True when TF_CONFIG is injected at all: a job of exactly one replica is
+ * not distributed and gets none (as in Kubeflow). */
+bool tf_config_wanted(const struct tfjob *job);
+
+#endif

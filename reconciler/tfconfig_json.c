@@ -1,0 +1,92 @@
+/*
+ * tfconfig_json.c - builds TF_CONFIG (a codec file: it encodes with jansson).
+ * Key order follows the replica type order chief, ps, worker, evaluator,
+ * which jansson preserves, so the same job always yields the same bytes.
+ *
+ * Ownership: returns malloc'd strings; nothing is kept.
+ */
+#include "reconciler/tfconfig.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+drake_err tf_endpoint(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
+                      char *buf, size_t len)
+{
+	char name[TF_SERVICE_NAME_MAX + 1];
+	drake_err e = tf_replica_name(job, t, index, name, sizeof(name));
+	if (e != DRAKE_OK)
+		return e;
+	if (domain && strlen(domain) > TF_CLUSTER_DOMAIN_MAX)
+		return DRAKE_ELIMIT;
+	int n = snprintf(buf, len, "%s.%s.svc%s%s:%d", name, job->ns, domain && *domain ? "." : "",
+	                 domain && *domain ? domain : "", job->rs[t].port);
+	return n < 0 || (size_t)n >= len ? DRAKE_ELIMIT : DRAKE_OK;
+}
+
+bool tf_config_wanted(const struct tfjob *job)
+{
+	int total = 0;
+	for (int t = 0; t < TF_NTYPES; t++)
+		total += tf_replica_slots(job, (enum tf_rtype)t);
+	return total != 1;
+}
+
+static json_t *endpoints(const struct tfjob *job, enum tf_rtype t, const char *domain,
+                         bool sparse_index, int only)
+{
+	json_t *v = sparse_index ? json_object() : json_array();
+	int n = tf_replica_slots(job, t);
+	for (int i = 0; v && i < n; i++) {
+		if (only >= 0 && i != only)
+			continue;
+		char ep[TF_SERVICE_NAME_MAX + 64 + TF_CLUSTER_DOMAIN_MAX + 16];
+		if (tf_endpoint(job, t, i, domain, ep, sizeof(ep)) != DRAKE_OK) {
+			json_decref(v);
+			return NULL;
+		}
+		char key[16];
+		snprintf(key, sizeof(key), "%d", i);
+		int rc = sparse_index ? json_object_set_new(v, key, json_string(ep))
+		                      : json_array_append_new(v, json_string(ep));
+		if (rc != 0) {
+			json_decref(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+char *tf_config_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain)
+{
+	if (t >= TF_NTYPES || index < 0 || index >= tf_replica_slots(job, t))
+		return NULL;
+	json_t *cluster = json_object();
+	for (int i = 0; cluster && i < TF_NTYPES; i++) {
+		enum tf_rtype rt = (enum tf_rtype)i;
+		if (tf_replica_slots(job, rt) == 0)
+			continue;
+		json_t *v;
+		if (!job->dynamic_worker)
+			v = endpoints(job, rt, domain, false, -1);
+		else if (rt == TF_PS)
+			v = endpoints(job, rt, domain, false, -1);
+		else if (rt == TF_WORKER && t == TF_WORKER)
+			v = endpoints(job, rt, domain, true, index); /* a worker sees only itself */
+		else
+			continue; /* the sparse form lists only ps and the task's own worker */
+		if (!v || json_object_set_new(cluster, tf_rtype_lower(rt), v) != 0) {
+			json_decref(cluster);
+			return NULL;
+		}
+	}
+	json_t *root = json_pack("{s:o,s:{s:s,s:i},s:s}", "cluster", cluster, "task", "type",
+	                         tf_rtype_lower(t), "index", index, "environment", "cloud");
+	if (!root)
+		return NULL;
+	char *s = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	return s;
+}

@@ -1,0 +1,281 @@
+/*
+ * tfjob_test.c - cmocka tests for TFJob decoding (Kubeflow and DRAGON
+ * layouts, defaults, every validation message), replica naming and the
+ * TF_CONFIG builder (dense and sparse forms, max-instances workers, limits).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "reconciler/tfconfig.h"
+#include "reconciler/tfjob.h"
+
+static char msg[256];
+
+#define TMPL "{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\"}]}}"
+#define TMPL_PORT(p)                                                                               \
+	"{\"spec\":{\"containers\":[{\"name\":\"sidecar\"},{\"name\":\"tensorflow\",\"ports\":[{"  \
+	"\"name\":\"tfjob-port\",\"containerPort\":" #p "}]}]}}"
+#define META "\"metadata\":{\"name\":\"job1\",\"namespace\":\"ml\",\"uid\":\"u-1\"}"
+
+/* DRAGON's README job: top-level fields, 1 PS + 4 workers, min 1, max 4. */
+static const char *DRAGON_JOB =
+    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\"," META ",\"spec\":{"
+    "\"max-instances\":4,\"min-instances\":1,\"cleanPodPolicy\":\"All\",\"tfReplicaSpecs\":{"
+    "\"PS\":{\"replicas\":1,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL_PORT(
+        2222) "},"
+              "\"Worker\":{\"replicas\":4,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL
+              "}}}}";
+
+static drake_err decode(const char *text, struct tfjob *job, bool *managed, json_t **keep)
+{
+	json_error_t err;
+	json_t *o = json_loads(text, 0, &err);
+	if (!o)
+		fail_msg("bad test JSON: %s at %d", err.text, err.position);
+	msg[0] = '\0';
+	drake_err e = tfjob_decode(o, job, managed, msg, sizeof(msg));
+	if (keep)
+		*keep = o;
+	else
+		json_decref(o);
+	return e;
+}
+
+static void test_dragon_readme_job_decodes_with_top_level_fields(void **state)
+{
+	struct tfjob job;
+	bool managed;
+	json_t *o;
+	assert_int_equal(decode(DRAGON_JOB, &job, &managed, &o), DRAKE_OK);
+	assert_true(managed);
+	assert_true(job.dragon_layout);
+	assert_string_equal(job.name, "job1");
+	assert_int_equal(job.rs[TF_PS].replicas, 1);
+	assert_int_equal(job.rs[TF_WORKER].replicas, 4);
+	assert_int_equal(job.min_instances, 1);
+	assert_int_equal(job.max_instances, 4);
+	assert_int_equal(job.clean, TF_CLEAN_ALL);
+	assert_int_equal(job.rs[TF_WORKER].restart, TF_RESTART_ON_FAILURE);
+	assert_int_equal(job.rs[TF_WORKER].port, 2222);
+	assert_false(job.rs[TF_CHIEF].present);
+	assert_int_equal(tf_replica_slots(&job, TF_WORKER), 4);
+	json_decref(o);
+}
+
+static void test_kubeflow_layout_and_defaults(void **state)
+{
+	struct tfjob job;
+	bool managed;
+	assert_int_equal(
+	    decode("{" META
+	           ",\"spec\":{\"runPolicy\":{\"backoffLimit\":3,\"activeDeadlineSeconds\":60,"
+	           "\"ttlSecondsAfterFinished\":10},\"successPolicy\":\"AllWorkers\","
+	           "\"tfReplicaSpecs\":{\"ps\":{\"template\":" TMPL_PORT(
+	               3333) "},"
+	                     "\"worker\":{\"replicas\":2,\"template\":" TMPL "}}}}",
+	           &job, &managed, NULL),
+	    DRAKE_OK);
+	assert_false(job.dragon_layout);
+	assert_int_equal(job.rs[TF_PS].replicas, 1); /* default */
+	assert_int_equal(job.rs[TF_PS].port, 3333);
+	assert_int_equal(job.rs[TF_PS].restart, TF_RESTART_NEVER);
+	assert_int_equal(job.clean, TF_CLEAN_NONE); /* Kubeflow's TFJob default */
+	assert_int_equal(job.min_instances, 2);     /* default: Worker.replicas */
+	assert_int_equal(job.max_instances, 2);
+	assert_int_equal(job.backoff_limit, 3);
+	assert_int_equal(job.deadline_s, 60);
+	assert_int_equal(job.ttl_s, 10);
+	assert_true(job.all_workers);
+}
+
+static void test_master_is_chief_and_managed_by_is_respected(void **state)
+{
+	struct tfjob job;
+	bool managed;
+	assert_int_equal(
+	    decode("{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Master\":{\"template\":" TMPL "}}}}",
+	           &job, &managed, NULL),
+	    DRAKE_OK);
+	assert_true(job.rs[TF_CHIEF].present);
+	assert_true(tf_is_master_role(&job, TF_CHIEF, 0));
+	assert_int_equal(decode("{" META ",\"spec\":{\"runPolicy\":{\"managedBy\":\"kubeflow.org/"
+	                        "training-operator\"},\"tfReplicaSpecs\":{}}}",
+	                        &job, &managed, NULL),
+	                 DRAKE_OK);
+	assert_false(managed); /* not ours, not even validated */
+	assert_int_equal(decode("{" META
+	                        ",\"spec\":{\"runPolicy\":{\"managedBy\":\"" TF_MANAGED_BY_DRAKE
+	                        "\"},\"tfReplicaSpecs\":{\"Worker\":{\"template\":" TMPL "}}}}",
+	                        &job, &managed, NULL),
+	                 DRAKE_OK);
+	assert_true(managed);
+}
+
+static void test_invalid_jobs_name_the_problem(void **state)
+{
+	static const struct {
+		const char *json, *want;
+	} bad[] = {
+	    {"{" META ",\"spec\":{}}", "tfReplicaSpecs is missing"},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Boss\":{}}}}", "unknown replica type Boss"},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"PS\":{\"template\":" TMPL "}}}}",
+	     "needs a Worker or a Chief"},
+	    {"{" META
+	     ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":\"2\",\"template\":" TMPL
+	     "}}}}",
+	     "Worker.replicas must be an integer"},
+	    {"{" META
+	     ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":1001,\"template\":" TMPL
+	     "}}}}",
+	     "between 0 and 1000"},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Chief\":{\"replicas\":2,\"template\":" TMPL
+	     "}}}}",
+	     "Chief.replicas must be between 0 and 1"},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"template\":{\"spec\":{"
+	     "\"containers\":[{\"name\":\"main\"}]}}}}}}",
+	     "no container named \"tensorflow\""},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{}}}}", "containers is missing"},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"restartPolicy\":\"Sometimes\","
+	     "\"template\":" TMPL "}}}}",
+	     "restartPolicy Sometimes"},
+	    {"{" META ",\"spec\":{\"min-instances\":3,\"max-instances\":2,\"tfReplicaSpecs\":{"
+	     "\"Worker\":{\"replicas\":2,\"template\":" TMPL "}}}}",
+	     "min-instances (3) is above"},
+	    {"{" META
+	     ",\"spec\":{\"max-instances\":2,\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":3,"
+	     "\"template\":" TMPL "}}}}",
+	     "outside [min-instances"},
+	    {"{" META ",\"spec\":{\"cleanPodPolicy\":\"Some\",\"tfReplicaSpecs\":{\"Worker\":{"
+	     "\"template\":" TMPL "}}}}",
+	     "cleanPodPolicy Some"},
+	    {"{" META
+	     ",\"spec\":{\"runPolicy\":{\"backoffLimit\":-1},\"tfReplicaSpecs\":{\"Worker\":{"
+	     "\"template\":" TMPL "}}}}",
+	     "backoffLimit must be between"},
+	    {"{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"template\":{\"spec\":{"
+	     "\"containers\":[{\"name\":\"tensorflow\",\"ports\":[{\"name\":\"tfjob-port\","
+	     "\"containerPort\":70000}]}]}}}}}}",
+	     "not a port number"},
+	    {"{\"metadata\":{\"name\":\"a-name-that-is-far-too-long-for-service-names-to-fit\","
+	     "\"namespace\":\"ml\",\"uid\":\"u\"},\"spec\":{}}",
+	     "DNS-1035 label of at most 49"},
+	    {"{\"metadata\":{\"name\":\"9lives\",\"namespace\":\"ml\",\"uid\":\"u\"},\"spec\":{}}",
+	     "DNS-1035"},
+	    {"{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"},\"spec\":{}}", "metadata.namespace"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tfjob job;
+		bool managed;
+		drake_err e = decode(bad[i].json, &job, &managed, NULL);
+		if (e != DRAKE_EINVAL || !strstr(msg, bad[i].want))
+			fail_msg("case %zu: got %s '%s', want '%s'", i, drake_strerror(e), msg,
+			         bad[i].want);
+	}
+}
+
+static void test_replica_names_and_their_limit(void **state)
+{
+	struct tfjob job = {.name = "mnist", .ns = "ml"};
+	char buf[TF_SERVICE_NAME_MAX + 1];
+	assert_int_equal(tf_replica_name(&job, TF_WORKER, 1, buf, sizeof(buf)), DRAKE_OK);
+	assert_string_equal(buf, "mnist-worker-1");
+	assert_int_equal(tf_replica_name(&job, TF_EVALUATOR, 0, buf, sizeof(buf)), DRAKE_OK);
+	assert_string_equal(buf, "mnist-evaluator-0");
+	assert_int_equal(tf_replica_name(&job, TF_PS, TF_MAX_REPLICAS, buf, sizeof(buf)),
+	                 DRAKE_EINVAL);
+	/* the longest valid job name still fits with the longest type and index */
+	memset(job.name, 'a', TF_JOB_NAME_MAX);
+	job.name[TF_JOB_NAME_MAX] = '\0';
+	assert_int_equal(tf_replica_name(&job, TF_EVALUATOR, 999, buf, sizeof(buf)), DRAKE_OK);
+	assert_int_equal(strlen(buf), TF_SERVICE_NAME_MAX);
+	job.name[TF_JOB_NAME_MAX] = 'a';
+	job.name[TF_JOB_NAME_MAX + 1] = '\0';
+	assert_int_equal(tf_replica_name(&job, TF_EVALUATOR, 999, buf, sizeof(buf)), DRAKE_ELIMIT);
+}
+
+static void test_tf_config_lists_max_instances_workers(void **state)
+{
+	struct tfjob job;
+	bool managed;
+	json_t *o;
+	/* README job but only 2 workers started of max 4 */
+	const char *two = "{" META ",\"spec\":{\"max-instances\":4,\"min-instances\":1,"
+	                  "\"tfReplicaSpecs\":{\"PS\":{\"template\":" TMPL "},"
+	                  "\"Worker\":{\"replicas\":2,\"template\":" TMPL "}}}}";
+	assert_int_equal(decode(two, &job, &managed, &o), DRAKE_OK);
+	char *cfg = tf_config_json(&job, TF_WORKER, 1, NULL);
+	assert_string_equal(
+	    cfg, "{\"cluster\":{\"ps\":[\"job1-ps-0.ml.svc:2222\"],\"worker\":["
+	         "\"job1-worker-0.ml.svc:2222\",\"job1-worker-1.ml.svc:2222\","
+	         "\"job1-worker-2.ml.svc:2222\",\"job1-worker-3.ml.svc:2222\"]},"
+	         "\"task\":{\"type\":\"worker\",\"index\":1},\"environment\":\"cloud\"}");
+	free(cfg);
+	cfg = tf_config_json(&job, TF_PS, 0, "cluster.local");
+	assert_non_null(strstr(cfg, "\"job1-ps-0.ml.svc.cluster.local:2222\""));
+	assert_non_null(strstr(cfg, "\"task\":{\"type\":\"ps\",\"index\":0}"));
+	free(cfg);
+	/* a worker index beyond max-instances has no TF_CONFIG */
+	assert_null(tf_config_json(&job, TF_WORKER, 4, NULL));
+	char big[TF_CLUSTER_DOMAIN_MAX + 2];
+	memset(big, 'd', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_null(tf_config_json(&job, TF_WORKER, 0, big));
+	assert_true(tf_config_wanted(&job));
+	assert_true(tf_replica_starts(&job, TF_WORKER, 1));
+	assert_false(tf_replica_starts(&job, TF_WORKER, 2));
+	json_decref(o);
+}
+
+static void test_tf_config_with_chief_evaluator_and_sparse_form(void **state)
+{
+	struct tfjob job;
+	bool managed;
+	json_t *o;
+	const char *j = "{" META ",\"spec\":{\"enableDynamicWorker\":true,\"tfReplicaSpecs\":{"
+	                "\"Evaluator\":{\"template\":" TMPL "},\"Chief\":{\"template\":" TMPL "},"
+	                "\"PS\":{\"replicas\":2,\"template\":" TMPL_PORT(
+	                    4000) "},"
+	                          "\"Worker\":{\"replicas\":3,\"template\":" TMPL "}}}}";
+	assert_int_equal(decode(j, &job, &managed, &o), DRAKE_OK);
+	char *cfg = tf_config_json(&job, TF_WORKER, 2, NULL);
+	assert_string_equal(
+	    cfg, "{\"cluster\":{\"ps\":[\"job1-ps-0.ml.svc:4000\",\"job1-ps-1.ml.svc:4000\"],"
+	         "\"worker\":{\"2\":\"job1-worker-2.ml.svc:2222\"}},"
+	         "\"task\":{\"type\":\"worker\",\"index\":2},\"environment\":\"cloud\"}");
+	free(cfg);
+	job.dynamic_worker = false; /* the dense form lists every type, chief first */
+	cfg = tf_config_json(&job, TF_EVALUATOR, 0, NULL);
+	assert_non_null(
+	    strstr(cfg, "{\"cluster\":{\"chief\":[\"job1-chief-0.ml.svc:2222\"],\"ps\":["));
+	assert_non_null(strstr(cfg, "\"evaluator\":[\"job1-evaluator-0.ml.svc:2222\"]}"));
+	free(cfg);
+	json_decref(o);
+	/* one replica in all: not distributed, no TF_CONFIG */
+	assert_int_equal(
+	    decode("{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"template\":" TMPL "}}}}",
+	           &job, &managed, NULL),
+	    DRAKE_OK);
+	assert_false(tf_config_wanted(&job));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_dragon_readme_job_decodes_with_top_level_fields),
+	    cmocka_unit_test(test_kubeflow_layout_and_defaults),
+	    cmocka_unit_test(test_master_is_chief_and_managed_by_is_respected),
+	    cmocka_unit_test(test_invalid_jobs_name_the_problem),
+	    cmocka_unit_test(test_replica_names_and_their_limit),
+	    cmocka_unit_test(test_tf_config_lists_max_instances_workers),
+	    cmocka_unit_test(test_tf_config_with_chief_evaluator_and_sparse_form),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
