@@ -1,0 +1,284 @@
+/*
+ * reconciler_test.c - cmocka tests for the controller loop against a
+ * scripted fake API server (evhttp on 127.0.0.1): lists come from the test,
+ * watches are held open, and every write is recorded. Covers a fresh DRAGON
+ * README job (services and gated pods created, the started ones ungated on
+ * the next pass), a restart over a healthy job (nothing created or deleted),
+ * a failed OnFailure pod (deleted for recreation), cleanPodPolicy, an
+ * invalid job and a job managed by another controller.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "kube/client.h"
+#include "reconciler/reconciler.h"
+
+struct env {
+	struct event_base *base;
+	struct evhttp *http;
+	struct kube_client *client;
+	struct reconciler *rec;
+	const char *jobs, *pods, *services; /* list items, comma-separated JSON */
+	char writes[16384];                 /* "METHOD path\n" per write */
+	char bodies[65536];
+	int nwrites, want;
+};
+
+static char msg[256];
+
+static void on_http(struct evhttp_request *req, void *arg)
+{
+	struct env *e = arg;
+	const char *uri = evhttp_request_get_uri(req);
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	struct evbuffer *out = evbuffer_new();
+	if (cmd == EVHTTP_REQ_GET) {
+		if (strstr(uri, "watch=1")) {
+			evbuffer_free(out);
+			return; /* held open */
+		}
+		const char *items = strstr(uri, "/tfjobs")     ? e->jobs
+		                    : strstr(uri, "/pods")     ? e->pods
+		                    : strstr(uri, "/services") ? e->services
+		                                               : NULL;
+		evbuffer_add_printf(out,
+		                    "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[%s]}",
+		                    items ? items : "");
+		evhttp_send_reply(req, items ? 200 : 404, "x", out);
+		evbuffer_free(out);
+		return;
+	}
+	const char *m = cmd == EVHTTP_REQ_POST     ? "POST"
+	                : cmd == EVHTTP_REQ_PATCH  ? "PATCH"
+	                : cmd == EVHTTP_REQ_DELETE ? "DELETE"
+	                                           : "OTHER";
+	char line[512];
+	snprintf(line, sizeof(line), "%s %s\n", m, uri);
+	strncat(e->writes, line, sizeof(e->writes) - strlen(e->writes) - 1);
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t n = evbuffer_get_length(in), have = strlen(e->bodies);
+	if (have + n + 2 < sizeof(e->bodies)) {
+		evbuffer_copyout(in, e->bodies + have, n);
+		e->bodies[have + n] = '\n';
+		e->bodies[have + n + 1] = '\0';
+	}
+	e->nwrites++;
+	if (e->want && e->nwrites >= e->want)
+		event_base_loopbreak(e->base);
+	evbuffer_add_printf(out, "{}");
+	evhttp_send_reply(req, cmd == EVHTTP_REQ_POST ? 201 : 200, "x", out);
+	evbuffer_free(out);
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	e->base = event_base_new();
+	e->http = evhttp_new(e->base);
+	evhttp_set_allowed_methods(e->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+	                                        EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(e->http, on_http, e);
+	struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(e->http, "127.0.0.1", 0);
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sa, &len);
+	char server[64];
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+	struct kube_config cfg = {.server = server};
+	struct kube_client_options o = {.timeout_ms = 2000, .max_body = 1 << 20};
+	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
+	e->jobs = e->pods = e->services = "";
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	reconciler_free(e->rec);
+	kube_client_free(e->client);
+	evhttp_free(e->http);
+	event_base_free(e->base);
+	free(e);
+	return 0;
+}
+
+/* Runs until `want` writes arrived (at most 5 s, for valgrind), then 200 ms
+ * more so that a write too many would still be seen. */
+static void run(struct env *e, int want)
+{
+	if (!e->rec) {
+		e->rec = reconciler_new(e->base, e->client, NULL, msg, sizeof(msg));
+		assert_non_null(e->rec);
+		assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+	}
+	e->want = want;
+	struct timeval tv = {5, 0}, settle = {0, 200000};
+	event_base_loopexit(e->base, &tv);
+	event_base_dispatch(e->base);
+	e->want = 0;
+	event_base_loopexit(e->base, &settle);
+	event_base_dispatch(e->base);
+	assert_true(e->nwrites >= want);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+#define TMPL "{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\"}]}}"
+#define JOB(extra, workers)                                                                        \
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job1\","  \
+	"\"namespace\":\"default\",\"uid\":\"uid-job1\",\"resourceVersion\":\"3\"},\"spec\":{"     \
+	"\"max-instances\":4,\"min-instances\":1" extra ",\"tfReplicaSpecs\":{\"PS\":{"            \
+	"\"replicas\":1,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL "},\"Worker\":{"       \
+	"\"replicas\":" #workers ",\"restartPolicy\":\"OnFailure\",\"template\":" TMPL "}}}}"
+
+#define OWNED(kind, type, idx, extra)                                                              \
+	"{\"metadata\":{\"name\":\"job1-" type "-" #idx "\",\"namespace\":\"default\",\"uid\":"    \
+	"\"uid-" type #idx "\",\"resourceVersion\":\"4\",\"labels\":{"                             \
+	"\"training.kubeflow.org/job-name\":\"job1\",\"training.kubeflow.org/"                     \
+	"replica-type\":\"" type "\",\"training.kubeflow.org/replica-index\":\"" #idx              \
+	"\"},\"ownerReferences\":[{"                                                               \
+	"\"kind\":\"TFJob\",\"name\":\"job1\",\"uid\":\"uid-job1\",\"controller\":true}]}" extra   \
+	"}"
+#define RUNNING ",\"spec\":{},\"status\":{\"phase\":\"Running\"}"
+#define GATED                                                                                      \
+	",\"spec\":{\"schedulingGates\":[{\"name\":\"drake.dev/"                                   \
+	"gang\"}]},\"status\":{\"phase\":\"Pending\"}"
+#define SVC(type, idx) OWNED("Service", type, idx, "")
+
+static void test_fresh_job_gets_services_and_gated_pods(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 2);
+	run(e, 11);
+	assert_true(reconciler_synced(e->rec));
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/services\n"), 5);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods\n"), 5);
+	assert_int_equal(count(e->bodies, "\"name\":\"job1-worker-3\""), 2); /* pod + service */
+	assert_int_equal(count(e->bodies, "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]"),
+	                 5);
+	assert_int_equal(
+	    count(e->writes, "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/job1/status"),
+	    1);
+	assert_int_equal(count(e->writes, "DELETE"), 0);
+}
+
+static void test_gated_pods_of_started_replicas_are_ungated(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 2);
+	e->pods = OWNED("Pod", "ps", 0, GATED) "," OWNED("Pod", "worker", 0, GATED) "," OWNED(
+	    "Pod", "worker", 1, GATED) "," OWNED("Pod", "worker", 2,
+	                                         GATED) "," OWNED("Pod", "worker", 3, GATED);
+	e->services = SVC("ps", 0) "," SVC("worker", 0) "," SVC("worker", 1) "," SVC(
+	    "worker", 2) "," SVC("worker", 3);
+	run(e, 4);
+	/* PS and Worker.replicas=2 workers start; workers 2 and 3 wait for the planner */
+	assert_int_equal(count(e->writes, "PATCH /api/v1/namespaces/default/pods/"), 3);
+	assert_int_equal(count(e->writes, "pods/job1-ps-0\n"), 1);
+	assert_int_equal(count(e->writes, "pods/job1-worker-1\n"), 1);
+	assert_int_equal(count(e->writes, "pods/job1-worker-2\n"), 0);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods"), 0);
+	assert_int_equal(
+	    count(e->bodies, "{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/0\"}"), 3);
+}
+
+static void test_restart_over_a_healthy_job_creates_and_deletes_nothing(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	e->pods = OWNED("Pod", "ps", 0, RUNNING) "," OWNED("Pod", "worker", 0, RUNNING) "," OWNED(
+	    "Pod", "worker", 1, RUNNING) "," OWNED("Pod", "worker", 2,
+	                                           RUNNING) "," OWNED("Pod", "worker", 3, RUNNING);
+	e->services = SVC("ps", 0) "," SVC("worker", 0) "," SVC("worker", 1) "," SVC(
+	    "worker", 2) "," SVC("worker", 3);
+	run(e, 2);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods"), 0);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/services"), 0);
+	assert_int_equal(count(e->writes, "DELETE"), 0);
+	assert_int_equal(count(e->writes, "/status\n"), 1);
+	assert_int_equal(count(e->bodies, "\"type\":\"Running\",\"status\":\"True\""), 1);
+	assert_int_equal(count(e->bodies, "\"Worker\":{\"active\":4"), 1);
+}
+
+static void test_failed_on_failure_pod_is_deleted_for_recreation(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 1);
+	e->pods = OWNED("Pod", "ps", 0, RUNNING) "," OWNED(
+	    "Pod", "worker", 0, ",\"spec\":{},\"status\":{\"phase\":\"Failed\"}");
+	e->services = SVC("ps", 0) "," SVC("worker", 0) "," SVC("worker", 1) "," SVC(
+	    "worker", 2) "," SVC("worker", 3);
+	run(e, 7);
+	assert_int_equal(count(e->writes, "DELETE /api/v1/namespaces/default/pods/job1-worker-0\n"),
+	                 1);
+	assert_int_equal(count(e->bodies, "\"preconditions\":{\"uid\":\"uid-worker0\"}"), 1);
+	assert_int_equal(count(e->bodies, "\"drake.dev/restarts\":\"1\""), 1);
+	assert_int_equal(count(e->bodies, "\"reason\":\"TFJobRestarting\""),
+	                 2); /* status + event */
+}
+
+static void test_finished_job_cleans_pods_per_policy(void **state)
+{
+	struct env *e = *state;
+	e->jobs =
+	    "{\"metadata\":{\"name\":\"job1\",\"namespace\":\"default\",\"uid\":\"uid-job1\","
+	    "\"resourceVersion\":\"3\"},\"spec\":{\"cleanPodPolicy\":\"Running\","
+	    "\"tfReplicaSpecs\":{\"PS\":{\"template\":" TMPL "},\"Worker\":{\"template\":" TMPL
+	    "}}},\"status\":{\"completionTime\":\"2026-01-01T00:00:00Z\",\"conditions\":[{"
+	    "\"type\":\"Succeeded\",\"status\":\"True\"}]}}";
+	e->pods = OWNED("Pod", "ps", 0, RUNNING) "," OWNED(
+	    "Pod", "worker", 0, ",\"spec\":{},\"status\":{\"phase\":\"Succeeded\"}");
+	run(e, 1);
+	assert_int_equal(count(e->writes, "DELETE /api/v1/namespaces/default/pods/job1-ps-0\n"), 1);
+	assert_int_equal(count(e->writes, "DELETE"), 1); /* the succeeded worker stays */
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods"), 0);
+}
+
+static void test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_alone(void **state)
+{
+	struct env *e = *state;
+	e->jobs = "{\"metadata\":{\"name\":\"bad\",\"namespace\":\"default\",\"uid\":\"u-bad\"},"
+	          "\"spec\":{\"tfReplicaSpecs\":{\"Boss\":{}}}},"
+	          "{\"metadata\":{\"name\":\"theirs\",\"namespace\":\"default\",\"uid\":\"u-t\"},"
+	          "\"spec\":{\"runPolicy\":{\"managedBy\":\"kubeflow.org/training-operator\"},"
+	          "\"tfReplicaSpecs\":{\"Worker\":{\"template\":" TMPL "}}}}";
+	run(e, 2);
+	assert_int_equal(
+	    count(e->writes, "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/bad/status\n"),
+	    1);
+	assert_int_equal(count(e->bodies, "unknown replica type Boss"), 2); /* status + event */
+	assert_int_equal(count(e->writes, "theirs"), 0);
+	assert_int_equal(count(e->writes, "/pods"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	    T(test_fresh_job_gets_services_and_gated_pods),
+	    T(test_gated_pods_of_started_replicas_are_ungated),
+	    T(test_restart_over_a_healthy_job_creates_and_deletes_nothing),
+	    T(test_failed_on_failure_pod_is_deleted_for_recreation),
+	    T(test_finished_job_cleans_pods_per_policy),
+	    T(test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_alone),
+#undef T
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
