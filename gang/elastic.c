@@ -182,9 +182,11 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 		}
 		drake_plan_charge(&w, starving, plan, 1);
 	}
-	*ops = out;
-	*n_ops = nout;
-	out = NULL;
+	if (nout > 0) {
+		*ops = out;
+		*n_ops = nout;
+		out = NULL;
+	}
 done:
 	free(out);
 	free(cand);

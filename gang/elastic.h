@@ -71,7 +71,7 @@ const char *drake_victim_order_name(enum drake_victim_order o);
 
 /*
  * Finds the workers to remove so that `starving` fits. On DRAKE_OK, *ops
- * holds the removals (possibly none) and *plan the starving job's placement
+ * holds the removals (NULL and 0 when none are needed) and *plan the starving job's placement
  * on the cluster as it will be once they are applied. DRAKE_ESTATE when no
  * allowed set of removals makes it fit (nothing returned; why says so).
  */
