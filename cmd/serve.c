@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "extender/server.h"
 #include "kube/client.h"
+#include "reconciler/reconciler.h"
 
 struct serve_opts {
 	struct ext_server_config srv;
@@ -25,12 +26,15 @@ struct serve_opts {
 	double api_timeout;
 	size_t api_max_body;
 	const char *log_level;
+	bool reconcile;
+	const char *cluster_domain;
 };
 
 struct serve {
 	struct event_base *base;
 	struct ext_server *server;
 	struct kube_client *kube;
+	struct reconciler *rec;
 	struct event *sig_term, *sig_int, *sig_hup;
 };
 
@@ -59,6 +63,15 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 		log_error("tls_reload_failed", "error=%s keeping=previous_certificate",
 		          drake_log_quote(msg, q, sizeof(q)));
 	}
+}
+
+static bool on_ready(void *arg, char *why, size_t whylen)
+{
+	struct serve *sv = arg;
+	if (reconciler_synced(sv->rec))
+		return true;
+	snprintf(why, whylen, "TFJob, pod and service caches not synced yet");
+	return false;
 }
 
 static int usage(const struct flag *flags, size_t n)
@@ -148,6 +161,11 @@ int serve_main(int argc, char **argv)
 	     "on SIGTERM, how long requests in flight get to finish"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &o.log_level, "info",
 	     "debug, info, warn or error"},
+	    {"reconcile", "DRAKE_RECONCILE", FLAG_BOOL, &o.reconcile, "false",
+	     "run the TFJob controller (needs the CRD in config/crd/ installed; /readyz then "
+	     "waits for its caches)"},
+	    {"cluster-domain", "DRAKE_CLUSTER_DOMAIN", FLAG_STRING, &o.cluster_domain, NULL,
+	     "suffix after <svc>.<ns>.svc in TF_CONFIG hosts (Kubeflow's CUSTOM_CLUSTER_DOMAIN)"},
 	};
 	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	enum flags_outcome outcome;
@@ -184,6 +202,20 @@ int serve_main(int argc, char **argv)
 		event_base_free(sv.base);
 		return 1;
 	}
+	if (o.reconcile) {
+		struct reconciler_options ro = {.cluster_domain = o.cluster_domain};
+		sv.rec = sv.kube ? reconciler_new(sv.base, sv.kube, &ro, msg, sizeof(msg)) : NULL;
+		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
+			fprintf(stderr, "drake serve: --reconcile: %s\n",
+			        sv.kube ? msg : "needs an API server (--kubeconfig or in-cluster)");
+			reconciler_free(sv.rec);
+			ext_server_free(sv.server);
+			kube_client_free(sv.kube);
+			event_base_free(sv.base);
+			return 1;
+		}
+		ext_server_set_ready(sv.server, on_ready, &sv);
+	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
 	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);
 	sv.sig_hup = evsignal_new(sv.base, SIGHUP, on_reload, &sv);
@@ -197,6 +229,7 @@ int serve_main(int argc, char **argv)
 	event_base_dispatch(sv.base);
 
 	ext_server_free(sv.server);
+	reconciler_free(sv.rec);
 	kube_client_free(sv.kube);
 	event_free(sv.sig_term);
 	event_free(sv.sig_int);
