@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sim_trace_parse((const char *)data, size, "fuzz", &t, msg, sizeof(msg)) == DRAKE_OK) {
 		for (size_t i = 0; i < t.n; i++) {
 			if (t.jobs[i].gpus < 1 || t.jobs[i].gpus > SIM_TRACE_MAX_GPUS ||
-			    t.jobs[i].duration < 1 || (i > 0 && t.jobs[i].submit < t.jobs[i - 1].submit))
+			    t.jobs[i].duration < 1 ||
+			    (i > 0 && t.jobs[i].submit < t.jobs[i - 1].submit))
 				__builtin_trap();
 		}
 		sim_trace_release(&t);

@@ -25,7 +25,7 @@ void drake_admission_sort(struct drake_admission_entry *e, size_t n)
 }
 
 void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req,
-		       const struct drake_plan *p, int sign)
+                       const struct drake_plan *p, int sign)
 {
 	for (int i = 0; i < p->n_ps; i++)
 		drake_cluster_charge(c, (size_t)p->ps_node[i], &req->ps, sign);
@@ -56,7 +56,7 @@ static void min_need(const struct drake_gang_req *r, struct drake_res *out)
 }
 
 drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
-		      const struct drake_admission_opts *opts, size_t *started)
+                      const struct drake_admission_opts *opts, size_t *started)
 {
 	struct drake_res avail;
 	free_sum(c, &avail);
@@ -80,7 +80,8 @@ drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, 
 			 * blocks the queue. */
 			if (drake_res_fits(&need, &c->alloc_total)) {
 				x->status = DRAKE_ADMIT_WAITING;
-				strcpy(x->why, "waiting: not enough free capacity in the whole cluster");
+				strcpy(x->why,
+				       "waiting: not enough free capacity in the whole cluster");
 				continue;
 			}
 		}
@@ -97,14 +98,9 @@ drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, 
 			x->status = DRAKE_ADMIT_WAITING;
 			blocked = !opts->backfill;
 			break;
-		case DRAKE_ELIMIT:
-			x->status = DRAKE_ADMIT_NEVER;
-			break;
-		case DRAKE_EINVAL:
-			x->status = DRAKE_ADMIT_INVALID;
-			break;
-		default:
-			return err;
+		case DRAKE_ELIMIT: x->status = DRAKE_ADMIT_NEVER; break;
+		case DRAKE_EINVAL: x->status = DRAKE_ADMIT_INVALID; break;
+		default: return err;
 		}
 	}
 	return DRAKE_OK;

@@ -26,10 +26,10 @@
 
 enum drake_admit_status {
 	DRAKE_ADMIT_NOT_TRIED = 0, /* behind the head with backfill off, or past the cap */
-	DRAKE_ADMIT_STARTED,	   /* plan is valid and charged to the snapshot */
-	DRAKE_ADMIT_WAITING,	   /* does not fit now; why says on what */
-	DRAKE_ADMIT_NEVER,	   /* cannot fit on this cluster at all */
-	DRAKE_ADMIT_INVALID,	   /* malformed request */
+	DRAKE_ADMIT_STARTED,       /* plan is valid and charged to the snapshot */
+	DRAKE_ADMIT_WAITING,       /* does not fit now; why says on what */
+	DRAKE_ADMIT_NEVER,         /* cannot fit on this cluster at all */
+	DRAKE_ADMIT_INVALID,       /* malformed request */
 };
 
 struct drake_admission_entry {
@@ -44,8 +44,8 @@ struct drake_admission_entry {
 };
 
 struct drake_admission_opts {
-	bool backfill;	 /* skip jobs that do not fit (drake: true) */
-	int max_admits;	 /* stop after this many starts; <= 0 means no cap */
+	bool backfill;  /* skip jobs that do not fit (drake: true) */
+	int max_admits; /* stop after this many starts; <= 0 means no cap */
 };
 
 /* Sorts entries into FIFO order: created ascending, then name. */
@@ -58,11 +58,11 @@ void drake_admission_sort(struct drake_admission_entry *e, size_t n);
  * planned (so the caller may still release them).
  */
 drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
-		      const struct drake_admission_opts *opts, size_t *started) DRAKE_MUST_CHECK;
+                      const struct drake_admission_opts *opts, size_t *started) DRAKE_MUST_CHECK;
 
 /* Charges a plan to the snapshot (the planner itself never does). */
 void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req,
-		       const struct drake_plan *p, int sign);
+                       const struct drake_plan *p, int sign);
 
 /* Frees every entry's plan. */
 void drake_admission_release(struct drake_admission_entry *e, size_t n);

@@ -28,20 +28,55 @@ struct acase {
 };
 
 static const struct acase cases[] = {
-	{"the earlier job starts first when only one fits", "a:8:0", 2,
-	 {{"late", 20, 6, 6}, {"early", 10, 6, 6}}, true, "WS", {0, 6}},
-	{"a small job behind a blocked big one starts (backfill)", "a:8:4", 2,
-	 {{"big", 1, 8, 8}, {"small", 2, 2, 2}}, true, "WS", {0, 2}},
-	{"without backfill the queue stops at the first job that waits", "a:8:4", 3,
-	 {{"big", 1, 8, 8}, {"small", 2, 2, 2}, {"tiny", 3, 1, 1}}, false, "W--", {0}},
-	{"a job that can never fit does not block the queue without backfill", "a:8:0", 2,
-	 {{"huge", 1, 64, 64}, {"small", 2, 2, 2}}, false, "NS", {0, 2}},
-	{"admission charges the snapshot so two jobs never share a GPU", "a:8:0", 3,
-	 {{"j1", 1, 4, 4}, {"j2", 2, 4, 4}, {"j3", 3, 1, 1}}, true, "SSW", {4, 4, 0}},
-	{"a job starts with what fits between min and desired", "a:8:3", 2,
-	 {{"elastic", 1, 2, 8}, {"next", 2, 1, 1}}, true, "SW", {5, 0}},
-	{"equal creation times are ordered by name", "a:8:4", 2,
-	 {{"b", 5, 4, 4}, {"a", 5, 4, 4}}, true, "WS", {0, 4}},
+    {"the earlier job starts first when only one fits",
+     "a:8:0",
+     2,
+     {{"late", 20, 6, 6}, {"early", 10, 6, 6}},
+     true,
+     "WS",
+     {0, 6}},
+    {"a small job behind a blocked big one starts (backfill)",
+     "a:8:4",
+     2,
+     {{"big", 1, 8, 8}, {"small", 2, 2, 2}},
+     true,
+     "WS",
+     {0, 2}},
+    {"without backfill the queue stops at the first job that waits",
+     "a:8:4",
+     3,
+     {{"big", 1, 8, 8}, {"small", 2, 2, 2}, {"tiny", 3, 1, 1}},
+     false,
+     "W--",
+     {0}},
+    {"a job that can never fit does not block the queue without backfill",
+     "a:8:0",
+     2,
+     {{"huge", 1, 64, 64}, {"small", 2, 2, 2}},
+     false,
+     "NS",
+     {0, 2}},
+    {"admission charges the snapshot so two jobs never share a GPU",
+     "a:8:0",
+     3,
+     {{"j1", 1, 4, 4}, {"j2", 2, 4, 4}, {"j3", 3, 1, 1}},
+     true,
+     "SSW",
+     {4, 4, 0}},
+    {"a job starts with what fits between min and desired",
+     "a:8:3",
+     2,
+     {{"elastic", 1, 2, 8}, {"next", 2, 1, 1}},
+     true,
+     "SW",
+     {5, 0}},
+    {"equal creation times are ordered by name",
+     "a:8:4",
+     2,
+     {{"b", 5, 4, 4}, {"a", 5, 4, 4}},
+     true,
+     "WS",
+     {0, 4}},
 };
 
 static char status_char(enum drake_admit_status s)
@@ -82,7 +117,7 @@ static void run_case(void **state)
 		assert_non_null(x);
 		if (status_char(x->status) != c->expect[i])
 			print_error("job %s: %c (%s), want %c\n", x->name, status_char(x->status),
-				    x->why, c->expect[i]);
+			            x->why, c->expect[i]);
 		assert_int_equal(status_char(x->status), c->expect[i]);
 		if (x->status == DRAKE_ADMIT_STARTED) {
 			want_started++;
@@ -126,8 +161,8 @@ int main(void)
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
 	for (size_t i = 0; i < n; i++)
-		tests[i] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL,
-					       (void *)&cases[i]};
+		tests[i] =
+		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest)cmocka_unit_test(max_admits_caps_a_round);
 	return _cmocka_run_group_tests("admission", tests, n + 1, NULL, NULL);
 }

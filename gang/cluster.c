@@ -24,17 +24,17 @@ void drake_cluster_release(struct drake_cluster *c)
 }
 
 drake_err drake_cluster_add_node(struct drake_cluster *c, const char *name,
-				 const struct drake_res *alloc, bool schedulable, char *msg,
-				 size_t len)
+                                 const struct drake_res *alloc, bool schedulable, char *msg,
+                                 size_t len)
 {
 	if (!name || !*name)
 		return drake_errorf(DRAKE_EINVAL, msg, len, "node with an empty name");
 	if (strlen(name) >= DRAKE_NODE_NAME_MAX)
 		return drake_errorf(DRAKE_ELIMIT, msg, len, "node name longer than %d characters",
-				    DRAKE_NODE_NAME_MAX - 1);
+		                    DRAKE_NODE_NAME_MAX - 1);
 	if (c->n >= DRAKE_CLUSTER_MAX_NODES)
 		return drake_errorf(DRAKE_ELIMIT, msg, len, "more than %d nodes",
-				    DRAKE_CLUSTER_MAX_NODES);
+		                    DRAKE_CLUSTER_MAX_NODES);
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
 		struct drake_node *p = realloc(c->nodes, cap * sizeof(*p));
@@ -68,7 +68,7 @@ drake_err drake_cluster_sort(struct drake_cluster *c, char *msg, size_t len)
 	for (size_t i = 1; i < c->n; i++)
 		if (strcmp(c->nodes[i - 1].name, c->nodes[i].name) == 0)
 			return drake_errorf(DRAKE_EINVAL, msg, len, "duplicate node \"%s\"",
-					    c->nodes[i].name);
+			                    c->nodes[i].name);
 	c->sorted = true;
 	return DRAKE_OK;
 }
@@ -112,7 +112,7 @@ void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *o
 }
 
 void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_res *req,
-			  int64_t count)
+                          int64_t count)
 {
 	drake_res_add_n(&c->nodes[i].used, req, count);
 	if (c->nodes[i].schedulable)

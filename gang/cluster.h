@@ -18,7 +18,7 @@
 #include "common/err.h"
 #include "gang/resource.h"
 
-#define DRAKE_NODE_NAME_MAX 254
+#define DRAKE_NODE_NAME_MAX     254
 #define DRAKE_CLUSTER_MAX_NODES 100000
 
 struct drake_node {
@@ -44,8 +44,8 @@ void drake_cluster_release(struct drake_cluster *c);
  * DRAKE_NODE_NAME_MAX-1 and more than DRAKE_CLUSTER_MAX_NODES nodes are
  * DRAKE_ELIMIT. */
 drake_err drake_cluster_add_node(struct drake_cluster *c, const char *name,
-				 const struct drake_res *alloc, bool schedulable, char *msg,
-				 size_t len) DRAKE_MUST_CHECK;
+                                 const struct drake_res *alloc, bool schedulable, char *msg,
+                                 size_t len) DRAKE_MUST_CHECK;
 
 /* Sorts nodes by name; a duplicate name is DRAKE_EINVAL naming it. */
 drake_err drake_cluster_sort(struct drake_cluster *c, char *msg, size_t len) DRAKE_MUST_CHECK;
@@ -61,10 +61,10 @@ void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *o
 
 /* Charges (count > 0) or refunds (count < 0) count copies of req on node i. */
 void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_res *req,
-			  int64_t count);
+                          int64_t count);
 
 /* dst becomes an independent copy of src (dst must be released or fresh). */
 drake_err drake_cluster_clone(struct drake_cluster *dst,
-			      const struct drake_cluster *src) DRAKE_MUST_CHECK;
+                              const struct drake_cluster *src) DRAKE_MUST_CHECK;
 
 #endif

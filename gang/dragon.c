@@ -27,7 +27,7 @@ static const struct drake_res *nth_req(const struct drake_gang_req *r, int k)
 }
 
 static void schedule_on(struct drake_res *f, const int *order, size_t n_order,
-			const struct drake_gang_req *r, int *ps, int *w, int *nps, int *nw)
+                        const struct drake_gang_req *r, int *ps, int *w, int *nps, int *nw)
 {
 	int total = r->n_ps + r->want_workers;
 	*nps = 0;
@@ -90,7 +90,7 @@ static void schedule_on(struct drake_res *f, const int *order, size_t n_order,
 }
 
 drake_err drake_dragon_schedule(const struct drake_cluster *c, const int *order, size_t n_order,
-				const struct drake_gang_req *req, struct drake_plan *out)
+                                const struct drake_gang_req *req, struct drake_plan *out)
 {
 	struct drake_res *f;
 	if (drake_gang_req_check(req, NULL, 0))
@@ -118,7 +118,7 @@ drake_err drake_dragon_schedule(const struct drake_cluster *c, const int *order,
 
 /* Does hp (min workers, no PS) fit on c? */
 static drake_err hp_fits(const struct drake_cluster *c, const int *order, size_t n_order,
-			 const struct drake_gang_req *hp, int *fits)
+                         const struct drake_gang_req *hp, int *fits)
 {
 	struct drake_plan p = {0};
 	drake_err err = drake_dragon_schedule(c, order, n_order, hp, &p);
@@ -130,9 +130,9 @@ static drake_err hp_fits(const struct drake_cluster *c, const int *order, size_t
 }
 
 drake_err drake_dragon_scale_down(const struct drake_cluster *c, const int *order, size_t n_order,
-				  const struct drake_running_job *jobs, size_t n,
-				  const struct drake_res *worker, int min_workers,
-				  struct drake_scale_op **ops, size_t *n_ops)
+                                  const struct drake_running_job *jobs, size_t n,
+                                  const struct drake_res *worker, int min_workers,
+                                  struct drake_scale_op **ops, size_t *n_ops)
 {
 	*ops = NULL;
 	*n_ops = 0;
@@ -197,8 +197,8 @@ drake_err drake_dragon_scale_down(const struct drake_cluster *c, const int *orde
 }
 
 drake_err drake_dragon_scale_up(const struct drake_cluster *c, const int *order, size_t n_order,
-				const struct drake_running_job *jobs, size_t n,
-				struct drake_scale_op **ops, size_t *n_ops)
+                                const struct drake_running_job *jobs, size_t n,
+                                struct drake_scale_op **ops, size_t *n_ops)
 {
 	*ops = NULL;
 	*n_ops = 0;

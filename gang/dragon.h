@@ -34,8 +34,8 @@
  * released).
  */
 drake_err drake_dragon_schedule(const struct drake_cluster *c, const int *order, size_t n_order,
-				const struct drake_gang_req *req,
-				struct drake_plan *out) DRAKE_MUST_CHECK;
+                                const struct drake_gang_req *req,
+                                struct drake_plan *out) DRAKE_MUST_CHECK;
 
 /*
  * ScaleDown(hp = min_workers x worker request, no PS). jobs are in running
@@ -43,13 +43,13 @@ drake_err drake_dragon_schedule(const struct drake_cluster *c, const int *order,
  * already fits), or DRAKE_ESTATE and nothing.
  */
 drake_err drake_dragon_scale_down(const struct drake_cluster *c, const int *order, size_t n_order,
-				  const struct drake_running_job *jobs, size_t n,
-				  const struct drake_res *worker, int min_workers,
-				  struct drake_scale_op **ops, size_t *n_ops) DRAKE_MUST_CHECK;
+                                  const struct drake_running_job *jobs, size_t n,
+                                  const struct drake_res *worker, int min_workers,
+                                  struct drake_scale_op **ops, size_t *n_ops) DRAKE_MUST_CHECK;
 
 /* ScaleUp over running jobs in running order; ops may come back empty. */
 drake_err drake_dragon_scale_up(const struct drake_cluster *c, const int *order, size_t n_order,
-				const struct drake_running_job *jobs, size_t n,
-				struct drake_scale_op **ops, size_t *n_ops) DRAKE_MUST_CHECK;
+                                const struct drake_running_job *jobs, size_t n,
+                                struct drake_scale_op **ops, size_t *n_ops) DRAKE_MUST_CHECK;
 
 #endif

@@ -82,9 +82,9 @@ static void free_sum(const struct drake_cluster *c, struct drake_res *out)
 }
 
 drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_running_job *jobs,
-			   size_t n, const struct drake_gang_req *starving,
-			   const struct drake_shrink_opts *o, struct drake_scale_op **ops,
-			   size_t *n_ops, struct drake_plan *plan, char *why, size_t len)
+                           size_t n, const struct drake_gang_req *starving,
+                           const struct drake_shrink_opts *o, struct drake_scale_op **ops,
+                           size_t *n_ops, struct drake_plan *plan, char *why, size_t len)
 {
 	*ops = NULL;
 	*n_ops = 0;
@@ -114,9 +114,9 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 			continue;
 		int home = home_node(r);
 		for (int s = 1; s < r->n_workers; s++)
-			cand[nc++] = (struct cand){(int)j, s,
-						   o->lonely_first && r->worker_node[s] != home,
-						   victim_key(r, o->order)};
+			cand[nc++] =
+			    (struct cand){(int)j, s, o->lonely_first && r->worker_node[s] != home,
+			                  victim_key(r, o->order)};
 	}
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
 
@@ -136,7 +136,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 		}
 		/* Next removable candidate. */
 		while (k < nc && removed[cand[k].job] >=
-				     jobs[cand[k].job].n_workers - jobs[cand[k].job].min_workers)
+		                     jobs[cand[k].job].n_workers - jobs[cand[k].job].min_workers)
 			k++;
 		if (k == nc)
 			break;
@@ -150,7 +150,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 	}
 	if (err == DRAKE_ESTATE) {
 		drake_errorf(DRAKE_ESTATE, why, len,
-			     "no allowed scale-down makes it fit (%zu workers removable)", nc);
+		             "no allowed scale-down makes it fit (%zu workers removable)", nc);
 		goto done;
 	}
 	if (err)
@@ -205,7 +205,7 @@ static int on_node(const struct drake_running_job *j, int node)
 }
 
 drake_err drake_grow(const struct drake_cluster *c, const struct drake_running_job *jobs, size_t n,
-		     const struct drake_grow_opts *o, struct drake_scale_op **ops, size_t *n_ops)
+                     const struct drake_grow_opts *o, struct drake_scale_op **ops, size_t *n_ops)
 {
 	*ops = NULL;
 	*n_ops = 0;
@@ -275,8 +275,8 @@ drake_err drake_grow(const struct drake_cluster *c, const struct drake_running_j
 				if (best < 0)
 					break;
 				for (int64_t t = 0; t < best_k; t++)
-					out[nout++] = (struct drake_scale_op){(int)order[oi], -1,
-									      (int)best};
+					out[nout++] =
+					    (struct drake_scale_op){(int)order[oi], -1, (int)best};
 				drake_cluster_charge(&w, (size_t)best, &r->worker, best_k);
 				want -= (int)best_k;
 				if (pass == 0)

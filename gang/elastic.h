@@ -76,14 +76,14 @@ const char *drake_victim_order_name(enum drake_victim_order o);
  * allowed set of removals makes it fit (nothing returned; why says so).
  */
 drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_running_job *jobs,
-			   size_t n, const struct drake_gang_req *starving,
-			   const struct drake_shrink_opts *o, struct drake_scale_op **ops,
-			   size_t *n_ops, struct drake_plan *plan, char *why,
-			   size_t len) DRAKE_MUST_CHECK;
+                           size_t n, const struct drake_gang_req *starving,
+                           const struct drake_shrink_opts *o, struct drake_scale_op **ops,
+                           size_t *n_ops, struct drake_plan *plan, char *why,
+                           size_t len) DRAKE_MUST_CHECK;
 
 /* Workers to add now; *ops may come back empty (NULL, 0). */
 drake_err drake_grow(const struct drake_cluster *c, const struct drake_running_job *jobs, size_t n,
-		     const struct drake_grow_opts *o, struct drake_scale_op **ops,
-		     size_t *n_ops) DRAKE_MUST_CHECK;
+                     const struct drake_grow_opts *o, struct drake_scale_op **ops,
+                     size_t *n_ops) DRAKE_MUST_CHECK;
 
 #endif

@@ -23,8 +23,10 @@ static void setup_two(struct drake_cluster *cl, struct drake_running_job j[2])
 {
 	assert_int_equal(cluster_from(cl, "a:8:0 b:8:0"), 0);
 	struct drake_gang_req g = gpu_job(1, 2, 6);
-	j[0] = (struct drake_running_job){"old", 10, 0.9, 2, 8, g.ps, g.worker, 1, old_ps, 6, old_w};
-	j[1] = (struct drake_running_job){"new", 20, 0.1, 2, 8, g.ps, g.worker, 1, new_ps, 6, new_w};
+	j[0] =
+	    (struct drake_running_job){"old", 10, 0.9, 2, 8, g.ps, g.worker, 1, old_ps, 6, old_w};
+	j[1] =
+	    (struct drake_running_job){"new", 20, 0.1, 2, 8, g.ps, g.worker, 1, new_ps, 6, new_w};
 	for (int k = 0; k < 2; k++) {
 		drake_cluster_charge(cl, (size_t)j[k].ps_node[0], &j[k].ps, 1);
 		for (int s = 0; s < j[k].n_workers; s++)
@@ -81,7 +83,7 @@ static void shrink_never_goes_below_min_and_removes_nothing_when_hopeless(void *
 	struct drake_plan p = {0};
 	char why[200];
 	assert_int_equal(drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
-			 DRAKE_ESTATE);
+	                 DRAKE_ESTATE);
 	assert_null(ops);
 	assert_int_equal(n, 0);
 	assert_true(why[0] != '\0');
@@ -100,7 +102,7 @@ static void shrink_removes_only_what_the_starving_job_needs(void **state)
 	size_t n;
 	struct drake_plan p = {0};
 	assert_int_equal(drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, NULL, 0),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	/* Four GPUs are already free over two nodes: nothing needs to go. */
 	assert_int_equal(n, 0);
 	drake_plan_release(&p);
@@ -179,7 +181,7 @@ static void dragon_scale_down_counts_only_min_workers_not_the_ps(void **state)
 	/* 6 GPUs (4 free + 2 removed) make room for 6 workers; oldest job
 	 * first, its lonely workers (on b) first, worker 0 never. */
 	assert_int_equal(drake_dragon_scale_down(&cl, order, 2, j, 2, &j[0].worker, 6, &ops, &n),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	assert_int_equal(n, 2);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(ops[i].job, 0);
@@ -209,14 +211,14 @@ static void dragon_scale_up_never_exceeds_max(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shrink_takes_lonely_workers_first_and_never_worker_zero),
-		cmocka_unit_test(shrink_never_goes_below_min_and_removes_nothing_when_hopeless),
-		cmocka_unit_test(shrink_removes_only_what_the_starving_job_needs),
-		cmocka_unit_test(grow_adds_beside_the_ps_and_stops_at_max),
-		cmocka_unit_test(grow_does_not_spread_a_job_unless_allowed),
-		cmocka_unit_test(dragon_first_fit_takes_the_first_node_in_its_order),
-		cmocka_unit_test(dragon_scale_down_counts_only_min_workers_not_the_ps),
-		cmocka_unit_test(dragon_scale_up_never_exceeds_max),
+	    cmocka_unit_test(shrink_takes_lonely_workers_first_and_never_worker_zero),
+	    cmocka_unit_test(shrink_never_goes_below_min_and_removes_nothing_when_hopeless),
+	    cmocka_unit_test(shrink_removes_only_what_the_starving_job_needs),
+	    cmocka_unit_test(grow_adds_beside_the_ps_and_stops_at_max),
+	    cmocka_unit_test(grow_does_not_spread_a_job_unless_allowed),
+	    cmocka_unit_test(dragon_first_fit_takes_the_first_node_in_its_order),
+	    cmocka_unit_test(dragon_scale_down_counts_only_min_workers_not_the_ps),
+	    cmocka_unit_test(dragon_scale_up_never_exceeds_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

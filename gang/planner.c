@@ -38,10 +38,10 @@ drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size
 		return drake_errorf(DRAKE_EINVAL, why, len, "negative replica count");
 	if (req->min_workers > req->want_workers)
 		return drake_errorf(DRAKE_EINVAL, why, len, "min workers %d above desired %d",
-				    req->min_workers, req->want_workers);
+		                    req->min_workers, req->want_workers);
 	if (req->n_ps + req->want_workers > DRAKE_GANG_MAX_REPLICAS)
 		return drake_errorf(DRAKE_ELIMIT, why, len, "%d replicas, limit %d",
-				    req->n_ps + req->want_workers, DRAKE_GANG_MAX_REPLICAS);
+		                    req->n_ps + req->want_workers, DRAKE_GANG_MAX_REPLICAS);
 	if (req->n_ps + req->want_workers == 0)
 		return drake_errorf(DRAKE_EINVAL, why, len, "a job with no replicas");
 	return DRAKE_OK;
@@ -113,8 +113,8 @@ static long ps_home(const struct view *v, const struct drake_gang_req *r)
  * Places as much of r as fits into ps_out/w_out, consuming v->free.
  * *nps and *nw receive the counts placed.
  */
-static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, int *w_out,
-		  int *nps, int *nw)
+static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, int *w_out, int *nps,
+                  int *nw)
 {
 	*nps = 0;
 	*nw = 0;
@@ -217,7 +217,7 @@ static int64_t largest_block(const struct view *v, const struct drake_res *worke
 }
 
 static drake_err explain(const struct drake_cluster *c, const struct drake_gang_req *r,
-			 struct view *v, int *ps, int *w, char *why, size_t len)
+                         struct view *v, int *ps, int *w, char *why, size_t len)
 {
 	char wres[96], pres[96];
 	drake_res_format(&r->worker, wres, sizeof(wres));
@@ -230,10 +230,10 @@ static drake_err explain(const struct drake_cluster *c, const struct drake_gang_
 	place(v, r, ps, w, &nps, &nw);
 	if (nps < r->n_ps || nw < r->min_workers)
 		return drake_errorf(DRAKE_ELIMIT, why, len,
-				    "can never fit: needs %d PS (%s) + %d workers (%s); the empty "
-				    "cluster takes %d PS + %d workers, at most %lld on one node",
-				    r->n_ps, pres, r->min_workers, wres, nps, nw,
-				    (long long)cap_block);
+		                    "can never fit: needs %d PS (%s) + %d workers (%s); the empty "
+		                    "cluster takes %d PS + %d workers, at most %lld on one node",
+		                    r->n_ps, pres, r->min_workers, wres, nps, nw,
+		                    (long long)cap_block);
 
 	fill_view(v, c, 0);
 	int64_t block = largest_block(v, &r->worker, &at);
@@ -244,16 +244,18 @@ static drake_err explain(const struct drake_cluster *c, const struct drake_gang_
 	place(v, r, ps, w, &nps, &nw);
 	if (nps < r->n_ps)
 		return drake_errorf(DRAKE_ESTATE, why, len,
-				    "waiting: needs %d PS (%s); only %d fit now", r->n_ps, pres, nps);
+		                    "waiting: needs %d PS (%s); only %d fit now", r->n_ps, pres,
+		                    nps);
 	return drake_errorf(DRAKE_ESTATE, why, len,
-			    "waiting: needs %d PS + %d workers (%s each); %d workers fit now, "
-			    "largest free block %lld workers%s%s, %lld GPUs free",
-			    r->n_ps, r->min_workers, wres, nw, (long long)block, block ? " on " : "",
-			    block ? c->nodes[at].name : "", (long long)tot.gpu);
+	                    "waiting: needs %d PS + %d workers (%s each); %d workers fit now, "
+	                    "largest free block %lld workers%s%s, %lld GPUs free",
+	                    r->n_ps, r->min_workers, wres, nw, (long long)block,
+	                    block ? " on " : "", block ? c->nodes[at].name : "",
+	                    (long long)tot.gpu);
 }
 
 drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
-			  struct drake_plan *out, char *why, size_t len)
+                          struct drake_plan *out, char *why, size_t len)
 {
 	drake_err err = drake_gang_req_check(req, why, len);
 	if (err)

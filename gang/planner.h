@@ -58,10 +58,10 @@ int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node,
  * out is untouched unless DRAKE_OK.
  */
 drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
-			  struct drake_plan *out, char *why, size_t len) DRAKE_MUST_CHECK;
+                          struct drake_plan *out, char *why, size_t len) DRAKE_MUST_CHECK;
 
 /* Checks a request's shape (counts within limits, min <= want). */
 drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why,
-			       size_t len) DRAKE_MUST_CHECK;
+                               size_t len) DRAKE_MUST_CHECK;
 
 #endif

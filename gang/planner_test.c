@@ -15,42 +15,43 @@ struct pcase {
 	const char *cluster;
 	int n_ps, min, want;
 	drake_err err;
-	int workers;	     /* expected workers placed */
-	int spanned;	     /* expected nodes spanned (0: don't check) */
+	int workers;         /* expected workers placed */
+	int spanned;         /* expected nodes spanned (0: don't check) */
 	const char *ps_on;   /* expected PS node (NULL: don't check) */
 	const char *why_has; /* substring of the reason, for waits */
 	const char *last_on; /* expected node of the last worker (NULL: don't check) */
 };
 
 static const struct pcase cases[] = {
-	{"a job that fits one node is packed onto one node", "a:8:0 b:8:0 c:8:0", 1, 7, 7, DRAKE_OK,
-	 7, 1, "a", NULL, NULL},
-	{"one PS and seven workers land on one 8-GPU node", "n1:8:0 n2:8:0", 1, 7, 7, DRAKE_OK, 7, 1,
-	 "n1", NULL, NULL},
-	{"best fit picks the node that strands the least", "a:8:0 b:8:4 c:8:2", 1, 4, 4, DRAKE_OK, 4,
-	 1, "b", NULL, NULL},
-	{"ties break by node name", "z:8:0 m:8:0 b:8:0", 1, 2, 2, DRAKE_OK, 2, 1, "b", NULL, NULL},
-	{"a job too big for any node spans the fewest nodes", "a:8:0 b:8:0 c:8:0 d:2:0", 1, 16, 16,
-	 DRAKE_OK, 16, 2, NULL, NULL, NULL},
-	{"the remainder goes to the tightest node that takes it", "a:8:0 b:8:5 c:8:3 d:8:6", 1, 11,
-	 11, DRAKE_OK, 11, 2, "a", NULL, "b"},
-	{"without a tight node the spill takes the largest block first", "a:8:0 b:8:6 c:8:3 d:8:6",
-	 1, 14, 14, DRAKE_OK, 14, 3, "a", NULL, "b"},
-	{"on heterogeneous nodes the PS goes where most of the job fits", "a:2:0 b:4:0 c:8:0", 1,
-	 12, 12, DRAKE_OK, 12, 2, "c", NULL, NULL},
-	{"fragmented free GPUs still host a gang over several nodes", "a:8:6 b:8:6 c:8:6 d:8:6", 1,
-	 8, 8, DRAKE_OK, 8, 4, NULL, NULL, NULL},
-	{"fewer than desired workers start when only that many fit", "a:4:0 b:8:7", 1, 2, 8,
-	 DRAKE_OK, 5, 2, "a", NULL, NULL},
-	{"a job below its minimum waits and names the largest block", "a:8:6 b:8:7", 1, 4, 4,
-	 DRAKE_ESTATE, 0, 0, NULL, "largest free block 2 workers on a", NULL},
-	{"a job larger than the empty cluster can never fit", "a:8:0 b:8:0", 1, 17, 17,
-	 DRAKE_ELIMIT, 0, 0, NULL, "can never fit", NULL},
-	{"unschedulable nodes are never chosen", "a:8:0! b:8:0", 1, 8, 8, DRAKE_OK, 8, 1, "b", NULL, NULL},
-	{"a full cluster of cordoned nodes makes every job never fit", "a:8:0! b:8:0!", 1, 1, 1,
-	 DRAKE_ELIMIT, 0, 0, NULL, "can never fit", NULL},
-	{"a PS-only request places just the PS", "a:0:0", 1, 0, 0, DRAKE_OK, 0, 1, "a", NULL, NULL},
-	{"min above desired is refused", "a:8:0", 1, 5, 4, DRAKE_EINVAL, 0, 0, NULL, "min", NULL},
+    {"a job that fits one node is packed onto one node", "a:8:0 b:8:0 c:8:0", 1, 7, 7, DRAKE_OK, 7,
+     1, "a", NULL, NULL},
+    {"one PS and seven workers land on one 8-GPU node", "n1:8:0 n2:8:0", 1, 7, 7, DRAKE_OK, 7, 1,
+     "n1", NULL, NULL},
+    {"best fit picks the node that strands the least", "a:8:0 b:8:4 c:8:2", 1, 4, 4, DRAKE_OK, 4, 1,
+     "b", NULL, NULL},
+    {"ties break by node name", "z:8:0 m:8:0 b:8:0", 1, 2, 2, DRAKE_OK, 2, 1, "b", NULL, NULL},
+    {"a job too big for any node spans the fewest nodes", "a:8:0 b:8:0 c:8:0 d:2:0", 1, 16, 16,
+     DRAKE_OK, 16, 2, NULL, NULL, NULL},
+    {"the remainder goes to the tightest node that takes it", "a:8:0 b:8:5 c:8:3 d:8:6", 1, 11, 11,
+     DRAKE_OK, 11, 2, "a", NULL, "b"},
+    {"without a tight node the spill takes the largest block first", "a:8:0 b:8:6 c:8:3 d:8:6", 1,
+     14, 14, DRAKE_OK, 14, 3, "a", NULL, "b"},
+    {"on heterogeneous nodes the PS goes where most of the job fits", "a:2:0 b:4:0 c:8:0", 1, 12,
+     12, DRAKE_OK, 12, 2, "c", NULL, NULL},
+    {"fragmented free GPUs still host a gang over several nodes", "a:8:6 b:8:6 c:8:6 d:8:6", 1, 8,
+     8, DRAKE_OK, 8, 4, NULL, NULL, NULL},
+    {"fewer than desired workers start when only that many fit", "a:4:0 b:8:7", 1, 2, 8, DRAKE_OK,
+     5, 2, "a", NULL, NULL},
+    {"a job below its minimum waits and names the largest block", "a:8:6 b:8:7", 1, 4, 4,
+     DRAKE_ESTATE, 0, 0, NULL, "largest free block 2 workers on a", NULL},
+    {"a job larger than the empty cluster can never fit", "a:8:0 b:8:0", 1, 17, 17, DRAKE_ELIMIT, 0,
+     0, NULL, "can never fit", NULL},
+    {"unschedulable nodes are never chosen", "a:8:0! b:8:0", 1, 8, 8, DRAKE_OK, 8, 1, "b", NULL,
+     NULL},
+    {"a full cluster of cordoned nodes makes every job never fit", "a:8:0! b:8:0!", 1, 1, 1,
+     DRAKE_ELIMIT, 0, 0, NULL, "can never fit", NULL},
+    {"a PS-only request places just the PS", "a:0:0", 1, 0, 0, DRAKE_OK, 0, 1, "a", NULL, NULL},
+    {"min above desired is refused", "a:8:0", 1, 5, 4, DRAKE_EINVAL, 0, 0, NULL, "min", NULL},
 };
 
 static void run_case(void **state)
@@ -64,7 +65,7 @@ static void run_case(void **state)
 	drake_err err = drake_plan_gang(&cl, &r, &p, why, sizeof(why));
 	if (err != c->err)
 		print_error("got %s (%s), want %s\n", drake_strerror(err), why,
-			    drake_strerror(c->err));
+		            drake_strerror(c->err));
 	assert_int_equal(err, c->err);
 	if (err == DRAKE_OK) {
 		assert_int_equal(p.n_workers, c->workers);
@@ -75,7 +76,7 @@ static void run_case(void **state)
 			assert_string_equal(cl.nodes[p.ps_node[0]].name, c->ps_on);
 		if (c->last_on)
 			assert_string_equal(cl.nodes[p.worker_node[p.n_workers - 1]].name,
-					    c->last_on);
+			                    c->last_on);
 		/* The plan never overcommits any node. */
 		struct drake_cluster copy;
 		assert_int_equal(drake_cluster_clone(&copy, &cl), DRAKE_OK);
@@ -141,8 +142,8 @@ int main(void)
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
 	for (size_t i = 0; i < n; i++)
-		tests[i] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL,
-					       (void *)&cases[i]};
+		tests[i] =
+		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest)cmocka_unit_test(planning_twice_gives_the_same_plan);
 	tests[n + 1] = (struct CMUnitTest)cmocka_unit_test(extended_resources_must_be_free_too);
 	return _cmocka_run_group_tests("planner", tests, n + 2, NULL, NULL);

@@ -25,7 +25,7 @@ static int suffix_decimal(const char *s, int *pow10)
 		const char *name;
 		int pow10;
 	} tab[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0},   {"k", 3},
-		   {"M", 6},  {"G", 9},	 {"T", 12}, {"P", 15}, {"E", 18}};
+	           {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		if (strcmp(s, tab[i].name) == 0) {
 			*pow10 = tab[i].pow10;
@@ -77,7 +77,7 @@ static drake_err parse(const char *s, struct parsed *p, char *msg, size_t len)
 	size_t n = strnlen(s, DRAKE_QUANTITY_MAX_LEN + 1);
 	if (n > DRAKE_QUANTITY_MAX_LEN)
 		return drake_errorf(DRAKE_ELIMIT, msg, len, "quantity longer than %d characters",
-				    DRAKE_QUANTITY_MAX_LEN);
+		                    DRAKE_QUANTITY_MAX_LEN);
 	const char *c = s;
 	if (*c == '+')
 		c++;
@@ -92,7 +92,7 @@ static drake_err parse(const char *s, struct parsed *p, char *msg, size_t len)
 		if (*c == '.') {
 			if (dot)
 				return drake_errorf(DRAKE_EINVAL, msg, len,
-						    "quantity \"%s\" has two decimal points", s);
+				                    "quantity \"%s\" has two decimal points", s);
 			dot = 1;
 			continue;
 		}
@@ -105,8 +105,8 @@ static drake_err parse(const char *s, struct parsed *p, char *msg, size_t len)
 			continue; /* leading zeros carry no precision */
 		if (++sig > MAX_SIG_DIGITS)
 			return drake_errorf(DRAKE_ELIMIT, msg, len,
-					    "quantity \"%s\" has more than %d significant digits", s,
-					    MAX_SIG_DIGITS);
+			                    "quantity \"%s\" has more than %d significant digits",
+			                    s, MAX_SIG_DIGITS);
 		p->mant = p->mant * 10 + (unsigned)(*c - '0');
 	}
 	if (digits == 0)
@@ -118,8 +118,8 @@ static drake_err parse(const char *s, struct parsed *p, char *msg, size_t len)
 	else if (suffix_binary(c, &e2))
 		p->pow2 = e2;
 	else
-		return drake_errorf(DRAKE_EINVAL, msg, len, "quantity \"%s\" has unknown suffix \"%s\"",
-				    s, c);
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "quantity \"%s\" has unknown suffix \"%s\"", s, c);
 	return DRAKE_OK;
 }
 
@@ -129,7 +129,7 @@ static drake_err parse(const char *s, struct parsed *p, char *msg, size_t len)
  * remainder times 2^pow2 stays inside 128 bits (k <= 18, pow2 <= 60).
  */
 static drake_err scale(const char *s, const struct parsed *p, int extra10, int64_t *out, char *msg,
-		       size_t len)
+                       size_t len)
 {
 	const unsigned __int128 limit = (unsigned __int128)INT64_MAX;
 	unsigned __int128 m = p->mant;
@@ -142,7 +142,7 @@ static drake_err scale(const char *s, const struct parsed *p, int extra10, int64
 	if (e10 < 0) {
 		if (p->pow2 > 0 && e10 < -18)
 			return drake_errorf(DRAKE_ELIMIT, msg, len,
-					    "quantity \"%s\" has too many decimal places", s);
+			                    "quantity \"%s\" has too many decimal places", s);
 		if (e10 < -38) {
 			m = 1; /* smaller than one unit, rounded up */
 		} else {

@@ -22,11 +22,11 @@
  * 500, "2" -> 2000, "1Ki" -> 1024000). Fills msg on error.
  */
 drake_err drake_quantity_milli(const char *s, int64_t *milli, char *msg,
-			       size_t len) DRAKE_MUST_CHECK;
+                               size_t len) DRAKE_MUST_CHECK;
 
 /* Parses s and stores ceil(value) in *value (Value: "8Gi" -> 8589934592,
  * "100m" -> 1, "1.5" -> 2). Fills msg on error. */
 drake_err drake_quantity_value(const char *s, int64_t *value, char *msg,
-			       size_t len) DRAKE_MUST_CHECK;
+                               size_t len) DRAKE_MUST_CHECK;
 
 #endif

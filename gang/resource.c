@@ -72,8 +72,7 @@ bool drake_res_fits(const struct drake_res *req, const struct drake_res *avail)
 	return true;
 }
 
-int64_t drake_res_count_fit(const struct drake_res *req, const struct drake_res *avail,
-			    int64_t cap)
+int64_t drake_res_count_fit(const struct drake_res *req, const struct drake_res *avail, int64_t cap)
 {
 	int64_t vr[NDIM], va[NDIM];
 	to_array(req, vr);
@@ -123,7 +122,7 @@ int drake_res_name_index(struct drake_res_names *names, const char *name, bool a
 }
 
 drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_names *names,
-			const char *name, const char *quantity, char *msg, size_t len)
+                        const char *name, const char *quantity, char *msg, size_t len)
 {
 	drake_err err;
 	int64_t v;
@@ -149,24 +148,26 @@ drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_nam
 			return err;
 		if (milli % 1000 != 0)
 			return drake_errorf(DRAKE_EINVAL, msg, len,
-					    "%s must be a whole number, got \"%s\"", name, quantity);
+			                    "%s must be a whole number, got \"%s\"", name,
+			                    quantity);
 		r->gpu = v;
 		*has |= DRAKE_RES_HAS_GPU;
 		return DRAKE_OK;
 	}
 	int i = drake_res_name_index(names, name, true);
 	if (i < 0)
-		return drake_errorf(DRAKE_ELIMIT, msg, len,
-				    "resource \"%.64s\": more than %d extended resources or name too "
-				    "long",
-				    name, DRAKE_RES_MAX_EXT);
+		return drake_errorf(
+		    DRAKE_ELIMIT, msg, len,
+		    "resource \"%.64s\": more than %d extended resources or name too "
+		    "long",
+		    name, DRAKE_RES_MAX_EXT);
 	r->ext[i] = v;
 	*has |= DRAKE_RES_HAS_EXT0 << i;
 	return DRAKE_OK;
 }
 
 void drake_res_default_requests(struct drake_res *req, unsigned *req_has,
-				const struct drake_res *lim, unsigned lim_has)
+                                const struct drake_res *lim, unsigned lim_has)
 {
 	unsigned take = lim_has & ~*req_has;
 	if (take & DRAKE_RES_HAS_CPU)
@@ -201,13 +202,13 @@ const char *drake_res_format(const struct drake_res *r, char *buf, size_t len)
 	int n;
 	if (r->cpu_milli % 1000 == 0)
 		n = snprintf(buf, len, "cpu=%lld mem=%s gpu=%lld", (long long)(r->cpu_milli / 1000),
-			     mem, (long long)r->gpu);
+		             mem, (long long)r->gpu);
 	else
 		n = snprintf(buf, len, "cpu=%lldm mem=%s gpu=%lld", (long long)r->cpu_milli, mem,
-			     (long long)r->gpu);
+		             (long long)r->gpu);
 	for (int i = 0; i < DRAKE_RES_MAX_EXT && n >= 0 && (size_t)n < len; i++)
 		if (r->ext[i])
 			n += snprintf(buf + n, len - (size_t)n, " ext%d=%lld", i,
-				      (long long)r->ext[i]);
+			              (long long)r->ext[i]);
 	return buf;
 }

@@ -15,7 +15,7 @@
 
 #include "common/err.h"
 
-#define DRAKE_RES_MAX_EXT 4
+#define DRAKE_RES_MAX_EXT  4
 #define DRAKE_RES_NAME_MAX 254 /* a qualified Kubernetes name, plus NUL */
 #define DRAKE_RES_GPU_NAME "nvidia.com/gpu"
 
@@ -40,7 +40,10 @@ enum {
 	DRAKE_RES_HAS_EXT0 = 1u << 3, /* ext[i] is bit 3 + i */
 };
 
-static inline void drake_res_zero(struct drake_res *r) { *r = (struct drake_res){0}; }
+static inline void drake_res_zero(struct drake_res *r)
+{
+	*r = (struct drake_res){0};
+}
 
 /* a += b, a -= b, a += k * b. Saturate rather than wrap. */
 void drake_res_add(struct drake_res *a, const struct drake_res *b);
@@ -52,7 +55,7 @@ bool drake_res_fits(const struct drake_res *req, const struct drake_res *avail);
 
 /* How many copies of req fit in avail, at most cap (cap also when req is 0). */
 int64_t drake_res_count_fit(const struct drake_res *req, const struct drake_res *avail,
-			    int64_t cap);
+                            int64_t cap);
 
 bool drake_res_is_zero(const struct drake_res *r);
 
@@ -74,13 +77,13 @@ int drake_res_name_index(struct drake_res_names *names, const char *name, bool a
  * bit. Fills msg on error.
  */
 drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_names *names,
-			const char *name, const char *quantity, char *msg,
-			size_t len) DRAKE_MUST_CHECK;
+                        const char *name, const char *quantity, char *msg,
+                        size_t len) DRAKE_MUST_CHECK;
 
 /* Kubernetes defaulting: a resource with a limit and no request gets the
  * limit as its request. */
 void drake_res_default_requests(struct drake_res *req, unsigned *req_has,
-				const struct drake_res *lim, unsigned lim_has);
+                                const struct drake_res *lim, unsigned lim_has);
 
 /* "cpu=500m mem=8Gi gpu=1" into buf (always terminated); returns buf. */
 const char *drake_res_format(const struct drake_res *r, char *buf, size_t len);

@@ -19,8 +19,8 @@
 
 enum sim_ev_type {
 	SIM_EV_ARRIVAL, /* job arrives */
-	SIM_EV_FINISH,	/* job finishes, if gen still matches */
-	SIM_EV_WAKE,	/* a policy asked to be called at this time */
+	SIM_EV_FINISH,  /* job finishes, if gen still matches */
+	SIM_EV_WAKE,    /* a policy asked to be called at this time */
 };
 
 struct sim_ev {

@@ -25,7 +25,7 @@ void sim_model_defaults(struct sim_model *m)
 }
 
 void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
-		     enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers)
+                     enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers)
 {
 	int g, w0;
 	if (kind == SIM_TRACE_GANG) {

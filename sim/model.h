@@ -34,7 +34,7 @@ struct sim_model {
 	int n_ps;
 	int64_t ps_cpu_milli;
 	int64_t ps_mem_bytes;
-	int gpus_per_worker;		/* ITP traces */
+	int gpus_per_worker; /* ITP traces */
 	int64_t worker_cpu_milli_per_gpu;
 	int64_t worker_mem_bytes_per_gpu;
 	double min_frac;
@@ -50,7 +50,7 @@ void sim_model_defaults(struct sim_model *m);
 
 /* The gang request for job j (want = W0) and its max workers. */
 void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
-		     enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers);
+                     enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers);
 
 /* T(w, n) above; gpus_per_worker is the job's. */
 double sim_model_rate(const struct sim_model *m, int w, int gpus_per_worker, int nodes);

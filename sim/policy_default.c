@@ -86,10 +86,12 @@ static long pick_node(struct sim *s, const struct drake_res *req)
 			continue;
 		int64_t cpu_used = nd->used.cpu_milli + req->cpu_milli;
 		int64_t mem_used = nd->used.mem_bytes + req->mem_bytes;
-		int64_t least = (pct(cpu_used, nd->alloc.cpu_milli) +
-				 pct(mem_used, nd->alloc.mem_bytes)) / 2;
-		double cf = nd->alloc.cpu_milli ? (double)cpu_used / (double)nd->alloc.cpu_milli : 0;
-		double mf = nd->alloc.mem_bytes ? (double)mem_used / (double)nd->alloc.mem_bytes : 0;
+		int64_t least =
+		    (pct(cpu_used, nd->alloc.cpu_milli) + pct(mem_used, nd->alloc.mem_bytes)) / 2;
+		double cf =
+		    nd->alloc.cpu_milli ? (double)cpu_used / (double)nd->alloc.cpu_milli : 0;
+		double mf =
+		    nd->alloc.mem_bytes ? (double)mem_used / (double)nd->alloc.mem_bytes : 0;
 		double d = cf > mf ? cf - mf : mf - cf;
 		int64_t balanced = (int64_t)((1.0 - d) * 100);
 		int64_t score = least + balanced;
@@ -155,4 +157,4 @@ static drake_err default_decide(struct sim *s, void *state)
 }
 
 const struct sim_policy sim_policy_default = {"default", default_init, default_release,
-					      default_decide};
+                                              default_decide};

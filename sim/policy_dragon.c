@@ -70,8 +70,7 @@ static void shuffle(struct sim *s, struct dragon_pstate *p)
 	}
 }
 
-static drake_err views_of_running(struct sim *s, struct drake_running_job **v, int **ids,
-				  size_t *n)
+static drake_err views_of_running(struct sim *s, struct drake_running_job **v, int **ids, size_t *n)
 {
 	const int *r = sim_running(s, n);
 	*v = calloc(*n + 1, sizeof(**v));
@@ -114,7 +113,7 @@ static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 		struct drake_scale_op *ops = NULL;
 		size_t n_ops = 0;
 		err = drake_dragon_scale_down(c, p->order, p->n_order, v, nr, &head->req.worker,
-					      head->req.min_workers, &ops, &n_ops);
+		                              head->req.min_workers, &ops, &n_ops);
 		if (err == DRAKE_OK) {
 			scaled_down = true;
 			if (n_ops) {
@@ -215,5 +214,4 @@ static drake_err dragon_decide(struct sim *s, void *state)
 	return err;
 }
 
-const struct sim_policy sim_policy_dragon = {"dragon", dragon_init, dragon_release,
-					     dragon_decide};
+const struct sim_policy sim_policy_dragon = {"dragon", dragon_init, dragon_release, dragon_decide};

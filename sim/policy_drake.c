@@ -31,7 +31,10 @@ static drake_err drake_init(struct sim *s, void **state)
 	return DRAKE_OK;
 }
 
-static void drake_release(void *state) { free(state); }
+static void drake_release(void *state)
+{
+	free(state);
+}
 
 static drake_err admit_all(struct sim *s, bool *acted)
 {
@@ -74,7 +77,7 @@ static drake_err admit_all(struct sim *s, bool *acted)
 }
 
 static drake_err running_views(struct sim *s, struct drake_running_job **out, const int **ids,
-			       size_t *n)
+                               size_t *n)
 {
 	*ids = sim_running(s, n);
 	*out = calloc(*n + 1, sizeof(**out));
@@ -96,7 +99,7 @@ static int cmp_slot_desc(const void *a, const void *b)
 /* Applies removals: per job, highest slot first, so swap-removal never
  * moves a slot still to be removed. */
 drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_op *ops,
-			     size_t n_ops)
+                             size_t n_ops)
 {
 	qsort(ops, n_ops, sizeof(*ops), cmp_slot_desc);
 	drake_err err = DRAKE_OK;
@@ -111,7 +114,7 @@ drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_o
 
 /* Applies additions (ops grouped by job as the grow functions return them). */
 drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_scale_op *ops,
-			      size_t n_ops)
+                              size_t n_ops)
 {
 	drake_err err = DRAKE_OK;
 	for (size_t i = 0; i < n_ops; i++) {
@@ -148,7 +151,7 @@ static drake_err relieve_starving(struct sim *s, bool *acted)
 		struct drake_plan plan = {0};
 		char why[DRAKE_WHY_MAX];
 		err = drake_shrink_for(sim_cluster(s), views, nr, &j->req, &o, &ops, &n_ops, &plan,
-				       why, sizeof(why));
+		                       why, sizeof(why));
 		if (err == DRAKE_OK) {
 			/* ids is the live running list: copy it, removals keep it but
 			 * starting a job appends to it. */

@@ -23,8 +23,8 @@ void sim_report_table(FILE *out, const char *title, const struct sim_result *r, 
 {
 	fprintf(out, "\n== %s ==\n", title);
 	fprintf(out, "%-8s %6s %9s %9s %9s %9s %9s %6s %6s %7s %7s %8s %11s %8s\n", "policy",
-		"done", "meanJCT", "medJCT", "p95JCT", "meanQ", "makespan", "util", "good", "partial",
-		"heldGh", "deadlock", "scale+/-", "us/dec");
+	        "done", "meanJCT", "medJCT", "p95JCT", "meanQ", "makespan", "util", "good",
+	        "partial", "heldGh", "deadlock", "scale+/-", "us/dec");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *x = &r[i];
 		char a[16], b[16], c[16], d[16], e[16], dl[24], sc[24];
@@ -35,15 +35,15 @@ void sim_report_table(FILE *out, const char *title, const struct sim_result *r, 
 		fmt_secs(e, sizeof(e), x->makespan);
 		if (x->deadlocked)
 			snprintf(dl, sizeof(dl), "%zuj/%lldG", x->deadlock_jobs,
-				 (long long)x->deadlock_gpus);
+			         (long long)x->deadlock_gpus);
 		else
 			snprintf(dl, sizeof(dl), "no");
 		snprintf(sc, sizeof(sc), "%zu/%zu", x->scale_up_events, x->scale_down_events);
-		fprintf(out, "%-8s %6zu %9s %9s %9s %9s %9s %5.1f%% %5.1f%% %7zu %7.0f %8s %11s %8.1f\n",
-			x->policy, x->finished, a, b, c, d, e, 100 * x->gpu_util,
-			100 * x->goodput_util, x->ever_partial,
-			x->held_gpu_hours, dl, sc,
-			x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0);
+		fprintf(out,
+		        "%-8s %6zu %9s %9s %9s %9s %9s %5.1f%% %5.1f%% %7zu %7.0f %8s %11s %8.1f\n",
+		        x->policy, x->finished, a, b, c, d, e, 100 * x->gpu_util,
+		        100 * x->goodput_util, x->ever_partial, x->held_gpu_hours, dl, sc,
+		        x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0);
 	}
 	fflush(out);
 }
@@ -59,7 +59,7 @@ static drake_err mkdir_p(const char *dir, char *msg, size_t mlen)
 		*p = '\0';
 		if (mkdir(buf, 0755) && errno != EEXIST)
 			return drake_errorf(DRAKE_EIO, msg, mlen, "mkdir %s: %s", buf,
-					    strerror(errno));
+			                    strerror(errno));
 		*p = '/';
 	}
 	if (mkdir(buf, 0755) && errno != EEXIST)
@@ -68,15 +68,15 @@ static drake_err mkdir_p(const char *dir, char *msg, size_t mlen)
 }
 
 static FILE *open_out(const char *dir, const char *tag, const char *name, const char *policy,
-		      char *path, size_t plen)
+                      char *path, size_t plen)
 {
 	snprintf(path, plen, "%s/%s%s%s%s%s%s", dir, tag, *tag ? "-" : "", name, policy ? "-" : "",
-		 policy ? policy : "", policy ? ".csv" : "");
+	         policy ? policy : "", policy ? ".csv" : "");
 	return fopen(path, "w");
 }
 
 void sim_report_bucketize(const struct sim_result *r, double t0, double t1, double *util,
-			  double *held, size_t buckets)
+                          double *held, size_t buckets)
 {
 	double w = (t1 - t0) / (double)buckets;
 	for (size_t b = 0; b < buckets; b++)
@@ -105,7 +105,7 @@ void sim_report_bucketize(const struct sim_result *r, double t0, double t1, doub
 }
 
 drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_result *r, size_t n,
-			 char *msg, size_t mlen)
+                         char *msg, size_t mlen)
 {
 	drake_err err = mkdir_p(dir, msg, mlen);
 	if (err)
@@ -115,20 +115,23 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 	if (!f)
 		return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
 	fprintf(f, "policy,jobs,finished,never_fit,mean_jct_s,median_jct_s,p95_jct_s,"
-		   "mean_queue_s,makespan_s,gpu_util,goodput_util,held_gpu_hours,ever_partial,deadlock_jobs,"
-		   "deadlock_gpus,scale_up,scale_down,decisions,policy_cpu_us_per_decision,"
-		   "policy_cpu_max_us\n");
+	           "mean_queue_s,makespan_s,gpu_util,goodput_util,held_gpu_hours,ever_partial,"
+	           "deadlock_jobs,"
+	           "deadlock_gpus,scale_up,scale_down,decisions,policy_cpu_us_per_decision,"
+	           "policy_cpu_max_us\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *x = &r[i];
-		fprintf(f, "%s,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f,%.1f,%zu,%zu,%lld,%zu,%zu,%zu,"
-			   "%.2f,%.1f\n",
-			x->policy, x->jobs, x->finished, x->never_fit, x->mean_jct, x->median_jct,
-			x->p95_jct, x->mean_queue, x->makespan, x->gpu_util, x->goodput_util,
-			x->held_gpu_hours,
-			x->ever_partial, x->deadlock_jobs, (long long)x->deadlock_gpus,
-			x->scale_up_events, x->scale_down_events, x->decisions,
-			x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0,
-			1e6 * x->policy_cpu_max_s);
+		fprintf(f,
+		        "%s,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f,%.1f,%zu,%zu,%lld,%zu,%"
+		        "zu,%zu,"
+		        "%.2f,%.1f\n",
+		        x->policy, x->jobs, x->finished, x->never_fit, x->mean_jct, x->median_jct,
+		        x->p95_jct, x->mean_queue, x->makespan, x->gpu_util, x->goodput_util,
+		        x->held_gpu_hours, x->ever_partial, x->deadlock_jobs,
+		        (long long)x->deadlock_gpus, x->scale_up_events, x->scale_down_events,
+		        x->decisions,
+		        x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0,
+		        1e6 * x->policy_cpu_max_s);
 	}
 	fclose(f);
 	double t0 = -1, t1 = 0;
@@ -146,15 +149,15 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 		fprintf(f, "job,gpus,submit_s,start_s,finish_s,jct_s\n");
 		for (size_t k = 0; k < x->jobs; k++)
 			fprintf(f, "%zu,%d,%.1f,%.1f,%.1f,%.1f\n", k, x->job_gpus[k],
-				x->job_submit[k], x->job_start[k], x->job_finish[k],
-				x->job_finish[k] >= 0 ? x->job_finish[k] - x->job_submit[k] : -1);
+			        x->job_submit[k], x->job_start[k], x->job_finish[k],
+			        x->job_finish[k] >= 0 ? x->job_finish[k] - x->job_submit[k] : -1);
 		fclose(f);
 		if (!(f = open_out(dir, tag, "jct", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
 		fprintf(f, "jct_s,fraction\n");
 		for (size_t k = 0; k < x->finished; k++)
 			fprintf(f, "%.1f,%.5f\n", x->jct[k] > 1 ? x->jct[k] : 1,
-				(double)(k + 1) / (double)x->finished);
+			        (double)(k + 1) / (double)x->finished);
 		fclose(f);
 		if (!(f = open_out(dir, tag, "util", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
@@ -164,18 +167,18 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 		double w = (t1 - t0) / SIM_REPORT_BUCKETS;
 		for (size_t b = 0; b < SIM_REPORT_BUCKETS; b++)
 			fprintf(f, "%.4f,%.4f,%.4f\n", ((double)b + 0.5) * w / 3600, util[b],
-				held[b]);
+			        held[b]);
 		fclose(f);
 	}
 	return DRAKE_OK;
 }
 
 drake_err sim_report_plots(const char *dir, const char *tag, const struct sim_result *r, size_t n,
-			   char *msg, size_t mlen)
+                           char *msg, size_t mlen)
 {
 	if (system("command -v gnuplot >/dev/null 2>&1") != 0)
 		return drake_errorf(DRAKE_ENOTFOUND, msg, mlen,
-				    "gnuplot not found (Debian: gnuplot-nox); CSVs are written");
+		                    "gnuplot not found (Debian: gnuplot-nox); CSVs are written");
 	char path[1200], prefix[1100];
 	snprintf(prefix, sizeof(prefix), "%s/%s%s", dir, tag, *tag ? "-" : "");
 	snprintf(path, sizeof(path), "%splots.gp", prefix);
@@ -183,21 +186,23 @@ drake_err sim_report_plots(const char *dir, const char *tag, const struct sim_re
 	if (!f)
 		return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
 	fprintf(f, "set datafile separator ','\nset terminal pngcairo size 1000,500\n"
-		   "set key outside right\nset grid\n");
-	fprintf(f, "set output '%sutil.png'\nset title 'GPU utilisation over time (%s)'\n"
-		   "set xlabel 'hours since first submission'\nset ylabel 'busy GPUs / all GPUs'\n"
-		   "set yrange [0:1.05]\nplot ",
-		prefix, *tag ? tag : "sim");
+	           "set key outside right\nset grid\n");
+	fprintf(f,
+	        "set output '%sutil.png'\nset title 'GPU utilisation over time (%s)'\n"
+	        "set xlabel 'hours since first submission'\nset ylabel 'busy GPUs / all GPUs'\n"
+	        "set yrange [0:1.05]\nplot ",
+	        prefix, *tag ? tag : "sim");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s'%sutil-%s.csv' using 1:2 with lines title '%s'", i ? ", " : "", prefix,
-			r[i].policy, r[i].policy);
-	fprintf(f, "\nset output '%sjct.png'\nset title 'JCT distribution (%s)'\n"
-		   "set xlabel 'job completion time (s, log)'\nset ylabel 'fraction of jobs'\n"
-		   "set logscale x\nset yrange [0:1.05]\nplot ",
-		prefix, *tag ? tag : "sim");
+		fprintf(f, "%s'%sutil-%s.csv' using 1:2 with lines title '%s'", i ? ", " : "",
+		        prefix, r[i].policy, r[i].policy);
+	fprintf(f,
+	        "\nset output '%sjct.png'\nset title 'JCT distribution (%s)'\n"
+	        "set xlabel 'job completion time (s, log)'\nset ylabel 'fraction of jobs'\n"
+	        "set logscale x\nset yrange [0:1.05]\nplot ",
+	        prefix, *tag ? tag : "sim");
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s'%sjct-%s.csv' using 1:2 with steps title '%s'", i ? ", " : "",
-			prefix, r[i].policy, r[i].policy);
+		        prefix, r[i].policy, r[i].policy);
 	fprintf(f, "\n");
 	fclose(f);
 	char cmd[1400];

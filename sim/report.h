@@ -19,13 +19,13 @@
 
 void sim_report_table(FILE *out, const char *title, const struct sim_result *r, size_t n);
 drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_result *r, size_t n,
-			 char *msg, size_t mlen) DRAKE_MUST_CHECK;
+                         char *msg, size_t mlen) DRAKE_MUST_CHECK;
 /* Runs gnuplot; DRAKE_ENOTFOUND when it is not installed. */
 drake_err sim_report_plots(const char *dir, const char *tag, const struct sim_result *r, size_t n,
-			   char *msg, size_t mlen) DRAKE_MUST_CHECK;
+                           char *msg, size_t mlen) DRAKE_MUST_CHECK;
 
 /* Mean busy-GPU fraction per bucket of [t0, t1] into util[buckets]. */
 void sim_report_bucketize(const struct sim_result *r, double t0, double t1, double *util,
-			  double *held, size_t buckets);
+                          double *held, size_t buckets);
 
 #endif

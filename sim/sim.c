@@ -59,10 +59,22 @@ void sim_config_defaults(struct sim_config *c)
 	sim_model_defaults(&c->model);
 }
 
-const struct sim_config *sim_cfg(const struct sim *s) { return s->cfg; }
-double sim_now(const struct sim *s) { return s->now; }
-struct drake_cluster *sim_cluster(struct sim *s) { return &s->c; }
-struct sim_job *sim_job(struct sim *s, int j) { return &s->jobs[j]; }
+const struct sim_config *sim_cfg(const struct sim *s)
+{
+	return s->cfg;
+}
+double sim_now(const struct sim *s)
+{
+	return s->now;
+}
+struct drake_cluster *sim_cluster(struct sim *s)
+{
+	return &s->c;
+}
+struct sim_job *sim_job(struct sim *s, int j)
+{
+	return &s->jobs[j];
+}
 
 const int *sim_waiting(const struct sim *s, size_t *n)
 {
@@ -140,7 +152,8 @@ static int job_nodes(const struct sim_job *j)
 static drake_err set_rate(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
-	j->rate = sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	j->rate =
+	    sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
 	j->gen++;
 	if (j->rate <= 0)
 		return DRAKE_OK; /* stalled: no finish until it gets workers back */
@@ -255,7 +268,8 @@ drake_err sim_rescaled(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
 	progress_to_now(j, s->now);
-	double r = sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	double r =
+	    sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
 	j->work_total += s->cfg->model.rescale_pause * r;
 	j->scale_events++;
 	return set_rate(s, ji);
@@ -291,17 +305,17 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	struct sim_job *j = &s->jobs[ji];
 	progress_to_now(j, s->now);
 	*out = (struct drake_running_job){
-		.name = j->t->id,
-		.admitted = j->start,
-		.progress = j->work_total > 0 ? j->work_done / j->work_total : 0,
-		.min_workers = j->req.min_workers,
-		.max_workers = j->max_workers,
-		.ps = j->req.ps,
-		.worker = j->req.worker,
-		.n_ps = j->n_ps,
-		.ps_node = j->ps_node,
-		.n_workers = j->n_workers,
-		.worker_node = j->worker_node,
+	    .name = j->t->id,
+	    .admitted = j->start,
+	    .progress = j->work_total > 0 ? j->work_done / j->work_total : 0,
+	    .min_workers = j->req.min_workers,
+	    .max_workers = j->max_workers,
+	    .ps = j->req.ps,
+	    .worker = j->req.worker,
+	    .n_ps = j->n_ps,
+	    .ps_node = j->ps_node,
+	    .n_workers = j->n_workers,
+	    .worker_node = j->worker_node,
 	};
 }
 
@@ -354,7 +368,7 @@ static double cpu_seconds(void)
 }
 
 static drake_err build_cluster(struct sim *s, struct sim_config *cfg, const struct sim_trace *t,
-			       char *msg, size_t mlen)
+                               char *msg, size_t mlen)
 {
 	drake_err err;
 	drake_cluster_init(&s->c);
@@ -376,7 +390,7 @@ static drake_err build_cluster(struct sim *s, struct sim_config *cfg, const stru
 		int n = cfg->nodes > 0 ? cfg->nodes : t->kind == SIM_TRACE_GANG ? 32 : 64;
 		if (n > DRAKE_CLUSTER_MAX_NODES)
 			return drake_errorf(DRAKE_ELIMIT, msg, mlen, "more than %d nodes",
-					    DRAKE_CLUSTER_MAX_NODES);
+			                    DRAKE_CLUSTER_MAX_NODES);
 		for (int i = 0; i < n; i++) {
 			struct drake_res a = {0};
 			a.cpu_milli = cfg->node_cpu_milli;
@@ -408,7 +422,7 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
 		int w0 = j->req.want_workers, g = (int)j->req.worker.gpu;
 		j->work_total = (double)j->t->duration *
-				sim_model_rate(m, w0, g, sim_model_min_nodes(m, w0, g));
+		                sim_model_rate(m, w0, g, sim_model_min_nodes(m, w0, g));
 		struct drake_plan p = {0};
 		char why[DRAKE_WHY_MAX];
 		drake_err err = drake_plan_gang(&s->c, &j->req, &p, why, sizeof(why));
@@ -479,8 +493,7 @@ static drake_err collect(struct sim *s, struct sim_result *r)
 	}
 	r->makespan = r->finished ? r->last_finish - r->first_submit : 0;
 	r->total_gpus = s->c.alloc_total.gpu;
-	if (r->makespan > 0 && r->total_gpus > 0)
-	{
+	if (r->makespan > 0 && r->total_gpus > 0) {
 		r->gpu_util = s->busy_gpu_s / ((double)r->total_gpus * r->makespan);
 		r->goodput_util = useful / ((double)r->total_gpus * r->makespan);
 	}
@@ -512,8 +525,8 @@ static void sim_free(struct sim *s)
 }
 
 drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace,
-		  const struct sim_policy *policy, const struct sim_migrator *mig,
-		  struct sim_result *out, char *msg, size_t mlen)
+                  const struct sim_policy *policy, const struct sim_migrator *mig,
+                  struct sim_result *out, char *msg, size_t mlen)
 {
 	struct sim s;
 	struct sim_config cfg = *cfg_in;
@@ -568,7 +581,7 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 		out->decisions++;
 		if (err) {
 			drake_errorf(err, msg, mlen, "policy %s failed at t=%.0f", policy->name,
-				     s.now);
+			             s.now);
 			break;
 		}
 		for (size_t i = 0; i < s.n_waiting; i++)
@@ -578,9 +591,9 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 			break;
 		if (cfg.progress && (++batches & 4095) == 0)
 			log_info("sim_progress",
-				 "policy=%s t=%.0f done=%zu/%zu running=%zu waiting=%zu cpu_s=%.1f",
-				 policy->name, s.now, s.n_done, s.n, s.n_running, s.n_waiting,
-				 cpu_seconds() - wall0);
+			         "policy=%s t=%.0f done=%zu/%zu running=%zu waiting=%zu cpu_s=%.1f",
+			         policy->name, s.now, s.n_done, s.n, s.n_running, s.n_waiting,
+			         cpu_seconds() - wall0);
 		if (s.n_done + s.n_never == s.n)
 			break;
 		/* Nothing running and only wake-ups left: after enough quiet
@@ -593,7 +606,7 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 		drake_errorf(err, msg, mlen, "out of memory");
 	if (!err && out->deadlocked)
 		log_warn("sim_deadlock", "policy=%s stuck_jobs=%zu held_gpus=%lld t=%.0f",
-			 policy->name, out->deadlock_jobs, (long long)out->deadlock_gpus, s.now);
+		         policy->name, out->deadlock_jobs, (long long)out->deadlock_gpus, s.now);
 done:
 	if (pstate)
 		policy->release(pstate);
@@ -622,7 +635,7 @@ void sim_result_release(struct sim_result *r)
 const struct sim_policy *sim_policy_find(const char *name)
 {
 	static const struct sim_policy *const all[] = {&sim_policy_default, &sim_policy_dragon,
-						       &sim_policy_drake};
+	                                               &sim_policy_drake};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (strcmp(all[i]->name, name) == 0)
 			return all[i];

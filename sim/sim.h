@@ -41,9 +41,9 @@ struct sim_job {
 	double work_total, work_done, rate, last_update;
 	uint32_t gen;
 	int n_ps, n_workers, cap_workers;
-	int *ps_node;	  /* n_ps entries once placed */
+	int *ps_node;     /* n_ps entries once placed */
 	int *worker_node; /* n_workers entries; [0] is worker 0 */
-	int pods_bound;	  /* default policy: pods placed so far */
+	int pods_bound;   /* default policy: pods placed so far */
 	bool ever_partial;
 	bool never_fits;
 	int scale_events;
@@ -113,8 +113,8 @@ struct sim_result {
 	double *queue; /* start - submit, finished jobs */
 	double mean_jct, median_jct, p95_jct, mean_queue, makespan;
 	double first_submit, last_finish;
-	double gpu_util;      /* busy GPU-seconds / (GPUs * makespan) */
-	double goodput_util;  /* trace GPU-seconds (duration x GPUs) / (GPUs * makespan) */
+	double gpu_util;       /* busy GPU-seconds / (GPUs * makespan) */
+	double goodput_util;   /* trace GPU-seconds (duration x GPUs) / (GPUs * makespan) */
 	double held_gpu_hours; /* GPU-hours held idle by partial allocations */
 	int64_t total_gpus;
 	size_t ever_partial;
@@ -132,8 +132,8 @@ struct sim_result {
 };
 
 drake_err sim_run(const struct sim_config *cfg, const struct sim_trace *trace,
-		  const struct sim_policy *policy, const struct sim_migrator *mig,
-		  struct sim_result *out, char *msg, size_t mlen) DRAKE_MUST_CHECK;
+                  const struct sim_policy *policy, const struct sim_migrator *mig,
+                  struct sim_result *out, char *msg, size_t mlen) DRAKE_MUST_CHECK;
 void sim_result_release(struct sim_result *r);
 
 /* --- the view and the actions policies use --- */
@@ -169,9 +169,9 @@ drake_err sim_wake_at(struct sim *s, double t) DRAKE_MUST_CHECK;
  * views were built from). Removals are reordered so that swap-removal never
  * moves a slot still to be removed; each touched job is rescaled once. */
 drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_op *ops,
-			     size_t n_ops) DRAKE_MUST_CHECK;
+                             size_t n_ops) DRAKE_MUST_CHECK;
 drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_scale_op *ops,
-			      size_t n_ops) DRAKE_MUST_CHECK;
+                              size_t n_ops) DRAKE_MUST_CHECK;
 /* Fills a drake_running_job view of running job j (arrays borrowed). */
 void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
 

@@ -22,9 +22,9 @@ static void events_come_out_in_time_order_and_ties_in_push_order(void **state)
 	sim_evq_init(&q);
 	const double times[] = {5, 1, 3, 1, 9, 3, 0, 7, 1};
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
-		assert_int_equal(sim_evq_push(&q, (struct sim_ev){times[i], 0, SIM_EV_WAKE,
-								  (int)i, 0}),
-				 DRAKE_OK);
+		assert_int_equal(
+		    sim_evq_push(&q, (struct sim_ev){times[i], 0, SIM_EV_WAKE, (int)i, 0}),
+		    DRAKE_OK);
 	struct sim_ev ev;
 	double last = -1;
 	int last_job_at_1 = -1;
@@ -52,9 +52,9 @@ static void a_big_heap_stays_ordered(void **state)
 	uint64_t x = 12345;
 	for (int i = 0; i < 20000; i++) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		assert_int_equal(sim_evq_push(&q, (struct sim_ev){(double)(x >> 40), 0,
-								  SIM_EV_WAKE, i, 0}),
-				 DRAKE_OK);
+		assert_int_equal(
+		    sim_evq_push(&q, (struct sim_ev){(double)(x >> 40), 0, SIM_EV_WAKE, i, 0}),
+		    DRAKE_OK);
 	}
 	struct sim_ev ev, prev = {-1, 0, SIM_EV_WAKE, 0, 0};
 	while (sim_evq_pop(&q, &ev)) {
@@ -112,8 +112,8 @@ static void speed_grows_sublinearly_and_spreading_costs(void **state)
 	m.node_gpus = 8;
 	double r1 = sim_model_rate(&m, 1, 1, 1), r8 = sim_model_rate(&m, 8, 1, 1);
 	assert_true(r1 == 1.0);
-	assert_true(r8 > 5.0 && r8 < 8.0);			   /* 8 / 1.35 */
-	assert_true(sim_model_rate(&m, 8, 1, 3) < r8);		   /* spread over 3 nodes */
+	assert_true(r8 > 5.0 && r8 < 8.0);             /* 8 / 1.35 */
+	assert_true(sim_model_rate(&m, 8, 1, 3) < r8); /* spread over 3 nodes */
 	assert_true(sim_model_rate(&m, 16, 1, 2) == sim_model_rate(&m, 16, 1, 3) * 1.15);
 	assert_int_equal(sim_model_min_nodes(&m, 16, 1), 2);
 	assert_int_equal(sim_model_min_nodes(&m, 3, 8), 3);
@@ -121,15 +121,15 @@ static void speed_grows_sublinearly_and_spreading_costs(void **state)
 }
 
 static const char gang_small[] = "job_id,submit_order,replicas,gpus_per_pod,duration_s\n"
-				 "g0,0,4,8,30\ng1,1,2,8,30\ng2,2,2,8,30\ng3,3,3,8,30\n"
-				 "g4,4,1,8,30\ng5,5,4,8,30\n";
+                                 "g0,0,4,8,30\ng1,1,2,8,30\ng2,2,2,8,30\ng3,3,3,8,30\n"
+                                 "g4,4,1,8,30\ng5,5,4,8,30\n";
 
 static void run_one(const char *text, const char *policy, int nodes, struct sim_result *r)
 {
 	struct sim_trace t;
 	char msg[256];
 	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
-			 DRAKE_OK);
+	                 DRAKE_OK);
 	struct sim_config cfg;
 	sim_config_defaults(&cfg);
 	cfg.nodes = nodes;
@@ -167,10 +167,10 @@ static void the_default_scheduler_can_deadlock_on_gangs(void **state)
 
 /* A small ITP-format trace: bursts, big and small jobs, long and short. */
 static const char itp_small[] =
-	"job_id,submission_time,duration,num_gpu\n"
-	"a,0,600,8\nb,0,300,4\nc,10,1200,16\nd,20,100,1\ne,20,100,1\nf,25,900,8\n"
-	"g,40,60,2\nh,100,2000,12\ni,130,50,1\nj,200,400,8\nk,210,3000,4\nl,215,30,1\n"
-	"m,300,700,16\nn,320,90,2\no,400,100,8\n";
+    "job_id,submission_time,duration,num_gpu\n"
+    "a,0,600,8\nb,0,300,4\nc,10,1200,16\nd,20,100,1\ne,20,100,1\nf,25,900,8\n"
+    "g,40,60,2\nh,100,2000,12\ni,130,50,1\nj,200,400,8\nk,210,3000,4\nl,215,30,1\n"
+    "m,300,700,16\nn,320,90,2\no,400,100,8\n";
 
 struct pinned {
 	const char *policy;
@@ -183,9 +183,9 @@ struct pinned {
  * nodes of 8 GPUs). When a change moves them, check the change is meant,
  * then update these numbers in the same commit. */
 static const struct pinned pins[] = {
-	{"default", 15, 2516.633, 5965.000, 13, 0, 0},
-	{"dragon", 15, 1461.437, 4397.661, 0, 22, 12},
-	{"drake", 15, 1383.899, 3997.237, 0, 14, 10},
+    {"default", 15, 2516.633, 5965.000, 13, 0, 0},
+    {"dragon", 15, 1461.437, 4397.661, 0, 22, 12},
+    {"drake", 15, 1383.899, 3997.237, 0, 14, 10},
 };
 
 static void a_small_trace_gives_the_pinned_figures(void **state)
@@ -196,9 +196,9 @@ static void a_small_trace_gives_the_pinned_figures(void **state)
 		struct sim_result r;
 		run_one(itp_small, pins[i].policy, 3, &r);
 		print_message("%s finished=%zu mean_jct=%.3f makespan=%.3f partial=%zu up=%zu "
-			      "down=%zu\n",
-			      pins[i].policy, r.finished, r.mean_jct, r.makespan, r.ever_partial,
-			      r.scale_up_events, r.scale_down_events);
+		              "down=%zu\n",
+		              pins[i].policy, r.finished, r.mean_jct, r.makespan, r.ever_partial,
+		              r.scale_up_events, r.scale_down_events);
 		if (getenv("SIM_TEST_PRINT_PINS")) { /* to refresh the table above */
 			sim_result_release(&r);
 			continue;
@@ -228,15 +228,15 @@ static void the_same_seed_gives_the_same_run(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(events_come_out_in_time_order_and_ties_in_push_order),
-		cmocka_unit_test(a_big_heap_stays_ordered),
-		cmocka_unit_test(an_itp_job_becomes_one_ps_and_a_worker_per_gpu),
-		cmocka_unit_test(gang_trace_jobs_are_rigid_unless_asked),
-		cmocka_unit_test(speed_grows_sublinearly_and_spreading_costs),
-		cmocka_unit_test(drake_packs_the_gang_benchmark_to_its_optimum),
-		cmocka_unit_test(the_default_scheduler_can_deadlock_on_gangs),
-		cmocka_unit_test(a_small_trace_gives_the_pinned_figures),
-		cmocka_unit_test(the_same_seed_gives_the_same_run),
+	    cmocka_unit_test(events_come_out_in_time_order_and_ties_in_push_order),
+	    cmocka_unit_test(a_big_heap_stays_ordered),
+	    cmocka_unit_test(an_itp_job_becomes_one_ps_and_a_worker_per_gpu),
+	    cmocka_unit_test(gang_trace_jobs_are_rigid_unless_asked),
+	    cmocka_unit_test(speed_grows_sublinearly_and_spreading_costs),
+	    cmocka_unit_test(drake_packs_the_gang_benchmark_to_its_optimum),
+	    cmocka_unit_test(the_default_scheduler_can_deadlock_on_gangs),
+	    cmocka_unit_test(a_small_trace_gives_the_pinned_figures),
+	    cmocka_unit_test(the_same_seed_gives_the_same_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

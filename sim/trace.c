@@ -69,48 +69,50 @@ static int parse_int(const char *s, int64_t max, int64_t *out)
 }
 
 static drake_err field_int(struct lines *l, const char *name, const char *s, int64_t min,
-			   int64_t max, int64_t *out, char *msg, size_t mlen)
+                           int64_t max, int64_t *out, char *msg, size_t mlen)
 {
 	int r = parse_int(s, max, out);
 	if (r == -1)
-		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %s \"%.32s\" is not an integer",
-				    l->file, l->lineno, name, s);
+		return drake_errorf(DRAKE_EINVAL, msg, mlen,
+		                    "%s:%zu: %s \"%.32s\" is not an integer", l->file, l->lineno,
+		                    name, s);
 	if (r == -2 || *out > max)
-		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: %s %.32s exceeds %lld", l->file,
-				    l->lineno, name, s, (long long)max);
+		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: %s %.32s exceeds %lld",
+		                    l->file, l->lineno, name, s, (long long)max);
 	if (*out < min)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %s must be at least %lld",
-				    l->file, l->lineno, name, (long long)min);
+		                    l->file, l->lineno, name, (long long)min);
 	return DRAKE_OK;
 }
 
-static drake_err field_id(struct lines *l, const char *what, const char *s, char *dst,
-			  size_t cap, char *msg, size_t mlen)
+static drake_err field_id(struct lines *l, const char *what, const char *s, char *dst, size_t cap,
+                          char *msg, size_t mlen)
 {
 	size_t n = strlen(s);
 	if (n == 0)
-		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: empty %s", l->file,
-				    l->lineno, what);
+		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: empty %s", l->file, l->lineno,
+		                    what);
 	if (n >= cap)
-		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: %s longer than %zu characters",
-				    l->file, l->lineno, what, cap - 1);
+		return drake_errorf(DRAKE_ELIMIT, msg, mlen,
+		                    "%s:%zu: %s longer than %zu characters", l->file, l->lineno,
+		                    what, cap - 1);
 	for (const char *c = s; *c; c++)
 		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e || *c == '"')
 			return drake_errorf(DRAKE_EINVAL, msg, mlen,
-					    "%s:%zu: %s has a space, quote or control character",
-					    l->file, l->lineno, what);
+			                    "%s:%zu: %s has a space, quote or control character",
+			                    l->file, l->lineno, what);
 	memcpy(dst, s, n + 1);
 	return DRAKE_OK;
 }
 
 static drake_err grow(void **arr, size_t *cap, size_t n, size_t elem, const struct lines *l,
-		      char *msg, size_t mlen)
+                      char *msg, size_t mlen)
 {
 	if (n < *cap)
 		return DRAKE_OK;
 	if (n >= SIM_TRACE_MAX_ROWS)
 		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: more than %d rows", l->file,
-				    l->lineno, SIM_TRACE_MAX_ROWS);
+		                    l->lineno, SIM_TRACE_MAX_ROWS);
 	size_t c = *cap ? *cap * 2 : 256;
 	void *p = realloc(*arr, c * elem);
 	if (!p)
@@ -121,29 +123,28 @@ static drake_err grow(void **arr, size_t *cap, size_t n, size_t elem, const stru
 }
 
 static drake_err parse_row(struct lines *l, enum sim_trace_kind kind, char **f, int nf,
-			   struct sim_trace_job *j, char *msg, size_t mlen)
+                           struct sim_trace_job *j, char *msg, size_t mlen)
 {
 	drake_err err;
 	int64_t v;
 	int want = kind == SIM_TRACE_ITP ? 4 : 5;
 	if (nf != want)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want %d", l->file,
-				    l->lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf, want);
+		                    l->lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf, want);
 	memset(j, 0, sizeof(*j));
 	if ((err = field_id(l, "job_id", f[0], j->id, sizeof(j->id), msg, mlen)))
 		return err;
 	if (kind == SIM_TRACE_ITP) {
 		if ((err = field_int(l, "submission_time", f[1], 0, SIM_TRACE_MAX_SECONDS,
-				     &j->submit, msg, mlen)) ||
+		                     &j->submit, msg, mlen)) ||
 		    (err = field_int(l, "duration", f[2], 1, SIM_TRACE_MAX_SECONDS, &j->duration,
-				     msg, mlen)) ||
+		                     msg, mlen)) ||
 		    (err = field_int(l, "num_gpu", f[3], 1, SIM_TRACE_MAX_GPUS, &v, msg, mlen)))
 			return err;
 		j->gpus = (int)v;
 		return DRAKE_OK;
 	}
-	if ((err = field_int(l, "submit_order", f[1], 0, SIM_TRACE_MAX_ROWS, &j->order, msg,
-			     mlen)))
+	if ((err = field_int(l, "submit_order", f[1], 0, SIM_TRACE_MAX_ROWS, &j->order, msg, mlen)))
 		return err;
 	if ((err = field_int(l, "replicas", f[2], 1, SIM_TRACE_MAX_REPLICAS, &v, msg, mlen)))
 		return err;
@@ -152,18 +153,18 @@ static drake_err parse_row(struct lines *l, enum sim_trace_kind kind, char **f, 
 		return err;
 	j->gpus_per_pod = (int)v;
 	if ((err = field_int(l, "duration_s", f[4], 1, SIM_TRACE_MAX_SECONDS, &j->duration, msg,
-			     mlen)))
+	                     mlen)))
 		return err;
 	if ((int64_t)j->replicas * j->gpus_per_pod > SIM_TRACE_MAX_GPUS)
 		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: %d x %d GPUs exceeds %d",
-				    l->file, l->lineno, j->replicas, j->gpus_per_pod,
-				    SIM_TRACE_MAX_GPUS);
+		                    l->file, l->lineno, j->replicas, j->gpus_per_pod,
+		                    SIM_TRACE_MAX_GPUS);
 	j->gpus = j->replicas * j->gpus_per_pod;
 	return DRAKE_OK;
 }
 
 drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_trace *out,
-			  char *msg, size_t mlen)
+                          char *msg, size_t mlen)
 {
 	struct lines l = {buf, buf + len, file ? file : "<trace>", 0};
 	char line[SIM_TRACE_MAX_LINE + 1];
@@ -174,23 +175,23 @@ drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct 
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s: empty file", l.file);
 	if (r < 0)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:1: header too long or binary",
-				    l.file);
+		                    l.file);
 	if (strcmp(line, "job_id,submission_time,duration,num_gpu") == 0)
 		out->kind = SIM_TRACE_ITP;
 	else if (strcmp(line, "job_id,submit_order,replicas,gpus_per_pod,duration_s") == 0)
 		out->kind = SIM_TRACE_GANG;
 	else
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
-				    "%s:1: unknown header \"%.80s\" (want an ITP or gang trace)",
-				    l.file, line);
+		                    "%s:1: unknown header \"%.80s\" (want an ITP or gang trace)",
+		                    l.file, line);
 	size_t cap = 0;
 	drake_err err = DRAKE_OK;
 	int saw_blank = 0;
 	while ((r = next_line(&l, line, sizeof(line))) != 0) {
 		if (r < 0) {
 			err = drake_errorf(DRAKE_ELIMIT, msg, mlen,
-					   "%s:%zu: line longer than %d bytes or has a NUL", l.file,
-					   l.lineno, SIM_TRACE_MAX_LINE);
+			                   "%s:%zu: line longer than %d bytes or has a NUL", l.file,
+			                   l.lineno, SIM_TRACE_MAX_LINE);
 			goto fail;
 		}
 		if (line[0] == '\0') {
@@ -198,12 +199,12 @@ drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct 
 			continue;
 		}
 		if (saw_blank) {
-			err = drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: row after a blank line",
-					   l.file, l.lineno);
+			err = drake_errorf(DRAKE_EINVAL, msg, mlen,
+			                   "%s:%zu: row after a blank line", l.file, l.lineno);
 			goto fail;
 		}
 		if ((err = grow((void **)&out->jobs, &cap, out->n, sizeof(*out->jobs), &l, msg,
-				mlen)))
+		                mlen)))
 			goto fail;
 		struct sim_trace_job *j = &out->jobs[out->n];
 		if ((err = parse_row(&l, out->kind, f, split(line, f), j, msg, mlen)))
@@ -212,16 +213,16 @@ drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct 
 			j->order = (int64_t)out->n;
 			if (out->n > 0 && j->submit < out->jobs[out->n - 1].submit) {
 				err = drake_errorf(DRAKE_EINVAL, msg, mlen,
-						   "%s:%zu: submission_time %lld is before the "
-						   "previous row's %lld (rows must be sorted)",
-						   l.file, l.lineno, (long long)j->submit,
-						   (long long)out->jobs[out->n - 1].submit);
+				                   "%s:%zu: submission_time %lld is before the "
+				                   "previous row's %lld (rows must be sorted)",
+				                   l.file, l.lineno, (long long)j->submit,
+				                   (long long)out->jobs[out->n - 1].submit);
 				goto fail;
 			}
 		} else if (out->n > 0 && j->order <= out->jobs[out->n - 1].order) {
 			err = drake_errorf(DRAKE_EINVAL, msg, mlen,
-					   "%s:%zu: submit_order %lld does not increase", l.file,
-					   l.lineno, (long long)j->order);
+			                   "%s:%zu: submit_order %lld does not increase", l.file,
+			                   l.lineno, (long long)j->order);
 			goto fail;
 		}
 		out->n++;
@@ -245,7 +246,7 @@ void sim_trace_release(struct sim_trace *t)
 }
 
 drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct sim_nodes *out,
-			  char *msg, size_t mlen)
+                          char *msg, size_t mlen)
 {
 	struct lines l = {buf, buf + len, file ? file : "<nodes>", 0};
 	char line[SIM_TRACE_MAX_LINE + 1];
@@ -254,19 +255,19 @@ drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct 
 	int r = next_line(&l, line, sizeof(line));
 	if (r <= 0 || strcmp(line, "sn,cpu_milli,memory_mib,gpu,model") != 0)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
-				    "%s:1: want header sn,cpu_milli,memory_mib,gpu,model", l.file);
+		                    "%s:1: want header sn,cpu_milli,memory_mib,gpu,model", l.file);
 	size_t cap = 0;
 	drake_err err = DRAKE_OK;
 	while ((r = next_line(&l, line, sizeof(line))) != 0) {
 		if (r < 0) {
-			err = drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: line too long or binary",
-					   l.file, l.lineno);
+			err = drake_errorf(DRAKE_ELIMIT, msg, mlen,
+			                   "%s:%zu: line too long or binary", l.file, l.lineno);
 			goto fail;
 		}
 		if (line[0] == '\0')
 			continue;
 		if ((err = grow((void **)&out->rows, &cap, out->n, sizeof(*out->rows), &l, msg,
-				mlen)))
+		                mlen)))
 			goto fail;
 		struct sim_node_row *n = &out->rows[out->n];
 		memset(n, 0, sizeof(*n));
@@ -274,24 +275,25 @@ drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct 
 		int64_t v;
 		if (nf != 5) {
 			err = drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want 5",
-					   l.file, l.lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf);
+			                   l.file, l.lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf);
 			goto fail;
 		}
 		if ((err = field_id(&l, "sn", f[0], n->name, sizeof(n->name), msg, mlen)) ||
 		    (err = field_int(&l, "cpu_milli", f[1], 1, SIM_NODES_MAX_CPU_MILLI,
-				     &n->cpu_milli, msg, mlen)) ||
+		                     &n->cpu_milli, msg, mlen)) ||
 		    (err = field_int(&l, "memory_mib", f[2], 1, SIM_NODES_MAX_MEM_MIB,
-				     &n->memory_mib, msg, mlen)) ||
+		                     &n->memory_mib, msg, mlen)) ||
 		    (err = field_int(&l, "gpu", f[3], 0, SIM_NODES_MAX_GPUS, &v, msg, mlen)))
 			goto fail;
 		n->gpu = (int)v;
-		if (f[4][0] && (err = field_id(&l, "model", f[4], n->model, sizeof(n->model), msg,
-					       mlen)))
+		if (f[4][0] &&
+		    (err = field_id(&l, "model", f[4], n->model, sizeof(n->model), msg, mlen)))
 			goto fail;
 		out->n++;
 	}
 	if (out->n == 0) {
-		err = drake_errorf(DRAKE_EINVAL, msg, mlen, "%s: no nodes after the header", l.file);
+		err =
+		    drake_errorf(DRAKE_EINVAL, msg, mlen, "%s: no nodes after the header", l.file);
 		goto fail;
 	}
 	return DRAKE_OK;
@@ -309,7 +311,7 @@ void sim_nodes_release(struct sim_nodes *n)
 }
 
 drake_err sim_read_file(const char *path, size_t max, char **buf, size_t *len, char *msg,
-			size_t mlen)
+                        size_t mlen)
 {
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
@@ -328,7 +330,8 @@ drake_err sim_read_file(const char *path, size_t max, char **buf, size_t *len, c
 	}
 	if (n > max) {
 		free(b);
-		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s: larger than %zu bytes", path, max);
+		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s: larger than %zu bytes", path,
+		                    max);
 	}
 	b[n] = '\0';
 	*buf = b;
