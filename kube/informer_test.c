@@ -124,7 +124,7 @@ static void reply(struct evhttp_request *req, int code, const char *body)
 
 #define ITEM(name, rv)                                                                             \
 	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"resourceVersion\":\"" rv "\"" \
-	                                                                                      "}}"
+	"}}"
 #define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":" ITEM(name, rv) "}\n"
 
 static void on_http(struct evhttp_request *req, void *arg)

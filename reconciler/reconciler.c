@@ -494,6 +494,11 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		if (keyset_add(&r->now, r->later.keys[i]) != DRAKE_OK)
 			break;
 	r->later.n = 0;
+	size_t kept = 0; /* forget jobs with nothing in flight, so the table stays small */
+	for (size_t i = 0; i < r->ninflight; i++)
+		if (r->inflight[i].n > 0)
+			r->inflight[kept++] = r->inflight[i];
+	r->ninflight = kept;
 	long now = (long)time(NULL);
 	if (now - r->last_resync >= r->opts.resync_s) {
 		r->last_resync = now;

@@ -1,0 +1,52 @@
+/*
+ * tfjob_fuzz.c - libFuzzer target for the TFJob decoder and everything built
+ * from a decoded job: any JSON object a user can submit must decode or be
+ * refused with a message, and a decoded job must yield a pod, a service and
+ * a TF_CONFIG for each of its first replicas. Seeds: fuzz/corpus/tfjob/.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "reconciler/pod_codec.h"
+#include "reconciler/tfconfig.h"
+#include "reconciler/tfjob.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 65536)
+		return 0;
+	json_t *o = json_loadb((const char *)data, size, 0, NULL);
+	if (!o)
+		return 0;
+	struct tfjob job;
+	bool managed;
+	char msg[256];
+	msg[0] = '\0';
+	if (tfjob_decode(o, &job, &managed, msg, sizeof(msg)) != DRAKE_OK) {
+		if (!msg[0])
+			abort();
+	} else if (managed) {
+		for (int t = 0; t < TF_NTYPES; t++) {
+			int n = tf_replica_slots(&job, (enum tf_rtype)t);
+			for (int i = 0; i < n && i < 3; i++) {
+				char *pod =
+				    tf_pod_json(&job, (enum tf_rtype)t, i, NULL, msg, sizeof(msg));
+				char *svc = tf_service_json(&job, (enum tf_rtype)t, i);
+				char *cfg =
+				    tf_config_json(&job, (enum tf_rtype)t, i, "example.org");
+				if (!pod || !svc || !cfg)
+					abort(); /* a valid job always builds */
+				free(pod);
+				free(svc);
+				free(cfg);
+			}
+		}
+	}
+	json_decref(o);
+	return 0;
+}
