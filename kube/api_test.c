@@ -91,6 +91,12 @@ static void test_object_accessors(void **state)
 	assert_true(kube_name_valid("a.b-c"));
 	assert_false(kube_name_valid(NULL));
 	assert_false(kube_name_valid("a_b"));
+	char buf[64];
+	const char *st = "{\"kind\":\"Status\",\"message\":\"pods \\\"x\\\" is forbidden\"}";
+	assert_string_equal(kube_status_message(st, strlen(st), buf, sizeof(buf)),
+	                    "pods \"x\" is forbidden");
+	assert_string_equal(kube_status_message("not json", 8, buf, sizeof(buf)), "");
+	assert_string_equal(kube_status_message(NULL, 0, buf, sizeof(buf)), "");
 }
 
 int main(void)

@@ -92,6 +92,21 @@ const char *kube_obj_str(const struct json_t *o, const char *path)
 	return str_of((json_t *)cur);
 }
 
+const char *kube_status_message(const char *body, size_t len, char *buf, size_t buflen)
+{
+	if (buflen == 0)
+		return buf;
+	buf[0] = '\0';
+	if (!body || len == 0 || len > 1024 * 1024)
+		return buf;
+	json_t *o = json_loadb(body, len, 0, NULL);
+	const char *m = str_of(json_object_get(o, "message"));
+	if (m)
+		snprintf(buf, buflen, "%s", m);
+	json_decref(o);
+	return buf;
+}
+
 bool kube_name_valid(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;

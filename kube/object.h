@@ -43,6 +43,10 @@ const char *kube_obj_annotation(const struct json_t *o, const char *key);
 /* A string at a dotted path ("status.phase"), or NULL. */
 const char *kube_obj_str(const struct json_t *o, const char *path);
 
+/* The "message" of an API Status body (what a failed write says), copied into
+ * buf; "" when the body is not a Status. Never fails. */
+const char *kube_status_message(const char *body, size_t len, char *buf, size_t buflen);
+
 /* True when s is a DNS-1123 subdomain (what object names must be). */
 bool kube_name_valid(const char *s);
 

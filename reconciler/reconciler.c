@@ -161,9 +161,15 @@ static void on_write_done(const struct kube_response *resp, void *arg)
 		bool ok = resp->status >= 200 && resp->status < 300;
 		/* 409 on create means it exists; 404 on delete means it is gone; 409/422 on
 		 * a patch means a stale view: all settle on the next pass */
-		if (!ok && resp->status != 409 && resp->status != 404)
+		if (!ok && resp->status != 409 && resp->status != 404) {
+			char why[200], q[256];
+			if (resp->status)
+				kube_status_message(resp->body, resp->body_len, why, sizeof(why));
+			else
+				snprintf(why, sizeof(why), "%s", resp->error ? resp->error : "-");
 			log_warn("reconciler_write_failed", "job=%s what=%s status=%ld error=%s",
-			         w->key, w->what, resp->status, resp->error ? resp->error : "-");
+			         w->key, w->what, resp->status, drake_log_quote(why, q, sizeof(q)));
+		}
 		char ns[64] = "", name[254] = "";
 		sscanf(w->key, "%63[^/]/%253s", ns, name);
 		enqueue(r, &r->later, ns, name);
