@@ -10,7 +10,7 @@ VARIANT ?= release
 O := build/$(VARIANT)
 
 MODULES := common extender kube gang migrate sim reconciler
-PKGS := libevent libevent_openssl jansson libcurl openssl yaml-0.1
+PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1
 
 CC ?= cc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -97,8 +97,17 @@ valgrind: $(UNIT_BIN) ## unit tests under valgrind memcheck
 	@RUN_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
 		hack/run-tests.sh valgrind $(UNIT_BIN)
 
-build/fuzz/fuzz/%_fuzz: fuzz/%_fuzz.c
+ifneq ($(VARIANT),fuzz)
+# The fuzz library is built by a sub-make in its own variant; FORCE lets that
+# sub-make decide whether anything changed, and targets relink when it did.
+build/fuzz/libdrake.a: FORCE
 	@$(MAKE) --no-print-directory VARIANT=fuzz build/fuzz/libdrake.a
+endif
+
+.PHONY: FORCE
+FORCE:
+
+build/fuzz/fuzz/%_fuzz: fuzz/%_fuzz.c build/fuzz/libdrake.a
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $(PKG_CFLAGS) $< build/fuzz/libdrake.a -o $@ $(LDLIBS)

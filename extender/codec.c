@@ -9,6 +9,7 @@
  * that adds a field keeps working.
  */
 #include "extender/codec.h"
+#include "extender/codec_internal.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -172,9 +173,10 @@ static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, st
 	if (!json_is_object(p))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod: expected object, got %s",
 		                    type_name(p));
-	/* Inside the Pod, keys are Kubernetes' own lowerCamel json tags. */
-	const json_t *meta = json_object_get(p, "metadata");
-	if (!meta || json_is_null(meta))
+	/* Inside the Pod, keys are Kubernetes' lowerCamel json tags; Go matches
+	 * them in any case too, and so does drake. */
+	const json_t *meta = get_key(p, "metadata");
+	if (!meta)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod.metadata: required");
 	if (!json_is_object(meta))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
@@ -193,8 +195,8 @@ static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, st
 	if (!e)
 		e = take_string(meta, "uid", "Pod.metadata.", false, lim->max_name_len, &pod->uid,
 		                msg, msglen);
-	const json_t *labels = json_object_get(meta, "labels");
-	if (!e && labels && !json_is_null(labels))
+	const json_t *labels = get_key(meta, "labels");
+	if (!e && labels)
 		e = decode_labels(labels, lim, pod, msg, msglen);
 	return e;
 }
@@ -294,6 +296,14 @@ static drake_err decode_node_list(const json_t *list, const struct ext_limits *l
 drake_err ext_args_decode(const char *body, size_t len, const struct ext_limits *lim,
                           struct ext_args *out, char *msg, size_t msglen)
 {
+	if (codec_args_decode_fast(body, len, lim, out))
+		return DRAKE_OK;
+	return codec_args_decode_tree(body, len, lim, out, msg, msglen);
+}
+
+drake_err codec_args_decode_tree(const char *body, size_t len, const struct ext_limits *lim,
+                                 struct ext_args *out, char *msg, size_t msglen)
+{
 	memset(out, 0, sizeof(*out));
 	json_t *root;
 	drake_err e = parse_root(body, len, &root, msg, msglen);
@@ -343,72 +353,98 @@ static char *dump(json_t *root)
 
 char *ext_error_encode(const char *error)
 {
-	return dump(json_pack("{s:s}", "Error", error ? error : ""));
+	struct jw w;
+	jw_init(&w, 64);
+	jw_lit(&w, "{\"Error\":");
+	jw_str(&w, error ? error : "");
+	jw_lit(&w, "}");
+	return jw_finish(&w);
+}
+
+/* "name":"reason" pairs of the nodes with the given verdict. */
+static void write_failed(struct jw *w, const struct ext_args *args,
+                         const struct ext_filter_result *res, enum ext_verdict which)
+{
+	bool first = true;
+	jw_lit(w, "{");
+	for (size_t i = 0; i < args->n_nodes; i++) {
+		if (res->verdicts[i] != which)
+			continue;
+		if (!first)
+			jw_lit(w, ",");
+		first = false;
+		jw_str(w, args->node_names[i]);
+		jw_lit(w, ":");
+		jw_str(w, res->reasons && res->reasons[i] ? res->reasons[i] : "rejected by drake");
+	}
+	jw_lit(w, "}");
 }
 
 char *ext_filter_encode(const struct ext_args *args, const struct ext_filter_result *res)
 {
 	if (res->error)
 		return ext_error_encode(res->error);
-	json_t *root = json_object();
-	json_t *pass = json_array();
-	json_t *failed = json_object();
-	json_t *unresolvable = json_object();
-	if (!root || !pass || !failed || !unresolvable)
-		goto fail;
-	for (size_t i = 0; i < args->n_nodes; i++) {
-		const char *name = args->node_names[i];
-		const char *why =
-		    res->reasons && res->reasons[i] ? res->reasons[i] : "rejected by drake";
-		int rc;
-		switch (res->verdicts[i]) {
-		case EXT_PASS:
-			rc = args->node_cache_mode
-			         ? json_array_append_new(pass, json_string(name))
-			         : json_array_append(
-			               pass, json_array_get((json_t *)args->node_objects, i));
-			break;
-		case EXT_FAIL: rc = json_object_set_new(failed, name, json_string(why)); break;
-		default: rc = json_object_set_new(unresolvable, name, json_string(why)); break;
-		}
-		if (rc)
-			goto fail;
-	}
+	struct jw w;
+	jw_init(&w, 256 + args->n_nodes * 24);
+	bool first = true;
 	/* Node-name mode must always carry NodeNames: kube-scheduler reads a
 	 * missing list as "every node rejected". */
 	if (args->node_cache_mode) {
-		json_object_set_new(root, "NodeNames", pass);
-		json_object_set_new(root, "Nodes", json_null());
+		jw_lit(&w, "{\"NodeNames\":[");
+		for (size_t i = 0; i < args->n_nodes; i++) {
+			if (res->verdicts[i] != EXT_PASS)
+				continue;
+			if (!first)
+				jw_lit(&w, ",");
+			first = false;
+			jw_str(&w, args->node_names[i]);
+		}
+		jw_lit(&w, "],\"Nodes\":null");
 	} else {
-		json_object_set_new(root, "Nodes",
-		                    json_pack("{s:{},s:o}", "metadata", "items", pass));
-		json_object_set_new(root, "NodeNames", json_null());
+		jw_lit(&w, "{\"Nodes\":{\"metadata\":{},\"items\":[");
+		for (size_t i = 0; i < args->n_nodes; i++) {
+			if (res->verdicts[i] != EXT_PASS)
+				continue;
+			char *node = json_dumps(json_array_get((json_t *)args->node_objects, i),
+			                        JSON_COMPACT);
+			if (!node) {
+				w.failed = true;
+				break;
+			}
+			if (!first)
+				jw_lit(&w, ",");
+			first = false;
+			jw_raw(&w, node, strlen(node));
+			free(node);
+		}
+		jw_lit(&w, "]},\"NodeNames\":null");
 	}
-	json_object_set_new(root, "FailedNodes", failed);
-	json_object_set_new(root, "FailedAndUnresolvableNodes", unresolvable);
-	json_object_set_new(root, "Error", json_string(""));
-	return dump(root);
-fail:
-	json_decref(root);
-	json_decref(pass);
-	json_decref(failed);
-	json_decref(unresolvable);
-	return NULL;
+	jw_lit(&w, ",\"FailedNodes\":");
+	write_failed(&w, args, res, EXT_FAIL);
+	jw_lit(&w, ",\"FailedAndUnresolvableNodes\":");
+	write_failed(&w, args, res, EXT_FAIL_UNRESOLVABLE);
+	jw_lit(&w, ",\"Error\":\"\"}");
+	return jw_finish(&w);
 }
 
 char *ext_prioritize_encode(const struct ext_args *args, const int64_t *scores)
 {
-	json_t *list = json_array();
-	for (size_t i = 0; list && i < args->n_nodes; i++) {
+	struct jw w;
+	jw_init(&w, 16 + args->n_nodes * 40);
+	jw_lit(&w, "[");
+	for (size_t i = 0; i < args->n_nodes; i++) {
 		int64_t s = scores ? scores[i] : 0;
 		s = s < 0 ? 0 : s > EXT_MAX_SCORE ? EXT_MAX_SCORE : s;
-		if (json_array_append_new(list, json_pack("{s:s,s:I}", "Host", args->node_names[i],
-		                                          "Score", (json_int_t)s))) {
-			json_decref(list);
-			return NULL;
-		}
+		if (i)
+			jw_lit(&w, ",");
+		jw_lit(&w, "{\"Host\":");
+		jw_str(&w, args->node_names[i]);
+		jw_lit(&w, ",\"Score\":");
+		jw_int(&w, (long long)s);
+		jw_lit(&w, "}");
 	}
-	return dump(list);
+	jw_lit(&w, "]");
+	return jw_finish(&w);
 }
 
 drake_err ext_bind_decode(const char *body, size_t len, const struct ext_limits *lim,

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "extender/codec.h"
+#include "extender/codec_internal.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -439,6 +440,56 @@ static void test_api_server_status_and_pod_node_are_extracted(void **state)
 	free(n);
 }
 
+/* The streaming fast path takes only what the tree decoder takes, with the
+ * same result, and steps aside for everything else. */
+static void test_fast_path_agrees_with_the_tree_decoder(void **state)
+{
+	static const struct {
+		const char *body;
+		bool fast;
+	} cases[] = {
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\","
+	     "\"labels\":{\"a\":\"1\",\"b\":null}},\"spec\":{\"x\":[1,{\"y\":[]}],\"z\":true}},"
+	     "\"Nodes\":null,\"NodeNames\":[\"a\",\"b\"],\"Extra\":{\"k\":[null,1.5]}}",
+	     true},
+	    {"{\"nodenames\":[\"x\"],\"pod\":{\"metadata\":{\"name\":\"p\"}}}", true},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}", true},
+	    /* Everything below must go to the tree decoder. */
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[]}}", false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"],\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\",\"a\":\"2\"}}},"
+	     "\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"x\":\"a\\u0000b\"},\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"x\":99999999999999999999},"
+	     "\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]} x", false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}\"", false},
+	    {"{\"Pod\":{\"metadata\":{\"NAME\":\"p\",\"namespAce\":\"n\"}},\"NodeNames\":[]} \n",
+	     true},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":1}}},\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",null]}", false},
+	};
+	struct ext_limits lim = limits();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *b = cases[i].body;
+		struct ext_args fast, tree;
+		char msg[256];
+		bool took = codec_args_decode_fast(b, strlen(b), &lim, &fast);
+		drake_err e = codec_args_decode_tree(b, strlen(b), &lim, &tree, msg, sizeof(msg));
+		if (took != cases[i].fast)
+			fail_msg("case %zu: fast path %s it", i, took ? "took" : "refused");
+		if (took && (e != DRAKE_OK || !codec_args_equal(&fast, &tree)))
+			fail_msg("case %zu: fast and tree decoders disagree (%s)", i, msg);
+		ext_args_release(&fast);
+		ext_args_release(&tree);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +508,7 @@ int main(void)
 	    cmocka_unit_test(test_preempt_with_no_victims_answers_an_empty_map),
 	    cmocka_unit_test(test_malformed_requests_are_refused_with_a_message_naming_the_problem),
 	    cmocka_unit_test(test_api_server_status_and_pod_node_are_extracted),
+	    cmocka_unit_test(test_fast_path_agrees_with_the_tree_decoder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

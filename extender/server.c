@@ -10,6 +10,8 @@
 #include "extender/server.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -439,6 +441,12 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 		             cfg->port, strerror(errno));
 		goto fail;
 	}
+	/* Replies go out as headers then body; without TCP_NODELAY the second
+	 * write waits for the client's delayed ACK (40 ms on Linux). Accepted
+	 * sockets inherit the option from the listener. */
+	int one = 1;
+	setsockopt(evhttp_bound_socket_get_fd(s->bound), IPPROTO_TCP, TCP_NODELAY, &one,
+	           sizeof(one));
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	evutil_socket_t fd = evhttp_bound_socket_get_fd(s->bound);

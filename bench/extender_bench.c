@@ -1,0 +1,383 @@
+/*
+ * extender_bench.c - `make bench-extender`: what one extender call costs.
+ *
+ * Starts drake (`drake serve`, mTLS on loopback) and a floor: a trivial
+ * HTTPS responder built the same way (libevent evhttp on OpenSSL
+ * bufferevents, the same TLS context code) that answers every POST with a
+ * fixed body and does no work. Then replays filter and prioritize requests
+ * naming 100 / 1,000 / 5,000 / 15,000 nodes over one keep-alive TLS
+ * connection per server, alternating drake and floor in rounds so both see
+ * the same machine noise. Prints median and p99 latency, requests per
+ * second (closed loop, one connection) and each server's peak RSS, and
+ * writes the table as CSV.
+ */
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/buffer.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/flags.h"
+#include "extender/tls.h"
+
+extern char **environ;
+
+#define CERTS "build/bench/certs"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof(a);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &l)) {
+		perror("bench: free port");
+		exit(1);
+	}
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* ---- the floor: answers every request with a fixed body ---- */
+
+static const char floor_body[] = "{\"NodeNames\":[],\"Error\":\"\"}";
+
+static void on_floor_request(struct evhttp_request *req, void *arg)
+{
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_reference(b, floor_body, sizeof(floor_body) - 1, NULL, NULL);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	                  "application/json");
+	evhttp_send_reply(req, 200, "OK", b);
+	evbuffer_free(b);
+}
+
+static struct bufferevent *on_floor_connection(struct event_base *base, void *arg)
+{
+	struct bufferevent *bev = bufferevent_openssl_socket_new(
+	    base, -1, SSL_new(arg), BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
+static void on_floor_term(evutil_socket_t s, short w, void *base)
+{
+	event_base_loopexit(base, NULL);
+}
+
+static int floor_serve(int port)
+{
+	struct tls_files files = {CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt"};
+	SSL_CTX *ctx;
+	char msg[256];
+	if (tls_context_new(&files, &ctx, msg, sizeof(msg))) {
+		fprintf(stderr, "floor: %s\n", msg);
+		return 1;
+	}
+	struct event_base *base = event_base_new();
+	struct evhttp *http = evhttp_new(base);
+	evhttp_set_bevcb(http, on_floor_connection, ctx);
+	evhttp_set_gencb(http, on_floor_request, NULL);
+	evhttp_set_max_body_size(http, 64 << 20);
+	struct evhttp_bound_socket *bound =
+	    evhttp_bind_socket_with_handle(http, "127.0.0.1", (ev_uint16_t)port);
+	if (!bound) {
+		fprintf(stderr, "floor: cannot listen on %d\n", port);
+		return 1;
+	}
+	int one = 1; /* as drake does: accepted sockets inherit it */
+	setsockopt(evhttp_bound_socket_get_fd(bound), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	struct event *term = evsignal_new(base, SIGTERM, on_floor_term, base);
+	event_add(term, NULL);
+	event_base_dispatch(base);
+	event_free(term);
+	evhttp_free(http);
+	event_base_free(base);
+	SSL_CTX_free(ctx);
+	return 0;
+}
+
+/* ---- the load generator ---- */
+
+struct server {
+	const char *name;
+	pid_t pid;
+	int port;
+	CURL *h;
+};
+
+static size_t sink(char *p, size_t sz, size_t n, void *arg)
+{
+	size_t *got = arg;
+	*got += sz * n;
+	return sz * n;
+}
+
+static int post(struct server *s, const char *path, const char *body, size_t len, double *secs)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", s->port, path);
+	size_t got = 0;
+	curl_easy_setopt(s->h, CURLOPT_URL, url);
+	curl_easy_setopt(s->h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(s->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(s->h, CURLOPT_WRITEDATA, &got);
+	double t0 = now();
+	CURLcode rc = curl_easy_perform(s->h);
+	*secs = now() - t0;
+	long code = 0;
+	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK || code != 200) {
+		fprintf(stderr, "bench: %s %s: %s (HTTP %ld)\n", s->name, path,
+		        curl_easy_strerror(rc), code);
+		return -1;
+	}
+	return 0;
+}
+
+static void connect_server(struct server *s)
+{
+	s->h = curl_easy_init();
+	curl_easy_setopt(s->h, CURLOPT_CAINFO, CERTS "/ca.crt");
+	curl_easy_setopt(s->h, CURLOPT_SSLCERT, CERTS "/client.crt");
+	curl_easy_setopt(s->h, CURLOPT_SSLKEY, CERTS "/client.key");
+	curl_easy_setopt(s->h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(s->h, CURLOPT_HTTPHEADER,
+	                 curl_slist_append(NULL, "Content-Type: application/json"));
+	static const char probe[] = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}";
+	double deadline = now() + 20, t;
+	curl_easy_setopt(s->h, CURLOPT_VERBOSE, 0L);
+	while (post(s, "/scheduler/prioritize", probe, sizeof(probe) - 1, &t) != 0 &&
+	       now() < deadline) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static long peak_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static char *make_args(size_t n, size_t *len)
+{
+	size_t cap = 1024 + n * 32;
+	char *b = malloc(cap);
+	size_t o = (size_t)snprintf(
+	    b, cap,
+	    "{\"Pod\":{\"metadata\":{\"name\":\"mnist-worker-3\",\"namespace\":\"ml\","
+	    "\"uid\":\"5b9c0d2e-0000-4000-8000-000000000003\",\"labels\":{"
+	    "\"training.kubeflow.org/job-name\":\"mnist\","
+	    "\"training.kubeflow.org/replica-type\":\"worker\","
+	    "\"training.kubeflow.org/replica-index\":\"3\"}},\"spec\":{\"schedulerName\":"
+	    "\"default-scheduler\",\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf:2\","
+	    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":"
+	    "\"Pending\"}},\"Nodes\":null,\"NodeNames\":[");
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(b + o, cap - o, "%s\"node-%06zu\"", i ? "," : "", i);
+	o += (size_t)snprintf(b + o, cap - o, "]}");
+	*len = o;
+	return b;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct stats {
+	double median_us, p99_us, rps;
+};
+
+static struct stats summarise(double *v, size_t n, double total)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	struct stats s = {v[n / 2] * 1e6, v[(size_t)((double)(n - 1) * 0.99)] * 1e6,
+	                  (double)n / total};
+	return s;
+}
+
+static pid_t spawn(const char *const *argv, const char *log)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	pid_t pid;
+	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0) {
+		fprintf(stderr, "bench: cannot start %s\n", argv[0]);
+		exit(1);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--floor-serve") == 0)
+		return floor_serve(atoi(argv[2]));
+
+	const char *drake = "build/release/drake", *csv = "bench/results/extender.csv";
+	const char *sizes_s = NULL;
+	int rounds = 5;
+	double budget = 2.0;
+	const struct flag flags[] = {
+	    {"drake", NULL, FLAG_STRING, &drake, "build/release/drake", "the drake binary"},
+	    {"csv", NULL, FLAG_STRING, &csv, "bench/results/extender.csv", "where the CSV goes"},
+	    {"rounds", NULL, FLAG_INT, &rounds, "5", "alternating drake/floor rounds per case"},
+	    {"seconds", NULL, FLAG_DOUBLE, &budget, "2",
+	     "approximate time per server, case and round"},
+	    {"sizes", NULL, FLAG_STRING, &sizes_s, "100,1000,5000,15000", "node counts"},
+	};
+	enum flags_outcome out;
+	char msg[256];
+	if (flags_parse(flags, 5, argc, argv, &out, msg, sizeof(msg))) {
+		fprintf(stderr, "extender_bench: %s\n", msg);
+		return 2;
+	}
+	if (out == FLAGS_HELP) {
+		printf("usage: extender_bench [flags]\n\n");
+		flags_usage(stdout, flags, 5);
+		return 0;
+	}
+	mkdir("build", 0755);
+	mkdir("build/bench", 0755);
+	if (system("hack/gen-certs.sh " CERTS " >/dev/null") != 0)
+		return 1;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	struct server srv[2] = {{.name = "drake"}, {.name = "floor"}};
+	char port0[16], port1[16];
+	srv[0].port = free_port();
+	srv[1].port = free_port();
+	snprintf(port0, sizeof(port0), "%d", srv[0].port);
+	snprintf(port1, sizeof(port1), "%d", srv[1].port);
+	const char *dargv[] = {drake,         "serve",
+	                       "--port",      port0,
+	                       "--tls-cert",  CERTS "/server.crt",
+	                       "--tls-key",   CERTS "/server.key",
+	                       "--client-ca", CERTS "/ca.crt",
+	                       "--log-level", "warn",
+	                       NULL};
+	const char *fargv[] = {"/proc/self/exe", "--floor-serve", port1, NULL};
+	char self[4096];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl > 0) {
+		self[sl] = '\0';
+		fargv[0] = self;
+	}
+	unsetenv("DRAKE_KUBECONFIG");
+	srv[0].pid = spawn(dargv, "build/bench/drake.log");
+	srv[1].pid = spawn(fargv, "build/bench/floor.log");
+	connect_server(&srv[0]);
+	connect_server(&srv[1]);
+
+	size_t sizes[8], nsizes = 0;
+	for (char *s = strdup(sizes_s), *tok = strtok(s, ","); tok && nsizes < 8;
+	     tok = strtok(NULL, ","))
+		sizes[nsizes++] = (size_t)strtoul(tok, NULL, 10);
+
+	FILE *out_csv = fopen(csv, "w");
+	if (!out_csv) {
+		fprintf(stderr, "bench: cannot write %s: %s\n", csv, strerror(errno));
+		return 1;
+	}
+	fprintf(out_csv, "verb,nodes,server,requests,median_us,p99_us,rps,body_bytes\n");
+	printf("%-10s %6s %9s | %10s %10s %9s | %10s %10s %9s | %8s\n", "verb", "nodes", "body",
+	       "drake med", "drake p99", "drake r/s", "floor med", "floor p99", "floor r/s",
+	       "med ratio");
+	static const char *const verbs[] = {"filter", "prioritize"};
+	int failed = 0;
+	for (size_t si = 0; si < nsizes; si++) {
+		size_t len;
+		char *body = make_args(sizes[si], &len);
+		for (int v = 0; v < 2; v++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/scheduler/%s", verbs[v]);
+			/* Calibrate the count per round from one warm request. */
+			double t;
+			for (int w = 0; w < 10; w++)
+				failed |= post(&srv[0], path, body, len, &t) |
+				          post(&srv[1], path, body, len, &t);
+			size_t per_round = (size_t)(budget / (t > 1e-5 ? t * 2 : 1e-5));
+			per_round = per_round < 30 ? 30 : per_round > 3000 ? 3000 : per_round;
+			size_t cap = per_round * (size_t)rounds;
+			double *lat[2] = {malloc(cap * sizeof(double)),
+			                  malloc(cap * sizeof(double))};
+			double total[2] = {0, 0};
+			size_t n[2] = {0, 0};
+			for (int r = 0; r < rounds; r++)
+				for (int k = 0; k < 2; k++) {
+					int which = (r + k) % 2;
+					double t0 = now();
+					for (size_t i = 0; i < per_round; i++) {
+						if (post(&srv[which], path, body, len, &t))
+							failed = 1;
+						lat[which][n[which]++] = t;
+					}
+					total[which] += now() - t0;
+				}
+			struct stats st[2];
+			for (int k = 0; k < 2; k++) {
+				st[k] = summarise(lat[k], n[k], total[k]);
+				fprintf(out_csv, "%s,%zu,%s,%zu,%.1f,%.1f,%.0f,%zu\n", verbs[v],
+				        sizes[si], srv[k].name, n[k], st[k].median_us, st[k].p99_us,
+				        st[k].rps, len);
+			}
+			printf("%-10s %6zu %8zuK | %8.0fus %8.0fus %9.0f | %8.0fus %8.0fus %9.0f | "
+			       "%7.2fx\n",
+			       verbs[v], sizes[si], len / 1024, st[0].median_us, st[0].p99_us,
+			       st[0].rps, st[1].median_us, st[1].p99_us, st[1].rps,
+			       st[0].median_us / st[1].median_us);
+			fflush(stdout);
+			free(lat[0]);
+			free(lat[1]);
+		}
+		free(body);
+	}
+	printf("peak RSS: drake %ld KiB, floor %ld KiB\n", peak_rss_kib(srv[0].pid),
+	       peak_rss_kib(srv[1].pid));
+	fprintf(out_csv, "# peak_rss_kib drake=%ld floor=%ld\n", peak_rss_kib(srv[0].pid),
+	        peak_rss_kib(srv[1].pid));
+	fclose(out_csv);
+	printf("csv: %s\n", csv);
+	for (int k = 0; k < 2; k++) {
+		curl_easy_cleanup(srv[k].h);
+		kill(srv[k].pid, SIGTERM);
+		waitpid(srv[k].pid, NULL, 0);
+	}
+	curl_global_cleanup();
+	return failed ? 1 : 0;
+}
