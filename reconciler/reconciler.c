@@ -44,9 +44,14 @@ struct write_ctx {
 	char what[96];
 };
 
+/* Per job: writes in flight, and a backoff after failed ones so a job whose
+ * writes keep failing (RBAC, quota, admission) is not retried every second. */
 struct inflight {
 	char key[KEY_MAX];
 	int n;
+	int failures;       /* consecutive passes with a failed write */
+	bool failed;        /* a write of the current pass failed */
+	long long retry_ms; /* no pass before this (monotonic ms) */
 };
 
 struct reconciler {
@@ -63,6 +68,13 @@ struct reconciler {
 	long last_resync;
 	bool was_synced, events_ready;
 };
+
+static long long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static drake_err keyset_add(struct keyset *s, const char *key)
 {
@@ -101,6 +113,9 @@ static struct inflight *inflight_of(struct reconciler *r, const char *key, bool 
 	struct inflight *f = &r->inflight[r->ninflight++];
 	snprintf(f->key, sizeof(f->key), "%s", key);
 	f->n = 0;
+	f->failures = 0;
+	f->failed = false;
+	f->retry_ms = 0;
 	return f;
 }
 
@@ -156,9 +171,16 @@ static void on_write_done(const struct kube_response *resp, void *arg)
 		if (w->next)
 			w->next->prev = w->prev;
 		struct inflight *f = inflight_of(r, w->key, false);
+		bool ok = resp->status >= 200 && resp->status < 300;
 		if (f && f->n > 0)
 			f->n--;
-		bool ok = resp->status >= 200 && resp->status < 300;
+		if (f && !ok && resp->status != 409 && resp->status != 404)
+			f->failed = true;
+		if (f && f->n == 0) { /* the pass's last write: settle the backoff */
+			f->failures = f->failed ? (f->failures < 6 ? f->failures + 1 : 6) : 0;
+			f->retry_ms = f->failures ? now_ms() + (1000LL << f->failures) : 0;
+			f->failed = false;
+		}
 		/* 409 on create means it exists; 404 on delete means it is gone; 409/422 on
 		 * a patch means a stale view: all settle on the next pass */
 		if (!ok && resp->status != 409 && resp->status != 404) {
@@ -373,6 +395,10 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 	struct inflight *f = inflight_of(r, key, false);
 	if (f && f->n > 0)
 		return; /* the write callbacks requeue it */
+	if (f && f->retry_ms > now_ms()) {
+		enqueue(r, &r->later, ns, name); /* backing off after failed writes */
+		return;
+	}
 	struct tfjob job;
 	bool managed;
 	char msg[256];
@@ -502,7 +528,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	r->later.n = 0;
 	size_t kept = 0; /* forget jobs with nothing in flight, so the table stays small */
 	for (size_t i = 0; i < r->ninflight; i++)
-		if (r->inflight[i].n > 0)
+		if (r->inflight[i].n > 0 || r->inflight[i].failures > 0)
 			r->inflight[kept++] = r->inflight[i];
 	r->ninflight = kept;
 	long now = (long)time(NULL);

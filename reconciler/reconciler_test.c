@@ -32,6 +32,7 @@ struct env {
 	char writes[16384];                 /* "METHOD path\n" per write */
 	char bodies[65536];
 	int nwrites, want;
+	bool forbid_pods; /* pod creates answered 403 */
 };
 
 static char msg[256];
@@ -75,6 +76,13 @@ static void on_http(struct evhttp_request *req, void *arg)
 	e->nwrites++;
 	if (e->want && e->nwrites >= e->want)
 		event_base_loopbreak(e->base);
+	if (e->forbid_pods && cmd == EVHTTP_REQ_POST && strstr(uri, "/pods")) {
+		evbuffer_add_printf(out, "{\"kind\":\"Status\",\"code\":403,\"message\":"
+		                         "\"pods is forbidden: no service account\"}");
+		evhttp_send_reply(req, 403, "Forbidden", out);
+		evbuffer_free(out);
+		return;
+	}
 	evbuffer_add_printf(out, "{}");
 	evhttp_send_reply(req, cmd == EVHTTP_REQ_POST ? 201 : 200, "x", out);
 	evbuffer_free(out);
@@ -268,6 +276,22 @@ static void test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_a
 	assert_int_equal(count(e->writes, "/pods"), 0);
 }
 
+static void test_failing_writes_back_off_instead_of_retrying_every_second(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 2);
+	e->forbid_pods = true;
+	run(e, 11); /* first pass: 5 services, 5 pods (refused), status */
+	struct timeval tv = {3, 500000};
+	event_base_loopexit(e->base, &tv);
+	event_base_dispatch(e->base);
+	/* without backoff a pass would run every second (about 4 more); with it
+	 * the second pass waits 2 s and the third 4 s more */
+	int creates = count(e->writes, "POST /api/v1/namespaces/default/pods\n");
+	if (creates < 5 || creates > 10)
+		fail_msg("%d pod creates in 3.7 s", creates);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +302,7 @@ int main(void)
 	    T(test_failed_on_failure_pod_is_deleted_for_recreation),
 	    T(test_finished_job_cleans_pods_per_policy),
 	    T(test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_alone),
+	    T(test_failing_writes_back_off_instead_of_retrying_every_second),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
