@@ -1,15 +1,16 @@
 /*
  * extender_bench.c - `make bench-extender`: what one extender call costs.
  *
- * Starts drake (`drake serve`, mTLS on loopback) and a floor: a trivial
- * HTTPS responder built the same way (libevent evhttp on OpenSSL
- * bufferevents, the same TLS context code) that answers every POST with a
- * fixed body and does no work. Then replays filter and prioritize requests
- * naming 100 / 1,000 / 5,000 / 15,000 nodes over one keep-alive TLS
- * connection per server, alternating drake and floor in rounds so both see
- * the same machine noise. Prints median and p99 latency, requests per
- * second (closed loop, one connection) and each server's peak RSS, and
- * writes the table as CSV.
+ * Starts drake (`drake serve`, mTLS on loopback) and two floors built the
+ * same way (libevent evhttp on OpenSSL bufferevents, the same TLS context
+ * code) that do no work: "floor" answers every POST with a fixed 30-byte
+ * body; "echo" answers with the request body itself, so it pays for moving
+ * a response as large as drake's (a filter that passes every node sends the
+ * names back) and the difference to drake is drake's own work. Then replays filter and prioritize
+ * requests naming 100 / 1,000 / 5,000 / 15,000 nodes over one keep-alive TLS connection per server,
+ * alternating drake and floor in rounds so both see the same machine noise. Prints median and p99
+ * latency, requests per second (closed loop, one connection) and each server's peak RSS, and writes
+ * the table as CSV.
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -23,6 +24,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,10 @@ static const char floor_body[] = "{\"NodeNames\":[],\"Error\":\"\"}";
 static void on_floor_request(struct evhttp_request *req, void *arg)
 {
 	struct evbuffer *b = evbuffer_new();
-	evbuffer_add_reference(b, floor_body, sizeof(floor_body) - 1, NULL, NULL);
+	if (arg) /* echo */
+		evbuffer_add_buffer(b, evhttp_request_get_input_buffer(req));
+	else
+		evbuffer_add_reference(b, floor_body, sizeof(floor_body) - 1, NULL, NULL);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 	                  "application/json");
 	evhttp_send_reply(req, 200, "OK", b);
@@ -87,7 +92,7 @@ static void on_floor_term(evutil_socket_t s, short w, void *base)
 	event_base_loopexit(base, NULL);
 }
 
-static int floor_serve(int port)
+static int floor_serve(int port, bool echo)
 {
 	struct tls_files files = {CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt"};
 	SSL_CTX *ctx;
@@ -99,7 +104,7 @@ static int floor_serve(int port)
 	struct event_base *base = event_base_new();
 	struct evhttp *http = evhttp_new(base);
 	evhttp_set_bevcb(http, on_floor_connection, ctx);
-	evhttp_set_gencb(http, on_floor_request, NULL);
+	evhttp_set_gencb(http, on_floor_request, echo ? (void *)1 : NULL);
 	evhttp_set_max_body_size(http, 64 << 20);
 	struct evhttp_bound_socket *bound =
 	    evhttp_bind_socket_with_handle(http, "127.0.0.1", (ev_uint16_t)port);
@@ -247,7 +252,9 @@ static pid_t spawn(const char *const *argv, const char *log)
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--floor-serve") == 0)
-		return floor_serve(atoi(argv[2]));
+		return floor_serve(atoi(argv[2]), false);
+	if (argc == 3 && strcmp(argv[1], "--echo-serve") == 0)
+		return floor_serve(atoi(argv[2]), true);
 
 	const char *drake = "build/release/drake", *csv = "bench/results/extender.csv";
 	const char *sizes_s = NULL;
@@ -278,12 +285,14 @@ int main(int argc, char **argv)
 		return 1;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
-	struct server srv[2] = {{.name = "drake"}, {.name = "floor"}};
-	char port0[16], port1[16];
-	srv[0].port = free_port();
-	srv[1].port = free_port();
+	enum { NSRV = 3 };
+	struct server srv[NSRV] = {{.name = "drake"}, {.name = "floor"}, {.name = "echo"}};
+	char port0[16], port1[16], port2[16];
+	for (int k = 0; k < NSRV; k++)
+		srv[k].port = free_port();
 	snprintf(port0, sizeof(port0), "%d", srv[0].port);
 	snprintf(port1, sizeof(port1), "%d", srv[1].port);
+	snprintf(port2, sizeof(port2), "%d", srv[2].port);
 	const char *dargv[] = {drake,         "serve",
 	                       "--port",      port0,
 	                       "--tls-cert",  CERTS "/server.crt",
@@ -291,18 +300,18 @@ int main(int argc, char **argv)
 	                       "--client-ca", CERTS "/ca.crt",
 	                       "--log-level", "warn",
 	                       NULL};
-	const char *fargv[] = {"/proc/self/exe", "--floor-serve", port1, NULL};
-	char self[4096];
+	char self[4096] = "/proc/self/exe";
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (sl > 0) {
+	if (sl > 0)
 		self[sl] = '\0';
-		fargv[0] = self;
-	}
+	const char *fargv[] = {self, "--floor-serve", port1, NULL};
+	const char *eargv[] = {self, "--echo-serve", port2, NULL};
 	unsetenv("DRAKE_KUBECONFIG");
 	srv[0].pid = spawn(dargv, "build/bench/drake.log");
 	srv[1].pid = spawn(fargv, "build/bench/floor.log");
-	connect_server(&srv[0]);
-	connect_server(&srv[1]);
+	srv[2].pid = spawn(eargv, "build/bench/echo.log");
+	for (int k = 0; k < NSRV; k++)
+		connect_server(&srv[k]);
 
 	size_t sizes[8], nsizes = 0;
 	for (char *s = strdup(sizes_s), *tok = strtok(s, ","); tok && nsizes < 8;
@@ -315,9 +324,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(out_csv, "verb,nodes,server,requests,median_us,p99_us,rps,body_bytes\n");
-	printf("%-10s %6s %9s | %10s %10s %9s | %10s %10s %9s | %8s\n", "verb", "nodes", "body",
-	       "drake med", "drake p99", "drake r/s", "floor med", "floor p99", "floor r/s",
-	       "med ratio");
+	printf("%-10s %6s %6s | %9s %9s %7s | %9s %9s %7s | %9s %9s %7s | %6s %6s\n", "verb",
+	       "nodes", "body", "drake med", "p99", "r/s", "floor med", "p99", "r/s", "echo med",
+	       "p99", "r/s", "/floor", "/echo");
 	static const char *const verbs[] = {"filter", "prioritize"};
 	int failed = 0;
 	for (size_t si = 0; si < nsizes; si++) {
@@ -326,21 +335,23 @@ int main(int argc, char **argv)
 		for (int v = 0; v < 2; v++) {
 			char path[64];
 			snprintf(path, sizeof(path), "/scheduler/%s", verbs[v]);
-			/* Calibrate the count per round from one warm request. */
-			double t;
+			/* Calibrate the count per round from warm requests. */
+			double t = 0;
 			for (int w = 0; w < 10; w++)
-				failed |= post(&srv[0], path, body, len, &t) |
-				          post(&srv[1], path, body, len, &t);
+				for (int k = 0; k < NSRV; k++)
+					failed |= post(&srv[k], path, body, len, &t);
 			size_t per_round = (size_t)(budget / (t > 1e-5 ? t * 2 : 1e-5));
 			per_round = per_round < 30 ? 30 : per_round > 3000 ? 3000 : per_round;
 			size_t cap = per_round * (size_t)rounds;
-			double *lat[2] = {malloc(cap * sizeof(double)),
-			                  malloc(cap * sizeof(double))};
-			double total[2] = {0, 0};
-			size_t n[2] = {0, 0};
+			double *lat[NSRV], total[NSRV] = {0};
+			size_t n[NSRV] = {0};
+			for (int k = 0; k < NSRV; k++)
+				lat[k] = malloc(cap * sizeof(double));
+			/* Rounds rotate the order, so each server runs first, second and
+			 * last equally often and all see the same machine noise. */
 			for (int r = 0; r < rounds; r++)
-				for (int k = 0; k < 2; k++) {
-					int which = (r + k) % 2;
+				for (int j = 0; j < NSRV; j++) {
+					int which = (r + j) % NSRV;
 					double t0 = now();
 					for (size_t i = 0; i < per_round; i++) {
 						if (post(&srv[which], path, body, len, &t))
@@ -349,21 +360,21 @@ int main(int argc, char **argv)
 					}
 					total[which] += now() - t0;
 				}
-			struct stats st[2];
-			for (int k = 0; k < 2; k++) {
+			struct stats st[NSRV];
+			for (int k = 0; k < NSRV; k++) {
 				st[k] = summarise(lat[k], n[k], total[k]);
 				fprintf(out_csv, "%s,%zu,%s,%zu,%.1f,%.1f,%.0f,%zu\n", verbs[v],
 				        sizes[si], srv[k].name, n[k], st[k].median_us, st[k].p99_us,
 				        st[k].rps, len);
+				free(lat[k]);
 			}
-			printf("%-10s %6zu %8zuK | %8.0fus %8.0fus %9.0f | %8.0fus %8.0fus %9.0f | "
-			       "%7.2fx\n",
+			printf("%-10s %6zu %5zuK | %7.0fus %7.0fus %7.0f | %7.0fus %7.0fus %7.0f | "
+			       "%7.0fus %7.0fus %7.0f | %5.2fx %5.2fx\n",
 			       verbs[v], sizes[si], len / 1024, st[0].median_us, st[0].p99_us,
-			       st[0].rps, st[1].median_us, st[1].p99_us, st[1].rps,
-			       st[0].median_us / st[1].median_us);
+			       st[0].rps, st[1].median_us, st[1].p99_us, st[1].rps, st[2].median_us,
+			       st[2].p99_us, st[2].rps, st[0].median_us / st[1].median_us,
+			       st[0].median_us / st[2].median_us);
 			fflush(stdout);
-			free(lat[0]);
-			free(lat[1]);
 		}
 		free(body);
 	}
@@ -373,7 +384,7 @@ int main(int argc, char **argv)
 	        peak_rss_kib(srv[1].pid));
 	fclose(out_csv);
 	printf("csv: %s\n", csv);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < NSRV; k++) {
 		curl_easy_cleanup(srv[k].h);
 		kill(srv[k].pid, SIGTERM);
 		waitpid(srv[k].pid, NULL, 0);

@@ -334,8 +334,10 @@ void ext_args_release(struct ext_args *a)
 	if (!a)
 		return;
 	pod_release(&a->pod);
-	for (size_t i = 0; i < a->n_nodes; i++)
-		free(a->node_names[i]);
+	if (!a->names_arena)
+		for (size_t i = 0; i < a->n_nodes; i++)
+			free(a->node_names[i]);
+	free(a->names_arena);
 	free(a->node_names);
 	json_decref((json_t *)a->node_objects);
 	memset(a, 0, sizeof(*a));

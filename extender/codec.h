@@ -59,6 +59,7 @@ struct ext_args {
 	bool node_cache_mode; /* NodeNames given (nodeCacheCapable: true), else Nodes */
 	size_t n_nodes;
 	char **node_names;  /* n_nodes names, in request order, in both modes */
+	char *names_arena;  /* when set, node_names point into it (one allocation) */
 	void *node_objects; /* full-Node mode: the Node objects, for echoing back */
 };
 

@@ -59,6 +59,7 @@ struct fast {
 	unsigned seen; /* bit per field, to refuse duplicates */
 	bool bail;
 	yajl_handle h;
+	size_t arena_used, arena_cap;
 	size_t root_end; /* offset just past the root object's closing brace */
 };
 
@@ -178,8 +179,16 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 			a->node_names = p;
 			f->names_cap = cap;
 		}
-		if (len == 0 || !(a->node_names[a->n_nodes] = dup_checked(f, s, len)))
+		/* Names go into one arena as long as the body: every name took
+		 * at least its length plus two quotes there. */
+		if (len == 0 || len > f->lim->max_name_len ||
+		    f->arena_used + len + 1 > f->arena_cap)
 			return step_aside(f);
+		char *name = a->names_arena + f->arena_used;
+		memcpy(name, s, len);
+		name[len] = '\0';
+		f->arena_used += len + 1;
+		a->node_names[a->n_nodes] = name;
 		a->n_nodes++;
 		return 1;
 	case AT_LABELS: {
@@ -410,6 +419,11 @@ bool codec_args_decode_fast(const char *body, size_t len, const struct ext_limit
 	if (!h)
 		return false;
 	f.h = h;
+	f.arena_cap = len + 1;
+	if (!(out->names_arena = malloc(f.arena_cap))) {
+		yajl_free(h);
+		return false;
+	}
 	bool ok = yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok &&
 	          yajl_complete_parse(h) == yajl_status_ok && !f.bail && f.root_end > 0;
 	yajl_free(h);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "extender/codec.h"
 
@@ -32,7 +33,17 @@ struct jw {
 };
 
 void jw_init(struct jw *w, size_t hint);
-void jw_raw(struct jw *w, const char *s, size_t len);
+/* Grows the buffer for more bytes; false after an allocation failure. */
+bool jw_grow(struct jw *w, size_t more);
+
+static inline void jw_raw(struct jw *w, const char *s, size_t len)
+{
+	if (w->len + len + 1 > w->cap && !jw_grow(w, len))
+		return;
+	memcpy(w->buf + w->len, s, len);
+	w->len += len;
+}
+
 #define jw_lit(w, s) jw_raw((w), (s), sizeof(s) - 1)
 /* A JSON string: quoted, with ", \ and control characters escaped. */
 void jw_str(struct jw *w, const char *s);

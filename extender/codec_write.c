@@ -19,7 +19,7 @@ void jw_init(struct jw *w, size_t hint)
 	w->failed = w->buf == NULL;
 }
 
-static bool reserve(struct jw *w, size_t more)
+bool jw_grow(struct jw *w, size_t more)
 {
 	if (w->failed)
 		return false;
@@ -38,27 +38,33 @@ static bool reserve(struct jw *w, size_t more)
 	return true;
 }
 
-void jw_raw(struct jw *w, const char *s, size_t len)
-{
-	if (!reserve(w, len))
-		return;
-	memcpy(w->buf + w->len, s, len);
-	w->len += len;
-}
+/* 1 for the bytes a JSON string must escape: controls, '"' and '\\'. */
+static const unsigned char must_escape[256] = {
+    [0x00 ... 0x1f] = 1,
+    ['"'] = 1,
+    ['\\'] = 1,
+};
 
 void jw_str(struct jw *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t n = strlen(s);
-	if (!reserve(w, n + 2))
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+	while (!must_escape[p[n]])
+		n++;
+	if (p[n] == '\0' && jw_grow(w, n + 2)) { /* the common case: nothing to escape */
+		char *o = w->buf + w->len;
+		o[0] = '"';
+		memcpy(o + 1, s, n);
+		o[n + 1] = '"';
+		w->len += n + 2;
 		return;
-	w->buf[w->len++] = '"';
-	const char *run = s; /* bytes that need no escaping are copied in runs */
-	for (const char *p = s;; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		jw_raw(w, run, (size_t)(p - run));
+	}
+	jw_lit(w, "\"");
+	for (;;) {
+		jw_raw(w, (const char *)p, n);
+		p += n;
+		unsigned char c = *p++;
 		if (c == '\0')
 			break;
 		char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
@@ -78,7 +84,9 @@ void jw_str(struct jw *w, const char *s)
 			elen = 6;
 		}
 		jw_raw(w, esc, elen);
-		run = p + 1;
+		n = 0;
+		while (!must_escape[p[n]])
+			n++;
 	}
 	jw_lit(w, "\"");
 }
@@ -98,7 +106,7 @@ void jw_int(struct jw *w, long long v)
 
 char *jw_finish(struct jw *w)
 {
-	if (w->failed || !reserve(w, 0)) {
+	if (w->failed || !jw_grow(w, 0)) {
 		free(w->buf);
 		w->buf = NULL;
 		return NULL;
