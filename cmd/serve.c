@@ -28,6 +28,7 @@ struct serve_opts {
 	const char *log_level;
 	bool reconcile;
 	const char *cluster_domain;
+	const char *gang_resource;
 };
 
 struct serve {
@@ -166,6 +167,9 @@ int serve_main(int argc, char **argv)
 	     "waits for its caches)"},
 	    {"cluster-domain", "DRAKE_CLUSTER_DOMAIN", FLAG_STRING, &o.cluster_domain, NULL,
 	     "suffix after <svc>.<ns>.svc in TF_CONFIG hosts (Kubeflow's CUSTOM_CLUSTER_DOMAIN)"},
+	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
+	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
+	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
 	};
 	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	enum flags_outcome outcome;
@@ -203,7 +207,8 @@ int serve_main(int argc, char **argv)
 		return 1;
 	}
 	if (o.reconcile) {
-		struct reconciler_options ro = {.cluster_domain = o.cluster_domain};
+		struct reconciler_options ro = {.cluster_domain = o.cluster_domain,
+		                                .gang_resource = o.gang_resource};
 		sv.rec = sv.kube ? reconciler_new(sv.base, sv.kube, &ro, msg, sizeof(msg)) : NULL;
 		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --reconcile: %s\n",

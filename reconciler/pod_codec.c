@@ -53,8 +53,14 @@ static json_t *array_or_new(json_t *parent, const char *key)
 
 /* Adds tfjob-port and TF_CONFIG to the tensorflow container. */
 static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, int index,
-                         const char *domain)
+                         const char *domain, const char *gang_resource)
 {
+	if (gang_resource) { /* extended resources need requests == limits */
+		json_t *res = object_or_new(c, "resources");
+		json_object_set_new(object_or_new(res, "requests"), gang_resource,
+		                    json_string("1"));
+		json_object_set_new(object_or_new(res, "limits"), gang_resource, json_string("1"));
+	}
 	json_t *ports = array_or_new(c, "ports");
 	bool has_port = false;
 	size_t i;
@@ -85,7 +91,7 @@ static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, in
 }
 
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
-                  char *msg, size_t msglen)
+                  const char *gang_resource, char *msg, size_t msglen)
 {
 	char name[TF_SERVICE_NAME_MAX + 1];
 	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK || !job->rs[t].tmpl) {
@@ -130,7 +136,7 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const cha
 	{
 		const char *cn = json_string_value(json_object_get(c, "name"));
 		if (cn && !strcmp(cn, TF_CONTAINER))
-			rc |= fix_container(c, job, t, index, domain);
+			rc |= fix_container(c, job, t, index, domain, gang_resource);
 	}
 	char *out = rc == 0 ? json_dumps(pod, JSON_COMPACT) : NULL;
 	if (!out)

@@ -19,8 +19,11 @@
 
 struct json_t;
 
+/* gang_resource, when not NULL, is requested (1) by the tensorflow container
+ * so that, in gang-only mode, kube-scheduler sends only gang pods to drake
+ * (a managedResources entry with ignoredByScheduler). */
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
-                  char *msg, size_t msglen);
+                  const char *gang_resource, char *msg, size_t msglen);
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
 
 /* Reads the replica type and index labels; false when absent or malformed. */

@@ -58,7 +58,7 @@ struct reconciler {
 	struct event_base *base;
 	struct kube_client *client;
 	struct reconciler_options opts;
-	char *domain;
+	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services;
 	struct keyset now, later;
 	struct inflight *inflight;
@@ -371,8 +371,8 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 			if (!find(o, (enum tf_rtype)t, i)) {
 				struct kube_resource res = {
 				    .version = "v1", .plural = "pods", .ns = job->ns};
-				char *body = tf_pod_json(job, (enum tf_rtype)t, i, r->domain, msg,
-				                         sizeof(msg));
+				char *body = tf_pod_json(job, (enum tf_rtype)t, i, r->domain,
+				                         r->gang_resource, msg, sizeof(msg));
 				if (!body)
 					log_warn("reconciler_pod_build", "job=%s/%s err=%s",
 					         job->ns, job->name, msg);
@@ -561,6 +561,9 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	if (opts && opts->cluster_domain && *opts->cluster_domain)
 		r->domain = strdup(opts->cluster_domain);
 	r->opts.cluster_domain = r->domain;
+	if (opts && opts->gang_resource && *opts->gang_resource)
+		r->gang_resource = strdup(opts->gang_resource);
+	r->opts.gang_resource = r->gang_resource;
 	r->last_resync = (long)time(NULL);
 	struct kube_informer_handlers jh = {job_changed, job_updated, job_changed, r};
 	struct kube_informer_handlers oh = {owned_changed, owned_updated, owned_changed, r};
@@ -614,6 +617,7 @@ void reconciler_free(struct reconciler *r)
 	free(r->later.keys);
 	free(r->inflight);
 	free(r->domain);
+	free(r->gang_resource);
 	free(r);
 }
 

@@ -157,7 +157,7 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	struct tfjob j = job(1, 2, 4, TF_RESTART_EXIT_CODE);
 	j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
 	char msg[128];
-	char *s = tf_pod_json(&j, TF_WORKER, 0, NULL, msg, sizeof(msg));
+	char *s = tf_pod_json(&j, TF_WORKER, 0, NULL, "drake.dev/gang", msg, sizeof(msg));
 	assert_non_null(s);
 	json_t *p = load(s);
 	free(s);
@@ -183,6 +183,13 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	json_t *tf = json_array_get(json_object_get(spec, "containers"), 0);
 	json_t *port = json_array_get(json_object_get(tf, "ports"), 0);
 	assert_int_equal(json_integer_value(json_object_get(port, "containerPort")), 2222);
+	json_t *res = json_object_get(tf, "resources");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(res, "requests"), "drake.dev/gang")),
+	    "1");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(res, "limits"), "drake.dev/gang")),
+	    "1");
 	json_t *env = json_object_get(tf, "env");
 	assert_int_equal(json_array_size(env), 1); /* the user's TF_CONFIG replaced */
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(env, 0), "value")),
