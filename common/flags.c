@@ -124,6 +124,17 @@ static drake_err set_value(const struct flag *f, const char *v, const char *orig
 		e = parse_bool(v, (bool *)f->dest);
 		want = "true or false";
 		break;
+	case FLAG_COUNT: {
+		errno = 0;
+		char *end;
+		unsigned long long n = strtoull(v, &end, 10);
+		if (errno || end == v || *end || *v == '-' || n > SIZE_MAX)
+			e = DRAKE_EINVAL;
+		else
+			*(size_t *)f->dest = (size_t)n;
+		want = "a non-negative integer";
+		break;
+	}
 	}
 	if (e)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "%s --%s: \"%s\" is not %s", origin,
@@ -207,8 +218,8 @@ void flags_usage(FILE *out, const struct flag *flags, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct flag *f = &flags[i];
 		char lhs[64];
-		static const char *const meta[] = {"string", "int",      "number",
-		                                   "bytes",  "duration", ""};
+		static const char *const meta[] = {"string",   "int", "number", "bytes",
+		                                   "duration", "",    "count"};
 		snprintf(lhs, sizeof(lhs), "--%s%s%s", f->name, f->type == FLAG_BOOL ? "" : " ",
 		         meta[f->type]);
 		fprintf(out, "  %-32s %s\n", lhs, f->help);

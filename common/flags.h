@@ -22,6 +22,7 @@ enum flag_type {
 	FLAG_SIZE,     /* size_t *: bytes, with optional Ki/Mi/Gi (or K/M/G) suffix */
 	FLAG_DURATION, /* double * seconds: "250ms", "30s", "2m", "1h" or plain seconds */
 	FLAG_BOOL,     /* bool * */
+	FLAG_COUNT,    /* size_t *: a plain non-negative integer */
 };
 
 struct flag {
