@@ -49,5 +49,14 @@ if [ -n "$jn" ]; then
   fail=1
 fi
 
+echo "lint: every drake serve flag is documented in README.md"
+if [ -x build/release/drake ]; then
+  for f in $(build/release/drake serve --help | grep -oE '^  --[a-z-]+' | sed 's/^ *//'); do
+    grep -q -- "\`$f\`" README.md || { echo "    README.md does not mention $f"; fail=1; }
+  done
+else
+  echo "    (skipped: build/release/drake not built)"
+fi
+
 [ "$fail" -eq 0 ] && echo "lint: clean"
 exit "$fail"
