@@ -384,6 +384,55 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 	}
 }
 
+/* Patches status when the verdict changed it, with an Event on a new state. */
+static void write_status(struct reconciler *r, const struct tfjob *job, struct json_t *obj,
+                         const struct tf_verdict *v, long now)
+{
+	const char *was = tf_status_current(obj);
+	char *patch = tf_status_patch(obj, job, v, now);
+	if (patch) {
+		struct kube_resource res;
+		job_res(job, "status", &res);
+		write(r, job, OP_MERGE, &res, patch, NULL, "status");
+		free(patch);
+		const char *state = tf_state_name(v->state);
+		if (v->state != TF_STATE_CREATED && (!was || strcmp(was, state) != 0))
+			event(r, job,
+			      v->state == TF_STATE_FAILED || v->state == TF_STATE_RESTARTING
+			          ? "Warning"
+			          : "Normal",
+			      v->reason, v->message);
+	}
+}
+
+static void suspend_job(struct reconciler *r, const struct tfjob *job, struct json_t *obj,
+                        struct owned *o, const struct svc_seen *svcs, long now)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		struct kube_meta m;
+		if (o->obs[i].deleting || kube_obj_meta(o->obj[i], &m) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		pod_res(job, m.name, &res);
+		write(r, job, OP_DELETE, &res, NULL, m.uid, "suspend pod");
+	}
+	for (int t = 0; t < TF_NTYPES; t++) {
+		for (int i = 0; i < TF_MAX_REPLICAS; i++) {
+			char name[TF_SERVICE_NAME_MAX + 1];
+			if (!svcs->have[t][i] || tf_replica_name(job, (enum tf_rtype)t, i, name,
+			                                         sizeof(name)) != DRAKE_OK)
+				continue;
+			struct kube_resource res = {
+			    .version = "v1", .plural = "services", .ns = job->ns, .name = name};
+			write(r, job, OP_DELETE, &res, NULL, NULL, "suspend service");
+		}
+	}
+	struct tf_verdict v = {.state = TF_STATE_SUSPENDED};
+	snprintf(v.reason, sizeof(v.reason), "TFJobSuspended");
+	snprintf(v.message, sizeof(v.message), "TFJob %s/%s is suspended.", job->ns, job->name);
+	write_status(r, job, obj, &v, now);
+}
+
 static void sync_job(struct reconciler *r, const char *ns, const char *name)
 {
 	struct json_t *obj = kube_informer_get(r->jobs, ns, name);
@@ -439,9 +488,12 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 	static struct svc_seen svcs;
 	memset(&svcs, 0, sizeof(svcs));
 	kube_cache_by_owner(kube_informer_cache(r->services), job.uid, collect_svc, &svcs);
+	if (job.suspend) {
+		suspend_job(r, &job, obj, &o, &svcs, now);
+		return;
+	}
 	int created = 0;
-	if (!job.suspend)
-		create_missing(r, &job, &o, &svcs, &created);
+	create_missing(r, &job, &o, &svcs, &created);
 	struct tf_verdict v;
 	int prior = tf_restart_count(obj);
 	tf_judge(&job, o.obs, o.n, prior, since_start, &v);
@@ -469,21 +521,7 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 		write(r, &job, OP_MERGE, &res, patch, NULL, "count restarts");
 		free(patch);
 	}
-	const char *was = tf_status_current(obj);
-	char *patch = tf_status_patch(obj, &job, &v, now);
-	if (patch) {
-		struct kube_resource res;
-		job_res(&job, "status", &res);
-		write(r, &job, OP_MERGE, &res, patch, NULL, "status");
-		free(patch);
-		const char *state = tf_state_name(v.state);
-		if (v.state != TF_STATE_CREATED && (!was || strcmp(was, state) != 0))
-			event(r, &job,
-			      v.state == TF_STATE_FAILED || v.state == TF_STATE_RESTARTING
-			          ? "Warning"
-			          : "Normal",
-			      v.reason, v.message);
-	}
+	write_status(r, &job, obj, &v, now);
 	if (created)
 		log_info("tfjob_created_pods", "job=%s pods=%d", key, created);
 	if (job.deadline_s >= 0)

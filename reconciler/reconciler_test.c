@@ -276,6 +276,19 @@ static void test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_a
 	assert_int_equal(count(e->writes, "/pods"), 0);
 }
 
+static void test_suspended_job_loses_its_pods_and_services(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB(",\"runPolicy\":{\"suspend\":true}", 1);
+	e->pods = OWNED("Pod", "ps", 0, RUNNING) "," OWNED("Pod", "worker", 0, RUNNING);
+	e->services = SVC("ps", 0) "," SVC("worker", 0);
+	run(e, 6); /* 2 pods, 2 services, status, event */
+	assert_int_equal(count(e->writes, "DELETE /api/v1/namespaces/default/pods/"), 2);
+	assert_int_equal(count(e->writes, "DELETE /api/v1/namespaces/default/services/"), 2);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods"), 0);
+	assert_int_equal(count(e->bodies, "\"type\":\"Suspended\",\"status\":\"True\""), 1);
+}
+
 static void test_failing_writes_back_off_instead_of_retrying_every_second(void **state)
 {
 	struct env *e = *state;
@@ -303,6 +316,7 @@ int main(void)
 	    T(test_finished_job_cleans_pods_per_policy),
 	    T(test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_alone),
 	    T(test_failing_writes_back_off_instead_of_retrying_every_second),
+	    T(test_suspended_job_loses_its_pods_and_services),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

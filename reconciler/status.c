@@ -12,11 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const STATES[] = {"Created", "Running", "Restarting", "Succeeded", "Failed"};
+static const char *const STATES[] = {"Created",   "Running", "Restarting",
+                                     "Succeeded", "Failed",  "Suspended"};
 
 const char *tf_state_name(enum tf_state s)
 {
-	return s <= TF_STATE_FAILED ? STATES[s] : "?";
+	return s <= TF_STATE_SUSPENDED ? STATES[s] : "?";
 }
 
 bool tf_state_final(enum tf_state s)

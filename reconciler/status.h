@@ -34,6 +34,7 @@ enum tf_state {
 	TF_STATE_RESTARTING,
 	TF_STATE_SUCCEEDED,
 	TF_STATE_FAILED,
+	TF_STATE_SUSPENDED, /* runPolicy.suspend: no pods; set by the caller, not tf_judge() */
 };
 
 struct tf_verdict {

@@ -91,7 +91,8 @@ static json_t *new_condition(const char *type, bool status, const char *reason, 
 static json_t *conditions_with(json_t *old, const char *type, const char *reason,
                                const char *message, const char *now)
 {
-	static const char *const STATES[] = {"Running", "Restarting", "Succeeded", "Failed"};
+	static const char *const STATES[] = {"Running", "Restarting", "Succeeded", "Failed",
+	                                     "Suspended"};
 	json_t *out = json_array();
 	size_t i;
 	json_t *c;
@@ -166,10 +167,22 @@ char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
 		json_decref(conds);
 		conds = next;
 	}
+	/* resumed (Kubeflow): Suspended turns False and the clock starts again */
+	json_t *susp = condition(conds, "Suspended");
+	bool resumed = v->state != TF_STATE_SUSPENDED && susp && is_true(susp);
+	if (resumed) {
+		char m[400];
+		snprintf(m, sizeof(m), "TFJob %s/%s is resumed.", job->ns, job->name);
+		json_object_set_new(susp, "status", json_string("False"));
+		json_object_set_new(susp, "reason", json_string("TFJobResumed"));
+		json_object_set_new(susp, "message", json_string(m));
+		json_object_set_new(susp, "lastUpdateTime", json_string(ts));
+		json_object_set_new(susp, "lastTransitionTime", json_string(ts));
+	}
 	json_t *st = json_object();
 	json_object_set_new(st, "conditions", conds);
 	json_object_set_new(st, "replicaStatuses", replica_statuses(job, v));
-	json_t *start = json_object_get(old, "startTime");
+	json_t *start = resumed ? NULL : json_object_get(old, "startTime");
 	json_object_set_new(st, "startTime", start ? json_incref(start) : json_string(ts));
 	json_t *done = json_object_get(old, "completionTime");
 	if (done)

@@ -317,6 +317,43 @@ static void test_invalid_patch_is_written_once(void **state)
 	json_decref(obj);
 }
 
+static void test_suspend_and_resume_conditions(void **state)
+{
+	struct tfjob j = job(1, 1, 1, TF_RESTART_NEVER);
+	json_t *obj = load("{\"metadata\":{\"name\":\"job1\"},\"status\":{\"startTime\":"
+	                   "\"1970-01-01T00:00:10Z\",\"conditions\":[{\"type\":\"Created\","
+	                   "\"status\":\"True\"},{\"type\":\"Running\",\"status\":\"True\","
+	                   "\"reason\":\"TFJobRunning\"}]}}");
+	struct tf_verdict v = {
+	    .state = TF_STATE_SUSPENDED, .reason = "TFJobSuspended", .message = "s"};
+	char *p = tf_status_patch(obj, &j, &v, 100);
+	json_t *patch = load(p);
+	free(p);
+	json_t *st = json_object_get(patch, "status");
+	json_t *conds = json_object_get(st, "conditions");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "status")),
+	                    "False"); /* Running */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 2), "type")),
+	                    "Suspended");
+	assert_false(tf_state_final(TF_STATE_SUSPENDED));
+	json_object_set(obj, "status", st);
+	assert_string_equal(tf_status_current(obj), "Suspended");
+	/* resumed: pods not yet running (Created), Suspended turns False, clock restarts */
+	v = (struct tf_verdict){.state = TF_STATE_CREATED, .reason = "TFJobCreated"};
+	p = tf_status_patch(obj, &j, &v, 200);
+	json_t *res = load(p);
+	free(p);
+	json_t *rst = json_object_get(res, "status");
+	json_t *susp = json_array_get(json_object_get(rst, "conditions"), 2);
+	assert_string_equal(json_string_value(json_object_get(susp, "status")), "False");
+	assert_string_equal(json_string_value(json_object_get(susp, "reason")), "TFJobResumed");
+	assert_string_equal(json_string_value(json_object_get(rst, "startTime")),
+	                    "1970-01-01T00:03:20Z");
+	json_decref(res);
+	json_decref(patch);
+	json_decref(obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +366,7 @@ int main(void)
 	    cmocka_unit_test(test_service_is_headless_and_selects_its_replica),
 	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),
 	    cmocka_unit_test(test_invalid_patch_is_written_once),
+	    cmocka_unit_test(test_suspend_and_resume_conditions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
