@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -389,4 +390,32 @@ func TestTFJobInvalidGetsFailedConditionAndForeignJobIsIgnored(t *testing.T) {
 	if s, _ := state(t, ns, "theirs"); s != "" {
 		t.Errorf("drake wrote status %q on a job managed by another controller", s)
 	}
+}
+
+func TestTFJobSuspendRemovesReplicasAndResumeBringsThemBack(t *testing.T) {
+	e := withReconciler(t)
+	ns := e.namespace(t)
+	createTFJob(t, ns, "pause", map[string]any{
+		"runPolicy":      map[string]any{"suspend": false},
+		"tfReplicaSpecs": map[string]any{"PS": tensorflow(1, "OnFailure", nil), "Worker": tensorflow(1, "OnFailure", nil)},
+	})
+	waitState(t, ns, "pause", "Running", 90*time.Second)
+	setSuspend := func(v bool) {
+		patch := []byte(fmt.Sprintf(`{"spec":{"runPolicy":{"suspend":%t}}}`, v))
+		if _, err := tfjobs(ns).Patch(ctxFor(t, 30*time.Second), "pause", types.MergePatchType,
+			patch, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("set suspend=%t: %v", v, err)
+		}
+	}
+	setSuspend(true)
+	waitState(t, ns, "pause", "Suspended", 60*time.Second)
+	waitPodCount(t, e, ns, "pause", 0, 60*time.Second)
+	poll(t, 60*time.Second, "services of pause removed", func() (bool, error) {
+		l, err := e.client.CoreV1().Services(ns).List(ctxFor(t, 10*time.Second),
+			metav1.ListOptions{LabelSelector: "training.kubeflow.org/job-name=pause"})
+		return err == nil && len(l.Items) == 0, err
+	})
+	setSuspend(false)
+	waitState(t, ns, "pause", "Running", 90*time.Second)
+	waitPodCount(t, e, ns, "pause", 2, 60*time.Second)
 }
