@@ -10,6 +10,7 @@
  */
 #include "extender/codec.h"
 #include "extender/codec_internal.h"
+#include "gang/protocol.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -115,6 +116,11 @@ static void pod_release(struct ext_pod *pod)
 		free(pod->labels[i].value);
 	}
 	free(pod->labels);
+	for (size_t i = 0; i < pod->n_annotations; i++) {
+		free(pod->annotations[i].key);
+		free(pod->annotations[i].value);
+	}
+	free(pod->annotations);
 	memset(pod, 0, sizeof(*pod));
 }
 
@@ -124,6 +130,51 @@ const char *ext_pod_label(const struct ext_pod *pod, const char *key)
 		if (strcmp(pod->labels[i].key, key) == 0)
 			return pod->labels[i].value;
 	return NULL;
+}
+
+const char *ext_pod_annotation(const struct ext_pod *pod, const char *key)
+{
+	for (size_t i = 0; i < pod->n_annotations; i++)
+		if (strcmp(pod->annotations[i].key, key) == 0)
+			return pod->annotations[i].value;
+	return NULL;
+}
+
+static drake_err decode_annotations(const json_t *ann, const struct ext_limits *lim,
+                                    struct ext_pod *pod, char *msg, size_t msglen)
+{
+	if (!json_is_object(ann))
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "Pod.metadata.annotations: expected object, got %s",
+		                    type_name(ann));
+	const size_t plen = strlen(DRAKE_ANNOTATION_PREFIX);
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)ann, k, v)
+	{
+		if (strncmp(k, DRAKE_ANNOTATION_PREFIX, plen) != 0 || json_is_null(v))
+			continue;
+		if (!json_is_string(v))
+			return drake_errorf(DRAKE_EINVAL, msg, msglen,
+			                    "Pod.metadata.annotations[\"%.64s\"]: expected string, got %s",
+			                    k, type_name(v));
+		if (pod->n_annotations >= lim->max_labels)
+			return drake_errorf(DRAKE_ELIMIT, msg, msglen,
+			                    "Pod.metadata.annotations: more than %zu drake.dev/ "
+			                    "annotations",
+			                    lim->max_labels);
+		struct ext_label *a =
+		    realloc(pod->annotations, (pod->n_annotations + 1) * sizeof(*a));
+		if (!a)
+			return DRAKE_ENOMEM;
+		pod->annotations = a;
+		a[pod->n_annotations].key = strdup(k);
+		a[pod->n_annotations].value = strdup(json_string_value(v));
+		pod->n_annotations++;
+		if (!a[pod->n_annotations - 1].key || !a[pod->n_annotations - 1].value)
+			return DRAKE_ENOMEM;
+	}
+	return DRAKE_OK;
 }
 
 static drake_err decode_labels(const json_t *labels, const struct ext_limits *lim,
@@ -198,6 +249,9 @@ static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, st
 	const json_t *labels = get_key(meta, "labels");
 	if (!e && labels)
 		e = decode_labels(labels, lim, pod, msg, msglen);
+	const json_t *ann = get_key(meta, "annotations");
+	if (!e && ann)
+		e = decode_annotations(ann, lim, pod, msg, msglen);
 	return e;
 }
 

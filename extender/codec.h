@@ -48,10 +48,16 @@ struct ext_pod {
 	char *uid; /* "" when absent */
 	struct ext_label *labels;
 	size_t n_labels;
+	/* Only the annotations under DRAKE_ANNOTATION_PREFIX ("drake.dev/"):
+	 * admission's plan. Others (last-applied-configuration...) are skipped. */
+	struct ext_label *annotations;
+	size_t n_annotations;
 };
 
 /* Value of label key on pod, or NULL. */
 const char *ext_pod_label(const struct ext_pod *pod, const char *key);
+/* Value of a drake.dev/ annotation on pod, or NULL. */
+const char *ext_pod_annotation(const struct ext_pod *pod, const char *key);
 
 /* ExtenderArgs: the body of filter and prioritize. */
 struct ext_args {

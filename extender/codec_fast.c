@@ -20,6 +20,7 @@
 
 #include "extender/codec.h"
 #include "extender/codec_internal.h"
+#include "gang/protocol.h"
 
 /* Where in the document the parser stands. */
 enum where {
@@ -27,6 +28,7 @@ enum where {
 	AT_POD,    /* directly in Pod */
 	AT_META,   /* in Pod.metadata */
 	AT_LABELS, /* in Pod.metadata.labels */
+	AT_ANNOTATIONS, /* in Pod.metadata.annotations */
 	AT_NAMES,  /* in the NodeNames array */
 	AT_SKIP,   /* inside a value drake ignores */
 };
@@ -41,6 +43,8 @@ enum field {
 	F_NAMESPACE,
 	F_UID,
 	F_LABELS,
+	F_ANNOTATIONS,
+	F_KEEP, /* a drake.dev/ annotation whose value comes next */
 	F_OTHER,
 };
 
@@ -122,10 +126,11 @@ static int on_null(void *ctx)
 	struct fast *f = ctx;
 	if (f->where == AT_NAMES)
 		return step_aside(f);
-	if (f->where == AT_LABELS) { /* a null label value: absent, like jansson's path */
+	if (f->where == AT_LABELS || f->where == AT_ANNOTATIONS) {
+		/* a null value: absent, like jansson's path */
 		free(f->label_key);
 		f->label_key = NULL;
-		return 1;
+		return value_done(f);
 	}
 	if (f->pending == F_POD || f->pending == F_NODENAMES)
 		return step_aside(f); /* absent: the full decoder names what is missing */
@@ -214,6 +219,30 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 		f->label_key = NULL;
 		return 1;
 	}
+	case AT_ANNOTATIONS: {
+		if (f->pending != F_KEEP)
+			return value_done(f); /* not drake's */
+		if (a->pod.n_annotations >= f->lim->max_labels)
+			return step_aside(f);
+		for (size_t i = 0; i < a->pod.n_annotations; i++)
+			if (strcmp(a->pod.annotations[i].key, f->label_key) == 0)
+				return step_aside(f);
+		struct ext_label *l =
+		    realloc(a->pod.annotations, (a->pod.n_annotations + 1) * sizeof(*l));
+		if (!l)
+			return step_aside(f);
+		a->pod.annotations = l;
+		char *v = malloc(len + 1);
+		if (!v)
+			return step_aside(f);
+		memcpy(v, s, len);
+		v[len] = '\0';
+		l[a->pod.n_annotations].key = f->label_key;
+		l[a->pod.n_annotations].value = v;
+		a->pod.n_annotations++;
+		f->label_key = NULL;
+		return value_done(f);
+	}
 	case AT_META:
 		if (f->pending == F_NAME)
 			slot = &a->pod.name;
@@ -264,7 +293,24 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t len)
 			fl = F_UID;
 		else if (key_is(k, len, "labels", true))
 			fl = F_LABELS;
+		else if (key_is(k, len, "annotations", true))
+			fl = F_ANNOTATIONS;
 		break;
+	case AT_ANNOTATIONS: {
+		size_t plen = strlen(DRAKE_ANNOTATION_PREFIX);
+		free(f->label_key);
+		f->label_key = NULL;
+		if (len < plen || memcmp(k, DRAKE_ANNOTATION_PREFIX, plen) != 0) {
+			f->pending = F_OTHER;
+			return 1;
+		}
+		if (!(f->label_key = malloc(len + 1)))
+			return step_aside(f);
+		memcpy(f->label_key, k, len);
+		f->label_key[len] = '\0';
+		f->pending = F_KEEP;
+		return 1;
+	}
 	case AT_LABELS:
 		free(f->label_key);
 		f->label_key = malloc(len + 1);
@@ -306,6 +352,10 @@ static int on_start_map(void *ctx)
 		f->where = AT_LABELS;
 		return value_done(f);
 	}
+	if (f->where == AT_META && f->pending == F_ANNOTATIONS) {
+		f->where = AT_ANNOTATIONS;
+		return value_done(f);
+	}
 	if (f->pending == F_OTHER)
 		return enter_skip(f);
 	return step_aside(f); /* e.g. "Nodes": {...}: full-Node mode */
@@ -319,7 +369,8 @@ static int on_end_map(void *ctx)
 		if (--f->skip_depth == 0)
 			f->where = f->skip_return;
 		return 1;
-	case AT_LABELS: f->where = AT_META; return 1;
+	case AT_LABELS:
+	case AT_ANNOTATIONS: f->where = AT_META; return 1;
 	case AT_META: f->where = AT_POD; return 1;
 	case AT_POD: f->where = AT_TOP; return 1;
 	default:
@@ -464,6 +515,12 @@ bool codec_args_equal(const struct ext_args *a, const struct ext_args *b)
 			return false;
 	for (size_t i = 0; i < a->pod.n_labels; i++)
 		if (!str_eq(ext_pod_label(&b->pod, a->pod.labels[i].key), a->pod.labels[i].value))
+			return false;
+	if (a->pod.n_annotations != b->pod.n_annotations)
+		return false;
+	for (size_t i = 0; i < a->pod.n_annotations; i++)
+		if (!str_eq(ext_pod_annotation(&b->pod, a->pod.annotations[i].key),
+			    a->pod.annotations[i].value))
 			return false;
 	return true;
 }

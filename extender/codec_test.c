@@ -114,6 +114,29 @@ static void test_pod_fields_and_labels_are_decoded(void **state)
 	free(body);
 }
 
+static void test_only_drake_annotations_are_kept(void **state)
+{
+	const char *body =
+	    "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"big\":\"x\","
+	    "\"drake.dev/planned-node\":\"gpu-a\",\"drake.dev/gang-size\":\"8\"}}},"
+	    "\"NodeNames\":[\"gpu-a\"]}";
+	struct ext_limits lim = limits();
+	for (int tree = 0; tree < 2; tree++) {
+		struct ext_args args;
+		char msg[256];
+		drake_err e = tree ? codec_args_decode_tree(body, strlen(body), &lim, &args, msg,
+							    sizeof(msg))
+				   : ext_args_decode(body, strlen(body), &lim, &args, msg,
+						     sizeof(msg));
+		assert_int_equal(e, DRAKE_OK);
+		assert_int_equal(args.pod.n_annotations, 2);
+		assert_string_equal(ext_pod_annotation(&args.pod, "drake.dev/planned-node"), "gpu-a");
+		assert_string_equal(ext_pod_annotation(&args.pod, "drake.dev/gang-size"), "8");
+		assert_null(ext_pod_annotation(&args.pod, "big"));
+		ext_args_release(&args);
+	}
+}
+
 static void test_a_pod_without_namespace_is_in_default(void **state)
 {
 	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}";
@@ -453,6 +476,17 @@ static void test_fast_path_agrees_with_the_tree_decoder(void **state)
 	     "\"Nodes\":null,\"NodeNames\":[\"a\",\"b\"],\"Extra\":{\"k\":[null,1.5]}}",
 	     true},
 	    {"{\"nodenames\":[\"x\"],\"pod\":{\"metadata\":{\"name\":\"p\"}}}", true},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"kubectl.kubernetes.io/"
+	     "last-applied-configuration\":\"{\\\"a\\\":1}\",\"drake.dev/planned-node\":\"n1\","
+	     "\"drake.dev/gang\":\"uid.1\",\"other\":{\"x\":[1]},\"drake.dev/x\":null}}},"
+	     "\"NodeNames\":[\"n1\",\"n2\"]}",
+	     true},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"drake.dev/gang\":7}}},"
+	     "\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"drake.dev/gang\":\"a\","
+	     "\"drake.dev/gang\":\"b\"}}},\"NodeNames\":[]}",
+	     false},
 	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}", true},
 	    /* Everything below must go to the tree decoder. */
 	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[]}}", false},
@@ -496,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_args_goldens_round_trip),
 	    cmocka_unit_test(test_pod_fields_and_labels_are_decoded),
 	    cmocka_unit_test(test_a_pod_without_namespace_is_in_default),
+	    cmocka_unit_test(test_only_drake_annotations_are_kept),
 	    cmocka_unit_test(test_filter_splits_nodes_into_passed_failed_and_unresolvable),
 	    cmocka_unit_test(test_filter_rejecting_every_node_still_sends_an_empty_node_names_list),
 	    cmocka_unit_test(test_filter_in_full_node_mode_returns_the_passing_node_objects),

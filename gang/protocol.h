@@ -1,0 +1,32 @@
+/*
+ * protocol.h - how admission tells the extender what it decided: the
+ * annotations it writes on every pod of a gang when it ungates them. The
+ * plan travels with the pod, so kube-scheduler hands it to the extender in
+ * every filter and prioritize request, and it survives any restart.
+ *
+ *   drake.dev/planned-node  node the planner reserved for this pod
+ *   drake.dev/gang          id of the admission wave: "<tfjob uid>.<wave>";
+ *                           pods of one wave bind together or not at all
+ *   drake.dev/gang-size     pods in the wave (the bind barrier waits for all)
+ *   drake.dev/gang-min      PS + min-instances workers: preemption never
+ *                           takes the job's bound pods below this
+ *
+ * A pod without drake.dev/planned-node is not drake's to place (a plain pod,
+ * or a TFJob pod of another controller): the extender passes it through.
+ * drake's own unadmitted pods never reach kube-scheduler: they are created
+ * with a scheduling gate that only admission removes.
+ */
+#ifndef DRAKE_GANG_PROTOCOL_H
+#define DRAKE_GANG_PROTOCOL_H
+
+#define DRAKE_ANNOTATION_PREFIX	       "drake.dev/"
+#define DRAKE_ANNOTATION_PLANNED_NODE  "drake.dev/planned-node"
+#define DRAKE_ANNOTATION_GANG	       "drake.dev/gang"
+#define DRAKE_ANNOTATION_GANG_SIZE     "drake.dev/gang-size"
+#define DRAKE_ANNOTATION_GANG_MIN      "drake.dev/gang-min"
+#define DRAKE_LABEL_JOB_NAME	       "training.kubeflow.org/job-name"
+
+/* Largest gang a wave may carry (a bound on the barrier's memory). */
+#define DRAKE_GANG_SIZE_MAX 4096
+
+#endif
