@@ -33,6 +33,7 @@ static size_t hash(const char *s, size_t n)
 void kube_cache_init(struct kube_cache *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->max = KUBE_CACHE_MAX_OBJECTS;
 }
 
 static void entry_free(struct kube_cache_entry *e)
@@ -60,7 +61,9 @@ void kube_cache_release(struct kube_cache *c)
 	free(c->by_key);
 	free(c->by_owner);
 	free(c->by_node);
+	size_t max = c->max;
 	memset(c, 0, sizeof(*c));
+	c->max = max;
 }
 
 static void link_entry(struct kube_cache *c, struct kube_cache_entry *e)
@@ -191,7 +194,7 @@ drake_err kube_cache_put(struct kube_cache *c, struct json_t *obj, unsigned gen,
 		return DRAKE_ENOMEM;
 	}
 	struct kube_cache_entry *prev = find(c, key);
-	if (!prev && c->count >= KUBE_CACHE_MAX_OBJECTS) {
+	if (!prev && c->count >= c->max) {
 		entry_free(e);
 		return DRAKE_ELIMIT;
 	}

@@ -25,6 +25,7 @@ struct kube_cache_entry;
 struct kube_cache {
 	struct kube_cache_entry **by_key, **by_owner, **by_node;
 	size_t nbuckets, count;
+	size_t max; /* most objects held; kube_cache_init() sets KUBE_CACHE_MAX_OBJECTS */
 };
 
 typedef bool (*kube_visit_cb)(struct json_t *obj, void *arg); /* false stops the walk */

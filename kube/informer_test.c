@@ -99,6 +99,29 @@ static void test_cache_indexes_by_key_owner_and_node(void **state)
 	kube_cache_release(NULL);
 }
 
+static void test_cache_refuses_objects_over_its_limit(void **state)
+{
+	struct kube_cache c;
+	kube_cache_init(&c);
+	c.max = 2;
+	struct json_t *old;
+	bool changed;
+	const char *objs[] = {"{\"metadata\":{\"name\":\"a\"}}", "{\"metadata\":{\"name\":\"b\"}}",
+	                      "{\"metadata\":{\"name\":\"c\"}}"};
+	for (int i = 0; i < 3; i++) {
+		struct json_t *o = obj(objs[i]);
+		assert_int_equal(kube_cache_put(&c, o, 1, &old, &changed),
+		                 i < 2 ? DRAKE_OK : DRAKE_ELIMIT);
+		kube_obj_unref(o);
+	}
+	struct json_t *o = obj(objs[1]); /* replacing one held is still fine */
+	assert_int_equal(kube_cache_put(&c, o, 1, &old, &changed), DRAKE_OK);
+	kube_obj_unref(old);
+	kube_obj_unref(o);
+	assert_int_equal(kube_cache_count(&c), 2);
+	kube_cache_release(&c);
+}
+
 /* ---- informer against a scripted server ---- */
 
 struct env {
@@ -307,6 +330,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cache_indexes_by_key_owner_and_node),
+	    cmocka_unit_test(test_cache_refuses_objects_over_its_limit),
 	    cmocka_unit_test_setup_teardown(test_informer_pages_watches_and_relists_on_gone, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_list_is_retried_after_backoff, setup,

@@ -198,6 +198,24 @@ static void test_config_over_the_size_limit_is_refused(void **state)
 	free(big);
 }
 
+static void test_config_with_too_many_yaml_nodes_is_refused(void **state)
+{
+	/* small in bytes, but more nodes than KUBE_CONFIG_MAX_NODES */
+	size_t n = KUBE_CONFIG_MAX_NODES + 1;
+	char *y = malloc(2 * n + 64);
+	assert_non_null(y);
+	char *p = y + sprintf(y, "current-context: c\nx: [");
+	for (size_t i = 0; i < n; i++) {
+		*p++ = '1';
+		*p++ = ',';
+	}
+	strcpy(p - 1, "]\n");
+	struct kube_config cfg;
+	assert_int_equal(parse(y, &cfg), DRAKE_ELIMIT);
+	assert_non_null(strstr(msg, "nodes"));
+	free(y);
+}
+
 static void test_token_over_the_size_limit_is_refused(void **state)
 {
 	size_t n = KUBE_TOKEN_MAX_BYTES + 1;
@@ -357,6 +375,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_configs_fail_with_a_message),
 	    cmocka_unit_test(test_config_over_the_size_limit_is_refused),
 	    cmocka_unit_test(test_token_over_the_size_limit_is_refused),
+	    cmocka_unit_test(test_config_with_too_many_yaml_nodes_is_refused),
 	    cmocka_unit_test(test_base64_decoder),
 	    cmocka_unit_test_setup_teardown(test_load_file_resolves_paths_next_to_it, make_dir,
 	                                    remove_dir),

@@ -126,6 +126,10 @@ static void test_malformed_events_are_refused_with_a_reason(void **state)
 	     "7}}}",
 	     "resourceVersion is not a short string"},
 	    {"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}", "without resourceVersion"},
+	    {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\""
+	     "0123456789012345678901234567890123456789012345678901234567890123456789"
+	     "0123456789012345678901234567890123456789012345678901234567890123456789\"}}}",
+	     "resourceVersion is not a short string"}, /* over KUBE_RV_MAX */
 	    {"{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":{}}", "not JSON"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

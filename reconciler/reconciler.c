@@ -479,8 +479,11 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 	o.n = 0;
 	o.truncated = false;
 	kube_cache_by_owner(kube_informer_cache(r->pods), job.uid, collect_pod, &o);
-	if (o.truncated)
-		log_warn("reconciler_too_many_pods", "job=%s limit=%d", key, RECONCILER_MAX_PODS);
+	if (o.truncated) { /* acting on part of the pods would recreate the rest */
+		log_warn("reconciler_too_many_pods", "job=%s limit=%d action=skip", key,
+		         RECONCILER_MAX_PODS);
+		return;
+	}
 	if (final) {
 		finish_job(r, &job, &o, since_done);
 		return;

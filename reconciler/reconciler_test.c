@@ -103,7 +103,7 @@ static int setup(void **state)
 	char server[64];
 	snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
 	struct kube_config cfg = {.server = server};
-	struct kube_client_options o = {.timeout_ms = 2000, .max_body = 1 << 20};
+	struct kube_client_options o = {.timeout_ms = 5000, .max_body = 8 << 20};
 	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
 	e->jobs = e->pods = e->services = "";
 	*state = e;
@@ -289,6 +289,30 @@ static void test_suspended_job_loses_its_pods_and_services(void **state)
 	assert_int_equal(count(e->bodies, "\"type\":\"Suspended\",\"status\":\"True\""), 1);
 }
 
+static void test_job_with_more_pods_than_the_limit_is_left_alone(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 2);
+	size_t n = RECONCILER_MAX_PODS + 1, cap = n * 512;
+	char *pods = malloc(cap), *p = pods;
+	assert_non_null(pods);
+	for (size_t i = 0; i < n; i++)
+		p += snprintf(
+		    p, cap - (size_t)(p - pods),
+		    "%s{\"metadata\":{\"name\":\"job1-x-%zu\",\"namespace\":\"default\","
+		    "\"uid\":\"u%zu\",\"labels\":{\"training.kubeflow.org/job-name\":\"job1\","
+		    "\"training.kubeflow.org/replica-type\":\"worker\","
+		    "\"training.kubeflow.org/replica-index\":\"%zu\"},\"ownerReferences\":[{"
+		    "\"kind\":\"TFJob\",\"uid\":\"uid-job1\",\"controller\":true}]},"
+		    "\"status\":{\"phase\":\"Running\"}}",
+		    i ? "," : "", i, i, i % 1000);
+	e->pods = pods;
+	run(e, 0); /* nothing is expected: waits the full 5 s */
+	free(pods);
+	e->pods = "";
+	assert_int_equal(e->nwrites, 0); /* acting on part of the pods would be wrong */
+}
+
 static void test_failing_writes_back_off_instead_of_retrying_every_second(void **state)
 {
 	struct env *e = *state;
@@ -317,6 +341,7 @@ int main(void)
 	    T(test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_alone),
 	    T(test_failing_writes_back_off_instead_of_retrying_every_second),
 	    T(test_suspended_job_loses_its_pods_and_services),
+	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
