@@ -89,7 +89,9 @@ drake_err kube_stream_start(struct kube_client *c, const char *path, long timeou
                             kube_data_cb on_data, kube_response_cb on_done, void *arg,
                             struct kube_stream **out) DRAKE_MUST_CHECK;
 /* Stops a stream; after it returns no callback of that stream runs. Safe on
- * NULL and from inside any callback, including the stream's own on_data. */
+ * NULL and from inside any callback, including the stream's own on_data.
+ * The handle is freed once on_done has run: do not cancel it after that.
+ * (No callback may call kube_client_free().) */
 void kube_stream_cancel(struct kube_stream *s);
 
 #endif
