@@ -20,16 +20,21 @@ cdie() {
   exit 1
 }
 
-# free_port: a TCP port nothing listens on now, in 20000-39999, not one handed
-# out earlier by this shell. (Another program could still take it before we
-# bind; the component then fails to start and cluster-up reports it.)
+# free_port: a TCP port no socket uses now (any state), below the kernel's
+# ephemeral range (so an outgoing connection cannot take it before the
+# component binds), and not one handed out earlier by this shell. Another
+# program could still bind it first; the component then fails to start and
+# cluster-up reports it.
 _used_ports=" "
 free_port() {
-  local p i
+  local p i lo=15000 hi eph
+  eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  hi=$((eph - 1))
+  [ "$hi" -gt $((lo + 1000)) ] || { lo=1025; hi=$((eph - 1)); }
   for i in $(seq 1 200); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 20000))
+    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
     case "$_used_ports" in *" $p "*) continue ;; esac
-    if ! ss -Htln "sport = :$p" | grep -q .; then
+    if ! ss -Htan "( sport = :$p or dport = :$p )" | grep -q .; then
       _used_ports="$_used_ports$p "
       echo "$p"
       return 0

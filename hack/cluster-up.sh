@@ -175,6 +175,9 @@ start_proc kube-apiserver "$bin/kube-apiserver" \
   --endpoint-reconciler-type=none \
   --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key" \
   --client-ca-file="$pki/ca.crt" \
+  --requestheader-client-ca-file="$pki/ca.crt" --requestheader-allowed-names=drake-front-proxy \
+  --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+  --requestheader-extra-headers-prefix=X-Remote-Extra- \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
   --service-cluster-ip-range=10.96.0.0/16 \
@@ -193,8 +196,9 @@ start_proc kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$kubeconfig" \
   --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
   --bind-address=127.0.0.1 --secure-port="$kcm_port" --leader-elect=false \
+  --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key" \
   --root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" \
-  --controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
+  --controllers=node-lifecycle-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
   --kube-api-qps=500 --kube-api-burst=1000 \
   --profiling=false
 wait_for "kube-controller-manager healthy" 60 kube-controller-manager \
@@ -226,7 +230,8 @@ render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-schedule
 start_sched() { # NAME CONFIG PORT
   start_proc "$1" "$bin/kube-scheduler" --config="$2" \
     --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
-    --bind-address=127.0.0.1 --secure-port="$3" --profiling=false
+    --bind-address=127.0.0.1 --secure-port="$3" --profiling=false \
+    --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key"
   wait_for "$1 healthy" 60 "$1" https_ok "https://127.0.0.1:$3/healthz"
 }
 start_sched kube-scheduler "$cluster_dir/kube-scheduler.yaml" "$sched_port"
@@ -258,12 +263,14 @@ awk -v n="$nodes" -v cpu="$cpu" -v mem="$memory" -v gpu="$gpus" -v pods="$podspe
   }
 }' >"$cluster_dir/nodes.yaml"
 kctl create -f "$cluster_dir/nodes.yaml" -o name >/dev/null
+# Ready, and the not-ready taint that admission puts on every new node
+# removed again by kube-controller-manager's node-lifecycle controller
 ready_nodes() {
   local n
-  n=$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)
+  n=$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {.spec.taints}{"\n"}{end}' | grep -c '^True $')
   [ "$n" -ge "$nodes" ]
 }
-wait_for "$nodes nodes Ready" $((60 + nodes / 5)) kwok ready_nodes
+wait_for "$nodes nodes Ready and untainted" $((60 + nodes / 5)) kwok ready_nodes
 wait_for "default service account" 60 kube-controller-manager kctl get serviceaccount default -n default
 
 loopback_only || cdie "a component listens beyond loopback"

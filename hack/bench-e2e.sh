@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# bench-e2e.sh - `make bench-e2e`: a local cluster with BENCH_NODES (1000)
+# kwok nodes and two kube-schedulers (client qps/burst raised): one with drake
+# as extender (simple mode: drake sees every pod), one without. The Go driver
+# e2e/cmd/bench-e2e creates BENCH_PODS (3000) plain pods per phase for each,
+# in ABBA order over BENCH_ROUNDS (2) rounds, and prints pods bound per
+# second; CSV under bench/results/. The cluster is torn down afterwards.
+set -euo pipefail
+# shellcheck source=hack/cluster-lib.sh
+source "$(dirname "$0")/cluster-lib.sh"
+export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
+nodes=${BENCH_NODES:-1000}
+rc=1
+finish() {
+  "$drake_root/hack/cluster-down.sh" || true
+  [ "$rc" = 0 ] || echo "bench-e2e failed (rc=$rc): logs in $cluster_dir/logs"
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$drake_root/build"
+# drake posts the Bindings: lift its API client limit too (default 100/s)
+export DRAKE_API_QPS=${DRAKE_API_QPS:-5000} DRAKE_API_BURST=${DRAKE_API_BURST:-10000}
+(cd "$drake_root/e2e" && go build -o "$drake_root/build/bench-e2e" ./cmd/bench-e2e)
+"$drake_root/hack/cluster-up.sh" --nodes "$nodes" --plain-scheduler --mode simple \
+  --qps "${BENCH_SCHED_QPS:-5000}" --burst "${BENCH_SCHED_BURST:-10000}" ${BENCH_UP_ARGS:-}
+# shellcheck disable=SC1091
+source "$cluster_dir/env"
+cd "$drake_root"
+"$drake_root/build/bench-e2e" --nodes "$nodes" --pods "${BENCH_PODS:-3000}" --rounds "${BENCH_ROUNDS:-2}" ${BENCH_ARGS:-}
+rc=$?
