@@ -324,6 +324,58 @@ func TestTFJobDeletedGarbageCollectsPodsAndServices(t *testing.T) {
 	})
 }
 
+// killDrake SIGKILLs drake by its recorded PID and waits until it is reaped.
+func killDrake(t *testing.T, e *env) {
+	t.Helper()
+	pidText, err := os.ReadFile(filepath.Join(e.dir, "pids", "drake.pid"))
+	if err != nil {
+		t.Fatalf("drake pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL drake: %v", err)
+	}
+	// cluster-drake.sh refuses to start while the old PID answers kill -0,
+	// which a zombie does until it is reaped
+	poll(t, 30*time.Second, "killed drake reaped", func() (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	})
+}
+
+func TestTFJobKilledMidReconcileKeepsCreatedPodsAndFinishes(t *testing.T) {
+	e := withReconciler(t)
+	ns := e.namespace(t)
+	createTFJob(t, ns, "big", map[string]any{
+		"tfReplicaSpecs": map[string]any{"PS": tensorflow(1, "OnFailure", nil), "Worker": tensorflow(40, "OnFailure", nil)},
+	})
+	var early []corev1.Pod
+	poll(t, 60*time.Second, "first pods of big", func() (bool, error) {
+		early = jobPods(t, e, ns, "big")
+		return len(early) > 0, nil
+	})
+	seen := len(early)
+	killDrake(t, e)
+	early = jobPods(t, e, ns, "big") // what exists once drake is dead
+	t.Logf("drake killed after seeing %d of 41 pods; %d existed once it was dead", seen, len(early))
+	e.drakeCtl(t, "start")
+	pods := waitPodCount(t, e, ns, "big", 41, 90*time.Second)
+	uid := map[string]string{}
+	for _, p := range pods {
+		uid[p.Name] = string(p.UID)
+	}
+	for _, p := range early {
+		if uid[p.Name] != string(p.UID) {
+			t.Errorf("pod %s was recreated across the kill (uid %s, was %s)", p.Name, uid[p.Name], p.UID)
+		}
+	}
+	poll(t, 60*time.Second, "41 services of big", func() (bool, error) {
+		l, err := e.client.CoreV1().Services(ns).List(ctxFor(t, 10*time.Second),
+			metav1.ListOptions{LabelSelector: "training.kubeflow.org/job-name=big"})
+		return err == nil && len(l.Items) == 41, err
+	})
+	waitState(t, ns, "big", "Running", 120*time.Second)
+}
+
 func TestTFJobSurvivesDrakeSIGKILLWithSamePods(t *testing.T) {
 	e := withReconciler(t)
 	ns := e.namespace(t)
@@ -338,19 +390,7 @@ func TestTFJobSurvivesDrakeSIGKILLWithSamePods(t *testing.T) {
 	for _, p := range jobPods(t, e, ns, "steady") {
 		before[p.Name] = string(p.UID)
 	}
-	pidText, err := os.ReadFile(filepath.Join(e.dir, "pids", "drake.pid"))
-	if err != nil {
-		t.Fatalf("drake pid: %v", err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("SIGKILL drake: %v", err)
-	}
-	// cluster-drake.sh refuses to start while the old PID answers kill -0,
-	// which a zombie does until it is reaped
-	poll(t, 30*time.Second, "killed drake reaped", func() (bool, error) {
-		return syscall.Kill(pid, 0) != nil, nil
-	})
+	killDrake(t, e)
 	e.drakeCtl(t, "start")
 	time.Sleep(5 * time.Second) // several passes of the restarted reconciler
 	after := jobPods(t, e, ns, "steady")
