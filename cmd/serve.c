@@ -158,6 +158,10 @@ int serve_main(int argc, char **argv)
 	     "most victim pods per node in a preempt request"},
 	    {"request-timeout", "DRAKE_REQUEST_TIMEOUT", FLAG_DURATION, &o.srv.request_timeout,
 	     "30s", "a connection idle or stalled this long mid-request is closed"},
+	    {"gang-bind-timeout", "DRAKE_GANG_BIND_TIMEOUT", FLAG_DURATION,
+	     &o.srv.gang_bind_timeout, "15s",
+	     "how long a gang's bind requests wait for the whole wave; keep it below "
+	     "kube-scheduler's httpTimeout"},
 	    {"shutdown-grace", "DRAKE_SHUTDOWN_GRACE", FLAG_DURATION, &o.srv.shutdown_grace, "20s",
 	     "on SIGTERM, how long requests in flight get to finish"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &o.log_level, "info",
@@ -220,6 +224,8 @@ int serve_main(int argc, char **argv)
 			return 1;
 		}
 		ext_server_set_ready(sv.server, on_ready, &sv);
+		/* The gang verbs read the controller's pod cache. */
+		ext_server_set_pods(sv.server, reconciler_pods(sv.rec));
 	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
 	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);

@@ -19,6 +19,8 @@
 struct evhttp_request;
 struct ext_server;
 struct kube_client;
+struct kube_informer;
+struct gang_barriers;
 
 struct ext_call {
 	struct ext_server *srv;
@@ -46,6 +48,8 @@ void call_reply_text(struct ext_call *call, int code, const char *content_type, 
 
 const struct ext_limits *call_limits(const struct ext_call *call);
 struct kube_client *call_kube(const struct ext_call *call);
+struct kube_informer *call_pods(const struct ext_call *call);
+struct gang_barriers *call_gangs(const struct ext_call *call);
 struct metrics *call_metrics(const struct ext_call *call);
 
 /* The verbs (verbs.c). Each answers its call exactly once, now or later. */

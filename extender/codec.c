@@ -215,12 +215,21 @@ static drake_err decode_labels(const json_t *labels, const struct ext_limits *li
 	return DRAKE_OK;
 }
 
+static drake_err decode_pod_object(const json_t *p, const struct ext_limits *lim,
+                                   struct ext_pod *pod, char *msg, size_t msglen);
+
 static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, struct ext_pod *pod,
                             char *msg, size_t msglen)
 {
 	const json_t *p = get_key(root, "Pod");
 	if (!p)
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod: required");
+	return decode_pod_object(p, lim, pod, msg, msglen);
+}
+
+static drake_err decode_pod_object(const json_t *p, const struct ext_limits *lim,
+                                   struct ext_pod *pod, char *msg, size_t msglen)
+{
 	if (!json_is_object(p))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "Pod: expected object, got %s",
 		                    type_name(p));
@@ -566,6 +575,30 @@ char *ext_pod_node_name(const char *body, size_t len)
 	char *s = strdup(json_is_string(n) ? json_string_value(n) : "");
 	json_decref(root);
 	return s;
+}
+
+drake_err ext_pod_object_decode(const char *body, size_t len, const struct ext_limits *lim,
+                                struct ext_pod *out, char **node_name, char *msg, size_t msglen)
+{
+	memset(out, 0, sizeof(*out));
+	*node_name = NULL;
+	json_t *root;
+	drake_err e = parse_root(body, len, &root, msg, msglen);
+	if (e)
+		return e;
+	e = decode_pod_object(root, lim, out, msg, msglen);
+	const json_t *spec = json_object_get(root, "spec");
+	const json_t *n = json_is_object(spec) ? json_object_get(spec, "nodeName") : NULL;
+	if (!e && !(*node_name = strdup(json_is_string(n) ? json_string_value(n) : "")))
+		e = DRAKE_ENOMEM;
+	json_decref(root);
+	return e;
+}
+
+void ext_pod_release(struct ext_pod *pod)
+{
+	if (pod)
+		pod_release(pod);
 }
 
 static drake_err decode_victims(const char *node, const json_t *v, bool meta,

@@ -112,6 +112,14 @@ char *ext_binding_object_encode(const struct ext_bind_args *b);
 /* The "message" of a Kubernetes Status body, or NULL when there is none. */
 char *ext_status_message(const char *body, size_t len);
 
+/* A whole Pod object (as GET returns it): the same fields as in a request,
+ * and spec.nodeName into *node_name (malloc'd, "" when unbound). Release
+ * with ext_pod_release() and free(*node_name), also after a failure. */
+drake_err ext_pod_object_decode(const char *body, size_t len, const struct ext_limits *lim,
+                                struct ext_pod *out, char **node_name, char *msg, size_t msglen)
+    DRAKE_MUST_CHECK;
+void ext_pod_release(struct ext_pod *pod);
+
 /* spec.nodeName of a Pod body: malloc'd, "" when unbound, NULL on bad JSON. */
 char *ext_pod_node_name(const char *body, size_t len);
 

@@ -104,10 +104,13 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    buf,
 	    "# HELP drake_inflight_binds Bind requests received and not yet "
 	    "answered.\n# TYPE drake_inflight_binds gauge\ndrake_inflight_binds %lld\n"
+	    "# HELP drake_gang_binds_waiting Bind requests held at a gang barrier.\n"
+	    "# TYPE drake_gang_binds_waiting gauge\ndrake_gang_binds_waiting %lld\n"
 	    "# HELP drake_tls_reloads_total Certificate reloads (SIGHUP), by result.\n"
 	    "# TYPE drake_tls_reloads_total counter\n"
 	    "drake_tls_reloads_total{result=\"ok\"} %llu\n"
 	    "drake_tls_reloads_total{result=\"error\"} %llu\n",
-	    (long long)m->inflight_binds, (unsigned long long)m->tls_reloads,
+	    (long long)m->inflight_binds, (long long)m->gang_binds_waiting,
+	    (unsigned long long)m->tls_reloads,
 	    (unsigned long long)m->tls_reload_failures);
 }

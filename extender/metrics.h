@@ -37,6 +37,7 @@ struct metrics {
 	uint64_t latency_count[VERB_COUNT];
 	double latency_sum[VERB_COUNT];
 	int64_t inflight_binds;
+	int64_t gang_binds_waiting; /* set by the server just before rendering */
 	uint64_t tls_reloads;
 	uint64_t tls_reload_failures;
 };

@@ -26,6 +26,7 @@
 
 #include "common/log.h"
 #include "extender/call.h"
+#include "extender/gang.h"
 #include "extender/tls.h"
 
 #ifndef DRAKE_VERSION
@@ -43,6 +44,8 @@ struct ext_server {
 	char *prefix; /* normalised: "" or "/x" without a trailing slash */
 	char *cert_file, *key_file, *client_ca_file;
 	struct kube_client *kube;
+	struct kube_informer *pods;
+	struct gang_barriers *gangs;
 	struct metrics metrics;
 	struct call_list calls;
 	size_t n_calls;
@@ -88,6 +91,7 @@ void ext_server_config_default(struct ext_server_config *cfg)
 	cfg->max_headers = 16u << 10;
 	cfg->request_timeout = 30;
 	cfg->shutdown_grace = 20;
+	cfg->gang_bind_timeout = 15;
 	ext_limits_default(&cfg->limits);
 }
 
@@ -218,6 +222,21 @@ struct kube_client *call_kube(const struct ext_call *call)
 	return call->srv->kube;
 }
 
+struct kube_informer *call_pods(const struct ext_call *call)
+{
+	return call->srv->pods;
+}
+
+struct gang_barriers *call_gangs(const struct ext_call *call)
+{
+	return call->srv->gangs;
+}
+
+void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods)
+{
+	s->pods = pods;
+}
+
 struct metrics *call_metrics(const struct ext_call *call)
 {
 	return &call->srv->metrics;
@@ -253,6 +272,7 @@ static void on_metrics(struct ext_call *call)
 		call_finish(call, 500, "text/plain", NULL, true);
 		return;
 	}
+	call->srv->metrics.gang_binds_waiting = (int64_t)gang_barriers_waiting(call->srv->gangs);
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
 	call_finish(call, 200, "text/plain; version=0.0.4", buf, false);
 	evbuffer_free(buf);
@@ -417,6 +437,11 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file};
 	if (tls_context_new(&files, &s->ctx, msg, msglen))
 		goto fail;
+	s->gangs = gang_barriers_new(base, cfg->gang_bind_timeout);
+	if (!s->gangs) {
+		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
+		goto fail;
+	}
 	s->http = evhttp_new(base);
 	if (!s->http) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "cannot create the HTTP server");
@@ -546,6 +571,7 @@ void ext_server_free(struct ext_server *s)
 {
 	if (!s)
 		return;
+	gang_barriers_free(s->gangs); /* answers held gang binds */
 	answer_all(s, 503, "drake is shutting down");
 	if (s->http)
 		evhttp_free(s->http);

@@ -18,6 +18,7 @@
 
 struct event_base;
 struct kube_client;
+struct kube_informer;
 struct ext_server;
 
 struct ext_server_config {
@@ -31,6 +32,7 @@ struct ext_server_config {
 	size_t max_headers;         /* request header block limit */
 	double request_timeout;     /* seconds a connection may take to send a request */
 	double shutdown_grace;      /* seconds held requests get on shutdown */
+	double gang_bind_timeout; /* seconds a gang's binds wait for the whole wave */
 	struct ext_limits limits;
 };
 
@@ -52,6 +54,10 @@ drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen) 
  * fn may write a reason into why. */
 typedef bool (*ext_ready_fn)(void *arg, char *why, size_t whylen);
 void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg);
+
+/* The pod cache the gang verbs read (bind barrier, preemption); NULL for
+ * none. The server does not own it; it must outlive the server or be unset. */
+void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods);
 
 /* Stops accepting connections; calls done once every received request has
  * been answered, or when shutdown_grace runs out (then the rest get 503). */

@@ -8,229 +8,12 @@
  * hack/gen-certs.sh under build/itest/. Every drake started here is stopped
  * by its PID.
  */
-#include <arpa/inet.h>
-#include <curl/curl.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <poll.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+#include "tests/integration/fake_api.h"
 
-#include <cmocka.h>
-
-extern char **environ;
-
-#define DIR   "build/itest"
-#define CERTS DIR "/certs"
-#define ALT   DIR "/alt-certs"
-#define LIVE  DIR "/live" /* the files the reload test rewrites */
-
-struct drake {
-	pid_t pid;
-	int port;
-	char log[256];
-};
+#define ALT  DIR "/alt-certs"
+#define LIVE DIR "/live" /* the files the reload test rewrites */
 
 static struct drake g; /* the shared instance most tests use */
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof(a);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(fd, (struct sockaddr *)&a, &l))
-		fail_msg("cannot find a free port: %s", strerror(errno));
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-struct resp {
-	long code;
-	char body[1 << 16];
-	size_t len;
-	CURLcode rc;
-};
-
-static size_t on_body(char *p, size_t sz, size_t n, void *arg)
-{
-	struct resp *r = arg;
-	size_t take = sz * n;
-	if (take > sizeof(r->body) - 1 - r->len)
-		take = sizeof(r->body) - 1 - r->len;
-	memcpy(r->body + r->len, p, take);
-	r->len += take;
-	r->body[r->len] = '\0';
-	return sz * n;
-}
-
-/* TLS options: which CA to trust and which client identity to present. */
-struct tls {
-	const char *ca;
-	const char *cert; /* NULL: no client certificate */
-	const char *key;
-	long max_version; /* 0 or CURL_SSLVERSION_MAX_* */
-};
-
-static const struct tls good = {CERTS "/ca.crt", CERTS "/client.crt", CERTS "/client.key", 0};
-
-static void setup_easy(CURL *h, int port, const char *method, const char *path, const char *body,
-                       size_t len, const struct tls *t, struct resp *r)
-{
-	char url[512];
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
-	memset(r, 0, sizeof(*r));
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_CAINFO, t->ca);
-	curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert);
-	curl_easy_setopt(h, CURLOPT_SSLKEY, t->key);
-	curl_easy_setopt(h, CURLOPT_SSLVERSION, t->max_version ? t->max_version : 0L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-	if (body) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	} else {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
-		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	}
-}
-
-static void request_on(CURL *h, int port, const char *method, const char *path, const char *body,
-                       size_t len, const struct tls *t, struct resp *r)
-{
-	setup_easy(h, port, method, path, body, len, t, r);
-	r->rc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->code);
-}
-
-static void request(int port, const char *method, const char *path, const char *body,
-                    const struct tls *t, struct resp *r)
-{
-	CURL *h = curl_easy_init();
-	request_on(h, port, method, path, body, body ? strlen(body) : 0, t, r);
-	curl_easy_cleanup(h);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
-	return b;
-}
-
-static void wait_healthy(const struct drake *d, const struct tls *t)
-{
-	double deadline = now() + 15;
-	struct resp r;
-	for (;;) {
-		request(d->port, "GET", "/healthz", NULL, t, &r);
-		if (r.rc == CURLE_OK && r.code == 200)
-			return;
-		int status;
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid)
-			fail_msg("drake exited before serving; log: %s", d->log);
-		if (now() > deadline)
-			fail_msg("drake not healthy within 15 s; log: %s", d->log);
-		struct timespec ts = {0, 20 * 1000 * 1000}; /* poll interval, bounded by deadline */
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* Starts drake with the common flags plus extra ones (NULL-terminated). */
-static void start_drake(struct drake *d, const char *tag, const char *cert, const char *key,
-                        const char *ca, ...)
-{
-	static char port[16];
-	d->port = free_port();
-	snprintf(port, sizeof(port), "%d", d->port);
-	snprintf(d->log, sizeof(d->log), DIR "/drake-%s.log", tag);
-	const char *bin = getenv("DRAKE_BIN");
-	if (!bin)
-		fail_msg("DRAKE_BIN is not set");
-	const char *argv[40] = {bin,
-	                        "serve",
-	                        "--port",
-	                        port,
-	                        "--tls-cert",
-	                        cert,
-	                        "--tls-key",
-	                        key,
-	                        "--client-ca",
-	                        ca,
-	                        "--max-body",
-	                        "1Mi",
-	                        "--max-nodes",
-	                        "100",
-	                        "--request-timeout",
-	                        "1s",
-	                        "--shutdown-grace",
-	                        "5s",
-	                        "--log-level",
-	                        "debug"};
-	size_t n = 20;
-	va_list ap;
-	va_start(ap, ca);
-	for (const char *a; (a = va_arg(ap, const char *)) && n < 38;)
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	/* The environment must not hand drake a kubeconfig the test did not ask for. */
-	unsetenv("DRAKE_KUBECONFIG");
-	unsetenv("KUBERNETES_SERVICE_HOST");
-	if (posix_spawn(&d->pid, bin, &fa, NULL, (char *const *)argv, environ) != 0)
-		fail_msg("cannot start %s", bin);
-	posix_spawn_file_actions_destroy(&fa);
-}
-
-static int stop_drake(struct drake *d)
-{
-	if (d->pid <= 0)
-		return -1;
-	kill(d->pid, SIGTERM);
-	int status = 0;
-	waitpid(d->pid, &status, 0);
-	d->pid = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 static int group_setup(void **state)
 {
@@ -577,75 +360,61 @@ static void test_sighup_reloads_certificates_without_dropping_the_listener(void 
 	assert_int_equal(stop_drake(&d), 0);
 }
 
-/* A one-connection fake API server: enough to hold a Binding POST open. */
-static int listen_loopback(int *port)
+/* The pod drake reads before binding (no drake.dev/ plan: a plain pod). */
+static const char plain_pod[] =
+    "{\"metadata\":{\"name\":\"mnist-worker-1\",\"namespace\":\"ml\","
+    "\"uid\":\"5b9c0d2e-0000-4000-8000-000000000001\"},\"spec\":{}}";
+
+struct hold {
+	int binding_code;   /* 0: hold Binding POSTs */
+	const char *binding_body;
+};
+
+static bool on_api(struct fake_api *f, struct fake_req *r, void *arg)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof(a);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 4) ||
-	    getsockname(fd, (struct sockaddr *)&a, &l))
-		fail_msg("listen: %s", strerror(errno));
-	*port = ntohs(a.sin_port);
-	return fd;
+	struct hold *h = arg;
+	if (strcmp(r->method, "GET") == 0 && strstr(r->path, "/pods/mnist-worker-1")) {
+		fake_api_reply(f, r, 200, plain_pod);
+		return true;
+	}
+	if (strcmp(r->method, "POST") == 0 && strstr(r->path, "/binding")) {
+		if (!h->binding_code)
+			return false;
+		fake_api_reply(f, r, h->binding_code, h->binding_body);
+		return true;
+	}
+	fake_api_reply(f, r, 404, "{\"kind\":\"Status\",\"message\":\"not here\"}");
+	return true;
 }
 
-/* Drives the multi handle until fd is readable or the deadline passes. */
-static bool pump_until_readable(CURLM *m, int fd, double seconds)
+static bool binding_seen(struct fake_api *f, void *arg)
 {
-	double deadline = now() + seconds;
-	int running;
-	while (now() < deadline) {
-		curl_multi_perform(m, &running);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 20) > 0)
-			return true;
-	}
-	return false;
+	return fake_api_count(f, "POST", "/pods/mnist-worker-1/binding") > 0;
 }
 
 static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 {
-	int api_port;
-	int lfd = listen_loopback(&api_port);
-	char kubeconfig[] = DIR "/fake-api.kubeconfig";
-	FILE *f = fopen(kubeconfig, "w");
-	fprintf(f,
-	        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-	        "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
-	        "users:\n- name: u\n  user:\n    token: t0ken\n"
-	        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
-	        api_port);
-	fclose(f);
+	struct hold h = {0, NULL};
+	struct fake_api api;
+	fake_api_start(&api, on_api, &h);
+	fake_api_kubeconfig(&api, DIR "/fake-api.kubeconfig");
 	struct drake d;
 	start_drake(&d, "sigterm", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-	            "--kubeconfig", kubeconfig, NULL);
+		    "--kubeconfig", DIR "/fake-api.kubeconfig", NULL);
 	wait_healthy(&d, &good);
 
 	CURLM *m = curl_multi_init();
-	CURL *h = curl_easy_init();
+	CURL *hd = curl_easy_init();
 	struct resp r;
 	char *body = slurp("tests/golden/bind.request.json");
-	setup_easy(h, d.port, "POST", "/scheduler/bind", body, strlen(body), &good, &r);
-	curl_multi_add_handle(m, h);
+	setup_easy(hd, d.port, "POST", "/scheduler/bind", body, strlen(body), &good, &r);
+	curl_multi_add_handle(m, hd);
 
-	/* drake's Binding POST arrives at the fake API server and is held. */
-	assert_true(pump_until_readable(m, lfd, 10));
-	int afd = accept(lfd, NULL, NULL);
-	assert_true(afd >= 0);
-	char req[8192];
-	size_t got = 0;
-	while (!strstr(req, "\"kind\":\"Binding\"") && got < sizeof(req) - 1) {
-		assert_true(pump_until_readable(m, afd, 10));
-		ssize_t n = read(afd, req + got, sizeof(req) - 1 - got);
-		assert_true(n > 0);
-		got += (size_t)n;
-		req[got] = '\0';
-	}
-	assert_non_null(strstr(req, "POST /api/v1/namespaces/ml/pods/mnist-worker-1/binding"));
-	assert_non_null(strstr(req, "Authorization: Bearer t0ken"));
+	/* drake's Binding POST arrives at the API server and is held there. */
+	assert_true(fake_api_pump(&api, m, 10, binding_seen, NULL));
+	struct fake_req *post = &api.reqs[api.n_reqs - 1];
+	assert_string_equal(post->path, "/api/v1/namespaces/ml/pods/mnist-worker-1/binding");
+	assert_non_null(strstr(post->body, "\"kind\":\"Binding\""));
 
 	kill(d.pid, SIGTERM);
 	/* Draining: the listener is closed, so a new connection is refused... */
@@ -658,16 +427,9 @@ static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 	/* ...but drake is still running, holding the bind. */
 	assert_int_equal(waitpid(d.pid, NULL, WNOHANG), 0);
 
-	const char *ok = "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
-	                 "Content-Length: 36\r\n\r\n{\"kind\":\"Status\",\"status\":\"Success\"}";
-	assert_int_equal(write(afd, ok, strlen(ok)), (ssize_t)strlen(ok));
-	int running = 1;
-	deadline = now() + 10;
-	while (running && now() < deadline) {
-		curl_multi_perform(m, &running);
-		curl_multi_poll(m, NULL, 0, 50, NULL);
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.code);
+	fake_api_reply(&api, post, 201, "{\"kind\":\"Status\",\"status\":\"Success\"}");
+	assert_true(fake_api_finish(&api, m, 10));
+	curl_easy_getinfo(hd, CURLINFO_RESPONSE_CODE, &r.code);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "{\"Error\":\"\"}");
 	int status = 0;
@@ -675,72 +437,42 @@ static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 	d.pid = 0;
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	curl_multi_remove_handle(m, h);
-	curl_easy_cleanup(h);
+	curl_multi_remove_handle(m, hd);
+	curl_easy_cleanup(hd);
 	curl_multi_cleanup(m);
-	close(afd);
-	close(lfd);
+	fake_api_stop(&api);
 	free(body);
 }
 
 static void test_bind_reports_the_api_servers_own_message(void **state)
 {
-	int api_port;
-	int lfd = listen_loopback(&api_port);
-	char kubeconfig[] = DIR "/fake-api-404.kubeconfig";
-	FILE *f = fopen(kubeconfig, "w");
-	fprintf(f,
-	        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-	        "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
-	        "users:\n- name: u\n  user: {}\n"
-	        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
-	        api_port);
-	fclose(f);
+	struct hold h = {404, "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods "
+			      "\\\"mnist-worker-1\\\" not found\",\"code\":404}"};
+	struct fake_api api;
+	fake_api_start(&api, on_api, &h);
+	fake_api_kubeconfig(&api, DIR "/fake-api-404.kubeconfig");
 	struct drake d;
 	start_drake(&d, "bind404", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-	            "--kubeconfig", kubeconfig, NULL);
+		    "--kubeconfig", DIR "/fake-api-404.kubeconfig", NULL);
 	wait_healthy(&d, &good);
 	CURLM *m = curl_multi_init();
-	CURL *h = curl_easy_init();
+	CURL *hd = curl_easy_init();
 	struct resp r;
 	char *body = slurp("tests/golden/bind.request.json");
-	setup_easy(h, d.port, "POST", "/scheduler/bind", body, strlen(body), &good, &r);
-	curl_multi_add_handle(m, h);
-	assert_true(pump_until_readable(m, lfd, 10));
-	int afd = accept(lfd, NULL, NULL);
-	char req[8192];
-	size_t got = 0;
-	req[0] = '\0';
-	while (!strstr(req, "\"kind\":\"Binding\"") && got < sizeof(req) - 1) {
-		assert_true(pump_until_readable(m, afd, 10));
-		ssize_t n = read(afd, req + got, sizeof(req) - 1 - got);
-		assert_true(n > 0);
-		got += (size_t)n;
-		req[got] = '\0';
-	}
-	const char *msg = "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods "
-	                  "\\\"mnist-worker-1\\\" not found\",\"code\":404}";
-	char resp[512];
-	snprintf(resp, sizeof(resp),
-	         "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
-	         "Content-Length: %zu\r\n\r\n%s",
-	         strlen(msg), msg);
-	assert_int_equal(write(afd, resp, strlen(resp)), (ssize_t)strlen(resp));
-	int running = 1;
-	double deadline = now() + 10;
-	while (running && now() < deadline) {
-		curl_multi_perform(m, &running);
-		curl_multi_poll(m, NULL, 0, 50, NULL);
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.code);
+	setup_easy(hd, d.port, "POST", "/scheduler/bind", body, strlen(body), &good, &r);
+	curl_multi_add_handle(m, hd);
+	assert_true(fake_api_finish(&api, m, 10));
+	curl_easy_getinfo(hd, CURLINFO_RESPONSE_CODE, &r.code);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "{\"Error\":\"binding ml/mnist-worker-1 to gpu-a: pods "
-	                            "\\\"mnist-worker-1\\\" not found (HTTP 404)\"}");
-	curl_multi_remove_handle(m, h);
-	curl_easy_cleanup(h);
+				    "\\\"mnist-worker-1\\\" not found (HTTP 404)\"}");
+	assert_int_equal(fake_api_count(&api, "POST", "/binding"), 1);
+	for (size_t i = 0; i < api.n_reqs; i++) /* the kubeconfig's bearer token */
+		assert_true(api.reqs[i].bearer);
+	curl_multi_remove_handle(m, hd);
+	curl_easy_cleanup(hd);
 	curl_multi_cleanup(m);
-	close(afd);
-	close(lfd);
+	fake_api_stop(&api);
 	free(body);
 	assert_int_equal(stop_drake(&d), 0);
 }
