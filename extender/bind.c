@@ -17,7 +17,10 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 
-void bind_ref(struct bind_state *b) { b->refs++; }
+void bind_ref(struct bind_state *b)
+{
+	b->refs++;
+}
 
 void bind_unref(struct bind_state *b)
 {
@@ -44,10 +47,10 @@ void bind_answer(struct bind_state *b, const char *error)
 	char q[600];
 	if (error)
 		log_warn("bind_failed", "pod=%s/%s node=%s error=%s", b->args.pod_ns,
-			 b->args.pod_name, b->args.node, drake_log_quote(error, q, sizeof(q)));
+		         b->args.pod_name, b->args.node, drake_log_quote(error, q, sizeof(q)));
 	else
 		log_info("bound", "pod=%s/%s node=%s", b->args.pod_ns, b->args.pod_name,
-			 b->args.node);
+		         b->args.node);
 	call_reply_json(call, 200, ext_error_encode(error ? error : ""), error != NULL);
 }
 
@@ -75,7 +78,7 @@ static void on_pod_checked(const struct kube_response *r, void *arg)
 	} else {
 		char err[512];
 		snprintf(err, sizeof(err), "binding %s/%s to %s: pod is already bound to %s",
-			 a->pod_ns, a->pod_name, a->node, node && *node ? node : "another node");
+		         a->pod_ns, a->pod_name, a->node, node && *node ? node : "another node");
 		post_finish(p, err);
 	}
 	free(node);
@@ -95,18 +98,18 @@ static void on_bound(const struct kube_response *r, void *arg)
 		 * happens when kube-scheduler retries a bind that did succeed. */
 		char path[600];
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", a->pod_ns,
-			 a->pod_name);
+		         a->pod_name);
 		if (kube_request(p->b->kube, "GET", path, NULL, NULL, 0, on_pod_checked, p) ==
 		    DRAKE_OK)
 			return;
 	}
 	if (r->status == 0) {
 		snprintf(err, sizeof(err), "binding %s/%s to %s: API server unreachable: %s",
-			 a->pod_ns, a->pod_name, a->node, r->error ? r->error : "no answer");
+		         a->pod_ns, a->pod_name, a->node, r->error ? r->error : "no answer");
 	} else {
 		char *m = ext_status_message(r->body, r->body_len);
 		snprintf(err, sizeof(err), "binding %s/%s to %s: %s (HTTP %ld)", a->pod_ns,
-			 a->pod_name, a->node, m ? m : "API server error", r->status);
+		         a->pod_name, a->node, m ? m : "API server error", r->status);
 		free(m);
 	}
 	post_finish(p, err);
@@ -118,9 +121,9 @@ void bind_post(struct bind_state *b, bind_done_fn done, void *arg)
 	char *body = p ? ext_binding_object_encode(&b->args) : NULL;
 	char path[600];
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", b->args.pod_ns,
-		 b->args.pod_name);
+	         b->args.pod_name);
 	if (!body || kube_request(b->kube, "POST", path, NULL, body, strlen(body), on_bound, p) !=
-			 DRAKE_OK) {
+	                 DRAKE_OK) {
 		free(body);
 		free(p);
 		done(b, "cannot start the binding request to the API server", arg);
@@ -158,7 +161,7 @@ static void route(struct bind_state *b, const struct gang_member *m)
 	}
 	if (strcmp(m->planned_node, b->args.node) != 0)
 		log_warn("bind_off_plan", "pod=%s/%s node=%s planned=%s gang=%s", b->args.pod_ns,
-			 b->args.pod_name, b->args.node, m->planned_node, m->gang);
+		         b->args.pod_name, b->args.node, m->planned_node, m->gang);
 	gang_join(call_gangs(b->call), call_pods(b->call), m, b);
 }
 
@@ -174,8 +177,11 @@ static void on_pod_fetched(const struct kube_response *r, void *arg)
 	if (r->status != 200) {
 		char *m = r->status ? ext_status_message(r->body, r->body_len) : NULL;
 		snprintf(err, sizeof(err), "binding %s/%s: reading the pod: %s (HTTP %ld)",
-			 b->args.pod_ns, b->args.pod_name,
-			 m ? m : r->error ? r->error : "no answer", r->status);
+		         b->args.pod_ns, b->args.pod_name,
+		         m          ? m
+		         : r->error ? r->error
+		                    : "no answer",
+		         r->status);
 		free(m);
 		bind_answer(b, err);
 		bind_unref(b);
@@ -185,10 +191,10 @@ static void on_pod_fetched(const struct kube_response *r, void *arg)
 	char *node = NULL;
 	struct gang_member m;
 	drake_err e = ext_pod_object_decode(r->body, r->body_len, call_limits(b->call), &pod, &node,
-					    err, sizeof(err));
+	                                    err, sizeof(err));
 	if (!e && b->args.pod_uid[0] && strcmp(pod.uid, b->args.pod_uid) != 0) {
 		snprintf(err, sizeof(err), "binding %s/%s: the pod was replaced (uid %s, not %s)",
-			 b->args.pod_ns, b->args.pod_name, pod.uid, b->args.pod_uid);
+		         b->args.pod_ns, b->args.pod_name, pod.uid, b->args.pod_uid);
 		e = DRAKE_ECONFLICT;
 	}
 	if (!e)
@@ -203,7 +209,7 @@ static void on_pod_fetched(const struct kube_response *r, void *arg)
 }
 
 static drake_err member_from_cache(struct kube_informer *pods, const struct ext_bind_args *a,
-				   struct gang_member *m, bool *found, char *why, size_t whylen)
+                                   struct gang_member *m, bool *found, char *why, size_t whylen)
 {
 	*found = false;
 	struct json_t *obj = pods ? kube_informer_get(pods, a->pod_ns, a->pod_name) : NULL;
@@ -225,12 +231,12 @@ static drake_err member_from_cache(struct kube_informer *pods, const struct ext_
 			ann[n++].key = ann[i].key;
 	lab.value = (char *)kube_obj_label(obj, DRAKE_LABEL_JOB_NAME);
 	struct ext_pod view = {.name = (char *)meta.name,
-			       .ns = (char *)meta.ns,
-			       .uid = (char *)meta.uid,
-			       .labels = lab.value ? &lab : NULL,
-			       .n_labels = lab.value ? 1 : 0,
-			       .annotations = ann,
-			       .n_annotations = n};
+	                       .ns = (char *)meta.ns,
+	                       .uid = (char *)meta.uid,
+	                       .labels = lab.value ? &lab : NULL,
+	                       .n_labels = lab.value ? 1 : 0,
+	                       .annotations = ann,
+	                       .n_annotations = n};
 	return gang_member_of(&view, m, why, whylen);
 }
 
@@ -243,7 +249,7 @@ void verb_bind(struct ext_call *call)
 	}
 	char msg[512];
 	drake_err e = ext_bind_decode(call->body, call->body_len, call_limits(call), &b->args, msg,
-				      sizeof(msg));
+	                              sizeof(msg));
 	if (!e && (!safe_name(b->args.pod_ns) || !safe_name(b->args.pod_name))) {
 		snprintf(msg, sizeof(msg), "PodName and PodNamespace must be Kubernetes names");
 		e = DRAKE_EINVAL;
@@ -259,9 +265,9 @@ void verb_bind(struct ext_call *call)
 		ext_bind_release(&b->args);
 		free(b);
 		call_reply_json(call, 200,
-				ext_error_encode("drake has no API-server credentials: start it "
-						 "with --kubeconfig, or in a pod"),
-				true);
+		                ext_error_encode("drake has no API-server credentials: start it "
+		                                 "with --kubeconfig, or in a pod"),
+		                true);
 		return;
 	}
 	b->call = call;
@@ -286,7 +292,7 @@ void verb_bind(struct ext_call *call)
 	 * server, so a gang member is never bound outside its barrier. */
 	char path[600];
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", b->args.pod_ns,
-		 b->args.pod_name);
+	         b->args.pod_name);
 	bind_ref(b);
 	if (kube_request(b->kube, "GET", path, NULL, NULL, 0, on_pod_fetched, b) != DRAKE_OK) {
 		bind_unref(b);

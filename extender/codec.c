@@ -155,9 +155,10 @@ static drake_err decode_annotations(const json_t *ann, const struct ext_limits *
 		if (strncmp(k, DRAKE_ANNOTATION_PREFIX, plen) != 0 || json_is_null(v))
 			continue;
 		if (!json_is_string(v))
-			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-			                    "Pod.metadata.annotations[\"%.64s\"]: expected string, got %s",
-			                    k, type_name(v));
+			return drake_errorf(
+			    DRAKE_EINVAL, msg, msglen,
+			    "Pod.metadata.annotations[\"%.64s\"]: expected string, got %s", k,
+			    type_name(v));
 		if (pod->n_annotations >= lim->max_labels)
 			return drake_errorf(DRAKE_ELIMIT, msg, msglen,
 			                    "Pod.metadata.annotations: more than %zu drake.dev/ "

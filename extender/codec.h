@@ -116,8 +116,8 @@ char *ext_status_message(const char *body, size_t len);
  * and spec.nodeName into *node_name (malloc'd, "" when unbound). Release
  * with ext_pod_release() and free(*node_name), also after a failure. */
 drake_err ext_pod_object_decode(const char *body, size_t len, const struct ext_limits *lim,
-                                struct ext_pod *out, char **node_name, char *msg, size_t msglen)
-    DRAKE_MUST_CHECK;
+                                struct ext_pod *out, char **node_name, char *msg,
+                                size_t msglen) DRAKE_MUST_CHECK;
 void ext_pod_release(struct ext_pod *pod);
 
 /* spec.nodeName of a Pod body: malloc'd, "" when unbound, NULL on bad JSON. */

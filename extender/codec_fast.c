@@ -24,13 +24,13 @@
 
 /* Where in the document the parser stands. */
 enum where {
-	AT_TOP,    /* the root object, expecting a key */
-	AT_POD,    /* directly in Pod */
-	AT_META,   /* in Pod.metadata */
-	AT_LABELS, /* in Pod.metadata.labels */
+	AT_TOP,         /* the root object, expecting a key */
+	AT_POD,         /* directly in Pod */
+	AT_META,        /* in Pod.metadata */
+	AT_LABELS,      /* in Pod.metadata.labels */
 	AT_ANNOTATIONS, /* in Pod.metadata.annotations */
-	AT_NAMES,  /* in the NodeNames array */
-	AT_SKIP,   /* inside a value drake ignores */
+	AT_NAMES,       /* in the NodeNames array */
+	AT_SKIP,        /* inside a value drake ignores */
 };
 
 enum field {
@@ -520,7 +520,7 @@ bool codec_args_equal(const struct ext_args *a, const struct ext_args *b)
 		return false;
 	for (size_t i = 0; i < a->pod.n_annotations; i++)
 		if (!str_eq(ext_pod_annotation(&b->pod, a->pod.annotations[i].key),
-			    a->pod.annotations[i].value))
+		            a->pod.annotations[i].value))
 			return false;
 	return true;
 }

@@ -116,21 +116,20 @@ static void test_pod_fields_and_labels_are_decoded(void **state)
 
 static void test_only_drake_annotations_are_kept(void **state)
 {
-	const char *body =
-	    "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"big\":\"x\","
-	    "\"drake.dev/planned-node\":\"gpu-a\",\"drake.dev/gang-size\":\"8\"}}},"
-	    "\"NodeNames\":[\"gpu-a\"]}";
+	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"big\":\"x\","
+	                   "\"drake.dev/planned-node\":\"gpu-a\",\"drake.dev/gang-size\":\"8\"}}},"
+	                   "\"NodeNames\":[\"gpu-a\"]}";
 	struct ext_limits lim = limits();
 	for (int tree = 0; tree < 2; tree++) {
 		struct ext_args args;
 		char msg[256];
-		drake_err e = tree ? codec_args_decode_tree(body, strlen(body), &lim, &args, msg,
-							    sizeof(msg))
-				   : ext_args_decode(body, strlen(body), &lim, &args, msg,
-						     sizeof(msg));
+		drake_err e =
+		    tree ? codec_args_decode_tree(body, strlen(body), &lim, &args, msg, sizeof(msg))
+		         : ext_args_decode(body, strlen(body), &lim, &args, msg, sizeof(msg));
 		assert_int_equal(e, DRAKE_OK);
 		assert_int_equal(args.pod.n_annotations, 2);
-		assert_string_equal(ext_pod_annotation(&args.pod, "drake.dev/planned-node"), "gpu-a");
+		assert_string_equal(ext_pod_annotation(&args.pod, "drake.dev/planned-node"),
+		                    "gpu-a");
 		assert_string_equal(ext_pod_annotation(&args.pod, "drake.dev/gang-size"), "8");
 		assert_null(ext_pod_annotation(&args.pod, "big"));
 		ext_args_release(&args);

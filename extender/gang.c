@@ -42,8 +42,7 @@ static drake_err parse_count(const char *s, long max, long *out)
 	return DRAKE_OK;
 }
 
-drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why,
-			 size_t whylen)
+drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why, size_t whylen)
 {
 	*m = (struct gang_member){0};
 	const char *planned = ext_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
@@ -55,27 +54,27 @@ drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char 
 		m->job = "";
 	if (!*planned || !m->gang || !strchr(m->gang, '.'))
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
-				    "pod %s/%s: %s needs a non-empty %s of the form <uid>.<wave>",
-				    pod->ns, pod->name, DRAKE_ANNOTATION_PLANNED_NODE,
-				    DRAKE_ANNOTATION_GANG);
+		                    "pod %s/%s: %s needs a non-empty %s of the form <uid>.<wave>",
+		                    pod->ns, pod->name, DRAKE_ANNOTATION_PLANNED_NODE,
+		                    DRAKE_ANNOTATION_GANG);
 	if (parse_count(ext_pod_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE), DRAKE_GANG_SIZE_MAX,
-			&m->size) ||
+	                &m->size) ||
 	    m->size < 1)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
-				    "pod %s/%s: %s must be an integer from 1 to %d", pod->ns,
-				    pod->name, DRAKE_ANNOTATION_GANG_SIZE, DRAKE_GANG_SIZE_MAX);
+		                    "pod %s/%s: %s must be an integer from 1 to %d", pod->ns,
+		                    pod->name, DRAKE_ANNOTATION_GANG_SIZE, DRAKE_GANG_SIZE_MAX);
 	const char *min = ext_pod_annotation(pod, DRAKE_ANNOTATION_GANG_MIN);
 	if (min && parse_count(min, DRAKE_GANG_SIZE_MAX, &m->min))
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
-				    "pod %s/%s: %s must be an integer from 0 to %d", pod->ns,
-				    pod->name, DRAKE_ANNOTATION_GANG_MIN, DRAKE_GANG_SIZE_MAX);
+		                    "pod %s/%s: %s must be an integer from 0 to %d", pod->ns,
+		                    pod->name, DRAKE_ANNOTATION_GANG_MIN, DRAKE_GANG_SIZE_MAX);
 	m->planned_node = planned;
 	return DRAKE_OK;
 }
 
 void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
-		 const struct ext_args *args, enum ext_verdict *verdicts, const char **reasons,
-		 char *buf, size_t buflen)
+                 const struct ext_args *args, enum ext_verdict *verdicts, const char **reasons,
+                 char *buf, size_t buflen)
 {
 	bool found = false;
 	for (size_t i = 0; i < args->n_nodes; i++) {
@@ -88,11 +87,11 @@ void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
 	}
 	if (found)
 		snprintf(buf, buflen, "tfjob %s/%s: gang %s reserves %s for %s", pod->ns, m->job,
-			 m->gang, m->planned_node, pod->name);
+		         m->gang, m->planned_node, pod->name);
 	else
 		snprintf(buf, buflen,
-			 "tfjob %s/%s: planned node %s for %s is not feasible now (gang %s)",
-			 pod->ns, m->job, m->planned_node, pod->name, m->gang);
+		         "tfjob %s/%s: planned node %s for %s is not feasible now (gang %s)",
+		         pod->ns, m->job, m->planned_node, pod->name, m->gang);
 }
 
 void gang_prioritize(const struct gang_member *m, const struct ext_args *args, int64_t *scores)
@@ -111,9 +110,9 @@ struct waiter {
 
 struct barrier {
 	struct gang_barriers *reg;
-	char *id;	 /* "<tfjob uid>.<wave>" */
+	char *id;        /* "<tfjob uid>.<wave>" */
 	char *owner_uid; /* the TFJob's uid: the id up to its last '.' */
-	char *job;	 /* "ns/name", for messages */
+	char *job;       /* "ns/name", for messages */
 	long size;
 	size_t n_waiting;
 	size_t n_posting;
@@ -245,9 +244,9 @@ static void rollback(struct barrier *bar)
 		if (asprintf(&tag, "%s/%s", a->pod_ns, a->pod_name) < 0)
 			tag = NULL;
 		if (!tag || kube_delete(w->b->kube, &res, a->pod_uid[0] ? a->pod_uid : NULL, NULL,
-					on_rolled_back, tag) != DRAKE_OK) {
+		                        on_rolled_back, tag) != DRAKE_OK) {
 			log_error("gang_rollback_failed", "pod=%s/%s reason=%s", a->pod_ns,
-				  a->pod_name, "cannot start the delete");
+			          a->pod_name, "cannot start the delete");
 			free(tag);
 		}
 	}
@@ -273,11 +272,14 @@ static void on_posted(struct bind_state *b, const char *error, void *arg)
 		return;
 	if (bar->n_failed && bar->n_ok && !bar->reg) {
 		/* Shutdown: the client is going away and cannot delete. */
-		log_error("gang_partial_bind", "gang=%s job=%s bound=%zu failed=%zu action=none "
-			  "reason=shutting_down", bar->id, bar->job, bar->n_ok, bar->n_failed);
+		log_error("gang_partial_bind",
+		          "gang=%s job=%s bound=%zu failed=%zu action=none "
+		          "reason=shutting_down",
+		          bar->id, bar->job, bar->n_ok, bar->n_failed);
 	} else if (bar->n_failed && bar->n_ok) {
-		log_error("gang_partial_bind", "gang=%s job=%s bound=%zu failed=%zu action=rollback",
-			  bar->id, bar->job, bar->n_ok, bar->n_failed);
+		log_error("gang_partial_bind",
+		          "gang=%s job=%s bound=%zu failed=%zu action=rollback", bar->id, bar->job,
+		          bar->n_ok, bar->n_failed);
 		rollback(bar);
 	} else if (!bar->n_failed) {
 		log_info("gang_bound", "gang=%s job=%s members=%zu", bar->id, bar->job, bar->n_ok);
@@ -335,16 +337,16 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	char msg[512];
 	size_t before = bound_before(bar->reg->pods, bar);
 	snprintf(msg, sizeof(msg),
-		 "tfjob %s: gang %s: %zu of %ld members reached bind within %gs; none was bound, "
-		 "kube-scheduler will retry",
-		 bar->job, bar->id, bar->n_waiting + before, bar->size, bar->reg->timeout);
+	         "tfjob %s: gang %s: %zu of %ld members reached bind within %gs; none was bound, "
+	         "kube-scheduler will retry",
+	         bar->job, bar->id, bar->n_waiting + before, bar->size, bar->reg->timeout);
 	log_warn("gang_bind_timeout", "gang=%s job=%s arrived=%zu size=%ld", bar->id, bar->job,
-		 bar->n_waiting + before, bar->size);
+	         bar->n_waiting + before, bar->size);
 	barrier_fail(bar, msg);
 }
 
 static struct barrier *barrier_new(struct gang_barriers *g, const struct gang_member *m,
-				   const struct bind_state *b)
+                                   const struct bind_state *b)
 {
 	struct barrier *bar = calloc(1, sizeof(*bar));
 	if (!bar)
@@ -370,7 +372,7 @@ static struct barrier *barrier_new(struct gang_barriers *g, const struct gang_me
 }
 
 void gang_join(struct gang_barriers *g, struct kube_informer *pods, const struct gang_member *m,
-	       struct bind_state *b)
+               struct bind_state *b)
 {
 	g->pods = pods;
 	struct barrier *bar;
@@ -403,7 +405,7 @@ void gang_join(struct gang_barriers *g, struct kube_informer *pods, const struct
 	bar->n_waiting++;
 	size_t arrived = bar->n_waiting + bound_before(pods, bar);
 	log_info("gang_wait", "gang=%s job=%s pod=%s arrived=%zu size=%ld", bar->id, bar->job,
-		 b->args.pod_name, arrived, bar->size);
+	         b->args.pod_name, arrived, bar->size);
 	if ((long)arrived >= bar->size)
 		release(bar);
 }
@@ -485,8 +487,8 @@ static bool guard_pod(struct json_t *obj, void *arg)
 	if ((long)b.bound - (long)v.victims < min) {
 		const char *job = kube_obj_label(obj, DRAKE_LABEL_JOB_NAME);
 		snprintf(c->why, c->whylen,
-			 "tfjob %s/%s would drop to %ld of the %ld pods its gang needs", m.ns,
-			 job ? job : "?", (long)b.bound - (long)v.victims, min);
+		         "tfjob %s/%s would drop to %ld of the %ld pods its gang needs", m.ns,
+		         job ? job : "?", (long)b.bound - (long)v.victims, min);
 		c->allowed = false;
 		return false;
 	}
@@ -494,12 +496,16 @@ static bool guard_pod(struct json_t *obj, void *arg)
 }
 
 bool gang_preempt_allowed(struct kube_informer *pods, const char *node, char *const *uids,
-			  size_t n_uids, char *why, size_t whylen)
+                          size_t n_uids, char *why, size_t whylen)
 {
 	if (!pods || n_uids == 0)
 		return true;
-	struct guard_ctx c = {.pods = pods, .uids = uids, .n_uids = n_uids, .why = why,
-			      .whylen = whylen, .allowed = true};
+	struct guard_ctx c = {.pods = pods,
+	                      .uids = uids,
+	                      .n_uids = n_uids,
+	                      .why = why,
+	                      .whylen = whylen,
+	                      .allowed = true};
 	kube_cache_by_node(kube_informer_cache(pods), node, guard_pod, &c);
 	return c.allowed;
 }

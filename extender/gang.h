@@ -29,24 +29,24 @@ struct bind_state;
 /* What a pod's annotations say; strings are borrowed from the pod. */
 struct gang_member {
 	const char *planned_node; /* NULL: not a pod drake places */
-	const char *gang;	  /* wave id "<tfjob uid>.<wave>" */
-	const char *job;	  /* job-name label, or "" */
-	long size;		  /* pods in the wave */
-	long min;		  /* PS + min workers, 0 when not given */
+	const char *gang;         /* wave id "<tfjob uid>.<wave>" */
+	const char *job;          /* job-name label, or "" */
+	long size;                /* pods in the wave */
+	long min;                 /* PS + min workers, 0 when not given */
 };
 
 /* Reads the plan from a decoded pod. Returns DRAKE_OK with planned_node NULL
  * for a pod drake does not place, DRAKE_EINVAL (why filled) when the plan
  * annotations are present but malformed. */
 drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why,
-			 size_t whylen) DRAKE_MUST_CHECK;
+                         size_t whylen) DRAKE_MUST_CHECK;
 
 /* Filter for a member: its planned node passes when it is a candidate; every
  * other candidate fails as unresolvable with a reason naming the job. Every
  * reasons[i] points at buf. */
 void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
-		 const struct ext_args *args, enum ext_verdict *verdicts, const char **reasons,
-		 char *buf, size_t buflen);
+                 const struct ext_args *args, enum ext_verdict *verdicts, const char **reasons,
+                 char *buf, size_t buflen);
 
 /* Prioritize for a member: planned node EXT_MAX_SCORE, the rest 0. */
 void gang_prioritize(const struct gang_member *m, const struct ext_args *args, int64_t *scores);
@@ -62,11 +62,11 @@ size_t gang_barriers_waiting(const struct gang_barriers *g);
 /* Holds b until its wave is complete. pods (may be NULL) is the pod cache,
  * used to count members bound before (a wave cut short by a restart). */
 void gang_join(struct gang_barriers *g, struct kube_informer *pods, const struct gang_member *m,
-	       struct bind_state *b);
+               struct bind_state *b);
 
 /* Of the victims on one node, may preemption take them? False when taking
  * them would leave a running gang below its minimum; why names the job. */
 bool gang_preempt_allowed(struct kube_informer *pods, const char *node, char *const *uids,
-			  size_t n_uids, char *why, size_t whylen);
+                          size_t n_uids, char *why, size_t whylen);
 
 #endif

@@ -111,6 +111,5 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    "drake_tls_reloads_total{result=\"ok\"} %llu\n"
 	    "drake_tls_reloads_total{result=\"error\"} %llu\n",
 	    (long long)m->inflight_binds, (long long)m->gang_binds_waiting,
-	    (unsigned long long)m->tls_reloads,
-	    (unsigned long long)m->tls_reload_failures);
+	    (unsigned long long)m->tls_reloads, (unsigned long long)m->tls_reload_failures);
 }

@@ -32,7 +32,7 @@ struct ext_server_config {
 	size_t max_headers;         /* request header block limit */
 	double request_timeout;     /* seconds a connection may take to send a request */
 	double shutdown_grace;      /* seconds held requests get on shutdown */
-	double gang_bind_timeout; /* seconds a gang's binds wait for the whole wave */
+	double gang_bind_timeout;   /* seconds a gang's binds wait for the whole wave */
 	struct ext_limits limits;
 };
 

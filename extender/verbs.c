@@ -23,8 +23,8 @@ void verb_filter(struct ext_call *call)
 {
 	struct ext_args args;
 	char msg[512];
-	drake_err e = ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg,
-				      sizeof(msg));
+	drake_err e =
+	    ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg, sizeof(msg));
 	struct gang_member m = {0};
 	if (!e)
 		e = gang_member_of(&args.pod, &m, msg, sizeof(msg));
@@ -57,8 +57,8 @@ void verb_prioritize(struct ext_call *call)
 {
 	struct ext_args args;
 	char msg[512];
-	drake_err e = ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg,
-				      sizeof(msg));
+	drake_err e =
+	    ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg, sizeof(msg));
 	struct gang_member m = {0};
 	if (!e)
 		e = gang_member_of(&args.pod, &m, msg, sizeof(msg));
@@ -87,7 +87,7 @@ void verb_preempt(struct ext_call *call)
 	struct ext_preempt_args args;
 	char msg[512];
 	drake_err e = ext_preempt_decode(call->body, call->body_len, call_limits(call), &args, msg,
-					 sizeof(msg));
+	                                 sizeof(msg));
 	if (e) {
 		ext_preempt_release(&args);
 		call_reply_error(call, decode_status(e), "%s", msg);
@@ -103,12 +103,12 @@ void verb_preempt(struct ext_call *call)
 	 * scheduler then looks for another node, or none. */
 	for (size_t i = 0; i < args.n_nodes; i++) {
 		char why[256];
-		keep[i] = gang_preempt_allowed(call_pods(call), args.nodes[i].node,
-					       args.nodes[i].uids, args.nodes[i].n_uids, why,
-					       sizeof(why));
+		keep[i] =
+		    gang_preempt_allowed(call_pods(call), args.nodes[i].node, args.nodes[i].uids,
+		                         args.nodes[i].n_uids, why, sizeof(why));
 		if (!keep[i])
 			log_info("preempt_refused", "pod=%s/%s node=%s reason=\"%s\"", args.pod.ns,
-				 args.pod.name, args.nodes[i].node, why);
+			         args.pod.name, args.nodes[i].node, why);
 	}
 	call_reply_json(call, 200, ext_preempt_encode(&args, keep), false);
 	free(keep);

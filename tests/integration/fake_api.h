@@ -63,22 +63,22 @@ static inline void fake_api_kubeconfig(const struct fake_api *f, const char *pat
 	if (!k)
 		fail_msg("cannot write %s", path);
 	fprintf(k,
-		"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-		"clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
-		"users:\n- name: u\n  user:\n    token: t0ken\n"
-		"contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
-		f->port);
+	        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+	        "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
+	        "users:\n- name: u\n  user:\n    token: t0ken\n"
+	        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
+	        f->port);
 	fclose(k);
 }
 
 static inline void fake_api_reply(struct fake_api *f, struct fake_req *r, int code,
-				  const char *body)
+                                  const char *body)
 {
 	char head[256];
 	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
-			 "Content-Length: %zu\r\n\r\n",
-			 code, strlen(body));
+	                 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+	                 "Content-Length: %zu\r\n\r\n",
+	                 code, strlen(body));
 	if (write(r->conn, head, (size_t)n) != n ||
 	    write(r->conn, body, strlen(body)) != (ssize_t)strlen(body))
 		fail_msg("fake api: write: %s", strerror(errno));
@@ -118,7 +118,7 @@ static inline void fake_api_parse(struct fake_api *f, int i)
 /* Serves (and drives m, if given) until until(arg) or the deadline; false
  * on timeout. */
 static inline bool fake_api_pump(struct fake_api *f, CURLM *m, double seconds,
-				 bool (*until)(struct fake_api *, void *), void *arg)
+                                 bool (*until)(struct fake_api *, void *), void *arg)
 {
 	double deadline = now() + seconds;
 	while (!until(f, arg)) {
@@ -144,8 +144,8 @@ static inline bool fake_api_pump(struct fake_api *f, CURLM *m, double seconds,
 		for (int i = 0; i < f->n_conns; i++) {
 			if (!(p[i + 1].revents & POLLIN) || f->conns[i] < 0)
 				continue;
-			ssize_t n = read(f->conns[i], f->in[i] + f->in_len[i],
-					 FAKE_BUF - f->in_len[i]);
+			ssize_t n =
+			    read(f->conns[i], f->in[i] + f->in_len[i], FAKE_BUF - f->in_len[i]);
 			if (n <= 0) {
 				close(f->conns[i]);
 				f->conns[i] = -1;
@@ -159,7 +159,7 @@ static inline bool fake_api_pump(struct fake_api *f, CURLM *m, double seconds,
 }
 
 static inline size_t fake_api_count(const struct fake_api *f, const char *method,
-				    const char *path_part)
+                                    const char *path_part)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < f->n_reqs; i++)

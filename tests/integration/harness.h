@@ -44,7 +44,6 @@ struct drake {
 	char log[256];
 };
 
-
 static inline double now(void)
 {
 	struct timespec ts;
@@ -93,8 +92,8 @@ struct tls {
 
 static const struct tls good = {CERTS "/ca.crt", CERTS "/client.crt", CERTS "/client.key", 0};
 
-static inline void setup_easy(CURL *h, int port, const char *method, const char *path, const char *body,
-                       size_t len, const struct tls *t, struct resp *r)
+static inline void setup_easy(CURL *h, int port, const char *method, const char *path,
+                              const char *body, size_t len, const struct tls *t, struct resp *r)
 {
 	char url[512];
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, path);
@@ -118,8 +117,8 @@ static inline void setup_easy(CURL *h, int port, const char *method, const char 
 	}
 }
 
-static inline void request_on(CURL *h, int port, const char *method, const char *path, const char *body,
-                       size_t len, const struct tls *t, struct resp *r)
+static inline void request_on(CURL *h, int port, const char *method, const char *path,
+                              const char *body, size_t len, const struct tls *t, struct resp *r)
 {
 	setup_easy(h, port, method, path, body, len, t, r);
 	r->rc = curl_easy_perform(h);
@@ -127,7 +126,7 @@ static inline void request_on(CURL *h, int port, const char *method, const char 
 }
 
 static inline void request(int port, const char *method, const char *path, const char *body,
-                    const struct tls *t, struct resp *r)
+                           const struct tls *t, struct resp *r)
 {
 	CURL *h = curl_easy_init();
 	request_on(h, port, method, path, body, body ? strlen(body) : 0, t, r);
@@ -169,7 +168,7 @@ static inline void wait_healthy(const struct drake *d, const struct tls *t)
 
 /* Starts drake with the common flags plus extra ones (NULL-terminated). */
 static inline void start_drake(struct drake *d, const char *tag, const char *cert, const char *key,
-                        const char *ca, ...)
+                               const char *ca, ...)
 {
 	static char port[16];
 	d->port = free_port();
@@ -227,6 +226,5 @@ static inline int stop_drake(struct drake *d)
 	d->pid = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
-
 
 #endif

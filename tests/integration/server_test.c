@@ -361,12 +361,11 @@ static void test_sighup_reloads_certificates_without_dropping_the_listener(void 
 }
 
 /* The pod drake reads before binding (no drake.dev/ plan: a plain pod). */
-static const char plain_pod[] =
-    "{\"metadata\":{\"name\":\"mnist-worker-1\",\"namespace\":\"ml\","
-    "\"uid\":\"5b9c0d2e-0000-4000-8000-000000000001\"},\"spec\":{}}";
+static const char plain_pod[] = "{\"metadata\":{\"name\":\"mnist-worker-1\",\"namespace\":\"ml\","
+                                "\"uid\":\"5b9c0d2e-0000-4000-8000-000000000001\"},\"spec\":{}}";
 
 struct hold {
-	int binding_code;   /* 0: hold Binding POSTs */
+	int binding_code; /* 0: hold Binding POSTs */
 	const char *binding_body;
 };
 
@@ -400,7 +399,7 @@ static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 	fake_api_kubeconfig(&api, DIR "/fake-api.kubeconfig");
 	struct drake d;
 	start_drake(&d, "sigterm", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-		    "--kubeconfig", DIR "/fake-api.kubeconfig", NULL);
+	            "--kubeconfig", DIR "/fake-api.kubeconfig", NULL);
 	wait_healthy(&d, &good);
 
 	CURLM *m = curl_multi_init();
@@ -447,13 +446,13 @@ static void test_sigterm_answers_a_bind_in_flight_before_exiting(void **state)
 static void test_bind_reports_the_api_servers_own_message(void **state)
 {
 	struct hold h = {404, "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods "
-			      "\\\"mnist-worker-1\\\" not found\",\"code\":404}"};
+	                      "\\\"mnist-worker-1\\\" not found\",\"code\":404}"};
 	struct fake_api api;
 	fake_api_start(&api, on_api, &h);
 	fake_api_kubeconfig(&api, DIR "/fake-api-404.kubeconfig");
 	struct drake d;
 	start_drake(&d, "bind404", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-		    "--kubeconfig", DIR "/fake-api-404.kubeconfig", NULL);
+	            "--kubeconfig", DIR "/fake-api-404.kubeconfig", NULL);
 	wait_healthy(&d, &good);
 	CURLM *m = curl_multi_init();
 	CURL *hd = curl_easy_init();
@@ -465,7 +464,7 @@ static void test_bind_reports_the_api_servers_own_message(void **state)
 	curl_easy_getinfo(hd, CURLINFO_RESPONSE_CODE, &r.code);
 	assert_int_equal(r.code, 200);
 	assert_string_equal(r.body, "{\"Error\":\"binding ml/mnist-worker-1 to gpu-a: pods "
-				    "\\\"mnist-worker-1\\\" not found (HTTP 404)\"}");
+	                            "\\\"mnist-worker-1\\\" not found (HTTP 404)\"}");
 	assert_int_equal(fake_api_count(&api, "POST", "/binding"), 1);
 	for (size_t i = 0; i < api.n_reqs; i++) /* the kubeconfig's bearer token */
 		assert_true(api.reqs[i].bearer);
