@@ -173,17 +173,17 @@ static void run(struct env *e, int want, int max_ms)
 static void test_get_and_post_carry_token_agent_and_body(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, "tok123", NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, "tok123", NULL);
 	assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e), DRAKE_OK);
 	assert_int_equal(kube_client_inflight(c), 1);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->status[0], 200);
 	assert_string_equal(e->body[0], "m=1 auth=Bearer tok123 ct=- ua=drake-test body=");
 	const char *patch = "{\"a\":1}";
 	assert_int_equal(kube_request(c, "PATCH", "/echo", "application/merge-patch+json", patch,
 	                              strlen(patch), on_resp, e),
 	                 DRAKE_OK);
-	run(e, 2, 3000);
+	run(e, 2, 15000);
 	assert_int_equal(e->status[1], 200);
 	assert_string_equal(e->body[1], "m=256 auth=Bearer tok123 ct=application/merge-patch+json "
 	                                "ua=drake-test body={\"a\":1}"); /* 256: EVHTTP_REQ_PATCH */
@@ -193,9 +193,9 @@ static void test_get_and_post_carry_token_agent_and_body(void **state)
 static void test_error_status_is_passed_through_with_its_body(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	assert_int_equal(kube_request(c, "GET", "/missing", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->status[0], 404);
 	assert_non_null(strstr(e->body[0], "\"code\":404"));
 	assert_string_equal(e->error[0], "");
@@ -204,9 +204,9 @@ static void test_error_status_is_passed_through_with_its_body(void **state)
 static void test_body_over_max_body_fails_the_request(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 1999, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 1999, NULL, NULL);
 	assert_int_equal(kube_request(c, "GET", "/big", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->got, 1);
 	assert_int_equal(e->status[0], 0);
 	assert_non_null(strstr(e->error[0], "max_body"));
@@ -217,7 +217,7 @@ static void test_request_times_out(void **state)
 	struct env *e = *state;
 	struct kube_client *c = client(e, 0, 0, 200, 4096, NULL, NULL);
 	assert_int_equal(kube_request(c, "GET", "/hang", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->got, 1);
 	assert_int_equal(e->status[0], 0);
 	assert_true(strlen(e->error[0]) > 0);
@@ -227,9 +227,9 @@ static void test_refused_connection_is_a_transport_error(void **state)
 {
 	struct env *e = *state;
 	snprintf(e->server, sizeof(e->server), "http://127.0.0.1:1");
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->status[0], 0);
 	assert_true(strlen(e->error[0]) > 0);
 }
@@ -244,20 +244,20 @@ static double now_s(void)
 static void test_rate_limit_queues_instead_of_failing(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 20, 1, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 20, 1, 10000, 4096, NULL, NULL);
 	double t0 = now_s();
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e),
 		                 DRAKE_OK);
 	assert_int_equal(kube_client_inflight(c), 5);
-	run(e, 5, 5000);
+	run(e, 5, 15000);
 	double dt = now_s() - t0;
 	assert_int_equal(e->got, 5);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(e->status[i], 200);
 	/* one token at once, then four more at 20/s: at least 0.2 s */
 	assert_true(dt >= 0.19);
-	assert_true(dt < 2.0);
+	assert_true(dt < 10.0); /* generous: valgrind is slow */
 }
 
 static void test_free_answers_active_and_queued_requests(void **state)
@@ -281,7 +281,7 @@ static void test_free_answers_active_and_queued_requests(void **state)
 static void test_bad_arguments_are_refused_without_a_callback(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	assert_int_equal(kube_request(c, "GET", "no-slash", NULL, NULL, 0, on_resp, e),
 	                 DRAKE_EINVAL);
 	assert_int_equal(kube_request(c, "GET", "/a b", NULL, NULL, 0, on_resp, e), DRAKE_EINVAL);
@@ -309,20 +309,20 @@ static void test_token_file_is_read_for_each_request(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "first\n", 6), 6);
 	close(fd);
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, path);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, path);
 	assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	FILE *f = fopen(path, "w");
 	fputs("second", f);
 	fclose(f);
 	assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 2, 3000);
+	run(e, 2, 15000);
 	unlink(path);
 	assert_non_null(strstr(e->body[0], "auth=Bearer first "));
 	assert_non_null(strstr(e->body[1], "auth=Bearer second "));
 	/* a vanished token file fails the request, once, with a reason */
 	assert_int_equal(kube_request(c, "GET", "/echo", NULL, NULL, 0, on_resp, e), DRAKE_OK);
-	run(e, 3, 3000);
+	run(e, 3, 15000);
 	assert_int_equal(e->status[2], 0);
 	assert_non_null(strstr(e->error[2], path));
 }
@@ -346,9 +346,9 @@ static bool on_data(const char *data, size_t len, void *arg)
 static void test_stream_delivers_chunks_then_done(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	assert_int_equal(kube_stream_start(c, "/watch", 0, on_data, on_resp, e, &e->s), DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->got, 1);
 	assert_int_equal(e->status[0], 200);
 	assert_string_equal(e->stream, "{\"n\":1}\n{\"n\":2}\n");
@@ -358,10 +358,10 @@ static void test_stream_delivers_chunks_then_done(void **state)
 static void test_stream_error_status_goes_to_done(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	assert_int_equal(kube_stream_start(c, "/forbidden-watch", 0, on_data, on_resp, e, &e->s),
 	                 DRAKE_OK);
-	run(e, 1, 3000);
+	run(e, 1, 15000);
 	assert_int_equal(e->status[0], 403);
 	assert_string_equal(e->body[0], "forbidden");
 	assert_int_equal(e->stream_len, 0);
@@ -370,7 +370,7 @@ static void test_stream_error_status_goes_to_done(void **state)
 static void test_stream_cancel_inside_on_data_stops_all_callbacks(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	e->cancel_in_data = true;
 	assert_int_equal(kube_stream_start(c, "/watch", 0, on_data, on_resp, e, &e->s), DRAKE_OK);
 	run(e, 99, 3000);
@@ -383,7 +383,7 @@ static void test_stream_cancel_inside_on_data_stops_all_callbacks(void **state)
 static void test_stream_cancel_outside_callbacks_is_immediate(void **state)
 {
 	struct env *e = *state;
-	struct kube_client *c = client(e, 0, 0, 2000, 4096, NULL, NULL);
+	struct kube_client *c = client(e, 0, 0, 10000, 4096, NULL, NULL);
 	assert_int_equal(kube_stream_start(c, "/hang", 0, on_data, on_resp, e, &e->s), DRAKE_OK);
 	run(e, 99, 100);
 	assert_int_equal(kube_client_inflight(c), 1);

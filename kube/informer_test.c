@@ -238,7 +238,7 @@ static int setup(void **state)
 	char server[64];
 	snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
 	struct kube_config cfg = {.server = server};
-	struct kube_client_options o = {.timeout_ms = 2000, .max_body = 1 << 20};
+	struct kube_client_options o = {.timeout_ms = 10000, .max_body = 1 << 20};
 	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
 	struct kube_informer_options io = {.name = "pods",
 	                                   .path = "/api/v1/pods",
@@ -277,7 +277,7 @@ static void test_informer_pages_watches_and_relists_on_gone(void **state)
 	assert_false(kube_informer_synced(e->inf));
 	assert_int_equal(kube_informer_start(e->inf), DRAKE_OK);
 	assert_int_equal(kube_informer_start(e->inf), DRAKE_ESTATE);
-	run(e, 5000);
+	run(e, 15000);
 	assert_int_equal(e->watches, 4);
 	assert_true(kube_informer_synced(e->inf));
 	struct kube_informer *arr[] = {e->inf};
@@ -302,7 +302,7 @@ static void test_failed_list_is_retried_after_backoff(void **state)
 	e->fail_first_list = true;
 	e->stop_after_watches = 1;
 	assert_int_equal(kube_informer_start(e->inf), DRAKE_OK);
-	run(e, 5000);
+	run(e, 15000);
 	assert_true(kube_informer_synced(e->inf));
 	assert_int_equal(e->lists, 3); /* failed, then two pages */
 }
