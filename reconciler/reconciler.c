@@ -66,6 +66,7 @@ struct reconciler {
 	struct write_ctx *writes;
 	struct event drain, tick;
 	long last_resync;
+	long long last_requeue_ms;
 	bool was_synced, events_ready;
 };
 
@@ -563,10 +564,13 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct reconciler *r = arg;
-	for (size_t i = 0; i < r->later.n; i++)
-		if (keyset_add(&r->now, r->later.keys[i]) != DRAKE_OK)
-			break;
-	r->later.n = 0;
+	if (now_ms() - r->last_requeue_ms >= r->opts.requeue_ms) {
+		r->last_requeue_ms = now_ms();
+		for (size_t i = 0; i < r->later.n; i++)
+			if (keyset_add(&r->now, r->later.keys[i]) != DRAKE_OK)
+				break;
+		r->later.n = 0;
+	}
 	size_t kept = 0; /* forget jobs with nothing in flight, so the table stays small */
 	for (size_t i = 0; i < r->ninflight; i++)
 		if (r->inflight[i].n > 0 || r->inflight[i].failures > 0)
@@ -599,6 +603,9 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 		r->opts = *opts;
 	if (r->opts.resync_s <= 0)
 		r->opts.resync_s = 30;
+	if (r->opts.requeue_ms <= 0)
+		r->opts.requeue_ms = 1000;
+	r->last_requeue_ms = now_ms();
 	if (opts && opts->cluster_domain && *opts->cluster_domain)
 		r->domain = strdup(opts->cluster_domain);
 	r->opts.cluster_domain = r->domain;
@@ -636,7 +643,8 @@ drake_err reconciler_start(struct reconciler *r)
 		e = kube_informer_start(r->services);
 	if (e != DRAKE_OK)
 		return e;
-	struct timeval sec = {1, 0};
+	long tick = r->opts.requeue_ms < 1000 ? r->opts.requeue_ms : 1000;
+	struct timeval sec = {tick / 1000, (tick % 1000) * 1000};
 	event_add(&r->tick, &sec);
 	return DRAKE_OK;
 }

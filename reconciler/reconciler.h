@@ -29,7 +29,9 @@ struct kube_informer;
 struct reconciler_options {
 	const char *cluster_domain; /* appended to TF_CONFIG hosts, or NULL */
 	int resync_s;               /* full pass over every job; 0 = 30 */
-	const char *gang_resource;  /* requested by gang pods (gang-only mode), or NULL */
+	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
+	                    after this; 0 = 1000 */
+	const char *gang_resource; /* requested by gang pods (gang-only mode), or NULL */
 };
 
 struct reconciler;
