@@ -31,7 +31,7 @@ import (
 // (hack/e2e.sh) sources it before `go test`.
 type env struct {
 	dir, root, metricsURL, certDir, mode string
-	client                                 kubernetes.Interface
+	client                               kubernetes.Interface
 }
 
 var cluster *env
@@ -172,7 +172,9 @@ func (e *env) createPod(t *testing.T, ns, name string, opts ...podOpt) *corev1.P
 
 func (e *env) getPod(t *testing.T, ns, name string) *corev1.Pod {
 	t.Helper()
-	p, err := e.client.CoreV1().Pods(ns).Get(ctxFor(t, 30*time.Second), name, metav1.GetOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get pod %s/%s: %v", ns, name, err)
 	}
@@ -194,7 +196,9 @@ func (e *env) waitPhase(t *testing.T, ns, name string, phase corev1.PodPhase, d 
 func (e *env) events(t *testing.T, ns, pod string) []corev1.Event {
 	t.Helper()
 	sel := fields.Set{"involvedObject.name": pod, "involvedObject.kind": "Pod"}.AsSelector().String()
-	l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 30*time.Second), metav1.ListOptions{FieldSelector: sel})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := e.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		t.Fatalf("list events: %v", err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -170,8 +172,8 @@ func TestRunForAnnotationCompletesAndDeleteWorks(t *testing.T) {
 		t.Fatalf("delete: %v", err)
 	}
 	poll(t, 30*time.Second, "pod gone", func() (bool, error) {
-		_, err := e.client.CoreV1().Pods(ns).Get(ctxFor(t, 10*time.Second), "trainer", metav1.GetOptions{})
-		return err != nil && strings.Contains(err.Error(), "not found"), nil
+		_, err := e.client.CoreV1().Pods(ns).Get(context.Background(), "trainer", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
 	})
 }
 

@@ -15,8 +15,9 @@
 #   --mode MODE      simple: every pod goes through drake (default);
 #                    gang: only pods requesting drake.dev/gang do
 #                    (managedResources, ignoredByScheduler) (DRAKE_EXTENDER_MODE)
-#   --plain-scheduler  also run a second kube-scheduler without any extender,
-#                    profile "plain-scheduler" (bench-e2e compares the two)
+#   --plain-scheduler  also run kube-schedulers without any extender, profiles
+#                    "plain-scheduler" and "plain-nobatch-scheduler" (the
+#                    latter with OpportunisticBatching off); bench-e2e compares
 #   --qps Q --burst B  kube-scheduler's API client limits (default 50/100)
 # All ports are picked free at start and written to $DRAKE_CLUSTER_DIR/env.
 # On any failure the processes started so far are stopped (logs are kept).
@@ -111,6 +112,7 @@ api_port=$(free_port)
 kcm_port=$(free_port)
 sched_port=$(free_port)
 plain_sched_port=$(free_port)
+plain_nobatch_port=$(free_port)
 drake_port=$(free_port)
 kubeconfig=$cluster_dir/admin.kubeconfig
 cat >"$kubeconfig" <<EOF
@@ -227,8 +229,8 @@ render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-schedule
   "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=default-scheduler" \
   "EXTENDERS=$(cat "$cluster_dir/drake-extender.yaml")"
 
-start_sched() { # NAME CONFIG PORT
-  start_proc "$1" "$bin/kube-scheduler" --config="$2" \
+start_sched() { # NAME CONFIG PORT [EXTRA ARGS]
+  start_proc "$1" "$bin/kube-scheduler" --config="$2" "${@:4}" \
     --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$3" --profiling=false \
     --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key"
@@ -241,6 +243,16 @@ if [ "$plain" = 1 ]; then
   sed -i 's/^extenders:$/extenders: []  # the plain scheduler of bench-e2e: no extender/' \
     "$cluster_dir/kube-scheduler-plain.yaml"
   start_sched plain-scheduler "$cluster_dir/kube-scheduler-plain.yaml" "$plain_sched_port"
+  # kube-scheduler turns off OpportunisticBatching (beta, on by default since
+  # 1.35: identical pods reuse filter/score results) for any profile that has
+  # an extender. A third scheduler without extender and with the gate off
+  # separates that loss from the cost of the extender calls themselves.
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-plain-nobatch.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=plain-nobatch-scheduler" "EXTENDERS="
+  sed -i 's/^extenders:$/extenders: []  # bench-e2e: no extender, no batching/' \
+    "$cluster_dir/kube-scheduler-plain-nobatch.yaml"
+  start_sched plain-nobatch-scheduler "$cluster_dir/kube-scheduler-plain-nobatch.yaml" "$plain_nobatch_port" \
+    --feature-gates=OpportunisticBatching=false
 fi
 
 # --- kwok and its nodes -----------------------------------------------------
