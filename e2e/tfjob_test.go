@@ -252,11 +252,13 @@ func TestTFJobDragonReadmeJobYieldsExpectedReplicas(t *testing.T) {
 	for _, name := range want {
 		e.waitPhase(t, ns, name, corev1.PodRunning, 90*time.Second)
 	}
-	j := waitState(t, ns, "job1", "Running", 60*time.Second)
-	active, _, _ := unstructured.NestedInt64(j.Object, "status", "replicaStatuses", "Worker", "active")
-	if active != 4 {
-		t.Errorf("replicaStatuses.Worker.active = %d, want 4", active)
-	}
+	waitState(t, ns, "job1", "Running", 60*time.Second)
+	// the status follows the pods' phases a moment later
+	poll(t, 60*time.Second, "replicaStatuses.Worker.active = 4", func() (bool, error) {
+		_, j := state(t, ns, "job1")
+		active, _, _ := unstructured.NestedInt64(j.Object, "status", "replicaStatuses", "Worker", "active")
+		return active == 4, nil
+	})
 }
 
 func TestTFJobSucceedsAndCleanPodPolicyAllRemovesPods(t *testing.T) {
