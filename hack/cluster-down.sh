@@ -8,15 +8,48 @@ set -euo pipefail
 source "$(dirname "$0")/cluster-lib.sh"
 purge=0
 [ "${1:-}" = --purge ] && purge=1
-if [ -f "$cluster_dir/pids/order" ]; then
-  for name in $(tac "$cluster_dir/pids/order"); do
-    stop_proc "$name"
-  done
-fi
-# anything recorded but not in the order file
+names=()
+[ -f "$cluster_dir/pids/order" ] && mapfile -t names < <(tac "$cluster_dir/pids/order")
 for f in "$cluster_dir"/pids/*.pid; do
-  [ -f "$f" ] && stop_proc "$(basename "$f" .pid)"
+  [ -f "$f" ] || continue
+  n=$(basename "$f" .pid)
+  printf '%s\n' "${names[@]}" | grep -qx "$n" || names+=("$n")
 done
+# term_wait NAME... : SIGTERM each, then wait for all of them together;
+# SIGKILL what is still there after 15 s.
+term_wait() {
+  local n p f deadline
+  declare -A pid_of=()
+  for n in "$@"; do
+    f="$cluster_dir/pids/$n.pid"
+    [ -f "$f" ] || continue
+    p=$(cat "$f")
+    if kill -0 "$p" 2>/dev/null; then
+      kill -TERM "$p" 2>/dev/null || true
+      pid_of[$n]=$p
+    fi
+  done
+  deadline=$((SECONDS + 15))
+  for n in "$@"; do
+    p=${pid_of[$n]:-}
+    [ -n "$p" ] || continue
+    while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+    if kill -0 "$p" 2>/dev/null; then
+      clog "$n (pid $p) ignored SIGTERM for 15s: SIGKILL"
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+    clog "stopped $n (pid $p)"
+  done
+}
+# the clients of the API server together, then kube-apiserver, then etcd
+# (an API server whose etcd is gone takes long to shut down)
+clients=()
+for n in "${names[@]}"; do
+  case "$n" in kube-apiserver|etcd) ;; *) clients+=("$n") ;; esac
+done
+term_wait "${clients[@]}"
+term_wait kube-apiserver
+term_wait etcd
 rm -rf "$cluster_dir/pids" "$cluster_dir/etcd"
 if [ "$purge" = 1 ]; then
   rm -rf "$cluster_dir"

@@ -150,6 +150,7 @@ export DRAKE_CERT_DIR=$cluster_dir/drake-pki
 export DRAKE_SCHEDULER_URL=https://127.0.0.1:$sched_port
 export DRAKE_PLAIN_SCHEDULER=$plain
 export DRAKE_PLAIN_SCHEDULER_URL=https://127.0.0.1:$plain_sched_port
+export DRAKE_PLAIN_NOBATCH_SCHEDULER_URL=https://127.0.0.1:$plain_nobatch_port
 export DRAKE_KCM_URL=https://127.0.0.1:$kcm_port
 export DRAKE_EXTENDER_MODE=$mode
 export DRAKE_NODES=$nodes

@@ -15,10 +15,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -112,6 +117,8 @@ func main() {
 		}
 	}
 
+	diagnostics(cfg)
+
 	path := *out
 	if path == "" {
 		path = filepath.Join("bench", "results", "bench-e2e-"+time.Now().UTC().Format("20060102-150405")+".csv")
@@ -136,6 +143,79 @@ func main() {
 	}
 	f.Close()
 	fmt.Printf("wrote %s\n", path)
+}
+
+// diagnostics prints where the time went, from the components' own metrics:
+// each scheduler's mean scheduling-algorithm time per pod (the extender calls
+// happen inside it), drake's mean handling time per verb, and the API
+// server's mean latency of pods/binding.
+func diagnostics(cfg *rest.Config) {
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		return
+	}
+	admin := &http.Client{Transport: rt, Timeout: 10 * time.Second}
+	fmt.Println()
+	for _, v := range []string{"DRAKE_SCHEDULER_URL", "DRAKE_PLAIN_SCHEDULER_URL", "DRAKE_PLAIN_NOBATCH_SCHEDULER_URL"} {
+		if u := os.Getenv(v); u != "" {
+			m := scrape(admin, u+"/metrics")
+			fmt.Printf("%-34s scheduling algorithm %6.1f ms/pod over %.0f pods\n", v, 1000*m["scheduler_scheduling_algorithm_duration_seconds_sum"]/m["scheduler_scheduling_algorithm_duration_seconds_count"], m["scheduler_scheduling_algorithm_duration_seconds_count"])
+		}
+	}
+	m := scrape(admin, cfg.Host+"/metrics")
+	var bs, bc float64
+	for k, v := range m {
+		if strings.Contains(k, `subresource="binding"`) && strings.Contains(k, `verb="POST"`) {
+			if strings.HasPrefix(k, "apiserver_request_duration_seconds_sum{") {
+				bs += v
+			} else if strings.HasPrefix(k, "apiserver_request_duration_seconds_count{") {
+				bc += v
+			}
+		}
+	}
+	fmt.Printf("%-34s POST pods/binding %6.1f ms mean over %.0f\n", "kube-apiserver", 1000*bs/bc, bc)
+	dir := os.Getenv("DRAKE_CERT_DIR")
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
+	if err != nil {
+		return
+	}
+	ca, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	dc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
+	m = scrape(dc, os.Getenv("DRAKE_METRICS_URL"))
+	for _, verb := range []string{"filter", "prioritize", "bind"} {
+		sum := m[`drake_request_duration_seconds_sum{verb="`+verb+`"}`]
+		cnt := m[`drake_request_duration_seconds_count{verb="`+verb+`"}`]
+		fmt.Printf("%-34s %-10s %8.2f ms mean over %.0f calls\n", "drake", verb, 1000*sum/cnt, cnt)
+	}
+}
+
+// scrape reads Prometheus text into "name{labels}" -> value.
+func scrape(c *http.Client, url string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := c.Get(url)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench-e2e: scrape %s: %v\n", url, err)
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out
 }
 
 func f2(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
