@@ -29,6 +29,7 @@ struct serve_opts {
 	bool reconcile;
 	const char *cluster_domain;
 	const char *gang_resource;
+	bool gang, strict_fifo;
 };
 
 struct serve {
@@ -73,6 +74,11 @@ static bool on_ready(void *arg, char *why, size_t whylen)
 		return true;
 	snprintf(why, whylen, "TFJob, pod and service caches not synced yet");
 	return false;
+}
+
+static char *jobs_json(void *arg)
+{
+	return reconciler_jobs_json(arg);
 }
 
 static int usage(const struct flag *flags, size_t n)
@@ -171,6 +177,11 @@ int serve_main(int argc, char **argv)
 	     "waits for its caches)"},
 	    {"cluster-domain", "DRAKE_CLUSTER_DOMAIN", FLAG_STRING, &o.cluster_domain, NULL,
 	     "suffix after <svc>.<ns>.svc in TF_CONFIG hosts (Kubeflow's CUSTOM_CLUSTER_DOMAIN)"},
+	    {"gang", "DRAKE_GANG", FLAG_BOOL, &o.gang, "true",
+	     "with --reconcile: plan each TFJob's PS and workers as a gang and ungate them "
+	     "only when all fit (false: ungate them at once, no gang)"},
+	    {"strict-fifo", "DRAKE_STRICT_FIFO", FLAG_BOOL, &o.strict_fifo, "false",
+	     "with --gang: no backfill; a job that does not fit blocks the jobs behind it"},
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
@@ -212,7 +223,9 @@ int serve_main(int argc, char **argv)
 	}
 	if (o.reconcile) {
 		struct reconciler_options ro = {.cluster_domain = o.cluster_domain,
-		                                .gang_resource = o.gang_resource};
+		                                .gang_resource = o.gang_resource,
+		                                .gang = o.gang,
+		                                .strict_fifo = o.strict_fifo};
 		sv.rec = sv.kube ? reconciler_new(sv.base, sv.kube, &ro, msg, sizeof(msg)) : NULL;
 		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --reconcile: %s\n",
@@ -226,6 +239,7 @@ int serve_main(int argc, char **argv)
 		ext_server_set_ready(sv.server, on_ready, &sv);
 		/* The gang verbs read the controller's pod cache. */
 		ext_server_set_pods(sv.server, reconciler_pods(sv.rec));
+		ext_server_set_jobs(sv.server, jobs_json, sv.rec);
 	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
 	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);

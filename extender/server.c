@@ -52,6 +52,8 @@ struct ext_server {
 	size_t n_writing; /* replies handed to evhttp and not yet flushed */
 	ext_ready_fn ready_fn;
 	void *ready_arg;
+	char *(*jobs_fn)(void *);
+	void *jobs_arg;
 	int port;
 	bool draining;
 	struct event *grace_timer;
@@ -63,6 +65,7 @@ struct ext_server {
 static void on_healthz(struct ext_call *call);
 static void on_readyz(struct ext_call *call);
 static void on_metrics(struct ext_call *call);
+static void on_jobs(struct ext_call *call);
 
 /* The route table: the four verbs live under the prefix, the rest at the root. */
 static const struct route {
@@ -79,6 +82,7 @@ static const struct route {
     {"/healthz", false, EVHTTP_REQ_GET, VERB_HEALTHZ, on_healthz},
     {"/readyz", false, EVHTTP_REQ_GET, VERB_READYZ, on_readyz},
     {"/metrics", false, EVHTTP_REQ_GET, VERB_METRICS, on_metrics},
+    {"/v1/jobs", false, EVHTTP_REQ_GET, VERB_OTHER, on_jobs},
 };
 
 void ext_server_config_default(struct ext_server_config *cfg)
@@ -276,6 +280,20 @@ static void on_metrics(struct ext_call *call)
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
 	call_finish(call, 200, "text/plain; version=0.0.4", buf, false);
 	evbuffer_free(buf);
+}
+
+/* What each waiting gang waits for, from the controller's last round. */
+static void on_jobs(struct ext_call *call)
+{
+	struct ext_server *s = call->srv;
+	char *json = s->jobs_fn ? s->jobs_fn(s->jobs_arg) : strdup("{\"jobs\":[]}");
+	call_reply_json(call, 200, json, false);
+}
+
+void ext_server_set_jobs(struct ext_server *s, char *(*fn)(void *arg), void *arg)
+{
+	s->jobs_fn = fn;
+	s->jobs_arg = arg;
 }
 
 static const struct route *find_route(const struct ext_server *s, const char *path,

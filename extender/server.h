@@ -59,6 +59,10 @@ void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg);
  * none. The server does not own it; it must outlive the server or be unset. */
 void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods);
 
+/* GET /v1/jobs answers with fn(arg): a malloc'd JSON document saying what
+ * each waiting gang waits for. Unset: {"jobs":[]}. */
+void ext_server_set_jobs(struct ext_server *s, char *(*fn)(void *arg), void *arg);
+
 /* Stops accepting connections; calls done once every received request has
  * been answered, or when shutdown_grace runs out (then the rest get 503). */
 void ext_server_shutdown(struct ext_server *s, void (*done)(void *arg), void *arg);

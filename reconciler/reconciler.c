@@ -26,6 +26,7 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "reconciler/admit.h"
 #include "reconciler/pod_codec.h"
 #include "reconciler/status.h"
 #include "reconciler/tfjob.h"
@@ -54,12 +55,35 @@ struct inflight {
 	long long retry_ms; /* no pass before this (monotonic ms) */
 };
 
+/* A wave whose patches were sent: admission holds further rounds until the
+ * cache shows every pod of it planned (so the next snapshot charges it), or
+ * until the wave is old enough to have failed. */
+#define WAVE_SETTLE_MS 30000
+struct pending_wave {
+	struct admit_wave w;
+	long long sent_ms;
+};
+
+/* The last reason each waiting job was given, so an Event is posted only
+ * when it changes. */
+struct wait_note {
+	char key[KEY_MAX];
+	char why[DRAKE_WHY_MAX];
+	int status;
+	bool seen; /* still waiting in the latest round */
+};
+
 struct reconciler {
 	struct event_base *base;
 	struct kube_client *client;
 	struct reconciler_options opts;
 	char *domain, *gang_resource;
-	struct kube_informer *jobs, *pods, *services;
+	struct kube_informer *jobs, *pods, *services, *nodes;
+	struct pending_wave *pending;
+	size_t npending;
+	struct wait_note *waits;
+	size_t nwaits;
+	bool admit_dirty;
 	struct keyset now, later;
 	struct inflight *inflight;
 	size_t ninflight, capinflight;
@@ -152,6 +176,16 @@ static void owned_changed(struct json_t *obj, void *arg)
 static void job_updated(struct json_t *o, struct json_t *n, void *arg)
 {
 	job_changed(n, arg);
+}
+
+static void node_changed(struct json_t *obj, void *arg)
+{
+	((struct reconciler *)arg)->admit_dirty = true;
+}
+
+static void node_updated(struct json_t *o, struct json_t *n, void *arg)
+{
+	((struct reconciler *)arg)->admit_dirty = true;
 }
 static void owned_updated(struct json_t *o, struct json_t *n, void *arg)
 {
@@ -512,7 +546,11 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 			write(r, &job, OP_DELETE, &res, NULL, pm.uid, "recreate failed pod");
 			recreated++;
 		} else if (o.obs[i].gated && !o.obs[i].deleting && !tf_state_final(v.state) &&
-		           tf_replica_starts(&job, o.obs[i].type, o.obs[i].index)) {
+		           tf_replica_starts(&job, o.obs[i].type, o.obs[i].index) &&
+		           !(r->opts.gang &&
+		             (o.obs[i].type == TF_PS || o.obs[i].type == TF_WORKER))) {
+			/* With gang admission, PS and workers wait for a plan
+			 * (admit_pass); chief and evaluator start at once. */
 			char *patch = tf_pod_ungate_patch(o.obj[i]);
 			write(r, &job, OP_JSONPATCH, &res, patch, NULL, "ungate pod");
 			free(patch);
@@ -530,6 +568,163 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 		log_info("tfjob_created_pods", "job=%s pods=%d", key, created);
 	if (job.deadline_s >= 0)
 		enqueue(r, &r->later, ns, name); /* the deadline is checked every second */
+}
+
+/* ---- admission (issue 4) ---- */
+
+static bool wave_visible(struct reconciler *r, const struct pending_wave *p)
+{
+	for (int i = 0; i < p->w.size; i++) {
+		struct json_t *pod = kube_informer_get(r->pods, p->w.ns, p->w.pods[i].name);
+		if (pod && !kube_obj_annotation(pod, "drake.dev/planned-node"))
+			return false; /* still the gated view: the snapshot would miss it */
+	}
+	return true;
+}
+
+/* Drops settled waves; true while one is still on its way into the cache. */
+static bool waves_in_flight(struct reconciler *r)
+{
+	size_t kept = 0;
+	long long now = now_ms();
+	for (size_t i = 0; i < r->npending; i++) {
+		struct pending_wave *p = &r->pending[i];
+		if (wave_visible(r, p) || now - p->sent_ms > WAVE_SETTLE_MS) {
+			free(p->w.pods);
+			continue;
+		}
+		r->pending[kept++] = *p;
+	}
+	r->npending = kept;
+	return kept > 0;
+}
+
+static void apply_wave(struct reconciler *r, struct admit_wave *w)
+{
+	struct tfjob job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.ns, sizeof(job.ns), "%s", w->ns);
+	snprintf(job.name, sizeof(job.name), "%s", w->job);
+	snprintf(job.uid, sizeof(job.uid), "%s", w->uid);
+	char msg[512];
+	int nodes = 0;
+	for (int i = 0; i < w->size; i++) {
+		bool seen = false;
+		for (int j = 0; j < i; j++)
+			seen |= !strcmp(w->pods[j].node, w->pods[i].node);
+		nodes += !seen;
+	}
+	snprintf(msg, sizeof(msg), "admitted %d PS and %d workers as gang %s on %d node%s (%s%s)",
+	         w->n_ps, w->n_workers, w->gang, nodes, nodes == 1 ? "" : "s", w->pods[0].node,
+	         nodes > 1 ? ", ..." : "");
+	event(r, &job, "Normal", "GangAdmitted", msg);
+	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d workers=%d nodes=%d", w->ns, w->job,
+	         w->gang, w->n_ps, w->n_workers, nodes);
+	for (int i = 0; i < w->size; i++) {
+		struct json_t *pod = kube_informer_get(r->pods, w->ns, w->pods[i].name);
+		char *patch = pod ? admit_ungate_patch(pod, w, w->pods[i].node) : NULL;
+		if (!patch)
+			continue;
+		struct kube_resource res;
+		pod_res(&job, w->pods[i].name, &res);
+		write(r, &job, OP_JSONPATCH, &res, patch, NULL, "admit pod");
+		free(patch);
+	}
+}
+
+static struct wait_note *wait_note(struct reconciler *r, const char *key)
+{
+	for (size_t i = 0; i < r->nwaits; i++)
+		if (!strcmp(r->waits[i].key, key))
+			return &r->waits[i];
+	struct wait_note *n = realloc(r->waits, (r->nwaits + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	r->waits = n;
+	n = &r->waits[r->nwaits++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->key, sizeof(n->key), "%s", key);
+	return n;
+}
+
+static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
+{
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", wt->ns, wt->job);
+	struct wait_note *n = wait_note(r, key);
+	if (!n)
+		return;
+	n->seen = true;
+	if (n->status == (int)wt->status && !strcmp(n->why, wt->why))
+		return;
+	n->status = (int)wt->status;
+	snprintf(n->why, sizeof(n->why), "%s", wt->why);
+	struct json_t *obj = kube_informer_get(r->jobs, wt->ns, wt->job);
+	struct kube_meta m;
+	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
+		return;
+	struct tfjob job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.ns, sizeof(job.ns), "%s", wt->ns);
+	snprintf(job.name, sizeof(job.name), "%s", wt->job);
+	snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+	char msg[DRAKE_WHY_MAX + 64];
+	snprintf(msg, sizeof(msg), "gang %s: %s", drake_admit_status_name(wt->status), wt->why);
+	event(r, &job, "Normal", "GangWaiting", msg);
+}
+
+static void admit_pass(struct reconciler *r)
+{
+	if (!r->opts.gang || !kube_informer_synced(r->nodes) || waves_in_flight(r))
+		return;
+	r->admit_dirty = false;
+	struct admit_options ao = {.backfill = !r->opts.strict_fifo, .now_s = (long)time(NULL)};
+	struct admit_result res;
+	char msg[256];
+	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
+	                          kube_informer_cache(r->nodes), &ao, &res, msg, sizeof(msg));
+	if (e) {
+		log_error("admission_failed", "err=%s msg=\"%s\"", drake_strerror(e), msg);
+		return;
+	}
+	for (size_t i = 0; i < r->nwaits; i++)
+		r->waits[i].seen = false;
+	for (size_t i = 0; i < res.n_waiting; i++)
+		note_waiting(r, &res.waiting[i]);
+	size_t kept = 0; /* forget jobs that no longer wait */
+	for (size_t i = 0; i < r->nwaits; i++)
+		if (r->waits[i].seen)
+			r->waits[kept++] = r->waits[i];
+	r->nwaits = kept;
+	for (size_t i = 0; i < res.n_waves; i++) {
+		apply_wave(r, &res.waves[i]);
+		struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
+		if (!p)
+			continue;
+		r->pending = p;
+		r->pending[r->npending].w = res.waves[i];
+		r->pending[r->npending].sent_ms = now_ms();
+		r->npending++;
+		res.waves[i].pods = NULL; /* now owned by the pending list */
+	}
+	admit_result_release(&res);
+}
+
+char *reconciler_jobs_json(const struct reconciler *r)
+{
+	size_t n = r ? r->nwaits : 0;
+	struct admit_note *notes = calloc(n ? n : 1, sizeof(*notes));
+	if (!notes)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		notes[i].key = r->waits[i].key;
+		notes[i].status =
+		    drake_admit_status_name((enum drake_admit_status)r->waits[i].status);
+		notes[i].why = r->waits[i].why;
+	}
+	char *out = admit_waiting_json(notes, n);
+	free(notes);
+	return out;
 }
 
 /* ---- queue processing ---- */
@@ -559,6 +754,10 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 			sync_job(r, ns, name);
 	}
 	free(batch.keys);
+	if (batch.n)
+		r->admit_dirty = true;
+	if (r->admit_dirty)
+		admit_pass(r);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -581,7 +780,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		r->last_resync = now;
 		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
 	}
-	if (r->now.n || !r->was_synced)
+	if (r->now.n || !r->was_synced || (r->admit_dirty || r->npending))
 		event_active(&r->drain, 0, 0);
 }
 
@@ -622,7 +821,12 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->jobs = kube_informer_new(base, client, &jo, &jh, msg, msglen);
 	r->pods = kube_informer_new(base, client, &po, &oh, msg, msglen);
 	r->services = kube_informer_new(base, client, &so, &oh, msg, msglen);
-	if (!r->jobs || !r->pods || !r->services) {
+	if (r->opts.gang) {
+		struct kube_informer_handlers nh = {node_changed, node_updated, node_changed, r};
+		struct kube_informer_options no = {.name = "nodes", .path = "/api/v1/nodes"};
+		r->nodes = kube_informer_new(base, client, &no, &nh, msg, msglen);
+	}
+	if (!r->jobs || !r->pods || !r->services || (r->opts.gang && !r->nodes)) {
 		reconciler_free(r);
 		return NULL;
 	}
@@ -641,6 +845,8 @@ drake_err reconciler_start(struct reconciler *r)
 		e = kube_informer_start(r->pods);
 	if (e == DRAKE_OK)
 		e = kube_informer_start(r->services);
+	if (e == DRAKE_OK && r->nodes)
+		e = kube_informer_start(r->nodes);
 	if (e != DRAKE_OK)
 		return e;
 	long tick = r->opts.requeue_ms < 1000 ? r->opts.requeue_ms : 1000;
@@ -662,6 +868,11 @@ void reconciler_free(struct reconciler *r)
 	kube_informer_free(r->jobs);
 	kube_informer_free(r->pods);
 	kube_informer_free(r->services);
+	kube_informer_free(r->nodes);
+	for (size_t i = 0; i < r->npending; i++)
+		free(r->pending[i].w.pods);
+	free(r->pending);
+	free(r->waits);
 	free(r->now.keys);
 	free(r->later.keys);
 	free(r->inflight);
@@ -673,7 +884,7 @@ void reconciler_free(struct reconciler *r)
 bool reconciler_synced(const struct reconciler *r)
 {
 	return r && kube_informer_synced(r->jobs) && kube_informer_synced(r->pods) &&
-	       kube_informer_synced(r->services);
+	       kube_informer_synced(r->services) && (!r->nodes || kube_informer_synced(r->nodes));
 }
 
 struct kube_informer *reconciler_pods(const struct reconciler *r)

@@ -32,6 +32,9 @@ struct reconciler_options {
 	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
 	                    after this; 0 = 1000 */
 	const char *gang_resource; /* requested by gang pods (gang-only mode), or NULL */
+	bool gang;                 /* admission plans PS + workers before ungating them
+	                              (issue 4); false ungates them all at once */
+	bool strict_fifo;          /* with gang: no backfill past a job that waits */
 };
 
 struct reconciler;
@@ -45,5 +48,7 @@ void reconciler_free(struct reconciler *r);
 bool reconciler_synced(const struct reconciler *r);
 /* The pod informer, so the extender can share the cache (may be NULL). */
 struct kube_informer *reconciler_pods(const struct reconciler *r);
+/* What each waiting gang waits for, as JSON ({"jobs":[...]}); caller frees. */
+char *reconciler_jobs_json(const struct reconciler *r);
 
 #endif

@@ -1,0 +1,101 @@
+/*
+ * admit.h - admission for gang scheduling (issue 4): which waiting TFJobs
+ * start now, with how many workers, on which nodes.
+ *
+ * One round looks at the whole cluster: it builds gang/'s snapshot from the
+ * node and pod caches (bound pods and planned-but-unbound pods use their
+ * node's capacity), collects the drake-managed TFJobs whose pods all exist
+ * and are still gated, runs gang/'s FIFO admission with backfill over them,
+ * and returns for each job it starts a wave: the pods to ungate, each with
+ * its planned node and the gang annotations of gang/protocol.h. Jobs that
+ * wait come back with the planner's reason ("needs 4 GPUs on one node;
+ * largest free block is 2").
+ *
+ * Ownership: admit_round() fills a result the caller releases with
+ * admit_result_release(); strings are copies.
+ */
+#ifndef DRAKE_RECONCILER_ADMIT_H
+#define DRAKE_RECONCILER_ADMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "gang/admission.h"
+#include "gang/cluster.h"
+
+struct kube_cache;
+struct json_t;
+
+struct admit_pod {
+	char name[254];
+	char node[254];
+};
+
+struct admit_wave {
+	char ns[64], job[254], uid[64];
+	char gang[128]; /* "<tfjob uid>.<wave>" */
+	int size;       /* pods in the wave */
+	int min;        /* PS + min-instances workers */
+	int n_ps, n_workers;
+	struct admit_pod *pods; /* size entries: PS first, then workers */
+};
+
+struct admit_waiting {
+	char ns[64], job[254];
+	enum drake_admit_status status;
+	char why[DRAKE_WHY_MAX];
+};
+
+struct admit_result {
+	struct admit_wave *waves;
+	size_t n_waves;
+	struct admit_waiting *waiting;
+	size_t n_waiting;
+};
+
+struct admit_options {
+	bool backfill; /* admit smaller jobs behind one that does not fit */
+	long now_s;    /* wall clock, seconds: makes wave ids unique */
+};
+
+/* One admission round. tfjobs, pods and nodes are the informers' caches. */
+drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
+                      const struct kube_cache *nodes, const struct admit_options *opts,
+                      struct admit_result *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+void admit_result_release(struct admit_result *r);
+
+/* ---- JSON side (admit_codec.c) ---- */
+
+/* The requests of a pod spec the way kube-scheduler counts them: the sum
+ * over containers, or the largest init container if larger, each resource
+ * defaulting to its limit. */
+drake_err admit_spec_requests(const struct json_t *spec, struct drake_res_names *names,
+                              struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+
+/* The same for a pod template ({"metadata":..., "spec":...}). */
+drake_err admit_template_requests(const struct json_t *tmpl, struct drake_res_names *names,
+                                  struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+
+/* Adds every node of the cache to c (allocatable; cordoned or NoSchedule /
+ * NoExecute-tainted nodes are kept but not schedulable), then charges every
+ * live pod to its node: bound pods where they run, planned pods where they
+ * are planned. c must be freshly initialised; it is sorted on return. */
+drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                         struct drake_cluster *c, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+
+/* RFC 3339 creationTimestamp of an object in seconds, or 0. */
+double admit_created(const struct json_t *obj);
+
+/* The JSON patch that ungates one pod of a wave and writes its plan:
+ * test + remove drake's gate, add the four annotations. NULL when the pod is
+ * no longer gated. */
+char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, const char *node);
+
+/* {"jobs":[{"job":"ns/name","status":"waiting","waitsFor":"..."}]}; caller frees. */
+struct admit_note {
+	const char *key, *status, *why;
+};
+char *admit_waiting_json(const struct admit_note *notes, size_t n);
+
+#endif

@@ -1,0 +1,251 @@
+/* admit_test.c - admission rounds over caches built from API objects: who
+ * starts, where, with which gang annotations, and what the others wait for. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube/cache.h"
+#include "reconciler/admit.h"
+
+struct world {
+	struct kube_cache jobs, pods, nodes;
+};
+
+static void put(struct kube_cache *c, const char *text)
+{
+	json_error_t err;
+	json_t *o = json_loads(text, 0, &err);
+	if (!o)
+		fail_msg("bad test JSON: %s: %s", err.text, text);
+	json_t *old = NULL;
+	bool changed;
+	assert_int_equal(kube_cache_put(c, o, 1, &old, &changed), DRAKE_OK);
+	json_decref(old);
+	json_decref(o);
+}
+
+static void node(struct world *w, const char *name, int gpus)
+{
+	char b[512];
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"resourceVersion\":\"1\"},"
+	         "\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\","
+	         "\"nvidia.com/gpu\":\"%d\",\"pods\":\"110\"}}}",
+	         name, name, gpus);
+	put(&w->nodes, b);
+}
+
+/* A DRAGON-layout TFJob: 1 PS, `workers` workers of `gpu` GPUs each. */
+static void job(struct world *w, const char *name, const char *created, int workers, int min,
+                int gpu)
+{
+	char b[2048];
+	snprintf(
+	    b, sizeof(b),
+	    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":"
+	    "\"%s\",\"namespace\":\"ml\",\"uid\":\"uid-%s\",\"resourceVersion\":\"1\","
+	    "\"creationTimestamp\":\"%s\"},\"spec\":{\"min-instances\":%d,\"max-instances\":%d,"
+	    "\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":"
+	    "[{\"name\":\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":{\"cpu\":\"1\","
+	    "\"memory\":\"1Gi\"}}}]}}},\"Worker\":{\"replicas\":%d,\"template\":{\"spec\":"
+	    "{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":"
+	    "{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"%d\",\"drake.dev/gang\":"
+	    "\"1\"}}}]}}}}}}",
+	    name, name, created, min, workers, workers, gpu);
+	put(&w->jobs, b);
+}
+
+/* A pod of a job: gated, or planned on / bound to a node. */
+static void pod(struct world *w, const char *job, const char *type, int i, int gpu,
+                const char *planned, const char *bound)
+{
+	char b[2048], ann[256] = "", node[128] = "", gates[128] = "";
+	if (planned)
+		snprintf(ann, sizeof(ann),
+		         ",\"annotations\":{\"drake.dev/planned-node\":\"%s\",\"drake.dev/gang\":"
+		         "\"uid-%s.1\"}",
+		         planned, job);
+	if (bound)
+		snprintf(node, sizeof(node), "\"nodeName\":\"%s\",", bound);
+	if (!planned && !bound)
+		snprintf(gates, sizeof(gates),
+		         "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}],");
+	snprintf(
+	    b, sizeof(b),
+	    "{\"metadata\":{\"name\":\"%s-%s-%d\",\"namespace\":\"ml\",\"uid\":\"p-%s-%s-%d\","
+	    "\"resourceVersion\":\"1\",\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\","
+	    "\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":\"uid-%s\",\"controller\":true}]%s},"
+	    "\"spec\":{%s%s\"containers\":[{\"name\":\"tensorflow\",\"resources\":{\"limits\":"
+	    "{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"%d\"}}}]},"
+	    "\"status\":{\"phase\":\"Pending\"}}",
+	    job, type, i, job, type, i, job, job, ann, node, gates, gpu);
+	put(&w->pods, b);
+}
+
+static void gated_job(struct world *w, const char *name, const char *created, int workers, int min,
+                      int gpu)
+{
+	job(w, name, created, workers, min, gpu);
+	pod(w, name, "ps", 0, 0, NULL, NULL);
+	for (int i = 0; i < workers; i++)
+		pod(w, name, "worker", i, gpu, NULL, NULL);
+}
+
+static void world_init(struct world *w)
+{
+	kube_cache_init(&w->jobs);
+	kube_cache_init(&w->pods);
+	kube_cache_init(&w->nodes);
+}
+
+static void world_release(struct world *w)
+{
+	kube_cache_release(&w->jobs);
+	kube_cache_release(&w->pods);
+	kube_cache_release(&w->nodes);
+}
+
+static void round_of(struct world *w, bool backfill, struct admit_result *res)
+{
+	struct admit_options o = {.backfill = backfill, .now_s = 1700000000};
+	char msg[256];
+	assert_int_equal(admit_round(&w->jobs, &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),
+	                 DRAKE_OK);
+}
+
+static void test_the_first_job_starts_whole_on_one_node_and_the_next_waits(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	node(&w, "gpu-b", 8);
+	gated_job(&w, "first", "2026-11-22T10:00:00Z", 7, 2, 1);  /* 1 PS + 7 x 1 GPU */
+	gated_job(&w, "second", "2026-11-22T10:00:05Z", 4, 4, 4); /* 16 GPUs: after first, no */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	struct admit_wave *wv = &res.waves[0];
+	assert_string_equal(wv->job, "first");
+	assert_string_equal(wv->gang, "uid-first.1700000000");
+	assert_int_equal(wv->size, 8);
+	assert_int_equal(wv->min, 3); /* PS + min-instances */
+	for (int i = 0; i < wv->size; i++)
+		assert_string_equal(wv->pods[i].node, wv->pods[0].node); /* one node */
+	assert_string_equal(wv->pods[0].name, "first-ps-0");
+	assert_string_equal(wv->pods[7].name, "first-worker-6");
+	assert_int_equal(res.n_waiting, 1);
+	assert_string_equal(res.waiting[0].job, "second");
+	assert_int_equal(res.waiting[0].status, DRAKE_ADMIT_WAITING);
+	assert_true(strlen(res.waiting[0].why) > 0);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void
+test_planned_and_bound_pods_take_capacity_and_their_jobs_are_not_readmitted(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	job(&w, "running", "2026-11-22T09:00:00Z", 2, 2, 2);
+	pod(&w, "running", "ps", 0, 0, "gpu-a", "gpu-a");
+	pod(&w, "running", "worker", 0, 2, "gpu-a", "gpu-a");   /* bound */
+	pod(&w, "running", "worker", 1, 2, "gpu-a", NULL);      /* planned, not bound yet */
+	gated_job(&w, "next", "2026-11-22T10:00:00Z", 2, 2, 2); /* 4 GPUs: exactly what is left */
+	gated_job(&w, "last", "2026-11-22T10:00:01Z", 1, 1, 1);
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	assert_string_equal(res.waves[0].job, "next");
+	assert_int_equal(res.n_waiting, 1);
+	assert_string_equal(res.waiting[0].job, "last");
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_backfill_starts_a_small_job_behind_a_big_one_and_strict_fifo_does_not(void **state)
+{
+	for (int strict = 0; strict < 2; strict++) {
+		struct world w;
+		world_init(&w);
+		node(&w, "gpu-a", 8);
+		node(&w, "gpu-b", 8);
+		job(&w, "hog", "2026-11-22T08:00:00Z", 1, 1, 6);
+		pod(&w, "hog", "ps", 0, 0, "gpu-a", "gpu-a");
+		pod(&w, "hog", "worker", 0, 6, "gpu-a", "gpu-a");
+		gated_job(&w, "big", "2026-11-22T10:00:00Z", 3, 3, 4);   /* 12 GPUs, 10 free */
+		gated_job(&w, "small", "2026-11-22T10:00:09Z", 1, 1, 2); /* fits */
+		struct admit_result res;
+		round_of(&w, !strict, &res);
+		assert_int_equal(res.n_waves, strict ? 0 : 1);
+		if (!strict)
+			assert_string_equal(res.waves[0].job, "small");
+		admit_result_release(&res);
+		world_release(&w);
+	}
+}
+
+static void test_a_job_whose_pods_are_not_all_created_yet_is_not_considered(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	job(&w, "partial", "2026-11-22T10:00:00Z", 2, 2, 1);
+	pod(&w, "partial", "ps", 0, 0, NULL, NULL);
+	pod(&w, "partial", "worker", 0, 1, NULL, NULL); /* worker-1 not created yet */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 0);
+	assert_int_equal(res.n_waiting, 0);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void **state)
+{
+	struct admit_wave wv = {.gang = "uid-x.5", .size = 3, .min = 2};
+	json_t *gated = json_loads("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
+	                           "\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
+	                           "\"drake.dev/gang\"}]}}",
+	                           0, NULL);
+	char *p = admit_ungate_patch(gated, &wv, "gpu-a");
+	assert_string_equal(
+	    p, "[{\"op\":\"test\",\"path\":\"/spec/schedulingGates/1/name\",\"value\":\"drake.dev/"
+	       "gang\"},{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"drake.dev/"
+	       "planned-node\":\"gpu-a\",\"drake.dev/gang\":\"uid-x.5\",\"drake.dev/gang-size\":"
+	       "\"3\",\"drake.dev/gang-min\":\"2\"}},{\"op\":\"remove\",\"path\":\"/spec/"
+	       "schedulingGates/1\"}]");
+	free(p);
+	json_decref(gated);
+	json_t *annotated = json_loads("{\"metadata\":{\"annotations\":{\"a\":\"b\"}},\"spec\":{"
+	                               "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
+	                               0, NULL);
+	p = admit_ungate_patch(annotated, &wv, "gpu-a");
+	assert_non_null(strstr(p, "\"path\":\"/metadata/annotations/drake.dev~1planned-node\""));
+	free(p);
+	json_decref(annotated);
+	json_t *ungated = json_loads("{\"spec\":{}}", 0, NULL);
+	assert_null(admit_ungate_patch(ungated, &wv, "gpu-a"));
+	json_decref(ungated);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_the_first_job_starts_whole_on_one_node_and_the_next_waits),
+	    cmocka_unit_test(
+	        test_planned_and_bound_pods_take_capacity_and_their_jobs_are_not_readmitted),
+	    cmocka_unit_test(
+	        test_backfill_starts_a_small_job_behind_a_big_one_and_strict_fifo_does_not),
+	    cmocka_unit_test(test_a_job_whose_pods_are_not_all_created_yet_is_not_considered),
+	    cmocka_unit_test(test_the_ungate_patch_writes_the_plan_before_removing_the_gate),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
