@@ -119,14 +119,14 @@ struct barrier {
 	size_t n_ok, n_failed;
 	bool released;
 	struct event *timer;
-	TAILQ_HEAD(, waiter) waiters;
+	TAILQ_HEAD(waiter_list, waiter) waiters;
 	TAILQ_ENTRY(barrier) link;
 };
 
 struct gang_barriers {
 	struct event_base *base;
 	double timeout;
-	TAILQ_HEAD(, barrier) list;
+	TAILQ_HEAD(barrier_list, barrier) list;
 	struct kube_informer *pods; /* as last given to gang_join */
 };
 

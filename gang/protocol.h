@@ -19,12 +19,12 @@
 #ifndef DRAKE_GANG_PROTOCOL_H
 #define DRAKE_GANG_PROTOCOL_H
 
-#define DRAKE_ANNOTATION_PREFIX	       "drake.dev/"
-#define DRAKE_ANNOTATION_PLANNED_NODE  "drake.dev/planned-node"
-#define DRAKE_ANNOTATION_GANG	       "drake.dev/gang"
-#define DRAKE_ANNOTATION_GANG_SIZE     "drake.dev/gang-size"
-#define DRAKE_ANNOTATION_GANG_MIN      "drake.dev/gang-min"
-#define DRAKE_LABEL_JOB_NAME	       "training.kubeflow.org/job-name"
+#define DRAKE_ANNOTATION_PREFIX       "drake.dev/"
+#define DRAKE_ANNOTATION_PLANNED_NODE "drake.dev/planned-node"
+#define DRAKE_ANNOTATION_GANG         "drake.dev/gang"
+#define DRAKE_ANNOTATION_GANG_SIZE    "drake.dev/gang-size"
+#define DRAKE_ANNOTATION_GANG_MIN     "drake.dev/gang-min"
+#define DRAKE_LABEL_JOB_NAME          "training.kubeflow.org/job-name"
 
 /* Largest gang a wave may carry (a bound on the barrier's memory). */
 #define DRAKE_GANG_SIZE_MAX 4096
