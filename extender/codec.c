@@ -47,8 +47,7 @@ static json_t *get_key(const json_t *obj, const char *key)
 	if (!v) {
 		const char *k;
 		json_t *it;
-		json_object_foreach((json_t *)obj, k, it)
-		{
+		json_object_foreach ((json_t *)obj, k, it) {
 			if (strcasecmp(k, key) == 0) {
 				v = it;
 				break;
@@ -150,8 +149,7 @@ static drake_err decode_annotations(const json_t *ann, const struct ext_limits *
 	const size_t plen = strlen(DRAKE_ANNOTATION_PREFIX);
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)ann, k, v)
-	{
+	json_object_foreach ((json_t *)ann, k, v) {
 		if (strncmp(k, DRAKE_ANNOTATION_PREFIX, plen) != 0 || json_is_null(v))
 			continue;
 		if (!json_is_string(v))
@@ -197,8 +195,7 @@ static drake_err decode_labels(const json_t *labels, const struct ext_limits *li
 		return DRAKE_ENOMEM;
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)labels, k, v)
-	{
+	json_object_foreach ((json_t *)labels, k, v) {
 		if (json_is_null(v))
 			continue;
 		if (!json_is_string(v))
@@ -684,8 +681,7 @@ drake_err ext_preempt_decode(const char *body, size_t len, const struct ext_limi
 	if (!e && n) {
 		const char *node;
 		json_t *v;
-		json_object_foreach((json_t *)map, node, v)
-		{
+		json_object_foreach ((json_t *)map, node, v) {
 			e = decode_victims(node, v, metav != NULL, lim, &out->nodes[out->n_nodes++],
 			                   msg, msglen);
 			if (e)

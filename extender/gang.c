@@ -145,8 +145,9 @@ size_t gang_barriers_waiting(const struct gang_barriers *g)
 {
 	size_t n = 0;
 	const struct barrier *bar;
-	TAILQ_FOREACH(bar, &g->list, link)
-	n += bar->n_waiting;
+	TAILQ_FOREACH (bar, &g->list, link) {
+		n += bar->n_waiting;
+	}
 	return n;
 }
 
@@ -171,8 +172,9 @@ static void barrier_free(struct barrier *bar)
 static void barrier_fail(struct barrier *bar, const char *error)
 {
 	struct waiter *w;
-	TAILQ_FOREACH(w, &bar->waiters, link)
-	bind_answer(w->b, error);
+	TAILQ_FOREACH (w, &bar->waiters, link) {
+		bind_answer(w->b, error);
+	}
 	barrier_free(bar);
 }
 
@@ -234,8 +236,7 @@ static void on_rolled_back(const struct kube_response *r, void *arg)
 static void rollback(struct barrier *bar)
 {
 	struct waiter *w;
-	TAILQ_FOREACH(w, &bar->waiters, link)
-	{
+	TAILQ_FOREACH (w, &bar->waiters, link) {
 		if (!w->bound)
 			continue;
 		struct ext_bind_args *a = &w->b->args;
@@ -306,8 +307,9 @@ static void release(struct barrier *bar)
 	if (bar->timer)
 		event_del(bar->timer);
 	struct waiter *w;
-	TAILQ_FOREACH(w, &bar->waiters, link)
-	if (!w->b->call) {
+	TAILQ_FOREACH (w, &bar->waiters, link) {
+		if (w->b->call)
+			continue;
 		/* A held request was answered already (shutdown): posting the
 		 * others could leave a partial gang. */
 		barrier_fail(bar, "gang wave lost a member's request; kube-scheduler will retry");
@@ -316,8 +318,7 @@ static void release(struct barrier *bar)
 	log_info("gang_release", "gang=%s job=%s members=%zu", bar->id, bar->job, bar->n_waiting);
 	bar->n_posting = bar->n_waiting;
 	bar->n_waiting = 0;
-	TAILQ_FOREACH(w, &bar->waiters, link)
-	{
+	TAILQ_FOREACH (w, &bar->waiters, link) {
 		struct post_ctx *pc = malloc(sizeof(*pc));
 		if (!pc) {
 			bar->n_failed++;
@@ -376,24 +377,26 @@ void gang_join(struct gang_barriers *g, struct kube_informer *pods, const struct
 {
 	g->pods = pods;
 	struct barrier *bar;
-	TAILQ_FOREACH(bar, &g->list, link)
-	if (!bar->released && strcmp(bar->id, m->gang) == 0)
-		break;
+	TAILQ_FOREACH (bar, &g->list, link) {
+		if (!bar->released && strcmp(bar->id, m->gang) == 0)
+			break;
+	}
 	if (!bar && !(bar = barrier_new(g, m, b))) {
 		bind_answer(b, "out of memory holding the bind for its gang");
 		return;
 	}
 	/* A retry of a pod already held replaces the stale request. */
 	struct waiter *w;
-	TAILQ_FOREACH(w, &bar->waiters, link)
-	if (strcmp(w->b->args.pod_ns, b->args.pod_ns) == 0 &&
-	    strcmp(w->b->args.pod_name, b->args.pod_name) == 0) {
-		bind_answer(w->b, "superseded by a newer bind request for the same pod");
-		TAILQ_REMOVE(&bar->waiters, w, link);
-		bar->n_waiting--;
-		bind_unref(w->b);
-		free(w);
-		break;
+	TAILQ_FOREACH (w, &bar->waiters, link) {
+		if (strcmp(w->b->args.pod_ns, b->args.pod_ns) == 0 &&
+		    strcmp(w->b->args.pod_name, b->args.pod_name) == 0) {
+			bind_answer(w->b, "superseded by a newer bind request for the same pod");
+			TAILQ_REMOVE(&bar->waiters, w, link);
+			bar->n_waiting--;
+			bind_unref(w->b);
+			free(w);
+			break;
+		}
 	}
 	if (!(w = calloc(1, sizeof(*w)))) {
 		bind_answer(b, "out of memory holding the bind for its gang");

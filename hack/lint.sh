@@ -20,6 +20,7 @@ rm -f build-lint-format.txt
 echo "lint: cppcheck"
 if ! cppcheck --quiet --error-exitcode=1 --std=c11 --language=c --inline-suppr \
     --enable=warning,portability,performance --suppress=missingIncludeSystem \
+    --include=/usr/include/x86_64-linux-gnu/sys/queue.h \
     -I . -D_GNU_SOURCE -DDRAKE_VERSION='"lint"' \
     common extender kube gang migrate sim reconciler cmd 2>&1 | sed 's/^/    /'; then
   fail=1

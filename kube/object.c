@@ -48,8 +48,7 @@ drake_err kube_obj_meta(const struct json_t *o, struct kube_meta *m)
 	m->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	size_t i;
 	json_t *ref;
-	json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref)
-	{
+	json_array_foreach (json_object_get(meta, "ownerReferences"), i, ref) {
 		if (json_is_true(json_object_get(ref, "controller"))) {
 			m->owner_uid = str_of(json_object_get(ref, "uid"));
 			m->owner_kind = str_of(json_object_get(ref, "kind"));

@@ -272,15 +272,13 @@ drake_err kube_list_decode(const char *body, size_t len, kube_watch_event_cb cb,
 	size_t i;
 	json_t *it;
 	char irv[KUBE_RV_MAX], inner[160];
-	json_array_foreach(items, i, it)
-	{
+	json_array_foreach (items, i, it) {
 		if ((e = check_object(it, true, irv, inner, sizeof(inner))) != DRAKE_OK) {
 			drake_errorf(e, msg, msglen, "list item %zu: %s", i, inner);
 			goto out;
 		}
 	}
-	json_array_foreach(items, i, it)
-	{
+	json_array_foreach (items, i, it) {
 		struct kube_watch_event ev = {.type = KUBE_EVENT_ADDED, .object = it};
 		if (check_object(it, true, ev.resource_version, inner, sizeof(inner)) == DRAKE_OK)
 			cb(&ev, arg);

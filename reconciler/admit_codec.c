@@ -24,8 +24,7 @@ static drake_err add_list(const json_t *list, struct drake_res_names *names, str
 		return DRAKE_OK;
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)list, k, v)
-	{
+	json_object_foreach ((json_t *)list, k, v) {
 		if (!json_is_string(v))
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
 			                    "resource %s: quantity must be a string", k);
@@ -81,16 +80,14 @@ drake_err admit_spec_requests(const struct json_t *spec, struct drake_res_names 
 	struct drake_res sum = {0}, init = {0};
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(spec, "containers"), i, c)
-	{
+	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		struct drake_res one;
 		drake_err e = container_requests(c, names, &one, msg, msglen);
 		if (e)
 			return e;
 		drake_res_add(&sum, &one);
 	}
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
-	{
+	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
 		struct drake_res one;
 		drake_err e = container_requests(c, names, &one, msg, msglen);
 		if (e)
@@ -115,8 +112,7 @@ static bool node_schedulable(const json_t *node)
 		return false;
 	size_t i;
 	json_t *t;
-	json_array_foreach(json_object_get(spec, "taints"), i, t)
-	{
+	json_array_foreach (json_object_get(spec, "taints"), i, t) {
 		const char *effect = json_string_value(json_object_get(t, "effect"));
 		if (effect && (!strcmp(effect, "NoSchedule") || !strcmp(effect, "NoExecute")))
 			return false;
@@ -197,8 +193,7 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 	int k = -1;
 	size_t i;
 	json_t *g;
-	json_array_foreach(gates, i, g)
-	{
+	json_array_foreach (gates, i, g) {
 		const char *name = json_string_value(json_object_get(g, "name"));
 		if (name && !strcmp(name, TF_GANG_GATE))
 			k = (int)i;
@@ -225,8 +220,7 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 	} else {
 		const char *key;
 		json_t *v;
-		json_object_foreach(plan, key, v)
-		{
+		json_object_foreach (plan, key, v) {
 			/* JSON pointer: "/" in a key is written "~1". */
 			char path[128] = "/metadata/annotations/";
 			size_t o = strlen(path);

@@ -65,8 +65,7 @@ static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, in
 	bool has_port = false;
 	size_t i;
 	json_t *p;
-	json_array_foreach(ports, i, p)
-	{
+	json_array_foreach (ports, i, p) {
 		const char *pn = json_string_value(json_object_get(p, "name"));
 		has_port |= pn && !strcmp(pn, TF_PORT_NAME);
 	}
@@ -132,8 +131,7 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const cha
 	size_t i;
 	json_t *c;
 	int rc = 0;
-	json_array_foreach(json_object_get(spec, "containers"), i, c)
-	{
+	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		const char *cn = json_string_value(json_object_get(c, "name"));
 		if (cn && !strcmp(cn, TF_CONTAINER))
 			rc |= fix_container(c, job, t, index, domain, gang_resource);
@@ -185,8 +183,8 @@ static int gate_index(const json_t *pod)
 {
 	size_t i;
 	json_t *g;
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, g)
-	{
+	json_array_foreach (json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
+	                    g) {
 		const char *n = json_string_value(json_object_get(g, "name"));
 		if (n && !strcmp(n, TF_GANG_GATE))
 			return (int)i;
@@ -210,8 +208,7 @@ bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs)
 	obs->exit_code = -1;
 	size_t i;
 	json_t *cs;
-	json_array_foreach(json_object_get(status, "containerStatuses"), i, cs)
-	{
+	json_array_foreach (json_object_get(status, "containerStatuses"), i, cs) {
 		json_t *rc = json_object_get(cs, "restartCount");
 		if (json_is_integer(rc) && json_integer_value(rc) > 0 &&
 		    json_integer_value(rc) < 1000000)

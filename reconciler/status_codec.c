@@ -41,8 +41,7 @@ static json_t *condition(json_t *conds, const char *type)
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(conds, i, c)
-	{
+	json_array_foreach (conds, i, c) {
 		const char *t = json_string_value(json_object_get(c, "type"));
 		if (t && !strcmp(t, type))
 			return c;
@@ -96,8 +95,7 @@ static json_t *conditions_with(json_t *old, const char *type, const char *reason
 	json_t *out = json_array();
 	size_t i;
 	json_t *c;
-	json_array_foreach(old, i, c)
-	{
+	json_array_foreach (old, i, c) {
 		const char *t = json_string_value(json_object_get(c, "type"));
 		if (!t || !strcmp(t, type))
 			continue;

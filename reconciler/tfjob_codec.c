@@ -99,16 +99,14 @@ static drake_err check_template(json_t *tmpl, const char *type, int *port, char 
 		                    "tfReplicaSpecs.%s.template.spec.containers is missing", type);
 	size_t i;
 	json_t *c;
-	json_array_foreach(containers, i, c)
-	{
+	json_array_foreach (containers, i, c) {
 		const char *name = json_string_value(json_object_get(c, "name"));
 		if (!name || strcmp(name, TF_CONTAINER) != 0)
 			continue;
 		*port = TF_DEFAULT_PORT;
 		size_t j;
 		json_t *p;
-		json_array_foreach(json_object_get(c, "ports"), j, p)
-		{
+		json_array_foreach (json_object_get(c, "ports"), j, p) {
 			const char *pn = json_string_value(json_object_get(p, "name"));
 			json_t *cp = json_object_get(p, "containerPort");
 			if (pn && !strcmp(pn, TF_PORT_NAME)) {
@@ -133,8 +131,7 @@ static drake_err decode_replicas(json_t *specs, struct tfjob *job, char *msg, si
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "spec.tfReplicaSpecs is missing");
 	const char *key;
 	json_t *rs;
-	json_object_foreach(specs, key, rs)
-	{
+	json_object_foreach (specs, key, rs) {
 		enum tf_rtype t;
 		if (!parse_type(key, &t))
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
