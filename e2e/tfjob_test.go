@@ -66,6 +66,11 @@ func withReconciler(t *testing.T) *env {
 			return
 		}
 		os.Setenv("DRAKE_RECONCILE", "true")
+		if e.mode == "gang" {
+			// gang-only mode: TFJob pods must request the resource that
+			// routes them to drake (managedResources in the scheduler config)
+			os.Setenv("DRAKE_GANG_RESOURCE", "drake.dev/gang")
+		}
 		cmd := exec.Command(filepath.Join(e.root, "hack", "cluster-drake.sh"), "restart")
 		cmd.Env = os.Environ()
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -214,9 +214,15 @@ static drake_err member_from_cache(struct kube_informer *pods, const struct ext_
 	*found = false;
 	struct json_t *obj = pods ? kube_informer_get(pods, a->pod_ns, a->pod_name) : NULL;
 	struct kube_meta meta;
+	/* Absent, replaced, or still gated: kube-scheduler cannot bind a gated
+	 * pod, so a gated copy is older than what it saw, and the plan that
+	 * came with the ungating may be missing from it. Ask the API server.
+	 * (Admission writes the plan and removes the gate in one patch, so an
+	 * ungated copy always carries the plan if there is one.) */
 	if (!obj || kube_obj_meta(obj, &meta) != DRAKE_OK ||
-	    (a->pod_uid[0] && strcmp(meta.uid, a->pod_uid) != 0))
-		return DRAKE_OK; /* absent or stale: ask the API server */
+	    (a->pod_uid[0] && strcmp(meta.uid, a->pod_uid) != 0) ||
+	    kube_obj_array_len(obj, "spec.schedulingGates") > 0)
+		return DRAKE_OK;
 	*found = true;
 	struct ext_label ann[4] = {
 	    {DRAKE_ANNOTATION_PLANNED_NODE, NULL},

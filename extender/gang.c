@@ -128,7 +128,18 @@ struct gang_barriers {
 	double timeout;
 	TAILQ_HEAD(barrier_list, barrier) list;
 	struct kube_informer *pods; /* as last given to gang_join */
+	uint64_t members_bound;     /* Bindings posted by released waves that succeeded */
+	uint64_t waves_timed_out;
+	uint64_t waves_rolled_back;
 };
+
+void gang_barriers_stats(const struct gang_barriers *g, uint64_t *bound, uint64_t *timed_out,
+                         uint64_t *rolled_back)
+{
+	*bound = g->members_bound;
+	*timed_out = g->waves_timed_out;
+	*rolled_back = g->waves_rolled_back;
+}
 
 struct gang_barriers *gang_barriers_new(struct event_base *base, double timeout_s)
 {
@@ -269,6 +280,8 @@ static void on_posted(struct bind_state *b, const char *error, void *arg)
 		bar->n_failed++;
 	else
 		bar->n_ok++;
+	if (!error && bar->reg)
+		bar->reg->members_bound++;
 	if (--bar->n_posting > 0)
 		return;
 	if (bar->n_failed && bar->n_ok && !bar->reg) {
@@ -281,6 +294,7 @@ static void on_posted(struct bind_state *b, const char *error, void *arg)
 		log_error("gang_partial_bind",
 		          "gang=%s job=%s bound=%zu failed=%zu action=rollback", bar->id, bar->job,
 		          bar->n_ok, bar->n_failed);
+		bar->reg->waves_rolled_back++;
 		rollback(bar);
 	} else if (!bar->n_failed) {
 		log_info("gang_bound", "gang=%s job=%s members=%zu", bar->id, bar->job, bar->n_ok);
@@ -341,6 +355,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	         "tfjob %s: gang %s: %zu of %ld members reached bind within %gs; none was bound, "
 	         "kube-scheduler will retry",
 	         bar->job, bar->id, bar->n_waiting + before, bar->size, bar->reg->timeout);
+	bar->reg->waves_timed_out++;
 	log_warn("gang_bind_timeout", "gang=%s job=%s arrived=%zu size=%ld", bar->id, bar->job,
 	         bar->n_waiting + before, bar->size);
 	barrier_fail(bar, msg);

@@ -58,6 +58,8 @@ struct gang_barriers *gang_barriers_new(struct event_base *base, double timeout_
 /* Answers every held bind with an error and frees. NULL is fine. */
 void gang_barriers_free(struct gang_barriers *g);
 size_t gang_barriers_waiting(const struct gang_barriers *g);
+void gang_barriers_stats(const struct gang_barriers *g, uint64_t *bound, uint64_t *timed_out,
+                         uint64_t *rolled_back);
 
 /* Holds b until its wave is complete. pods (may be NULL) is the pod cache,
  * used to count members bound before (a wave cut short by a restart). */

@@ -106,10 +106,18 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    "answered.\n# TYPE drake_inflight_binds gauge\ndrake_inflight_binds %lld\n"
 	    "# HELP drake_gang_binds_waiting Bind requests held at a gang barrier.\n"
 	    "# TYPE drake_gang_binds_waiting gauge\ndrake_gang_binds_waiting %lld\n"
+	    "# HELP drake_gang_members_bound_total Pods bound by a complete gang wave.\n"
+	    "# TYPE drake_gang_members_bound_total counter\ndrake_gang_members_bound_total %llu\n"
+	    "# HELP drake_gang_waves_total Gang waves that did not bind, by outcome.\n"
+	    "# TYPE drake_gang_waves_total counter\n"
+	    "drake_gang_waves_total{outcome=\"timed_out\"} %llu\n"
+	    "drake_gang_waves_total{outcome=\"rolled_back\"} %llu\n"
 	    "# HELP drake_tls_reloads_total Certificate reloads (SIGHUP), by result.\n"
 	    "# TYPE drake_tls_reloads_total counter\n"
 	    "drake_tls_reloads_total{result=\"ok\"} %llu\n"
 	    "drake_tls_reloads_total{result=\"error\"} %llu\n",
 	    (long long)m->inflight_binds, (long long)m->gang_binds_waiting,
-	    (unsigned long long)m->tls_reloads, (unsigned long long)m->tls_reload_failures);
+	    (unsigned long long)m->gang_members_bound, (unsigned long long)m->gang_waves_timed_out,
+	    (unsigned long long)m->gang_waves_rolled_back, (unsigned long long)m->tls_reloads,
+	    (unsigned long long)m->tls_reload_failures);
 }

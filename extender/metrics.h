@@ -37,7 +37,10 @@ struct metrics {
 	uint64_t latency_count[VERB_COUNT];
 	double latency_sum[VERB_COUNT];
 	int64_t inflight_binds;
-	int64_t gang_binds_waiting; /* set by the server just before rendering */
+	int64_t gang_binds_waiting; /* these four: set by the server just before rendering */
+	uint64_t gang_members_bound;
+	uint64_t gang_waves_timed_out;
+	uint64_t gang_waves_rolled_back;
 	uint64_t tls_reloads;
 	uint64_t tls_reload_failures;
 };

@@ -277,6 +277,9 @@ static void on_metrics(struct ext_call *call)
 		return;
 	}
 	call->srv->metrics.gang_binds_waiting = (int64_t)gang_barriers_waiting(call->srv->gangs);
+	gang_barriers_stats(call->srv->gangs, &call->srv->metrics.gang_members_bound,
+	                    &call->srv->metrics.gang_waves_timed_out,
+	                    &call->srv->metrics.gang_waves_rolled_back);
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
 	call_finish(call, 200, "text/plain; version=0.0.4", buf, false);
 	evbuffer_free(buf);

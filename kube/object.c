@@ -91,6 +91,24 @@ const char *kube_obj_str(const struct json_t *o, const char *path)
 	return str_of((json_t *)cur);
 }
 
+size_t kube_obj_array_len(const struct json_t *o, const char *path)
+{
+	const json_t *cur = o;
+	char seg[128];
+	while (cur && *path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof(seg))
+			return 0;
+		memcpy(seg, path, n);
+		seg[n] = '\0';
+		cur = json_object_get(cur, seg);
+		path += n;
+		if (*path == '.')
+			path++;
+	}
+	return json_is_array(cur) ? json_array_size(cur) : 0;
+}
+
 const char *kube_status_message(const char *body, size_t len, char *buf, size_t buflen)
 {
 	if (buflen == 0)

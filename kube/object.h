@@ -40,6 +40,9 @@ drake_err kube_obj_meta(const struct json_t *o, struct kube_meta *m) DRAKE_MUST_
 const char *kube_obj_label(const struct json_t *o, const char *key);
 /* metadata.annotations[key], or NULL. */
 const char *kube_obj_annotation(const struct json_t *o, const char *key);
+/* Length of the array at a dotted path ("spec.schedulingGates"), 0 when
+ * absent or not an array. */
+size_t kube_obj_array_len(const struct json_t *o, const char *path);
 /* A string at a dotted path ("status.phase"), or NULL. */
 const char *kube_obj_str(const struct json_t *o, const char *path);
 

@@ -137,6 +137,9 @@ static void test_a_wave_binds_only_when_every_member_has_arrived(void **state)
 	assert_int_equal(fake_api_count(&api, "POST", "/pods/w-1/binding"), 1);
 	assert_string_equal(a.r.body, "{\"Error\":\"\"}");
 	assert_string_equal(b.r.body, "{\"Error\":\"\"}");
+	struct resp r;
+	request(d.port, "GET", "/metrics", NULL, &good, &r);
+	assert_non_null(strstr(r.body, "drake_gang_members_bound_total 2\n"));
 	end_bind(m, &a);
 	end_bind(m, &b);
 	curl_multi_cleanup(m);
@@ -159,6 +162,9 @@ static void test_an_incomplete_wave_times_out_and_binds_nothing(void **state)
 	assert_int_equal(fake_api_count(&api, "POST", "/binding"), 0);
 	struct waiting none = {d.port, 0};
 	assert_true(barrier_holds(&api, &none));
+	struct resp r;
+	request(d.port, "GET", "/metrics", NULL, &good, &r);
+	assert_non_null(strstr(r.body, "drake_gang_waves_total{outcome=\"timed_out\"} 1\n"));
 	end_bind(m, &a);
 	curl_multi_cleanup(m);
 	assert_int_equal(stop_drake(&d), 0);
@@ -192,6 +198,9 @@ static void test_a_wave_whose_bindings_fail_in_part_is_rolled_back(void **state)
 			del = &api.reqs[i];
 	assert_non_null(strstr(del->body, "\"uid\":\"uid-w-0\""));
 	assert_int_equal(fake_api_count(&api, "DELETE", "/pods/w-1"), 0);
+	struct resp r;
+	request(d.port, "GET", "/metrics", NULL, &good, &r);
+	assert_non_null(strstr(r.body, "drake_gang_waves_total{outcome=\"rolled_back\"} 1\n"));
 	end_bind(m, &a);
 	end_bind(m, &b);
 	curl_multi_cleanup(m);
