@@ -1,8 +1,14 @@
 /*
  * admit.c - one admission round over every drake-managed TFJob (see
  * admit.h). The policy itself is gang/'s (drake_admit, drake_plan_gang);
- * this file gathers its inputs from the caches and turns started jobs into
+ * this file gathers its inputs from the caches and turns decisions into
  * waves of pods to ungate.
+ *
+ * A round first repairs running jobs: a PS or initial worker recreated
+ * after a failure waits behind its gate like any new pod, and is planned
+ * on its own (a wave of just the replacements) before any new job, so a
+ * running gang gets its member back ahead of the queue. Then new jobs are
+ * admitted in FIFO order with backfill.
  */
 #include "reconciler/admit.h"
 
@@ -10,40 +16,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang/protocol.h"
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "reconciler/tfjob.h"
 
-/* What a round knows about one job it may admit. */
+/* A job's pods as admission sees them. */
+enum pod_state { POD_MISSING, POD_WAITING, POD_PLACED };
+
+/* What a round knows about one job. */
 struct candidate {
 	struct tfjob job;
-	char key[320]; /* "ns/name": FIFO tie-break and messages */
+	char key[320];       /* "ns/name": FIFO tie-break and messages */
+	int *ps_idx, *w_idx; /* the waiting PS and worker indexes */
+	int n_ps_idx, n_w_idx;
+	bool repair; /* some of its pods are placed already */
+	struct drake_admission_entry entry;
 };
 
 struct collect_ctx {
 	const struct kube_cache *pods;
 	struct drake_cluster *c;
 	struct candidate *cand;
-	struct drake_admission_entry *entries;
 	size_t n, cap;
+	struct admit_waiting *invalid;
+	size_t n_invalid;
 	drake_err err;
 };
 
-/* A pod of the job exists, has not started, and still waits for its plan. */
-static bool pod_waiting(const struct kube_cache *pods, const struct tfjob *job, enum tf_rtype t,
-                        int i)
+static enum pod_state pod_state(const struct kube_cache *pods, const struct tfjob *job,
+                                enum tf_rtype t, int i)
 {
 	char name[254];
 	if (tf_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
-		return false;
+		return POD_MISSING;
 	struct json_t *pod = kube_cache_get(pods, job->ns, name);
 	struct kube_meta m;
 	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting ||
 	    strcmp(m.owner_uid ? m.owner_uid : "", job->uid) != 0)
-		return false;
+		return POD_MISSING;
 	const char *phase = kube_obj_str(pod, "status.phase");
-	return (!m.node_name || !*m.node_name) && (!phase || !strcmp(phase, "Pending")) &&
-	       !kube_obj_annotation(pod, "drake.dev/planned-node");
+	bool unscheduled = (!m.node_name || !*m.node_name) && (!phase || !strcmp(phase, "Pending"));
+	return unscheduled && !kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE) ? POD_WAITING
+	                                                                               : POD_PLACED;
 }
 
 static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
@@ -67,41 +82,75 @@ static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
 	return e;
 }
 
+static void note(struct admit_waiting *w, const struct tfjob *job, enum drake_admit_status st,
+                 const char *why)
+{
+	snprintf(w->ns, sizeof(w->ns), "%s", job->ns);
+	snprintf(w->job, sizeof(w->job), "%s", job->name);
+	w->status = st;
+	snprintf(w->why, sizeof(w->why), "%s", why);
+}
+
+/* Indexes of type t in [0, n) that wait; false when one is missing. */
+static bool waiting_indexes(const struct kube_cache *pods, const struct tfjob *job, enum tf_rtype t,
+                            int n, int **out, int *count)
+{
+	*out = calloc((size_t)(n ? n : 1), sizeof(int));
+	*count = 0;
+	if (!*out)
+		return false;
+	for (int i = 0; i < n; i++) {
+		enum pod_state s = pod_state(pods, job, t, i);
+		if (s == POD_MISSING)
+			return false; /* being created or replaced: next round */
+		if (s == POD_WAITING)
+			(*out)[(*count)++] = i;
+	}
+	return true;
+}
+
 static bool collect(struct json_t *obj, void *arg)
 {
 	struct collect_ctx *x = arg;
 	if (x->n == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 16;
 		struct candidate *c = realloc(x->cand, cap * sizeof(*c));
+		struct admit_waiting *inv = realloc(x->invalid, cap * sizeof(*inv));
 		if (c)
 			x->cand = c;
-		struct drake_admission_entry *e = c ? realloc(x->entries, cap * sizeof(*e)) : NULL;
-		if (!c || !e) {
+		if (inv)
+			x->invalid = inv;
+		if (!c || !inv) {
 			x->err = DRAKE_ENOMEM;
 			return false;
 		}
-		x->entries = e;
 		x->cap = cap;
 	}
 	struct candidate *cd = &x->cand[x->n];
+	memset(cd, 0, sizeof(*cd));
 	bool managed;
-	char msg[256];
+	char msg[DRAKE_WHY_MAX];
 	if (tfjob_decode(obj, &cd->job, &managed, msg, sizeof(msg)) != DRAKE_OK || !managed ||
 	    cd->job.suspend)
+		return true; /* the reconciler reports invalid jobs itself */
+	struct drake_admission_entry *e = &cd->entry;
+	if (job_request(x->c, &cd->job, &e->req, msg, sizeof(msg)) != DRAKE_OK) {
+		note(&x->invalid[x->n_invalid++], &cd->job, DRAKE_ADMIT_INVALID, msg);
 		return true;
-	struct drake_admission_entry *e = &x->entries[x->n];
-	memset(e, 0, sizeof(*e));
-	if (job_request(x->c, &cd->job, &e->req, msg, sizeof(msg)) != DRAKE_OK)
-		return true; /* the reconciler reports invalid specs itself */
-	/* Waiting means: every PS and every initial worker exists and waits
-	 * for its plan (a job with any of them planned or running has been
-	 * admitted already). */
-	for (int i = 0; i < e->req.n_ps; i++)
-		if (!pod_waiting(x->pods, &cd->job, TF_PS, i))
-			return true;
-	for (int i = 0; i < e->req.want_workers; i++)
-		if (!pod_waiting(x->pods, &cd->job, TF_WORKER, i))
-			return true;
+	}
+	bool complete =
+	    waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, &cd->ps_idx, &cd->n_ps_idx) &&
+	    waiting_indexes(x->pods, &cd->job, TF_WORKER, e->req.want_workers, &cd->w_idx,
+	                    &cd->n_w_idx);
+	int waiting = cd->n_ps_idx + cd->n_w_idx;
+	if (!complete || waiting == 0) {
+		free(cd->ps_idx);
+		free(cd->w_idx);
+		return true; /* pods still being created, or nothing to place */
+	}
+	/* Every PS and initial worker waiting: a new job. Some of them: a
+	 * running job whose lost members came back. */
+	cd->repair = waiting < e->req.n_ps + e->req.want_workers;
 	snprintf(cd->key, sizeof(cd->key), "%s/%s", cd->job.ns, cd->job.name);
 	e->name = cd->key;
 	e->created = admit_created(obj);
@@ -109,31 +158,116 @@ static bool collect(struct json_t *obj, void *arg)
 	return true;
 }
 
+/* A wave of the candidate's waiting pods, placed by plan. */
 static drake_err make_wave(const struct drake_cluster *c, const struct candidate *cd,
-                           const struct drake_admission_entry *e, long now_s, struct admit_wave *w)
+                           const struct drake_plan *plan, int min, long now_s, struct admit_wave *w)
 {
 	memset(w, 0, sizeof(*w));
 	snprintf(w->ns, sizeof(w->ns), "%s", cd->job.ns);
 	snprintf(w->job, sizeof(w->job), "%s", cd->job.name);
 	snprintf(w->uid, sizeof(w->uid), "%s", cd->job.uid);
 	snprintf(w->gang, sizeof(w->gang), "%s.%ld", cd->job.uid, now_s);
-	w->n_ps = e->plan.n_ps;
-	w->n_workers = e->plan.n_workers;
+	w->n_ps = plan->n_ps;
+	w->n_workers = plan->n_workers;
 	w->size = w->n_ps + w->n_workers;
-	w->min = w->n_ps + e->req.min_workers;
+	w->min = min;
 	w->pods = calloc((size_t)(w->size ? w->size : 1), sizeof(*w->pods));
 	if (!w->pods)
 		return DRAKE_ENOMEM;
 	for (int i = 0; i < w->size; i++) {
 		bool ps = i < w->n_ps;
-		int idx = ps ? i : i - w->n_ps;
-		int node = ps ? e->plan.ps_node[idx] : e->plan.worker_node[idx];
+		int k = ps ? i : i - w->n_ps;
+		int idx = ps ? cd->ps_idx[k] : cd->w_idx[k];
+		int node = ps ? plan->ps_node[k] : plan->worker_node[k];
 		if (tf_replica_name(&cd->job, ps ? TF_PS : TF_WORKER, idx, w->pods[i].name,
 		                    sizeof(w->pods[i].name)) != DRAKE_OK)
 			return DRAKE_EINVAL;
 		snprintf(w->pods[i].node, sizeof(w->pods[i].node), "%s", c->nodes[node].name);
 	}
 	return DRAKE_OK;
+}
+
+static int by_fifo(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	if (x->entry.created != y->entry.created)
+		return x->entry.created < y->entry.created ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static drake_err add_wave(struct admit_result *out, size_t cap, const struct drake_cluster *c,
+                          const struct candidate *cd, const struct drake_plan *plan, int min,
+                          long now_s)
+{
+	if (out->n_waves == cap)
+		return DRAKE_ENOMEM;
+	drake_err e = make_wave(c, cd, plan, min, now_s, &out->waves[out->n_waves]);
+	out->n_waves++; /* counted even on failure, so release frees its pods */
+	return e;
+}
+
+/* Repairs first: the replacements of each running job, planned alone. */
+static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct admit_result *out,
+                        long now_s)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		struct candidate *cd = &x->cand[i];
+		if (!cd->repair)
+			continue;
+		struct drake_gang_req req = cd->entry.req;
+		req.n_ps = cd->n_ps_idx;
+		req.min_workers = req.want_workers = cd->n_w_idx;
+		struct drake_plan plan;
+		char why[DRAKE_WHY_MAX];
+		drake_err e = drake_plan_gang(c, &req, &plan, why, sizeof(why));
+		if (e == DRAKE_ENOMEM)
+			return e;
+		if (e) {
+			note(&out->waiting[out->n_waiting++], &cd->job,
+			     e == DRAKE_ELIMIT ? DRAKE_ADMIT_NEVER : DRAKE_ADMIT_WAITING, why);
+			continue;
+		}
+		drake_plan_charge(c, &req, &plan, 1);
+		e = add_wave(out, x->n, c, cd, &plan,
+		             cd->entry.req.n_ps + cd->entry.req.min_workers, now_s);
+		drake_plan_release(&plan);
+		if (e)
+			return e;
+	}
+	return DRAKE_OK;
+}
+
+static drake_err admit_new(struct drake_cluster *c, struct collect_ctx *x,
+                           const struct admit_options *opts, struct admit_result *out)
+{
+	size_t n = 0;
+	struct drake_admission_entry *e = calloc(x->n ? x->n : 1, sizeof(*e));
+	struct candidate **of = calloc(x->n ? x->n : 1, sizeof(*of));
+	drake_err err = e && of ? DRAKE_OK : DRAKE_ENOMEM;
+	for (size_t i = 0; !err && i < x->n; i++) /* x->cand is in FIFO order already */
+		if (!x->cand[i].repair) {
+			e[n] = x->cand[i].entry;
+			of[n++] = &x->cand[i];
+		}
+	struct drake_admission_opts ao = {.backfill = opts->backfill};
+	size_t started = 0;
+	if (!err)
+		err = drake_admit(c, e, n, &ao, &started);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (e[i].status == DRAKE_ADMIT_STARTED)
+			err = add_wave(out, x->n, c, of[i], &e[i].plan,
+			               e[i].req.n_ps + e[i].req.min_workers, opts->now_s);
+		else if (e[i].status != DRAKE_ADMIT_NOT_TRIED || e[i].why[0])
+			note(&out->waiting[out->n_waiting++], &of[i]->job, e[i].status, e[i].why);
+		else
+			note(&out->waiting[out->n_waiting++], &of[i]->job, e[i].status,
+			     "behind a job that waits (strict FIFO)");
+	}
+	if (e)
+		drake_admission_release(e, n);
+	free(e);
+	free(of);
+	return err;
 }
 
 drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
@@ -149,50 +283,27 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 		kube_cache_foreach(tfjobs, collect, &x);
 		e = x.err;
 	}
-	if (!e && x.n) {
-		/* FIFO order without moving entries away from their candidates:
-		 * sort an index, then admit through a reordered copy. */
-		struct drake_admission_entry *ordered = malloc(x.n * sizeof(*ordered));
-		size_t *from = malloc(x.n * sizeof(*from));
-		if (!ordered || !from) {
-			free(ordered);
-			free(from);
+	if (!e) {
+		qsort(x.cand, x.n, sizeof(*x.cand), by_fifo);
+		for (size_t i = 0; i < x.n; i++)
+			x.cand[i].entry.name = x.cand[i].key; /* qsort moved the keys */
+		out->waves = calloc(x.n ? x.n : 1, sizeof(*out->waves));
+		out->waiting = calloc(x.n + x.n_invalid + 1, sizeof(*out->waiting));
+		if (!out->waves || !out->waiting)
 			e = DRAKE_ENOMEM;
-		} else {
-			memcpy(ordered, x.entries, x.n * sizeof(*ordered));
-			drake_admission_sort(ordered, x.n);
-			for (size_t i = 0; i < x.n; i++)
-				for (size_t j = 0; j < x.n; j++)
-					if (ordered[i].name == x.entries[j].name)
-						from[i] = j;
-			struct drake_admission_opts ao = {.backfill = opts->backfill};
-			size_t started = 0;
-			e = drake_admit(&c, ordered, x.n, &ao, &started);
-			out->waves = calloc(started ? started : 1, sizeof(*out->waves));
-			out->waiting = calloc(x.n, sizeof(*out->waiting));
-			if (!e && (!out->waves || !out->waiting))
-				e = DRAKE_ENOMEM;
-			for (size_t i = 0; !e && i < x.n; i++) {
-				const struct candidate *cd = &x.cand[from[i]];
-				if (ordered[i].status == DRAKE_ADMIT_STARTED) {
-					e = make_wave(&c, cd, &ordered[i], opts->now_s,
-					              &out->waves[out->n_waves]);
-					out->n_waves++;
-					continue;
-				}
-				struct admit_waiting *wt = &out->waiting[out->n_waiting++];
-				snprintf(wt->ns, sizeof(wt->ns), "%s", cd->job.ns);
-				snprintf(wt->job, sizeof(wt->job), "%s", cd->job.name);
-				wt->status = ordered[i].status;
-				snprintf(wt->why, sizeof(wt->why), "%s", ordered[i].why);
-			}
-			drake_admission_release(ordered, x.n);
-			free(ordered);
-			free(from);
-		}
+	}
+	if (!e)
+		e = repair(&c, &x, out, opts->now_s);
+	if (!e)
+		e = admit_new(&c, &x, opts, out);
+	for (size_t i = 0; !e && i < x.n_invalid; i++)
+		out->waiting[out->n_waiting++] = x.invalid[i];
+	for (size_t i = 0; i < x.n; i++) {
+		free(x.cand[i].ps_idx);
+		free(x.cand[i].w_idx);
 	}
 	free(x.cand);
-	free(x.entries);
+	free(x.invalid);
 	drake_cluster_release(&c);
 	if (e) {
 		if (e == DRAKE_ENOMEM)

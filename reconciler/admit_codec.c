@@ -25,9 +25,21 @@ static drake_err add_list(const json_t *list, struct drake_res_names *names, str
 	const char *k;
 	json_t *v;
 	json_object_foreach ((json_t *)list, k, v) {
-		if (!json_is_string(v))
+		/* A quantity is an int-or-string: YAML's `nvidia.com/gpu: 1`
+		 * arrives as a number. */
+		char num[40];
+		const char *q = NULL;
+		if (json_is_string(v))
+			q = json_string_value(v);
+		else if (json_is_integer(v))
+			q = (snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)),
+			     num);
+		else if (json_is_real(v))
+			q = (snprintf(num, sizeof(num), "%.15g", json_real_value(v)), num);
+		if (!q)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-			                    "resource %s: quantity must be a string", k);
+			                    "resource %s: quantity must be a string or a number",
+			                    k);
 		/* drake's own marker resource (gang-only mode) is never on a
 		 * node: it only routes pods to drake, so it is not capacity. */
 		if (!strncmp(k, DRAKE_ANNOTATION_PREFIX, strlen(DRAKE_ANNOTATION_PREFIX)))
@@ -36,8 +48,7 @@ static drake_err add_list(const json_t *list, struct drake_res_names *names, str
 		 * resource that does not fit the table is ignored, not an error. */
 		struct drake_res one = {0};
 		unsigned one_has = 0;
-		drake_err e =
-		    drake_res_set(&one, &one_has, names, k, json_string_value(v), msg, msglen);
+		drake_err e = drake_res_set(&one, &one_has, names, k, q, msg, msglen);
 		if (e == DRAKE_ELIMIT && strchr(k, '/'))
 			continue;
 		if (e)

@@ -208,6 +208,60 @@ static void test_a_job_whose_pods_are_not_all_created_yet_is_not_considered(void
 	world_release(&w);
 }
 
+static void test_a_recreated_member_of_a_running_job_is_planned_alone_and_first(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	job(&w, "running", "2026-11-22T09:00:00Z", 2, 1, 2);
+	pod(&w, "running", "ps", 0, 0, "gpu-a", "gpu-a");
+	pod(&w, "running", "worker", 0, 2, "gpu-a", "gpu-a");
+	pod(&w, "running", "worker", 1, 2, NULL, NULL);           /* failed, recreated, gated */
+	gated_job(&w, "queued", "2026-11-22T08:00:00Z", 3, 3, 2); /* older, 6 GPUs: 6 free */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1); /* the repair took 2 GPUs first */
+	assert_string_equal(res.waves[0].job, "running");
+	assert_int_equal(res.waves[0].size, 1);
+	assert_int_equal(res.waves[0].min, 2); /* the job's PS + min-instances */
+	assert_string_equal(res.waves[0].pods[0].name, "running-worker-1");
+	assert_string_equal(res.waves[0].pods[0].node, "gpu-a");
+	assert_int_equal(res.n_waiting, 1);
+	assert_string_equal(res.waiting[0].job, "queued");
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_quantities_may_be_numbers_and_bad_ones_are_reported(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	/* YAML's `nvidia.com/gpu: 1` arrives as the number 1 */
+	put(&w.jobs, "{\"metadata\":{\"name\":\"num\",\"namespace\":\"ml\",\"uid\":\"uid-num\","
+	             "\"resourceVersion\":\"1\"},\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{"
+	             "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	             "\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":{\"nvidia.com/"
+	             "gpu\":1,\"cpu\":0.5}}}]}}}}}}");
+	pod(&w, "num", "worker", 0, 1, NULL, NULL);
+	put(&w.jobs, "{\"metadata\":{\"name\":\"bad\",\"namespace\":\"ml\",\"uid\":\"uid-bad\","
+	             "\"resourceVersion\":\"1\"},\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{"
+	             "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	             "\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":{\"memory\":"
+	             "\"lots\"}}}]}}}}}}");
+	pod(&w, "bad", "worker", 0, 0, NULL, NULL);
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	assert_string_equal(res.waves[0].job, "num");
+	assert_int_equal(res.n_waiting, 1);
+	assert_string_equal(res.waiting[0].job, "bad");
+	assert_int_equal(res.waiting[0].status, DRAKE_ADMIT_INVALID);
+	assert_non_null(strstr(res.waiting[0].why, "lots"));
+	admit_result_release(&res);
+	world_release(&w);
+}
+
 static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void **state)
 {
 	struct admit_wave wv = {.gang = "uid-x.5", .size = 3, .min = 2};
@@ -245,6 +299,8 @@ int main(void)
 	    cmocka_unit_test(
 	        test_backfill_starts_a_small_job_behind_a_big_one_and_strict_fifo_does_not),
 	    cmocka_unit_test(test_a_job_whose_pods_are_not_all_created_yet_is_not_considered),
+	    cmocka_unit_test(test_a_recreated_member_of_a_running_job_is_planned_alone_and_first),
+	    cmocka_unit_test(test_quantities_may_be_numbers_and_bad_ones_are_reported),
 	    cmocka_unit_test(test_the_ungate_patch_writes_the_plan_before_removing_the_gate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
