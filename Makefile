@@ -133,7 +133,7 @@ clean: ## remove build/
 	rm -rf build
 
 help: ## this list
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
 		awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # Other parts of the tree (control plane, e2e, sim) add their targets here.
