@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # up.sh - `make up`: start the local cluster (hack/cluster-up.sh, options and
-# DRAKE_* variables pass through), apply examples/hello-pods.yaml, wait until
-# its pods are placed, and print what to look at. The cluster keeps running
-# until `make down`.
+# DRAKE_* variables pass through), apply examples/hello-pods.yaml, install the
+# TFJob CRD, restart drake with its TFJob controller, submit the TFJob from
+# DRAGON's README unchanged and wait until it runs as a gang, then print what
+# to look at. The cluster keeps running until `make down`.
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
@@ -16,6 +17,27 @@ placed() {
 }
 wait_for "example pods Running" 120 - placed
 "$k" get pods -n demo -o wide
+
+# The TFJob controller needs its CRD before it can sync (drake's /readyz
+# waits for every cache), so drake is restarted with it once the CRD exists.
+"$k" apply -f "$drake_root/config/crd/kubeflow.org_tfjobs.yaml"
+"$k" wait --for=condition=Established crd/tfjobs.kubeflow.org --timeout=60s
+DRAKE_RECONCILE=true "$drake_root/hack/cluster-drake.sh" restart
+"$k" apply -n demo -f "$drake_root/config/crd/examples/dragon-readme.yaml"
+gang_running() {
+  [ "$("$k" get pods -n demo -l training.kubeflow.org/job-name=job1 \
+    -o jsonpath='{range .items[?(@.status.phase=="Running")]}x{end}')" = xxxxx ]
+}
+wait_for "TFJob job1 (1 PS + 4 workers) running as one gang" 120 - gang_running
+job_running() {
+  [ "$("$k" get tfjob -n demo job1 -o jsonpath='{.status.conditions[-1:].type}')" = Running ]
+}
+wait_for "TFJob job1 Running" 60 - job_running
+echo
+"$k" get tfjobs -n demo
+"$k" get pods -n demo -l training.kubeflow.org/job-name=job1 -o wide
+"$k" get events -n demo --field-selector involvedObject.name=job1,reason=GangAdmitted \
+  -o custom-columns=EVENT:.reason,MESSAGE:.message
 c=$DRAKE_CERT_DIR
 cat <<EOM
 
@@ -26,9 +48,13 @@ drake is kube-scheduler's extender on a local cluster ($DRAKE_NODES kwok nodes).
   kubectl get pods -n demo -o wide        # 'trainer' turns Completed after 60 s
   kubectl describe pod -n demo too-big    # FailedScheduling: not enough GPUs
   kubectl get events -n demo
+  kubectl get tfjobs -n demo               # DRAGON's README job, gang-scheduled
+  kubectl get pods -n demo -l training.kubeflow.org/job-name=job1 -o wide
+  kubectl get pod -n demo job1-worker-0 -o jsonpath='{.metadata.annotations}'   # the plan
 
-drake's metrics (it requires kube-scheduler's client certificate):
+drake's metrics and waiting gangs (it requires kube-scheduler's client certificate):
   curl --cacert $c/ca.crt --cert $c/client.crt --key $c/client.key $DRAKE_METRICS_URL
+  curl --cacert $c/ca.crt --cert $c/client.crt --key $c/client.key ${DRAKE_METRICS_URL%/metrics}/v1/jobs
 
 Logs of every component: $DRAKE_CLUSTER_DIR/logs/   (drake.log, kube-scheduler.log, ...)
 Scheduler configuration:  $DRAKE_CLUSTER_DIR/kube-scheduler.yaml
