@@ -139,75 +139,41 @@ const char *ext_pod_annotation(const struct ext_pod *pod, const char *key)
 	return NULL;
 }
 
-static drake_err decode_annotations(const json_t *ann, const struct ext_limits *lim,
-                                    struct ext_pod *pod, char *msg, size_t msglen)
+/*
+ * Labels and annotations: a map of strings, kept whole or only under a key
+ * prefix (annotations: only drake's own, never the large ones others write).
+ * Null values count as absent; at most limit entries are kept.
+ */
+static drake_err decode_string_map(const json_t *map, const char *what, const char *prefix,
+                                   size_t limit, struct ext_label **out, size_t *n, char *msg,
+                                   size_t msglen)
 {
-	if (!json_is_object(ann))
+	if (!json_is_object(map))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-		                    "Pod.metadata.annotations: expected object, got %s",
-		                    type_name(ann));
-	const size_t plen = strlen(DRAKE_ANNOTATION_PREFIX);
+		                    "Pod.metadata.%s: expected object, got %s", what,
+		                    type_name(map));
+	const size_t plen = prefix ? strlen(prefix) : 0;
 	const char *k;
 	json_t *v;
-	json_object_foreach ((json_t *)ann, k, v) {
-		if (strncmp(k, DRAKE_ANNOTATION_PREFIX, plen) != 0 || json_is_null(v))
+	json_object_foreach ((json_t *)map, k, v) {
+		if ((prefix && strncmp(k, prefix, plen) != 0) || json_is_null(v))
 			continue;
 		if (!json_is_string(v))
-			return drake_errorf(
-			    DRAKE_EINVAL, msg, msglen,
-			    "Pod.metadata.annotations[\"%.64s\"]: expected string, got %s", k,
-			    type_name(v));
-		if (pod->n_annotations >= lim->max_labels)
+			return drake_errorf(DRAKE_EINVAL, msg, msglen,
+			                    "Pod.metadata.%s[\"%.64s\"]: expected string, got %s",
+			                    what, k, type_name(v));
+		if (*n >= limit)
 			return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-			                    "Pod.metadata.annotations: more than %zu drake.dev/ "
-			                    "annotations",
-			                    lim->max_labels);
-		struct ext_label *a =
-		    realloc(pod->annotations, (pod->n_annotations + 1) * sizeof(*a));
-		if (!a)
+			                    "Pod.metadata.%s: more than %zu %s%s", what, limit,
+			                    prefix ? prefix : "", what);
+		struct ext_label *l = realloc(*out, (*n + 1) * sizeof(*l));
+		if (!l)
 			return DRAKE_ENOMEM;
-		pod->annotations = a;
-		a[pod->n_annotations].key = strdup(k);
-		a[pod->n_annotations].value = strdup(json_string_value(v));
-		pod->n_annotations++;
-		if (!a[pod->n_annotations - 1].key || !a[pod->n_annotations - 1].value)
-			return DRAKE_ENOMEM;
-	}
-	return DRAKE_OK;
-}
-
-static drake_err decode_labels(const json_t *labels, const struct ext_limits *lim,
-                               struct ext_pod *pod, char *msg, size_t msglen)
-{
-	if (!json_is_object(labels))
-		return drake_errorf(DRAKE_EINVAL, msg, msglen,
-		                    "Pod.metadata.labels: expected object, got %s",
-		                    type_name(labels));
-	size_t n = json_object_size(labels);
-	if (n > lim->max_labels)
-		return drake_errorf(DRAKE_ELIMIT, msg, msglen,
-		                    "Pod.metadata.labels: %zu labels exceeds the limit of %zu", n,
-		                    lim->max_labels);
-	if (n == 0)
-		return DRAKE_OK;
-	pod->labels = calloc(n, sizeof(*pod->labels));
-	if (!pod->labels)
-		return DRAKE_ENOMEM;
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)labels, k, v) {
-		if (json_is_null(v))
-			continue;
-		if (!json_is_string(v))
-			return drake_errorf(
-			    DRAKE_EINVAL, msg, msglen,
-			    "Pod.metadata.labels[\"%.64s\"]: expected string, got %s", k,
-			    type_name(v));
-		struct ext_label *l = &pod->labels[pod->n_labels];
-		l->key = strdup(k);
-		l->value = strdup(json_string_value(v));
-		pod->n_labels++;
-		if (!l->key || !l->value)
+		*out = l;
+		l[*n].key = strdup(k);
+		l[*n].value = strdup(json_string_value(v));
+		(*n)++;
+		if (!l[*n - 1].key || !l[*n - 1].value)
 			return DRAKE_ENOMEM;
 	}
 	return DRAKE_OK;
@@ -255,10 +221,12 @@ static drake_err decode_pod_object(const json_t *p, const struct ext_limits *lim
 		                msg, msglen);
 	const json_t *labels = get_key(meta, "labels");
 	if (!e && labels)
-		e = decode_labels(labels, lim, pod, msg, msglen);
+		e = decode_string_map(labels, "labels", NULL, lim->max_labels, &pod->labels,
+		                      &pod->n_labels, msg, msglen);
 	const json_t *ann = get_key(meta, "annotations");
 	if (!e && ann)
-		e = decode_annotations(ann, lim, pod, msg, msglen);
+		e = decode_string_map(ann, "annotations", DRAKE_ANNOTATION_PREFIX, lim->max_labels,
+		                      &pod->annotations, &pod->n_annotations, msg, msglen);
 	return e;
 }
 

@@ -385,7 +385,7 @@ static void test_malformed_requests_are_refused_with_a_message_naming_the_proble
 	    {ARGS,
 	     "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\",\"b\":\"2\","
 	     "\"c\":\"3\"}}},\"NodeNames\":[]}",
-	     DRAKE_ELIMIT, "3 labels exceeds the limit of 2"},
+	     DRAKE_ELIMIT, "Pod.metadata.labels: more than 2 labels"},
 	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{}]}}",
 	     DRAKE_EINVAL, "Nodes.items[0].metadata.name: required"},
 	    {ARGS, "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":{}}}",

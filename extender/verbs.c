@@ -19,35 +19,41 @@ static int decode_status(drake_err e)
 	return e == DRAKE_ENOMEM ? 500 : 400;
 }
 
+/* Decodes ExtenderArgs and the pod's gang plan; on failure answers the call
+ * and returns false. The caller releases args either way. */
+static bool decode_member(struct ext_call *call, struct ext_args *args, struct gang_member *m)
+{
+	char msg[512];
+	*m = (struct gang_member){0};
+	drake_err e =
+	    ext_args_decode(call->body, call->body_len, call_limits(call), args, msg, sizeof(msg));
+	if (!e)
+		e = gang_member_of(&args->pod, m, msg, sizeof(msg));
+	if (e)
+		call_reply_error(call, decode_status(e), "%s", msg);
+	return e == DRAKE_OK;
+}
+
 void verb_filter(struct ext_call *call)
 {
 	struct ext_args args;
-	char msg[512];
-	drake_err e =
-	    ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg, sizeof(msg));
-	struct gang_member m = {0};
-	if (!e)
-		e = gang_member_of(&args.pod, &m, msg, sizeof(msg));
-	if (e) {
+	struct gang_member m;
+	if (!decode_member(call, &args, &m)) {
 		ext_args_release(&args);
-		call_reply_error(call, decode_status(e), "%s", msg);
 		return;
 	}
 	size_t n = args.n_nodes ? args.n_nodes : 1;
 	enum ext_verdict *verdicts = calloc(n, sizeof(*verdicts));
 	const char **reasons = calloc(n, sizeof(*reasons));
-	if (!verdicts || !reasons) {
-		free(verdicts);
-		free(reasons);
-		ext_args_release(&args);
-		call_reply_error(call, 500, "out of memory");
-		return;
-	}
 	char why[512];
-	if (m.planned_node)
-		gang_filter(&m, &args.pod, &args, verdicts, reasons, why, sizeof(why));
-	struct ext_filter_result res = {.verdicts = verdicts, .reasons = reasons};
-	call_reply_json(call, 200, ext_filter_encode(&args, &res), false);
+	if (!verdicts || !reasons) {
+		call_reply_error(call, 500, "out of memory");
+	} else {
+		if (m.planned_node)
+			gang_filter(&m, &args.pod, &args, verdicts, reasons, why, sizeof(why));
+		struct ext_filter_result res = {.verdicts = verdicts, .reasons = reasons};
+		call_reply_json(call, 200, ext_filter_encode(&args, &res), false);
+	}
 	free(verdicts);
 	free(reasons);
 	ext_args_release(&args);
@@ -56,28 +62,20 @@ void verb_filter(struct ext_call *call)
 void verb_prioritize(struct ext_call *call)
 {
 	struct ext_args args;
-	char msg[512];
-	drake_err e =
-	    ext_args_decode(call->body, call->body_len, call_limits(call), &args, msg, sizeof(msg));
-	struct gang_member m = {0};
-	if (!e)
-		e = gang_member_of(&args.pod, &m, msg, sizeof(msg));
-	if (e) {
+	struct gang_member m;
+	if (!decode_member(call, &args, &m)) {
 		ext_args_release(&args);
-		call_reply_error(call, decode_status(e), "%s", msg);
 		return;
 	}
 	int64_t *scores = NULL;
-	if (m.planned_node) {
-		scores = calloc(args.n_nodes ? args.n_nodes : 1, sizeof(*scores));
-		if (!scores) {
-			ext_args_release(&args);
-			call_reply_error(call, 500, "out of memory");
-			return;
-		}
-		gang_prioritize(&m, &args, scores);
+	if (m.planned_node &&
+	    !(scores = calloc(args.n_nodes ? args.n_nodes : 1, sizeof(*scores)))) {
+		call_reply_error(call, 500, "out of memory");
+	} else {
+		if (scores)
+			gang_prioritize(&m, &args, scores);
+		call_reply_json(call, 200, ext_prioritize_encode(&args, scores), false);
 	}
-	call_reply_json(call, 200, ext_prioritize_encode(&args, scores), false);
 	free(scores);
 	ext_args_release(&args);
 }
