@@ -170,7 +170,8 @@ static void barrier_free(struct barrier *bar)
 		bind_unref(w->b);
 		free(w);
 	}
-	TAILQ_REMOVE(&bar->reg->list, bar, link);
+	if (bar->reg) /* NULL once the registry is gone (shutdown) */
+		TAILQ_REMOVE(&bar->reg->list, bar, link);
 	if (bar->timer)
 		event_free(bar->timer);
 	free(bar->id);
@@ -299,20 +300,7 @@ static void on_posted(struct bind_state *b, const char *error, void *arg)
 	} else if (!bar->n_failed) {
 		log_info("gang_bound", "gang=%s job=%s members=%zu", bar->id, bar->job, bar->n_ok);
 	}
-	if (bar->reg)
-		barrier_free(bar);
-	else { /* the registry is gone (shutdown): free what is left here */
-		struct waiter *w;
-		while ((w = TAILQ_FIRST(&bar->waiters))) {
-			TAILQ_REMOVE(&bar->waiters, w, link);
-			bind_unref(w->b);
-			free(w);
-		}
-		free(bar->id);
-		free(bar->owner_uid);
-		free(bar->job);
-		free(bar);
-	}
+	barrier_free(bar);
 }
 
 static void release(struct barrier *bar)
