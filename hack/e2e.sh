@@ -36,6 +36,9 @@ trap 'exit 130' INT TERM
 # shellcheck disable=SC1091
 source "$cluster_dir/env"
 set +e
-(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-10m}" ${E2E_RUN:+-run "$E2E_RUN"} .)
-rc=$?
+out="$cluster_dir/go-test.log"
+(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-10m}" ${E2E_RUN:+-run "$E2E_RUN"} .) 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
 set -e
+# One line that make check sums with the other suites' counts.
+echo "e2e-${DRAKE_EXTENDER_MODE:-simple}: $(grep -c -- '^--- PASS' "$out") passed, $(grep -c -- '^--- FAIL' "$out") failed"
