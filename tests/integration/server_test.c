@@ -317,7 +317,10 @@ static void test_sighup_reloads_certificates_without_dropping_the_listener(void 
 	copy_file(CERTS "/server.key", LIVE "/server.key");
 	copy_file(CERTS "/ca.crt", LIVE "/ca.crt");
 	struct drake d;
-	start_drake(&d, "reload", LIVE "/server.crt", LIVE "/server.key", LIVE "/ca.crt", NULL);
+	/* The connection opened before the reload must stay idle through it:
+	 * a long idle timeout here, not the suite's 1 s. */
+	start_drake(&d, "reload", LIVE "/server.crt", LIVE "/server.key", LIVE "/ca.crt",
+	            "--request-timeout", "60s", NULL);
 	wait_healthy(&d, &good);
 
 	CURL *kept = curl_easy_init(); /* a connection opened before the reload */
