@@ -33,21 +33,7 @@ void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req
 		drake_cluster_charge(c, (size_t)p->worker_node[i], &req->worker, sign);
 }
 
-/* Sum of clamped free over schedulable nodes: an upper bound on what any
- * plan can use. */
-static void free_sum(const struct drake_cluster *c, struct drake_res *out)
-{
-	drake_res_zero(out);
-	for (size_t i = 0; i < c->n; i++) {
-		if (!c->nodes[i].schedulable)
-			continue;
-		struct drake_res f;
-		drake_cluster_free(c, i, &f);
-		drake_res_add(out, &f);
-	}
-}
-
-/* Total of PS and min workers: if this exceeds free_sum, planning is moot. */
+/* Total of PS and min workers: if this exceeds drake_cluster_free_sum, planning is moot. */
 static void min_need(const struct drake_gang_req *r, struct drake_res *out)
 {
 	drake_res_zero(out);
@@ -59,7 +45,7 @@ drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, 
                       const struct drake_admission_opts *opts, size_t *started)
 {
 	struct drake_res avail;
-	free_sum(c, &avail);
+	drake_cluster_free_sum(c, &avail);
 	*started = 0;
 	bool blocked = false;
 	for (size_t i = 0; i < n; i++) {

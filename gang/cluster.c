@@ -111,6 +111,18 @@ void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *o
 	drake_res_sub(out, &c->used_total);
 }
 
+void drake_cluster_free_sum(const struct drake_cluster *c, struct drake_res *out)
+{
+	drake_res_zero(out);
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->nodes[i].schedulable)
+			continue;
+		struct drake_res f;
+		drake_cluster_free(c, i, &f);
+		drake_res_add(out, &f);
+	}
+}
+
 void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_res *req,
                           int64_t count)
 {

@@ -58,6 +58,9 @@ void drake_cluster_free(const struct drake_cluster *c, size_t i, struct drake_re
 
 /* Free resources summed over schedulable nodes. */
 void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *out);
+/* The same, but each node's free clamped at zero first, so an overcommitted
+ * node takes nothing from the others: an upper bound on what a plan can use. */
+void drake_cluster_free_sum(const struct drake_cluster *c, struct drake_res *out);
 
 /* Charges (count > 0) or refunds (count < 0) count copies of req on node i. */
 void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_res *req,

@@ -69,18 +69,6 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	return 0;
 }
 
-static void free_sum(const struct drake_cluster *c, struct drake_res *out)
-{
-	drake_res_zero(out);
-	for (size_t i = 0; i < c->n; i++) {
-		if (!c->nodes[i].schedulable)
-			continue;
-		struct drake_res f;
-		drake_cluster_free(c, i, &f);
-		drake_res_add(out, &f);
-	}
-}
-
 drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_running_job *jobs,
                            size_t n, const struct drake_gang_req *starving,
                            const struct drake_shrink_opts *o, struct drake_scale_op **ops,
@@ -124,7 +112,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 	drake_res_zero(&need);
 	drake_res_add_n(&need, &starving->ps, starving->n_ps);
 	drake_res_add_n(&need, &starving->worker, starving->min_workers);
-	free_sum(&w, &avail);
+	drake_cluster_free_sum(&w, &avail);
 
 	err = DRAKE_ESTATE;
 	size_t k = 0;
