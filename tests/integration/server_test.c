@@ -99,6 +99,10 @@ static void test_health_readiness_and_metrics_are_served(void **state)
 	assert_non_null(strstr(r.body, "drake_requests_total{verb=\"filter\",code=\"200\"}"));
 	assert_non_null(strstr(r.body, "drake_request_duration_seconds_bucket{verb=\"filter\""));
 	assert_non_null(strstr(r.body, "drake_inflight_binds 0"));
+	/* Without the TFJob controller nothing waits. */
+	request(g.port, "GET", "/v1/jobs", NULL, &good, &r);
+	assert_int_equal(r.code, 200);
+	assert_string_equal(r.body, "{\"jobs\":[]}");
 }
 
 /* Bad requests: each gets its status and, where the body is drake's, a JSON
