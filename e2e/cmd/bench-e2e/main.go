@@ -12,6 +12,14 @@
 // Throughput = pods / (first create request sent -> last binding seen on the
 // watch). Phases run one at a time; the order is reversed every other round
 // so that the growing number of pods in the cluster favours no profile.
+//
+// With --gang-jobs N (gang.go) a last phase follows in the same cluster:
+// the TFJob CRD is installed, drake is restarted with its controller
+// (--reconcile; gang admission is on by default), and N TFJobs of 1 PS +
+// --gang-workers one-GPU workers are created as fast as possible for the drake
+// profile. Pods and jobs fully bound per second are measured the same way and
+// printed beside the plain-pod rows, with the longest time any job was seen
+// partially bound on the watch.
 package main
 
 import (
@@ -63,6 +71,13 @@ func main() {
 		"scheduler profiles to compare; the first is the baseline of the ratio")
 	out := flag.String("csv", "", "CSV file to write (default bench/results/bench-e2e-<time>.csv)")
 	nodes := flag.Int("nodes", 0, "node count, for the record")
+	gangJobs := flag.Int("gang-jobs", 0, "TFJobs in the gang phase after the plain rounds (0: no gang phase)")
+	gangWorkers := flag.Int("gang-workers", 7, "one-GPU workers per TFJob (plus one PS)")
+	gangParallel := flag.Int("gang-parallel", 16, "parallel TFJob creations")
+	gangTimeout := flag.Duration("gang-timeout", 10*time.Minute, "deadline for the gang phase")
+	gangStall := flag.Duration("gang-stall", 60*time.Second, "end the gang phase (and report the jobs not bound) after this long without a binding")
+	partialMax := flag.Duration("partial-max", 5*time.Second, "a job partially bound for longer than this is reported")
+	root := flag.String("root", ".", "drake's source tree (config/crd/, hack/cluster-drake.sh)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
@@ -94,30 +109,83 @@ func main() {
 		}
 	}
 
-	sum, cnt := map[string]float64{}, map[string]int{}
+	sum, cnt, bsum := map[string]float64{}, map[string]int{}, map[string]float64{}
 	fmt.Println()
 	fmt.Printf("%-5s %-24s %-6s %6s %9s %9s %9s %9s\n", "round", "scheduler", "drake", "pods", "create_s", "bind_s", "server_s", "pods/s")
 	for _, r := range results {
 		fmt.Printf("%-5d %-24s %-6v %6d %9.2f %9.2f %9.0f %9.1f\n", r.round, r.scheduler, r.drakeInvolved, r.pods,
 			r.createSeconds, r.bindSeconds, r.serverSeconds, r.podsPerSecond)
 		sum[r.scheduler] += r.podsPerSecond
+		bsum[r.scheduler] += r.bindSeconds
 		cnt[r.scheduler]++
 	}
 	mean := func(s string) float64 { return sum[s] / float64(cnt[s]) }
-	fmt.Println()
-	for _, s := range scheds {
-		fmt.Printf("mean %-24s %7.1f pods/s\n", s, mean(s))
-	}
-	ratio := mean(*withDrake) / mean(scheds[0])
-	fmt.Printf("ratio %s / %s = %.3f (drake costs %.1f%% of throughput; target <= 20%%)\n",
-		*withDrake, scheds[0], ratio, (1-ratio)*100)
-	for _, s := range scheds[1:] {
-		if s != *withDrake {
-			fmt.Printf("ratio %s / %s = %.3f\n", *withDrake, s, mean(*withDrake)/mean(s))
+	ratio := 0.0
+	if *rounds > 0 {
+		fmt.Println()
+		for _, s := range scheds {
+			fmt.Printf("mean %-24s %7.1f pods/s\n", s, mean(s))
 		}
+		ratio = mean(*withDrake) / mean(scheds[0])
+		fmt.Printf("ratio %s / %s = %.3f (drake costs %.1f%% of throughput; target <= 20%%)\n",
+			*withDrake, scheds[0], ratio, (1-ratio)*100)
+		for _, s := range scheds[1:] {
+			if s != *withDrake {
+				fmt.Printf("ratio %s / %s = %.3f\n", *withDrake, s, mean(*withDrake)/mean(s))
+			}
+		}
+		diagnostics(cfg)
 	}
 
-	diagnostics(cfg)
+	var gang *gangResult
+	if *gangJobs > 0 {
+		enableReconciler(*root)
+		g := gangPhase(cfg, cs, *gangJobs, *gangWorkers, *gangParallel, *partialMax, *gangStall, *gangTimeout)
+		gang = &g
+		g.gangBound = gangDiagnostics(cfg)
+		fmt.Printf("gang: %d of %d TFJobs bound whole, %d of %d pods bound\n", g.fullJobs, g.jobs, g.boundPods, g.jobs*g.podsPerJob)
+		fmt.Printf("gang: %d TFJobs x %d pods: creates %.2fs, all pods created by drake's controller %.2fs, "+
+			"first binding %.2fs, last binding %.2fs = %.1f pods/s, %.2f jobs/s (server view %.0fs)\n",
+			g.jobs, g.podsPerJob, g.createSeconds, g.podsSeenSeconds, g.firstBindSeconds, g.bindSeconds,
+			g.podsPerSecond, g.jobsPerSecond, g.serverSeconds)
+		fmt.Printf("gang: longest partial gang on the watch %v (job %s); jobs partial > %v: %d; "+
+			"widest PodScheduled spread in one job %.0fs; most nodes per job %d; drake_gang_members_bound_total %.0f of %d\n",
+			g.maxPartial.Round(time.Millisecond), g.maxPartialJob, *partialMax, g.partialOver,
+			g.serverMaxSpread, g.nodesPerJobMax, g.gangBound, g.jobs*g.podsPerJob)
+	}
+
+	// the side-by-side summary: plain pods per scheduler (mean over rounds)
+	// and the gang phase, each against kube-scheduler alone
+	base := 0.0
+	if *rounds > 0 {
+		base = mean(scheds[0])
+	}
+	rel := func(v float64) string {
+		if base == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", v/base)
+	}
+	fmt.Println()
+	fmt.Printf("%-26s %-24s %-6s %6s %5s %8s %8s %7s %9s %s\n", "workload", "scheduler", "drake", "pods", "jobs",
+		"bind_s", "pods/s", "jobs/s", "ratio", "partial>"+partialMax.String())
+	if *rounds > 0 {
+		for _, s := range scheds {
+			fmt.Printf("%-26s %-24s %-6v %6d %5s %8.2f %8.1f %7s %9s %s\n", "plain pods", s, s == *withDrake, *pods, "-",
+				bsum[s]/float64(cnt[s]), mean(s), "-", rel(mean(s)), "-")
+		}
+	}
+	if gang != nil {
+		fmt.Printf("%-26s %-24s %-6s %6d %5d %8.2f %8.1f %7.2f %9s %s (longest %v)\n",
+			fmt.Sprintf("gang TFJobs 1 PS + %d W", *gangWorkers), *withDrake, "true+c", gang.boundPods, gang.fullJobs,
+			gang.bindSeconds, gang.podsPerSecond, gang.jobsPerSecond, rel(gang.podsPerSecond),
+			yesNo(gang.partialOver > 0), gang.maxPartial.Round(time.Millisecond))
+		fmt.Printf("(ratio = pods/s over %s's; drake \"true+c\" = with its TFJob controller, --reconcile; gang pods and jobs = bound ones)\n", scheds[0])
+		if gang.stalled != "" {
+			fmt.Printf("NOT ALL GANGS BOUND: %d of %d jobs whole after %s; %d jobs partial > %v\n",
+				gang.fullJobs, gang.jobs, gang.stalled, gang.partialOver, *partialMax)
+		}
+	}
 
 	path := *out
 	if path == "" {
@@ -131,11 +199,25 @@ func main() {
 		fail("%v", err)
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"time", "round", "scheduler", "drake", "nodes", "pods", "create_seconds", "bind_seconds", "server_seconds", "pods_per_second", "ratio_drake_over_plain"})
+	// the first eleven columns are those of the plain-only CSV; the gang
+	// phase adds one row (round "gang") and the columns after them
+	_ = w.Write([]string{"time", "round", "scheduler", "drake", "nodes", "pods", "create_seconds", "bind_seconds", "server_seconds", "pods_per_second", "ratio_drake_over_plain",
+		"workload", "jobs", "jobs_per_second", "ratio_over_plain_alone", "pods_created_seconds", "first_bind_seconds",
+		"max_partial_seconds", "max_partial_job", "jobs_partial_over_limit", "partial_limit_seconds", "max_schedule_spread_seconds", "max_nodes_per_job", "gang_members_bound",
+		"jobs_created", "pods_expected", "ended_early"})
 	now := time.Now().UTC().Format(time.RFC3339)
 	for _, r := range results {
 		_ = w.Write([]string{now, strconv.Itoa(r.round), r.scheduler, strconv.FormatBool(r.drakeInvolved), strconv.Itoa(*nodes),
-			strconv.Itoa(r.pods), f2(r.createSeconds), f2(r.bindSeconds), f2(r.serverSeconds), f2(r.podsPerSecond), f2(ratio)})
+			strconv.Itoa(r.pods), f2(r.createSeconds), f2(r.bindSeconds), f2(r.serverSeconds), f2(r.podsPerSecond), f2(ratio),
+			"plain", "", "", rel(r.podsPerSecond), "", "", "", "", "", "", "", "", "", "", "", ""})
+	}
+	if g := gang; g != nil {
+		_ = w.Write([]string{now, "gang", *withDrake, "true", strconv.Itoa(*nodes),
+			itoa(g.boundPods), f2(g.createSeconds), f2(g.bindSeconds), f2(g.serverSeconds), f2(g.podsPerSecond), f2(ratio),
+			fmt.Sprintf("tfjob-1ps-%dw", *gangWorkers), itoa(g.fullJobs), f2(g.jobsPerSecond), rel(g.podsPerSecond),
+			f2(g.podsSeenSeconds), f2(g.firstBindSeconds), f2(g.maxPartial.Seconds()), g.maxPartialJob, itoa(g.partialOver),
+			f2(partialMax.Seconds()), f2(g.serverMaxSpread), itoa(g.nodesPerJobMax), f2(g.gangBound),
+			itoa(g.jobs), itoa(g.jobs * g.podsPerJob), g.stalled})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -143,6 +225,9 @@ func main() {
 	}
 	f.Close()
 	fmt.Printf("wrote %s\n", path)
+	if gang != nil && (gang.stalled != "" || gang.partialOver > 0) {
+		fail("gang phase: %d of %d jobs bound whole, %d partial for more than %v", gang.fullJobs, gang.jobs, gang.partialOver, *partialMax)
+	}
 }
 
 // diagnostics prints where the time went, from the components' own metrics:
@@ -174,21 +259,55 @@ func diagnostics(cfg *rest.Config) {
 		}
 	}
 	fmt.Printf("%-34s POST pods/binding %6.1f ms mean over %.0f\n", "kube-apiserver", 1000*bs/bc, bc)
+	dc := drakeHTTP()
+	if dc == nil {
+		return
+	}
+	drakeVerbs(scrape(dc, os.Getenv("DRAKE_METRICS_URL")))
+}
+
+func drakeVerbs(m map[string]float64) {
+	for _, verb := range []string{"filter", "prioritize", "bind"} {
+		sum := m[`drake_request_duration_seconds_sum{verb="`+verb+`"}`]
+		cnt := m[`drake_request_duration_seconds_count{verb="`+verb+`"}`]
+		if cnt == 0 {
+			fmt.Printf("%-34s %-10s no calls\n", "drake", verb)
+			continue
+		}
+		fmt.Printf("%-34s %-10s %8.2f ms mean over %.0f calls\n", "drake", verb, 1000*sum/cnt, cnt)
+	}
+}
+
+// drakeHTTP: a client for drake's /metrics with kube-scheduler's client
+// certificate (drake requires it); nil if the certificates are not there.
+func drakeHTTP() *http.Client {
 	dir := os.Getenv("DRAKE_CERT_DIR")
 	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
 	if err != nil {
-		return
+		return nil
 	}
 	ca, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	dc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
-	m = scrape(dc, os.Getenv("DRAKE_METRICS_URL"))
-	for _, verb := range []string{"filter", "prioritize", "bind"} {
-		sum := m[`drake_request_duration_seconds_sum{verb="`+verb+`"}`]
-		cnt := m[`drake_request_duration_seconds_count{verb="`+verb+`"}`]
-		fmt.Printf("%-34s %-10s %8.2f ms mean over %.0f calls\n", "drake", verb, 1000*sum/cnt, cnt)
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
+}
+
+// gangDiagnostics prints drake's verb times since its restart with the
+// controller (the gang phase only) and returns how many pods drake's gang
+// barrier bound (drake_gang_members_bound_total).
+func gangDiagnostics(cfg *rest.Config) float64 {
+	_ = cfg
+	dc := drakeHTTP()
+	if dc == nil {
+		return -1
 	}
+	m := scrape(dc, os.Getenv("DRAKE_METRICS_URL"))
+	fmt.Println()
+	drakeVerbs(m)
+	fmt.Printf("%-34s members bound through the gang barrier %.0f; waves timed out %.0f, rolled back %.0f\n", "drake",
+		m["drake_gang_members_bound_total"], m[`drake_gang_waves_total{outcome="timed_out"}`],
+		m[`drake_gang_waves_total{outcome="rolled_back"}`])
+	return m["drake_gang_members_bound_total"]
 }
 
 // scrape reads Prometheus text into "name{labels}" -> value.
