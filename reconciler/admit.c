@@ -30,7 +30,9 @@ struct candidate {
 	char key[320];       /* "ns/name": FIFO tie-break and messages */
 	int *ps_idx, *w_idx; /* the waiting PS and worker indexes */
 	int n_ps_idx, n_w_idx;
-	bool repair; /* some of its pods are placed already */
+	bool repair;    /* some of its pods are placed already */
+	char gang[128]; /* with repair: the wave its placed pods belong to */
+	int gang_size;
 	struct drake_admission_entry entry;
 };
 
@@ -59,6 +61,27 @@ static enum pod_state pod_state(const struct kube_cache *pods, const struct tfjo
 	bool unscheduled = (!m.node_name || !*m.node_name) && (!phase || !strcmp(phase, "Pending"));
 	return unscheduled && !kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE) ? POD_WAITING
 	                                                                               : POD_PLACED;
+}
+
+/* The wave a job's placed pods belong to (gang id and size), if any. */
+static void current_wave(const struct kube_cache *pods, const struct tfjob *job, int n_ps,
+                         int n_workers, char *gang, size_t len, int *size)
+{
+	for (int i = 0; i < n_ps + n_workers; i++) {
+		char name[254];
+		bool ps = i < n_ps;
+		if (tf_replica_name(job, ps ? TF_PS : TF_WORKER, ps ? i : i - n_ps, name,
+		                    sizeof(name)) != DRAKE_OK)
+			continue;
+		struct json_t *pod = kube_cache_get(pods, job->ns, name);
+		const char *g = pod ? kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG) : NULL;
+		const char *sz = pod ? kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE) : NULL;
+		if (g && sz && atoi(sz) > 0 && strlen(g) < len) {
+			snprintf(gang, len, "%s", g);
+			*size = atoi(sz);
+			return;
+		}
+	}
 }
 
 static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
@@ -151,6 +174,9 @@ static bool collect(struct json_t *obj, void *arg)
 	/* Every PS and initial worker waiting: a new job. Some of them: a
 	 * running job whose lost members came back. */
 	cd->repair = waiting < e->req.n_ps + e->req.want_workers;
+	if (cd->repair)
+		current_wave(x->pods, &cd->job, e->req.n_ps, e->req.want_workers, cd->gang,
+		             sizeof(cd->gang), &cd->gang_size);
 	snprintf(cd->key, sizeof(cd->key), "%s/%s", cd->job.ns, cd->job.name);
 	e->name = cd->key;
 	e->created = admit_created(obj);
@@ -166,15 +192,26 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 	snprintf(w->ns, sizeof(w->ns), "%s", cd->job.ns);
 	snprintf(w->job, sizeof(w->job), "%s", cd->job.name);
 	snprintf(w->uid, sizeof(w->uid), "%s", cd->job.uid);
-	snprintf(w->gang, sizeof(w->gang), "%s.%ld", cd->job.uid, now_s);
 	w->n_ps = plan->n_ps;
 	w->n_workers = plan->n_workers;
-	w->size = w->n_ps + w->n_workers;
+	int n = w->n_ps + w->n_workers;
 	w->min = min;
-	w->pods = calloc((size_t)(w->size ? w->size : 1), sizeof(*w->pods));
+	/* A repair joins the wave its job's placed pods belong to, so the
+	 * barrier counts them (bound, or still held because this very pod's
+	 * ungating was lost) and completes that wave; only a job with no wave
+	 * on record gets a new one. */
+	if (cd->repair && cd->gang[0]) {
+		snprintf(w->gang, sizeof(w->gang), "%s", cd->gang);
+		w->size = cd->gang_size;
+	} else {
+		snprintf(w->gang, sizeof(w->gang), "%s.%ld", cd->job.uid, now_s);
+		w->size = n;
+	}
+	w->n_pods = n;
+	w->pods = calloc((size_t)(n ? n : 1), sizeof(*w->pods));
 	if (!w->pods)
 		return DRAKE_ENOMEM;
-	for (int i = 0; i < w->size; i++) {
+	for (int i = 0; i < n; i++) {
 		bool ps = i < w->n_ps;
 		int k = ps ? i : i - w->n_ps;
 		int idx = ps ? cd->ps_idx[k] : cd->w_idx[k];

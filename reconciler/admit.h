@@ -35,10 +35,11 @@ struct admit_pod {
 struct admit_wave {
 	char ns[64], job[254], uid[64];
 	char gang[128]; /* "<tfjob uid>.<wave>" */
-	int size;       /* pods in the wave */
+	int size;       /* pods in the wave (a repair: the whole wave it rejoins) */
+	int n_pods;     /* pods this wave ungates: size, or fewer for a repair */
 	int min;        /* PS + min-instances workers */
 	int n_ps, n_workers;
-	struct admit_pod *pods; /* size entries: PS first, then workers */
+	struct admit_pod *pods; /* n_pods entries: PS first, then workers */
 };
 
 struct admit_waiting {

@@ -70,7 +70,7 @@ static void pod(struct world *w, const char *job, const char *type, int i, int g
 	if (planned)
 		snprintf(ann, sizeof(ann),
 		         ",\"annotations\":{\"drake.dev/planned-node\":\"%s\",\"drake.dev/gang\":"
-		         "\"uid-%s.1\"}",
+		         "\"uid-%s.1\",\"drake.dev/gang-size\":\"3\"}",
 		         planned, job);
 	if (bound)
 		snprintf(node, sizeof(node), "\"nodeName\":\"%s\",", bound);
@@ -222,7 +222,11 @@ static void test_a_recreated_member_of_a_running_job_is_planned_alone_and_first(
 	round_of(&w, true, &res);
 	assert_int_equal(res.n_waves, 1); /* the repair took 2 GPUs first */
 	assert_string_equal(res.waves[0].job, "running");
-	assert_int_equal(res.waves[0].size, 1);
+	/* It rejoins the job's wave: the barrier then counts the two bound
+	 * members and binds this one at once. */
+	assert_string_equal(res.waves[0].gang, "uid-running.1");
+	assert_int_equal(res.waves[0].size, 3);
+	assert_int_equal(res.waves[0].n_pods, 1);
 	assert_int_equal(res.waves[0].min, 2); /* the job's PS + min-instances */
 	assert_string_equal(res.waves[0].pods[0].name, "running-worker-1");
 	assert_string_equal(res.waves[0].pods[0].node, "gpu-a");

@@ -574,7 +574,7 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 
 static bool wave_visible(struct reconciler *r, const struct pending_wave *p)
 {
-	for (int i = 0; i < p->w.size; i++) {
+	for (int i = 0; i < p->w.n_pods; i++) {
 		struct json_t *pod = kube_informer_get(r->pods, p->w.ns, p->w.pods[i].name);
 		if (pod && !kube_obj_annotation(pod, "drake.dev/planned-node"))
 			return false; /* still the gated view: the snapshot would miss it */
@@ -608,7 +608,7 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	snprintf(job.uid, sizeof(job.uid), "%s", w->uid);
 	char msg[512];
 	int nodes = 0;
-	for (int i = 0; i < w->size; i++) {
+	for (int i = 0; i < w->n_pods; i++) {
 		bool seen = false;
 		for (int j = 0; j < i; j++)
 			seen |= !strcmp(w->pods[j].node, w->pods[i].node);
@@ -620,7 +620,7 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	event(r, &job, "Normal", "GangAdmitted", msg);
 	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d workers=%d nodes=%d", w->ns, w->job,
 	         w->gang, w->n_ps, w->n_workers, nodes);
-	for (int i = 0; i < w->size; i++) {
+	for (int i = 0; i < w->n_pods; i++) {
 		struct json_t *pod = kube_informer_get(r->pods, w->ns, w->pods[i].name);
 		char *patch = pod ? admit_ungate_patch(pod, w, w->pods[i].node) : NULL;
 		if (!patch)
