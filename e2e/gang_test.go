@@ -10,6 +10,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -244,6 +245,17 @@ func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {
 	createTFJob(t, ns, "first", gpuJob(firstWorkers, gpus, "20s"))
 	poll(t, 120*time.Second, "first bound whole", func() (bool, error) { return bw.boundCount("first") == firstWorkers+1, nil })
 	createTFJob(t, ns, "second", gpuJob(secondWorkers, gpus, "5s"))
+	// drake says what second waits for.
+	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
+	poll(t, 30*time.Second, "second listed by GET /v1/jobs", func() (bool, error) {
+		resp, err := e.drakeHTTP(t).Get(jobsURL)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && strings.Contains(string(body), `"job":"`+ns+`/second"`), nil
+	})
 	// Until first's pods finish, second has no pod bound at all.
 	poll(t, 120*time.Second, "first's pods finished", func() (bool, error) {
 		if n := bw.boundCount("second"); n > 0 {
