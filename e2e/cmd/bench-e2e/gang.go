@@ -16,9 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -247,33 +245,12 @@ func gangPhase(cfg *rest.Config, cs kubernetes.Interface, jobs, workers, paralle
 		}
 	}()
 
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; i < parallel; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= jobs {
-					return
-				}
-				obj := gangJob(ns, fmt.Sprintf("g-%04d", k), workers)
-				for {
-					_, err := dyn.Resource(tfjobGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
-					if err == nil || ctx.Err() != nil {
-						break
-					}
-					if !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "timeout") {
-						fail("create tfjob %s: %v", obj.GetName(), err)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	created := time.Since(start)
+	created := createParallel(ctx, jobs, parallel, func(k int) (string, error) {
+		obj := gangJob(ns, fmt.Sprintf("g-%04d", k), workers)
+		_, err := dyn.Resource(tfjobGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+		return "tfjob " + obj.GetName(), err
+	})
 	stalled := ""
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

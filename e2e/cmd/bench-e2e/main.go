@@ -410,33 +410,12 @@ func phase(cs kubernetes.Interface, round int, sched string, n, workers int, tim
 		}
 	}()
 
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= n {
-					return
-				}
-				p := benchPod(ns, fmt.Sprintf("p-%05d", k), sched)
-				for {
-					_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-					if err == nil || ctx.Err() != nil {
-						break
-					}
-					if !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "timeout") {
-						fail("create %s: %v", p.Name, err)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	created := time.Since(start)
+	created := createParallel(ctx, n, workers, func(k int) (string, error) {
+		p := benchPod(ns, fmt.Sprintf("p-%05d", k), sched)
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		return p.Name, err
+	})
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -497,4 +476,36 @@ func benchPod(ns, name, sched string) *corev1.Pod {
 			}},
 		},
 	}
+}
+
+// createParallel creates n objects from `parallel` goroutines, create(k)
+// making the k-th; an API rate limit or timeout is retried, anything else is
+// fatal. Returns how long the creates took.
+func createParallel(ctx context.Context, n, parallel int, create func(k int) (string, error)) time.Duration {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < parallel; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= n {
+					return
+				}
+				for {
+					name, err := create(k)
+					if err == nil || ctx.Err() != nil {
+						break
+					}
+					if !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "timeout") {
+						fail("create %s: %v", name, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
 }
