@@ -113,6 +113,7 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
+	stop_leftover_drakes(); /* those a failed test left behind */
 	curl_global_cleanup();
 	return 0;
 }

@@ -166,6 +166,30 @@ static inline void wait_healthy(const struct drake *d, const struct tls *t)
 	}
 }
 
+/* Every drake started and not yet stopped. A failed assertion makes cmocka
+ * leave the test midway, past its stop_drake(): the group teardown (and, if
+ * the program dies, atexit) stops what is left, by PID. */
+static pid_t harness_pids[64];
+static size_t harness_npids;
+
+static inline void stop_leftover_drakes(void)
+{
+	for (size_t i = 0; i < harness_npids; i++) {
+		kill(harness_pids[i], SIGKILL);
+		waitpid(harness_pids[i], NULL, 0);
+	}
+	harness_npids = 0;
+}
+
+static inline void track_drake(pid_t pid)
+{
+	static bool registered;
+	if (!registered)
+		registered = atexit(stop_leftover_drakes) == 0;
+	if (harness_npids < sizeof(harness_pids) / sizeof(harness_pids[0]))
+		harness_pids[harness_npids++] = pid;
+}
+
 /* Starts drake with the common flags plus extra ones (NULL-terminated). */
 static inline void start_drake(struct drake *d, const char *tag, const char *cert, const char *key,
                                const char *ca, ...)
@@ -213,6 +237,7 @@ static inline void start_drake(struct drake *d, const char *tag, const char *cer
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	if (posix_spawn(&d->pid, bin, &fa, NULL, (char *const *)argv, environ) != 0)
 		fail_msg("cannot start %s", bin);
+	track_drake(d->pid);
 	posix_spawn_file_actions_destroy(&fa);
 }
 
@@ -223,6 +248,9 @@ static inline int stop_drake(struct drake *d)
 	kill(d->pid, SIGTERM);
 	int status = 0;
 	waitpid(d->pid, &status, 0);
+	for (size_t i = 0; i < harness_npids; i++)
+		if (harness_pids[i] == d->pid)
+			harness_pids[i] = harness_pids[--harness_npids];
 	d->pid = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -31,6 +31,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	int rc = stop_drake(&g);
+	stop_leftover_drakes(); /* those a failed test left behind */
 	curl_global_cleanup();
 	return rc == 0 ? 0 : -1;
 }
