@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -200,50 +199,22 @@ func gangPhase(cfg *rest.Config, cs kubernetes.Interface, jobs, workers, paralle
 			}
 		}
 	}
-	go func() {
-		rv := list.ResourceVersion
-		for {
-			w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				fail("watch: %v", err)
-			}
-			for ev := range w.ResultChan() {
-				if ev.Type == watch.Error {
-					break
-				}
-				p, ok := ev.Object.(*corev1.Pod)
-				if !ok {
-					continue
-				}
-				rv = p.ResourceVersion
-				if ev.Type == watch.Bookmark {
-					continue
-				}
-				mu.Lock()
-				update(p, ev.Type == watch.Deleted, time.Now())
-				full := 0
-				for _, j := range track {
-					if len(j.bound) == size {
-						full++
-					}
-				}
-				if full == jobs && boundTotal == total {
-					close(done)
-					mu.Unlock()
-					w.Stop()
-					return
-				}
-				mu.Unlock()
-			}
-			w.Stop()
-			if ctx.Err() != nil {
-				return
+	go watchPods(ctx, cs, ns, list.ResourceVersion, func(p *corev1.Pod, deleted bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		update(p, deleted, time.Now())
+		full := 0
+		for _, j := range track {
+			if len(j.bound) == size {
+				full++
 			}
 		}
-	}()
+		if full == jobs && boundTotal == total {
+			close(done)
+			return true
+		}
+		return false
+	})
 
 	start := time.Now()
 	created := createParallel(ctx, jobs, parallel, func(k int) (string, error) {

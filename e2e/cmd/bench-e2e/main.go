@@ -369,46 +369,21 @@ func phase(cs kubernetes.Interface, round int, sched string, n, workers int, tim
 	bound := map[string]time.Time{}
 	var mu sync.Mutex
 	done := make(chan struct{})
-	go func() {
-		rv := list.ResourceVersion
-		for {
-			w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				fail("watch: %v", err)
-			}
-			for ev := range w.ResultChan() {
-				if ev.Type == watch.Error {
-					break
-				}
-				p, ok := ev.Object.(*corev1.Pod)
-				if !ok {
-					continue
-				}
-				rv = p.ResourceVersion
-				if p.Spec.NodeName == "" {
-					continue
-				}
-				mu.Lock()
-				if _, seen := bound[p.Name]; !seen {
-					bound[p.Name] = time.Now()
-					if len(bound) == n {
-						close(done)
-						mu.Unlock()
-						w.Stop()
-						return
-					}
-				}
-				mu.Unlock()
-			}
-			w.Stop()
-			if ctx.Err() != nil {
-				return
+	go watchPods(ctx, cs, ns, list.ResourceVersion, func(p *corev1.Pod, deleted bool) bool {
+		if p.Spec.NodeName == "" {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if _, seen := bound[p.Name]; !seen {
+			bound[p.Name] = time.Now()
+			if len(bound) == n {
+				close(done)
+				return true
 			}
 		}
-	}()
+		return false
+	})
 
 	start := time.Now()
 	created := createParallel(ctx, n, workers, func(k int) (string, error) {
@@ -508,4 +483,40 @@ func createParallel(ctx context.Context, n, parallel int, create func(k int) (st
 	}
 	wg.Wait()
 	return time.Since(start)
+}
+
+// watchPods follows the pods of ns from resourceVersion rv, resuming the
+// watch when the server ends it, and calls seen for every pod event until
+// seen returns true or ctx ends.
+func watchPods(ctx context.Context, cs kubernetes.Interface, ns, rv string, seen func(p *corev1.Pod, deleted bool) bool) {
+	for {
+		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			fail("watch: %v", err)
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				break
+			}
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			rv = p.ResourceVersion
+			if ev.Type == watch.Bookmark {
+				continue
+			}
+			if seen(p, ev.Type == watch.Deleted) {
+				w.Stop()
+				return
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return
+		}
+	}
 }
