@@ -30,6 +30,7 @@ struct serve_opts {
 	const char *cluster_domain;
 	const char *gang_resource;
 	bool gang, strict_fifo;
+	size_t gang_max_unbound;
 };
 
 struct serve {
@@ -182,6 +183,10 @@ int serve_main(int argc, char **argv)
 	     "only when all fit (false: ungate them at once, no gang)"},
 	    {"strict-fifo", "DRAKE_STRICT_FIFO", FLAG_BOOL, &o.strict_fifo, "false",
 	     "with --gang: no backfill; a job that does not fit blocks the jobs behind it"},
+	    {"gang-max-unbound", "DRAKE_GANG_MAX_UNBOUND", FLAG_COUNT, &o.gang_max_unbound, "0",
+	     "with --gang: most admitted gang pods waiting for kube-scheduler at once; 0: "
+	     "adaptive, "
+	     "what kube-scheduler binds in half of --gang-bind-timeout (at least 64)"},
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
@@ -225,7 +230,9 @@ int serve_main(int argc, char **argv)
 		struct reconciler_options ro = {.cluster_domain = o.cluster_domain,
 		                                .gang_resource = o.gang_resource,
 		                                .gang = o.gang,
-		                                .strict_fifo = o.strict_fifo};
+		                                .strict_fifo = o.strict_fifo,
+		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
+		                                .gang_max_unbound = (long)o.gang_max_unbound};
 		sv.rec = sv.kube ? reconciler_new(sv.base, sv.kube, &ro, msg, sizeof(msg)) : NULL;
 		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --reconcile: %s\n",

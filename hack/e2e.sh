@@ -22,6 +22,14 @@ finish() {
       echo "===== last lines of $(basename "$f") ====="
       tail -n 20 "$f"
     done
+    # the failing assertions last, where a reader of the CI output looks
+    if [ -f "$cluster_dir/go-test.log" ]; then
+      cp "$cluster_dir/go-test.log" "$keep/"
+      echo "===== failed tests (e2e-${DRAKE_EXTENDER_MODE:-simple}) ====="
+      # each failing test's own output: what it logged since its "=== RUN"
+      awk '/^=== (RUN|CONT)/ { buf = "" } { buf = buf $0 "\n" }
+           /^--- FAIL/ { printf "%s", buf; buf = "" }' "$cluster_dir/go-test.log" | tail -n 60
+    fi
     echo "e2e failed (rc=$rc): component logs kept in $keep"
   fi
   exit "$rc"

@@ -18,8 +18,10 @@ down: ## stop the local cluster started by make up (logs stay in build/cluster/l
 
 e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode)
 	@hack/build-control-plane.sh etcd k8s kwok
-	@DRAKE_EXTENDER_MODE=simple hack/e2e.sh
-	@DRAKE_EXTENDER_MODE=gang hack/e2e.sh
+	@rc=0; \
+	DRAKE_EXTENDER_MODE=simple hack/e2e.sh || rc=1; \
+	DRAKE_EXTENDER_MODE=gang hack/e2e.sh || rc=1; \
+	exit $$rc
 
 bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs with drake
 	@hack/build-control-plane.sh etcd k8s kwok

@@ -26,6 +26,8 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "gang/pace.h"
+#include "gang/protocol.h"
 #include "reconciler/admit.h"
 #include "reconciler/pod_codec.h"
 #include "reconciler/status.h"
@@ -55,13 +57,20 @@ struct inflight {
 	long long retry_ms; /* no pass before this (monotonic ms) */
 };
 
-/* A wave whose patches were sent: admission holds further rounds until the
+/* A wave whose patches were sent. Admission holds further rounds until the
  * cache shows every pod of it planned (so the next snapshot charges it), or
- * until the wave is old enough to have failed. */
-#define WAVE_SETTLE_MS 30000
+ * until the wave is old enough to have failed. Pacing then follows it until
+ * kube-scheduler has bound it: its unbound pods count against the budget and
+ * its binds measure kube-scheduler's rate. A wave still unbound after
+ * PACE_STUCK_TIMEOUTS barrier timeouts is being retried with backoff and
+ * stops counting. */
+#define WAVE_SETTLE_MS      30000
+#define PACE_STUCK_TIMEOUTS 4
+#define PACE_FLOOR          64 /* pods; the budget before any rate is measured */
 struct pending_wave {
 	struct admit_wave w;
 	long long sent_ms;
+	int bound; /* members seen bound at the last scan */
 };
 
 /* The last reason each waiting job was given, so an Event is posted only
@@ -81,6 +90,7 @@ struct reconciler {
 	struct kube_informer *jobs, *pods, *services, *nodes;
 	struct pending_wave *pending;
 	size_t npending;
+	struct drake_pace pace;
 	struct wait_note *waits;
 	size_t nwaits;
 	bool admit_dirty;
@@ -572,31 +582,50 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 
 /* ---- admission (issue 4) ---- */
 
-static bool wave_visible(struct reconciler *r, const struct pending_wave *p)
+/*
+ * Follows the admitted waves: *unbound gets how many of their pods still wait
+ * for kube-scheduler, *binds how many it bound since the last scan. Waves
+ * bound whole, gone, or stuck are dropped. True while a wave is still on its
+ * way into the cache (the gated view: a snapshot now would miss its plan).
+ */
+static bool scan_waves(struct reconciler *r, long *binds, long *unbound)
 {
-	for (int i = 0; i < p->w.n_pods; i++) {
-		struct json_t *pod = kube_informer_get(r->pods, p->w.ns, p->w.pods[i].name);
-		if (pod && !kube_obj_annotation(pod, "drake.dev/planned-node"))
-			return false; /* still the gated view: the snapshot would miss it */
-	}
-	return true;
-}
-
-/* Drops settled waves; true while one is still on its way into the cache. */
-static bool waves_in_flight(struct reconciler *r)
-{
-	size_t kept = 0;
 	long long now = now_ms();
+	long long stuck_ms = (long long)(r->opts.gang_bind_timeout_s * 1000) * PACE_STUCK_TIMEOUTS;
+	bool settling = false;
+	size_t kept = 0;
+	*binds = *unbound = 0;
 	for (size_t i = 0; i < r->npending; i++) {
 		struct pending_wave *p = &r->pending[i];
-		if (wave_visible(r, p) || now - p->sent_ms > WAVE_SETTLE_MS) {
+		int bound = 0, waiting = 0;
+		bool visible = true;
+		for (int j = 0; j < p->w.n_pods; j++) {
+			struct json_t *pod = kube_informer_get(r->pods, p->w.ns, p->w.pods[j].name);
+			if (!pod)
+				continue; /* deleted: neither waits nor was bound by this wave */
+			const char *node = kube_obj_str(pod, "spec.nodeName");
+			if (node && *node)
+				bound++;
+			else
+				waiting++;
+			if (!kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
+				visible = false;
+		}
+		if (bound > p->bound)
+			*binds += bound - p->bound;
+		p->bound = bound;
+		long long age = now - p->sent_ms;
+		if (!visible && age <= WAVE_SETTLE_MS)
+			settling = true;
+		else if (waiting == 0 || age > stuck_ms) {
 			free(p->w.pods);
 			continue;
 		}
+		*unbound += waiting;
 		r->pending[kept++] = *p;
 	}
 	r->npending = kept;
-	return kept > 0;
+	return settling;
 }
 
 static void apply_wave(struct reconciler *r, struct admit_wave *w)
@@ -673,9 +702,17 @@ static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
 	event(r, &job, "Normal", "GangWaiting", msg);
 }
 
+/* What a job held back by pacing is told (stable, so it is posted once). */
+#define PACED_WHY "paced: starts once kube-scheduler has bound the gangs admitted before it"
+
 static void admit_pass(struct reconciler *r)
 {
-	if (!r->opts.gang || !kube_informer_synced(r->nodes) || waves_in_flight(r))
+	if (!r->opts.gang || !kube_informer_synced(r->nodes))
+		return;
+	long binds, unbound;
+	bool settling = scan_waves(r, &binds, &unbound);
+	drake_pace_observe(&r->pace, (double)now_ms() / 1000, binds, unbound);
+	if (settling)
 		return;
 	r->admit_dirty = false;
 	struct admit_options ao = {.backfill = !r->opts.strict_fifo, .now_s = (long)time(NULL)};
@@ -687,26 +724,63 @@ static void admit_pass(struct reconciler *r)
 		log_error("admission_failed", "err=%s msg=\"%s\"", drake_strerror(e), msg);
 		return;
 	}
+	/* Pacing, in FIFO order: repairs (members rejoining a running gang)
+	 * always go; a new wave goes while the budget has room for it; once one
+	 * is held, every new wave behind it is too. */
+	long budget = drake_pace_budget(&r->pace, r->opts.gang_bind_timeout_s / 2, PACE_FLOOR,
+	                                r->opts.gang_max_unbound);
+	long admitted = unbound;
+	size_t held = 0;
+	bool *go = calloc(res.n_waves ? res.n_waves : 1, sizeof(*go));
+	if (!go) {
+		admit_result_release(&res);
+		r->admit_dirty = true;
+		return;
+	}
+	for (size_t i = 0; i < res.n_waves; i++) {
+		const struct admit_wave *w = &res.waves[i];
+		go[i] = w->n_pods < w->size ||
+		        (!held && drake_pace_admits(budget, admitted, w->n_pods));
+		if (go[i])
+			admitted += w->n_pods;
+		else
+			held++;
+	}
 	for (size_t i = 0; i < r->nwaits; i++)
 		r->waits[i].seen = false;
 	for (size_t i = 0; i < res.n_waiting; i++)
 		note_waiting(r, &res.waiting[i]);
+	for (size_t i = 0; i < res.n_waves; i++) {
+		if (go[i])
+			continue;
+		struct admit_waiting wt = {.status = DRAKE_ADMIT_WAITING};
+		snprintf(wt.ns, sizeof(wt.ns), "%s", res.waves[i].ns);
+		snprintf(wt.job, sizeof(wt.job), "%s", res.waves[i].job);
+		snprintf(wt.why, sizeof(wt.why), "%s", PACED_WHY);
+		note_waiting(r, &wt);
+	}
 	size_t kept = 0; /* forget jobs that no longer wait */
 	for (size_t i = 0; i < r->nwaits; i++)
 		if (r->waits[i].seen)
 			r->waits[kept++] = r->waits[i];
 	r->nwaits = kept;
+	if (held)
+		log_debug("gang_paced", "held=%zu unbound=%ld budget=%ld rate=%.1f", held, admitted,
+		          budget, r->pace.rate);
 	for (size_t i = 0; i < res.n_waves; i++) {
+		if (!go[i])
+			continue;
 		apply_wave(r, &res.waves[i]);
 		struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
 		if (!p)
 			continue;
 		r->pending = p;
-		r->pending[r->npending].w = res.waves[i];
-		r->pending[r->npending].sent_ms = now_ms();
+		r->pending[r->npending] =
+		    (struct pending_wave){.w = res.waves[i], .sent_ms = now_ms()};
 		r->npending++;
 		res.waves[i].pods = NULL; /* now owned by the pending list */
 	}
+	free(go);
 	admit_result_release(&res);
 }
 
@@ -804,6 +878,9 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 		r->opts.resync_s = 30;
 	if (r->opts.requeue_ms <= 0)
 		r->opts.requeue_ms = 1000;
+	if (r->opts.gang_bind_timeout_s <= 0)
+		r->opts.gang_bind_timeout_s = 15;
+	drake_pace_init(&r->pace);
 	r->last_requeue_ms = now_ms();
 	if (opts && opts->cluster_domain && *opts->cluster_domain)
 		r->domain = strdup(opts->cluster_domain);

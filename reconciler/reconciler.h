@@ -31,10 +31,14 @@ struct reconciler_options {
 	int resync_s;               /* full pass over every job; 0 = 30 */
 	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
 	                    after this; 0 = 1000 */
-	const char *gang_resource; /* requested by gang pods (gang-only mode), or NULL */
-	bool gang;                 /* admission plans PS + workers before ungating them
-	                              (issue 4); false ungates them all at once */
-	bool strict_fifo;          /* with gang: no backfill past a job that waits */
+	const char *gang_resource;  /* requested by gang pods (gang-only mode), or NULL */
+	bool gang;                  /* admission plans PS + workers before ungating them
+	                               (issue 4); false ungates them all at once */
+	bool strict_fifo;           /* with gang: no backfill past a job that waits */
+	double gang_bind_timeout_s; /* the extender's bind barrier timeout; 0 = 15. Pacing
+	                               admits what kube-scheduler binds in half of it */
+	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
+	                               once; 0 = adaptive (see gang/pace.h) */
 };
 
 struct reconciler;

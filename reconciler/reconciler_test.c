@@ -28,8 +28,9 @@ struct env {
 	struct evhttp *http;
 	struct kube_client *client;
 	struct reconciler *rec;
-	const char *jobs, *pods, *services; /* list items, comma-separated JSON */
-	char writes[16384];                 /* "METHOD path\n" per write */
+	const char *jobs, *pods, *services, *nodes; /* list items, comma-separated JSON */
+	struct evhttp_request *pod_watch;           /* the pod watch, when streamed */
+	char writes[16384];                         /* "METHOD path\n" per write */
 	char bodies[65536];
 	int nwrites, want;
 	bool forbid_pods; /* pod creates answered 403 */
@@ -47,11 +48,16 @@ static void on_http(struct evhttp_request *req, void *arg)
 	if (cmd == EVHTTP_REQ_GET) {
 		if (strstr(uri, "watch=1")) {
 			evbuffer_free(out);
+			if (strstr(uri, "/pods") && !e->pod_watch) {
+				evhttp_send_reply_start(req, 200, "OK"); /* events from push() */
+				e->pod_watch = req;
+			}
 			return; /* held open */
 		}
 		const char *items = strstr(uri, "/tfjobs")     ? e->jobs
 		                    : strstr(uri, "/pods")     ? e->pods
 		                    : strstr(uri, "/services") ? e->services
+		                    : strstr(uri, "/nodes")    ? e->nodes
 		                                               : NULL;
 		evbuffer_add_printf(out,
 		                    "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[%s]}",
@@ -106,7 +112,7 @@ static int setup(void **state)
 	struct kube_config cfg = {.server = server};
 	struct kube_client_options o = {.timeout_ms = 5000, .max_body = 8 << 20};
 	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
-	e->jobs = e->pods = e->services = "";
+	e->jobs = e->pods = e->services = e->nodes = "";
 	*state = e;
 	return 0;
 }
@@ -337,6 +343,120 @@ static void test_failing_writes_back_off_instead_of_retrying_every_second(void *
 		fail_msg("%d pod creates in 3.7 s", creates);
 }
 
+/* ---- admission pacing (gang mode) ---- */
+
+/* A TFJob with 1 PS and 7 workers, its services and its gated pods. */
+static void gang_job(char *job, size_t jl, char *svcs, size_t sl, char *pods, size_t pl,
+                     const char *name)
+{
+	snprintf(job, jl,
+	         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+	         "\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
+	         "\"creationTimestamp\":\"2026-01-01T00:00:0%c\",\"resourceVersion\":\"3\"},"
+	         "\"spec\":{\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":" TMPL
+	         "},\"Worker\":{\"replicas\":7,\"template\":" TMPL "}}}}",
+	         name, name, name[strlen(name) - 1]);
+	*svcs = *pods = '\0';
+	for (int i = 0; i < 8; i++) {
+		const char *type = i ? "worker" : "ps";
+		int idx = i ? i - 1 : 0;
+		char meta[640];
+		snprintf(meta, sizeof(meta),
+		         "{\"metadata\":{\"name\":\"%s-%s-%d\",\"namespace\":\"default\","
+		         "\"uid\":\"uid-%s-%s%d\",\"resourceVersion\":\"4\",\"labels\":{"
+		         "\"training.kubeflow.org/job-name\":\"%s\",\"training.kubeflow.org/"
+		         "replica-type\":\"%s\",\"training.kubeflow.org/replica-index\":\"%d\"},"
+		         "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
+		         "\"uid-%s\",\"controller\":true}]}",
+		         name, type, idx, name, type, idx, name, type, idx, name, name);
+		size_t n = strlen(svcs);
+		snprintf(svcs + n, sl - n, "%s%s}", n ? "," : "", meta);
+		n = strlen(pods);
+		snprintf(pods + n, pl - n, "%s%s" GATED "}", n ? "," : "", meta);
+	}
+}
+
+/* Sends a MODIFIED event for each of job's 8 pods: planned on n1, and bound
+ * there when bound. */
+static void push_planned(struct env *e, const char *job, bool bound)
+{
+	for (int i = 0; i < 8; i++) {
+		const char *type = i ? "worker" : "ps";
+		int idx = i ? i - 1 : 0;
+		struct evbuffer *b = evbuffer_new();
+		evbuffer_add_printf(
+		    b,
+		    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
+		    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d\",\"resourceVersion\":"
+		    "\"%d\",\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
+		    "\"training.kubeflow.org/replica-type\":\"%s\","
+		    "\"training.kubeflow.org/replica-index\":\"%d\"},\"annotations\":{"
+		    "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-%s.1\","
+		    "\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"},"
+		    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
+		    "\"uid-%s\",\"controller\":true}]},\"spec\":{%s},\"status\":{\"phase\":"
+		    "\"Pending\"}}}\n",
+		    job, type, idx, job, type, idx, bound ? 20 : 10, job, type, idx, job, job, job,
+		    bound ? "\"nodeName\":\"n1\"" : "");
+		evhttp_send_reply_chunk(e->pod_watch, b);
+		evbuffer_free(b);
+	}
+}
+
+/* Runs the loop until `want` pod patches were written or secs passed. */
+static int run_until_patches(struct env *e, int want, int secs)
+{
+	for (int i = 0; i < secs * 10; i++) {
+		if (count(e->writes, "PATCH /api/v1/namespaces/default/pods/") >= want)
+			break;
+		struct timeval slice = {0, 100000};
+		event_base_loopexit(e->base, &slice);
+		event_base_dispatch(e->base);
+	}
+	return count(e->writes, "PATCH /api/v1/namespaces/default/pods/");
+}
+
+static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before(void **state)
+{
+	struct env *e = *state;
+	static char jobs[4096], svcs[16384], pods[16384];
+	char j1[2048], j2[2048], s1[8192], s2[8192], p1[8192], p2[8192];
+	gang_job(j1, sizeof(j1), s1, sizeof(s1), p1, sizeof(p1), "gang1");
+	gang_job(j2, sizeof(j2), s2, sizeof(s2), p2, sizeof(p2), "gang2");
+	snprintf(jobs, sizeof(jobs), "%s,%s", j1, j2);
+	snprintf(svcs, sizeof(svcs), "%s,%s", s1, s2);
+	snprintf(pods, sizeof(pods), "%s,%s", p1, p2);
+	e->jobs = jobs;
+	e->services = svcs;
+	e->pods = pods;
+	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
+	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
+	/* room for one 8-pod wave in flight; both jobs fit the node */
+	struct reconciler_options ro = {
+	    .requeue_ms = 30000, .gang = true, .gang_max_unbound = 8, .gang_bind_timeout_s = 15};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+
+	/* the first job (oldest) is admitted whole */
+	assert_int_equal(run_until_patches(e, 8, 10), 8);
+	assert_int_equal(count(e->writes, "pods/gang1-"), 8);
+	assert_non_null(e->pod_watch);
+
+	/* its pods show up planned but unbound: the second job waits, and says why */
+	push_planned(e, "gang1", false);
+	assert_int_equal(run_until_patches(e, 9, 2), 8);
+	char *jobs_json = reconciler_jobs_json(e->rec);
+	assert_non_null(strstr(jobs_json, "\"job\":\"default/gang2\""));
+	assert_non_null(strstr(jobs_json, "paced"));
+	free(jobs_json);
+
+	/* kube-scheduler binds them: the second job is admitted */
+	push_planned(e, "gang1", true);
+	assert_int_equal(run_until_patches(e, 16, 10), 16);
+	assert_int_equal(count(e->writes, "pods/gang2-"), 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +470,7 @@ int main(void)
 	    T(test_failing_writes_back_off_instead_of_retrying_every_second),
 	    T(test_suspended_job_loses_its_pods_and_services),
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
+	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
