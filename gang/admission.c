@@ -27,10 +27,18 @@ void drake_admission_sort(struct drake_admission_entry *e, size_t n)
 void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req,
                        const struct drake_plan *p, int sign)
 {
-	for (int i = 0; i < p->n_ps; i++)
+	for (int i = 0; i < p->n_ps; i++) {
 		drake_cluster_charge(c, (size_t)p->ps_node[i], &req->ps, sign);
-	for (int i = 0; i < p->n_workers; i++)
+		if (p->ps_vgpu)
+			drake_cluster_charge_vgpu(c, (size_t)p->ps_node[i], p->ps_vgpu[i].id,
+			                          &req->ps_share, sign);
+	}
+	for (int i = 0; i < p->n_workers; i++) {
 		drake_cluster_charge(c, (size_t)p->worker_node[i], &req->worker, sign);
+		if (p->worker_vgpu)
+			drake_cluster_charge_vgpu(c, (size_t)p->worker_node[i],
+			                          p->worker_vgpu[i].id, &req->worker_share, sign);
+	}
 }
 
 /* Total of PS and min workers: if this exceeds drake_cluster_free_sum, planning is moot. */

@@ -60,7 +60,9 @@ void drake_admission_sort(struct drake_admission_entry *e, size_t n);
 drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
                       const struct drake_admission_opts *opts, size_t *started) DRAKE_MUST_CHECK;
 
-/* Charges a plan to the snapshot (the planner itself never does). */
+/* Charges a plan to the snapshot (the planner itself never does), vGPU
+ * shares included: a vGPU the plan opens takes its whole GPU. sign -1
+ * gives a charged plan back. */
 void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req,
                        const struct drake_plan *p, int sign);
 

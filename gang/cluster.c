@@ -131,6 +131,32 @@ void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_
 		drake_res_add_n(&c->used_total, req, count);
 }
 
+void drake_cluster_charge_vgpu(struct drake_cluster *c, size_t i, const char *id,
+                               const struct drake_share *s, int sign)
+{
+	struct drake_node *nd = &c->nodes[i];
+	const struct drake_res one_gpu = {.gpu = 1};
+	int k = drake_vgpu_find(&nd->vgpus, id);
+	if (sign > 0) {
+		if (k < 0) {
+			drake_cluster_charge(c, i, &one_gpu, 1);
+			k = drake_vgpu_open(&nd->vgpus, id, nd->gpu_mem);
+		}
+		if (k >= 0)
+			drake_vgpu_share(&nd->vgpus.v[k], s, 1);
+		return;
+	}
+	if (k < 0) { /* an untracked share leaves: its GPU comes back */
+		drake_cluster_charge(c, i, &one_gpu, -1);
+		return;
+	}
+	drake_vgpu_share(&nd->vgpus.v[k], s, -1);
+	if (nd->vgpus.v[k].sharers <= 0) {
+		drake_vgpu_close(&nd->vgpus, k);
+		drake_cluster_charge(c, i, &one_gpu, -1);
+	}
+}
+
 drake_err drake_cluster_clone(struct drake_cluster *dst, const struct drake_cluster *src)
 {
 	struct drake_node *p = NULL;

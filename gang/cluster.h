@@ -8,6 +8,10 @@
  * walk over them is in a fixed order and node indexes are stable until the
  * next add. The snapshot owns its node array; drake_cluster_release() frees
  * it. drake_cluster_clone() allocates a copy the caller releases.
+ *
+ * GPUs are counted whole in alloc and used. A KubeShare vGPU (gang/vgpu.h)
+ * takes one whole GPU from used for as long as it is open, and its shares
+ * are kept in the node's vgpus table.
  */
 #ifndef DRAKE_GANG_CLUSTER_H
 #define DRAKE_GANG_CLUSTER_H
@@ -17,6 +21,7 @@
 
 #include "common/err.h"
 #include "gang/resource.h"
+#include "gang/vgpu.h"
 
 #define DRAKE_NODE_NAME_MAX     254
 #define DRAKE_CLUSTER_MAX_NODES 100000
@@ -26,6 +31,8 @@ struct drake_node {
 	struct drake_res alloc;
 	struct drake_res used;
 	bool schedulable;
+	int64_t gpu_mem;          /* bytes per GPU (kubeshare/gpu_info); 0 unknown */
+	struct drake_vgpus vgpus; /* open vGPUs, each counted as one GPU in used */
 };
 
 struct drake_cluster {
@@ -65,6 +72,16 @@ void drake_cluster_free_sum(const struct drake_cluster *c, struct drake_res *out
 /* Charges (count > 0) or refunds (count < 0) count copies of req on node i. */
 void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_res *req,
                           int64_t count);
+
+/*
+ * One replica asking share s joins (sign > 0) or leaves (sign < 0) the vGPU
+ * called id on node i. Joining an id the node does not have opens it, which
+ * takes one whole GPU; the last replica leaving closes it and gives the GPU
+ * back. A share the table cannot track (the table is full, or the id is too
+ * long) still costs its whole GPU, so the snapshot never undercounts.
+ */
+void drake_cluster_charge_vgpu(struct drake_cluster *c, size_t i, const char *id,
+                               const struct drake_share *s, int sign);
 
 /* dst becomes an independent copy of src (dst must be released or fresh). */
 drake_err drake_cluster_clone(struct drake_cluster *dst,

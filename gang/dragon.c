@@ -136,7 +136,8 @@ drake_err drake_dragon_scale_down(const struct drake_cluster *c, const int *orde
 {
 	*ops = NULL;
 	*n_ops = 0;
-	struct drake_gang_req hp = {0, {0}, *worker, min_workers, min_workers};
+	struct drake_gang_req hp = {
+	    .worker = *worker, .min_workers = min_workers, .want_workers = min_workers};
 	struct drake_cluster w;
 	if (drake_cluster_clone(&w, c))
 		return DRAKE_ENOMEM;

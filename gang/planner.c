@@ -1,9 +1,11 @@
 /*
  * planner.c - the gang planner: best fit on one node, else fewest nodes.
  *
- * Everything works on a scratch array of per-node free vectors (a copy), so
- * the same code answers "where now?" (free = alloc - used) and "could it
- * ever?" (free = alloc). Unschedulable nodes have nothing free.
+ * Everything works on a scratch array of per-node free vectors (a copy) and,
+ * for a job whose replicas share GPUs, of per-node vGPU tables, so the same
+ * code answers "where now?" (free = alloc - used, the vGPUs open now) and
+ * "could it ever?" (free = alloc, no vGPU open). Unschedulable nodes have
+ * nothing free.
  */
 #include "gang/planner.h"
 
@@ -16,6 +18,8 @@ void drake_plan_release(struct drake_plan *p)
 		return;
 	free(p->ps_node);
 	free(p->worker_node);
+	free(p->ps_vgpu);
+	free(p->worker_vgpu);
 	*p = (struct drake_plan){0};
 }
 
@@ -32,8 +36,35 @@ int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node,
 	return n;
 }
 
+static drake_err share_check(const char *who, const struct drake_res *res,
+                             const struct drake_share *s, char *why, size_t len)
+{
+	if (s->milli == 0 && s->mem_bytes == 0)
+		return DRAKE_OK;
+	if (s->milli == 0)
+		return drake_errorf(DRAKE_EINVAL, why, len, "%s: %s without %s", who,
+		                    DRAKE_KUBESHARE_GPU_MEM, DRAKE_KUBESHARE_GPU_REQUEST);
+	if (s->milli < 0 || s->milli > DRAKE_GPU_MILLI || s->mem_bytes < 0)
+		return drake_errorf(
+		    DRAKE_EINVAL, why, len,
+		    "%s: a GPU share of %d milli-GPU and %lld bytes; want 1..%d and "
+		    "no negative memory",
+		    who, (int)s->milli, (long long)s->mem_bytes, DRAKE_GPU_MILLI);
+	if (res->gpu > 0)
+		return drake_errorf(DRAKE_EINVAL, why, len,
+		                    "%s asks for %lld whole GPUs (%s) and a share of one (%s): "
+		                    "one or the other",
+		                    who, (long long)res->gpu, DRAKE_RES_GPU_NAME,
+		                    DRAKE_KUBESHARE_GPU_REQUEST);
+	return DRAKE_OK;
+}
+
 drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size_t len)
 {
+	drake_err err;
+	if ((err = share_check("PS", &req->ps, &req->ps_share, why, len)) ||
+	    (err = share_check("worker", &req->worker, &req->worker_share, why, len)))
+		return err;
 	if (req->n_ps < 0 || req->min_workers < 0 || req->want_workers < 0)
 		return drake_errorf(DRAKE_EINVAL, why, len, "negative replica count");
 	if (req->min_workers > req->want_workers)
@@ -47,18 +78,113 @@ drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size
 	return DRAKE_OK;
 }
 
+/* One replica type as the planner places it: its vector and its GPU share. */
+struct replica {
+	struct drake_res res;
+	struct drake_share share;
+};
+
 struct view {
 	size_t n;
 	struct drake_res *free; /* mutable scratch */
+	struct drake_vgpus *vg; /* mutable scratch; NULL when no replica shares a GPU */
 	const struct drake_node *nodes;
+	uint64_t seed; /* new vGPU ids */
+	struct replica ps, wk;
 };
 
-/* Free after placing k of req on node i, scored as stranded capacity. */
-static double score_after(const struct view *v, size_t i, const struct drake_res *req, int64_t k)
+static struct drake_vgpus *vg_of(const struct view *v, size_t i)
 {
-	struct drake_res left = v->free[i];
-	drake_res_add_n(&left, req, -k);
-	return drake_res_leftover(&left, &v->nodes[i].alloc);
+	return v->vg ? &v->vg[i] : NULL;
+}
+
+/* How many copies of r fit into free and vg (node i's), at most cap. */
+static int64_t fit(const struct view *v, size_t i, const struct drake_res *free,
+                   const struct drake_vgpus *vg, const struct replica *r, int64_t cap)
+{
+	int64_t k = drake_res_count_fit(&r->res, free, cap);
+	if (r->share.milli > 0)
+		k = drake_vgpu_count_fit(vg, free->gpu, v->nodes[i].gpu_mem, &r->share, k);
+	return k;
+}
+
+/* Takes k copies of r (that fit() counted) from free and vg: each share
+ * goes to the first vGPU with room, else opens one on a free whole GPU.
+ * picks, when not NULL, receives each copy's vGPU. */
+static void take(const struct view *v, size_t i, struct drake_res *free, struct drake_vgpus *vg,
+                 const struct replica *r, int64_t k, struct drake_vgpu_pick *picks)
+{
+	const struct drake_node *nd = &v->nodes[i];
+	drake_res_add_n(free, &r->res, -k);
+	for (int64_t j = 0; r->share.milli > 0 && j < k; j++) {
+		int at = drake_vgpu_first_fit(vg, &r->share);
+		if (at < 0 && drake_vgpu_can_open(vg, free->gpu, nd->gpu_mem, &r->share)) {
+			char id[DRAKE_VGPU_ID_MAX];
+			drake_vgpu_new_id(vg, v->seed, nd->name, id);
+			at = drake_vgpu_open(vg, id, nd->gpu_mem);
+			free->gpu--;
+		}
+		if (at < 0)
+			return; /* not reached: fit() counted k */
+		drake_vgpu_share(&vg->v[at], &r->share, 1);
+		if (picks) {
+			snprintf(picks[j].id, sizeof(picks[j].id), "%s", vg->v[at].id);
+			picks[j].opened = drake_vgpu_find(&nd->vgpus, picks[j].id) < 0;
+		}
+	}
+}
+
+/* Stranded capacity of what is left on node i; a shared GPU's unused share
+ * is stranded too, so a job fills open vGPUs before it opens new ones. */
+static double leftover(const struct view *v, size_t i, const struct drake_res *left,
+                       const struct drake_vgpus *vg)
+{
+	double s = drake_res_leftover(left, &v->nodes[i].alloc);
+	if (vg && v->nodes[i].alloc.gpu > 0)
+		s += drake_vgpu_stranded(vg) / (double)v->nodes[i].alloc.gpu;
+	return s;
+}
+
+/* A copy of node i's room, to try a placement on without committing it. */
+struct trial {
+	struct drake_res free;
+	struct drake_vgpus vg;
+	struct drake_vgpus *vgp; /* &vg, or NULL when no replica shares a GPU */
+};
+
+static void trial_init(struct trial *t, const struct view *v, size_t i)
+{
+	t->free = v->free[i];
+	t->vgp = NULL;
+	if (v->vg) {
+		t->vg = v->vg[i];
+		t->vgp = &t->vg;
+	}
+}
+
+/* Free after placing k of r on node i, scored as stranded capacity. */
+static double score_after(const struct view *v, size_t i, const struct replica *r, int64_t k)
+{
+	struct trial t;
+	trial_init(&t, v, i);
+	take(v, i, &t.free, t.vgp, r, k, NULL);
+	return leftover(v, i, &t.free, t.vgp);
+}
+
+/* How many copies of r fit on node i now, at most cap. */
+static int64_t room(const struct view *v, size_t i, const struct replica *r, int64_t cap)
+{
+	return fit(v, i, &v->free[i], vg_of(v, i), r, cap);
+}
+
+/* Places k copies of r on node i: their node goes to nodes[*count..] and
+ * their vGPUs to picks[*count..] (when picks is not NULL). */
+static void put(struct view *v, size_t i, const struct replica *r, int64_t k, int *nodes,
+                struct drake_vgpu_pick *picks, int *count)
+{
+	take(v, i, &v->free[i], vg_of(v, i), r, k, picks ? &picks[*count] : NULL);
+	for (int64_t j = 0; j < k; j++)
+		nodes[(*count)++] = (int)i;
 }
 
 /* Pass 1: the whole job on one node, best fit. Returns the node or -1. */
@@ -67,14 +193,15 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 	long best = -1;
 	double best_score = 0;
 	for (size_t i = 0; i < v->n; i++) {
-		if (drake_res_count_fit(&r->ps, &v->free[i], r->n_ps) < r->n_ps)
+		struct trial t;
+		trial_init(&t, v, i);
+		if (fit(v, i, &t.free, t.vgp, &v->ps, r->n_ps) < r->n_ps)
 			continue;
-		struct drake_res g = v->free[i];
-		drake_res_add_n(&g, &r->ps, -r->n_ps);
-		if (drake_res_count_fit(&r->worker, &g, r->want_workers) < r->want_workers)
+		take(v, i, &t.free, t.vgp, &v->ps, r->n_ps, NULL);
+		if (fit(v, i, &t.free, t.vgp, &v->wk, r->want_workers) < r->want_workers)
 			continue;
-		drake_res_add_n(&g, &r->worker, -r->want_workers);
-		double s = drake_res_leftover(&g, &v->nodes[i].alloc);
+		take(v, i, &t.free, t.vgp, &v->wk, r->want_workers, NULL);
+		double s = leftover(v, i, &t.free, t.vgp);
 		if (best < 0 || s < best_score) {
 			best = (long)i;
 			best_score = s;
@@ -91,15 +218,16 @@ static long ps_home(const struct view *v, const struct drake_gang_req *r)
 	int64_t best_w = -1;
 	double best_score = 0;
 	for (size_t i = 0; i < v->n; i++) {
-		if (drake_res_count_fit(&r->ps, &v->free[i], r->n_ps) < r->n_ps)
+		struct trial t;
+		trial_init(&t, v, i);
+		if (fit(v, i, &t.free, t.vgp, &v->ps, r->n_ps) < r->n_ps)
 			continue;
-		struct drake_res g = v->free[i];
-		drake_res_add_n(&g, &r->ps, -r->n_ps);
-		int64_t w = drake_res_count_fit(&r->worker, &g, r->want_workers);
+		take(v, i, &t.free, t.vgp, &v->ps, r->n_ps, NULL);
+		int64_t w = fit(v, i, &t.free, t.vgp, &v->wk, r->want_workers);
 		if (r->n_ps == 0 && w == 0)
 			continue;
-		drake_res_add_n(&g, &r->worker, -w);
-		double s = drake_res_leftover(&g, &v->nodes[i].alloc);
+		take(v, i, &t.free, t.vgp, &v->wk, w, NULL);
+		double s = leftover(v, i, &t.free, t.vgp);
 		if (w > best_w || (w == best_w && s < best_score)) {
 			best = (long)i;
 			best_w = w;
@@ -110,48 +238,40 @@ static long ps_home(const struct view *v, const struct drake_gang_req *r)
 }
 
 /*
- * Places as much of r as fits into ps_out/w_out, consuming v->free.
- * *nps and *nw receive the counts placed.
+ * Places as much of r as fits into ps_out/w_out (and the vGPUs into
+ * ps_pick/w_pick when not NULL), consuming the view. *nps and *nw receive
+ * the counts placed.
  */
-static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, int *w_out, int *nps,
+static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, int *w_out,
+                  struct drake_vgpu_pick *ps_pick, struct drake_vgpu_pick *w_pick, int *nps,
                   int *nw)
 {
 	*nps = 0;
 	*nw = 0;
 	long home = one_node(v, r);
 	if (home >= 0) {
-		for (int k = 0; k < r->n_ps; k++)
-			ps_out[(*nps)++] = (int)home;
-		for (int k = 0; k < r->want_workers; k++)
-			w_out[(*nw)++] = (int)home;
-		drake_res_add_n(&v->free[home], &r->ps, -r->n_ps);
-		drake_res_add_n(&v->free[home], &r->worker, -r->want_workers);
+		put(v, (size_t)home, &v->ps, r->n_ps, ps_out, ps_pick, nps);
+		put(v, (size_t)home, &v->wk, r->want_workers, w_out, w_pick, nw);
 		return;
 	}
 
 	home = ps_home(v, r);
 	if (home >= 0) {
-		for (int k = 0; k < r->n_ps; k++)
-			ps_out[(*nps)++] = (int)home;
-		drake_res_add_n(&v->free[home], &r->ps, -r->n_ps);
+		put(v, (size_t)home, &v->ps, r->n_ps, ps_out, ps_pick, nps);
 	} else {
 		/* No node takes every PS: spread them first-fit by name. */
-		for (size_t i = 0; i < v->n && *nps < r->n_ps; i++) {
-			while (*nps < r->n_ps && drake_res_fits(&r->ps, &v->free[i])) {
-				ps_out[(*nps)++] = (int)i;
-				drake_res_sub(&v->free[i], &r->ps);
-			}
-		}
-		if (*nps < r->n_ps)
+		for (size_t i = 0; i < v->n && *nps < r->n_ps; i++)
+			while (*nps < r->n_ps && room(v, i, &v->ps, 1) == 1)
+				put(v, i, &v->ps, 1, ps_out, ps_pick, nps);
+		/* Without PS, no home means no node takes a single worker. */
+		if (*nps < r->n_ps || *nps == 0)
 			return;
 		home = ps_out[0];
 	}
 
 	int rest = r->want_workers;
-	int64_t k = drake_res_count_fit(&r->worker, &v->free[home], rest);
-	for (int64_t j = 0; j < k; j++)
-		w_out[(*nw)++] = (int)home;
-	drake_res_add_n(&v->free[home], &r->worker, -k);
+	int64_t k = room(v, (size_t)home, &v->wk, rest);
+	put(v, (size_t)home, &v->wk, k, w_out, w_pick, nw);
 	rest -= (int)k;
 
 	/* Fill outward: the tightest node that takes all the rest, else the
@@ -163,11 +283,11 @@ static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, i
 		for (size_t i = 0; i < v->n; i++) {
 			if ((long)i == home)
 				continue;
-			int64_t c = drake_res_count_fit(&r->worker, &v->free[i], rest);
+			int64_t c = room(v, i, &v->wk, rest);
 			if (c == 0)
 				continue;
 			if (c == rest) {
-				double s = score_after(v, i, &r->worker, c);
+				double s = score_after(v, i, &v->wk, c);
 				if (pick < 0 || s < pick_score) {
 					pick = (long)i;
 					pick_score = s;
@@ -181,9 +301,7 @@ static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, i
 			break;
 		long at = pick >= 0 ? pick : big;
 		int64_t c = pick >= 0 ? rest : big_k;
-		for (int64_t j = 0; j < c; j++)
-			w_out[(*nw)++] = (int)at;
-		drake_res_add_n(&v->free[at], &r->worker, -c);
+		put(v, (size_t)at, &v->wk, c, w_out, w_pick, nw);
 		rest -= (int)c;
 	}
 }
@@ -193,21 +311,26 @@ static void fill_view(struct view *v, const struct drake_cluster *c, int empty)
 	v->n = c->n;
 	v->nodes = c->nodes;
 	for (size_t i = 0; i < c->n; i++) {
+		bool open = c->nodes[i].schedulable && !empty;
 		if (!c->nodes[i].schedulable)
 			drake_res_zero(&v->free[i]);
 		else if (empty)
 			v->free[i] = c->nodes[i].alloc;
 		else
 			drake_cluster_free(c, i, &v->free[i]);
+		if (v->vg && open)
+			v->vg[i] = c->nodes[i].vgpus;
+		else if (v->vg)
+			v->vg[i].n = 0;
 	}
 }
 
-static int64_t largest_block(const struct view *v, const struct drake_res *worker, size_t *at)
+static int64_t largest_block(const struct view *v, size_t *at)
 {
 	int64_t best = 0;
 	*at = 0;
 	for (size_t i = 0; i < v->n; i++) {
-		int64_t k = drake_res_count_fit(worker, &v->free[i], DRAKE_GANG_MAX_REPLICAS);
+		int64_t k = room(v, i, &v->wk, DRAKE_GANG_MAX_REPLICAS);
 		if (k > best) {
 			best = k;
 			*at = i;
@@ -216,32 +339,76 @@ static int64_t largest_block(const struct view *v, const struct drake_res *worke
 	return best;
 }
 
+/* "cpu=1 mem=1Gi gpu=0", plus " gpu_share=0.5 gpu_mem=4Gi" with a share. */
+static const char *fmt_replica(const struct replica *r, char *buf, size_t len)
+{
+	char res[96], share[64] = "";
+	drake_res_format(&r->res, res, sizeof(res));
+	if (r->share.milli > 0)
+		drake_share_format(&r->share, share, sizeof(share));
+	snprintf(buf, len, "%s%s%s", res, share[0] ? " " : "", share);
+	return buf;
+}
+
+/* When no GPU anywhere holds a share's memory, says so (and returns true). */
+static bool share_never_fits(const struct drake_cluster *c, const struct replica *r,
+                             const char *who, char *why, size_t len)
+{
+	if (r->share.milli <= 0 || r->share.mem_bytes <= 0)
+		return false;
+	int64_t most = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->nodes[i].schedulable && c->nodes[i].alloc.gpu > 0 &&
+		    c->nodes[i].gpu_mem > most)
+			most = c->nodes[i].gpu_mem;
+	if (most >= r->share.mem_bytes)
+		return false;
+	char want[32], have[32];
+	drake_res_format_bytes(r->share.mem_bytes, want, sizeof(want));
+	if (most == 0)
+		drake_errorf(DRAKE_ELIMIT, why, len,
+		             "can never fit: %s asks for %s of GPU memory (%s) and no schedulable "
+		             "node gives its GPUs' memory (%s)",
+		             who, want, DRAKE_KUBESHARE_GPU_MEM, DRAKE_KUBESHARE_GPU_INFO);
+	else
+		drake_errorf(DRAKE_ELIMIT, why, len,
+		             "can never fit: %s asks for %s of GPU memory (%s), more than any GPU "
+		             "has (largest %s)",
+		             who, want, DRAKE_KUBESHARE_GPU_MEM,
+		             drake_res_format_bytes(most, have, sizeof(have)));
+	return true;
+}
+
 static drake_err explain(const struct drake_cluster *c, const struct drake_gang_req *r,
                          struct view *v, int *ps, int *w, char *why, size_t len)
 {
-	char wres[96], pres[96];
-	drake_res_format(&r->worker, wres, sizeof(wres));
-	drake_res_format(&r->ps, pres, sizeof(pres));
+	char wres[160], pres[160];
+	fmt_replica(&v->wk, wres, sizeof(wres));
+	fmt_replica(&v->ps, pres, sizeof(pres));
 	int nps, nw;
 	size_t at;
 
 	fill_view(v, c, 1);
-	int64_t cap_block = largest_block(v, &r->worker, &at);
-	place(v, r, ps, w, &nps, &nw);
-	if (nps < r->n_ps || nw < r->min_workers)
+	int64_t cap_block = largest_block(v, &at);
+	place(v, r, ps, w, NULL, NULL, &nps, &nw);
+	if (nps < r->n_ps || nw < r->min_workers) {
+		if ((r->n_ps && share_never_fits(c, &v->ps, "a PS", why, len)) ||
+		    (r->min_workers && share_never_fits(c, &v->wk, "a worker", why, len)))
+			return DRAKE_ELIMIT;
 		return drake_errorf(DRAKE_ELIMIT, why, len,
 		                    "can never fit: needs %d PS (%s) + %d workers (%s); the empty "
 		                    "cluster takes %d PS + %d workers, at most %lld on one node",
 		                    r->n_ps, pres, r->min_workers, wres, nps, nw,
 		                    (long long)cap_block);
+	}
 
 	fill_view(v, c, 0);
-	int64_t block = largest_block(v, &r->worker, &at);
+	int64_t block = largest_block(v, &at);
 	struct drake_res tot;
 	drake_res_zero(&tot);
 	for (size_t i = 0; i < v->n; i++)
 		drake_res_add(&tot, &v->free[i]);
-	place(v, r, ps, w, &nps, &nw);
+	place(v, r, ps, w, NULL, NULL, &nps, &nw);
 	if (nps < r->n_ps)
 		return drake_errorf(DRAKE_ESTATE, why, len,
 		                    "waiting: needs %d PS (%s); only %d fit now", r->n_ps, pres,
@@ -260,24 +427,38 @@ drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang
 	drake_err err = drake_gang_req_check(req, why, len);
 	if (err)
 		return err;
-	struct view v = {0};
+	struct view v = {.seed = req->vgpu_seed,
+	                 .ps = {req->ps, req->ps_share},
+	                 .wk = {req->worker, req->worker_share}};
+	bool ps_share = req->ps_share.milli > 0, w_share = req->worker_share.milli > 0;
 	int *ps = malloc(((size_t)req->n_ps + 1) * sizeof(int));
 	int *w = malloc(((size_t)req->want_workers + 1) * sizeof(int));
+	struct drake_vgpu_pick *ps_pick = NULL, *w_pick = NULL;
+	if (ps_share)
+		ps_pick = calloc((size_t)req->n_ps + 1, sizeof(*ps_pick));
+	if (w_share)
+		w_pick = calloc((size_t)req->want_workers + 1, sizeof(*w_pick));
+	if (ps_share || w_share)
+		v.vg = malloc((c->n + 1) * sizeof(*v.vg));
 	v.free = malloc((c->n + 1) * sizeof(*v.free));
-	if (!ps || !w || !v.free) {
+	if (!ps || !w || !v.free || (ps_share && !ps_pick) || (w_share && !w_pick) ||
+	    ((ps_share || w_share) && !v.vg)) {
 		err = drake_errorf(DRAKE_ENOMEM, why, len, "out of memory planning");
 		goto out;
 	}
 	int nps, nw;
 	fill_view(&v, c, 0);
-	place(&v, req, ps, w, &nps, &nw);
+	place(&v, req, ps, w, ps_pick, w_pick, &nps, &nw);
 	if (nps == req->n_ps && nw >= req->min_workers) {
 		out->n_ps = nps;
 		out->n_workers = nw;
 		out->ps_node = ps;
 		out->worker_node = w;
 		out->nodes_spanned = drake_plan_count_nodes(ps, nps, w, nw);
+		out->ps_vgpu = ps_pick;
+		out->worker_vgpu = w_pick;
 		ps = w = NULL;
+		ps_pick = w_pick = NULL;
 		err = DRAKE_OK;
 		if (why && len)
 			why[0] = '\0';
@@ -287,6 +468,9 @@ drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang
 out:
 	free(ps);
 	free(w);
+	free(ps_pick);
+	free(w_pick);
 	free(v.free);
+	free(v.vg);
 	return err;
 }

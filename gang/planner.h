@@ -10,6 +10,10 @@
  * node name. The planner places up to want_workers and reports how many it
  * placed, so admission can start a job anywhere between min and desired.
  *
+ * Replicas may share GPUs (KubeShare, gang/vgpu.h): how many fit on a node
+ * is then found by packing their shares first fit onto the node's open
+ * vGPUs and new ones, and the plan names each replica's vGPU.
+ *
  * Pure: reads the snapshot, never changes it. Scratch memory is freed
  * before returning; the plan's arrays belong to the caller, who frees them
  * with drake_plan_release().
@@ -20,27 +24,36 @@
 #include "common/err.h"
 #include "gang/cluster.h"
 #include "gang/resource.h"
+#include "gang/vgpu.h"
 
 #define DRAKE_GANG_MAX_REPLICAS 4096
 
 /* One job's shape: n_ps parameter servers and between min_workers and
- * want_workers identical workers. */
+ * want_workers identical workers. A replica asks for whole GPUs in its
+ * vector or for a share of one GPU, never both. */
 struct drake_gang_req {
 	int n_ps;
 	struct drake_res ps;
 	struct drake_res worker;
 	int min_workers;
 	int want_workers;
+	struct drake_share ps_share;     /* milli 0: the PS share no GPU */
+	struct drake_share worker_share; /* milli 0: the workers share no GPU */
+	uint64_t vgpu_seed;              /* new vGPU ids derive from it (drake_vgpu_seed) */
 };
 
 /* A placement: node indexes into the snapshot. worker_node[0] is worker 0
- * (the chief), placed beside the first PS whenever it fits there. */
+ * (the chief), placed beside the first PS whenever it fits there. For a
+ * replica type with a share, ps_vgpu / worker_vgpu name each replica's vGPU
+ * on its node; they are NULL otherwise. */
 struct drake_plan {
 	int n_ps;
 	int n_workers;
 	int *ps_node;
 	int *worker_node;
 	int nodes_spanned;
+	struct drake_vgpu_pick *ps_vgpu;
+	struct drake_vgpu_pick *worker_vgpu;
 };
 
 void drake_plan_release(struct drake_plan *p);
@@ -60,7 +73,8 @@ int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node,
 drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
                           struct drake_plan *out, char *why, size_t len) DRAKE_MUST_CHECK;
 
-/* Checks a request's shape (counts within limits, min <= want). */
+/* Checks a request's shape (counts within limits, min <= want, shares
+ * within one GPU and not beside whole GPUs). */
 drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why,
                                size_t len) DRAKE_MUST_CHECK;
 

@@ -52,6 +52,8 @@ static const struct pcase cases[] = {
      DRAKE_ELIMIT, 0, 0, NULL, "can never fit", NULL},
     {"a PS-only request places just the PS", "a:0:0", 1, 0, 0, DRAKE_OK, 0, 1, "a", NULL, NULL},
     {"min above desired is refused", "a:8:0", 1, 5, 4, DRAKE_EINVAL, 0, 0, NULL, "min", NULL},
+    {"a job without PS that no node takes waits", "a:8:8 b:8:8", 0, 1, 1, DRAKE_ESTATE, 0, 0, NULL,
+     "0 workers fit now", NULL},
 };
 
 static void run_case(void **state)

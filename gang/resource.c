@@ -182,7 +182,7 @@ void drake_res_default_requests(struct drake_res *req, unsigned *req_has,
 	*req_has |= take;
 }
 
-static int fmt_bytes(char *buf, size_t len, int64_t b)
+const char *drake_res_format_bytes(int64_t b, char *buf, size_t len)
 {
 	static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
 	int u = 0;
@@ -190,7 +190,9 @@ static int fmt_bytes(char *buf, size_t len, int64_t b)
 		b /= 1024;
 		u++;
 	}
-	return snprintf(buf, len, "%lld%s", (long long)b, unit[u]);
+	if (buf && len)
+		snprintf(buf, len, "%lld%s", (long long)b, unit[u]);
+	return buf ? buf : "";
 }
 
 const char *drake_res_format(const struct drake_res *r, char *buf, size_t len)
@@ -198,7 +200,7 @@ const char *drake_res_format(const struct drake_res *r, char *buf, size_t len)
 	if (!buf || len == 0)
 		return "";
 	char mem[32];
-	fmt_bytes(mem, sizeof(mem), r->mem_bytes);
+	drake_res_format_bytes(r->mem_bytes, mem, sizeof(mem));
 	int n;
 	if (r->cpu_milli % 1000 == 0)
 		n = snprintf(buf, len, "cpu=%lld mem=%s gpu=%lld", (long long)(r->cpu_milli / 1000),

@@ -85,6 +85,10 @@ drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_nam
 void drake_res_default_requests(struct drake_res *req, unsigned *req_has,
                                 const struct drake_res *lim, unsigned lim_has);
 
+/* Bytes in the largest exact binary unit ("8Gi", "1536Mi", "7") into buf;
+ * returns buf. */
+const char *drake_res_format_bytes(int64_t bytes, char *buf, size_t len);
+
 /* "cpu=500m mem=8Gi gpu=1" into buf (always terminated); returns buf. */
 const char *drake_res_format(const struct drake_res *r, char *buf, size_t len);
 
