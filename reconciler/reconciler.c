@@ -73,6 +73,15 @@ struct pending_wave {
 	int bound; /* members seen bound at the last scan */
 };
 
+/* A job seen with part of its gang bound and fewer than its minimum, since
+ * when (monotonic ms): rolled back once that lasts PARTIAL_TIMEOUTS barrier
+ * timeouts. In memory only: a restart starts the clock again. */
+#define PARTIAL_TIMEOUTS 2
+struct partial_note {
+	char key[KEY_MAX];
+	long long since_ms;
+};
+
 /* The last reason each waiting job was given, so an Event is posted only
  * when it changes. */
 struct wait_note {
@@ -93,6 +102,8 @@ struct reconciler {
 	struct drake_pace pace;
 	struct wait_note *waits;
 	size_t nwaits;
+	struct partial_note *partials;
+	size_t npartials;
 	bool admit_dirty;
 	struct keyset now, later;
 	struct inflight *inflight;
@@ -478,14 +489,104 @@ static void suspend_job(struct reconciler *r, const struct tfjob *job, struct js
 	write_status(r, job, obj, &v, now);
 }
 
+/* Forgets key's partial-gang clock; returns nothing. */
+static void partial_forget(struct reconciler *r, const char *key)
+{
+	for (size_t i = 0; i < r->npartials; i++)
+		if (!strcmp(r->partials[i].key, key)) {
+			r->partials[i] = r->partials[--r->npartials];
+			return;
+		}
+}
+
+/* When key was first seen partial; now when it is new (or no memory). */
+static long long partial_since(struct reconciler *r, const char *key, long long now)
+{
+	for (size_t i = 0; i < r->npartials; i++)
+		if (!strcmp(r->partials[i].key, key))
+			return r->partials[i].since_ms;
+	struct partial_note *n = realloc(r->partials, (r->npartials + 1) * sizeof(*n));
+	if (!n)
+		return now;
+	r->partials = n;
+	n = &r->partials[r->npartials++];
+	snprintf(n->key, sizeof(n->key), "%s", key);
+	n->since_ms = now;
+	return now;
+}
+
+/*
+ * The gang invariant's backstop. The bind barrier never binds part of a
+ * wave, but a drake killed while posting a wave's Bindings, or a member
+ * recreated after a failure that cannot be placed again, leaves a job with
+ * some PS and workers bound and fewer than its minimum (the gang-min
+ * annotation: PS + min-instances) while the rest wait. Once that has lasted
+ * PARTIAL_TIMEOUTS barrier timeouts, every live PS and worker pod of the job
+ * is deleted: the next pass recreates them gated and admission plans the
+ * job again, whole.
+ */
+static void check_partial_gang(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                               const char *key)
+{
+	int bound = 0, waiting = 0;
+	long min = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		const struct tf_pod_obs *p = &o->obs[i];
+		if (p->deleting || (p->type != TF_PS && p->type != TF_WORKER) ||
+		    p->phase == TF_POD_SUCCEEDED || p->phase == TF_POD_FAILED)
+			continue;
+		const char *node = kube_obj_str(o->obj[i], "spec.nodeName");
+		if (node && *node)
+			bound++;
+		else
+			waiting++;
+		const char *m = kube_obj_annotation(o->obj[i], DRAKE_ANNOTATION_GANG_MIN);
+		long v = m ? strtol(m, NULL, 10) : 0;
+		if (v > min && v <= DRAKE_GANG_SIZE_MAX)
+			min = v;
+	}
+	if (!(bound > 0 && bound < min && waiting > 0)) {
+		partial_forget(r, key);
+		return;
+	}
+	long long now = now_ms(), since = partial_since(r, key, now);
+	long long deadline = (long long)(r->opts.gang_bind_timeout_s * 1000) * PARTIAL_TIMEOUTS;
+	if (now - since < deadline) {
+		enqueue(r, &r->later, job->ns, job->name); /* look again in a second */
+		return;
+	}
+	char msg[256];
+	snprintf(msg, sizeof(msg),
+	         "%d members bound and %d waiting for %llds, fewer than the gang's minimum of %ld: "
+	         "deleting its PS and worker pods so that it is admitted again whole",
+	         bound, waiting, (now - since) / 1000, min);
+	event(r, job, "Warning", "GangRolledBack", msg);
+	log_warn("gang_rolled_back", "job=%s bound=%d waiting=%d min=%ld", key, bound, waiting,
+	         min);
+	for (size_t i = 0; i < o->n; i++) {
+		const struct tf_pod_obs *p = &o->obs[i];
+		struct kube_meta pm;
+		if (p->deleting || (p->type != TF_PS && p->type != TF_WORKER) ||
+		    p->phase == TF_POD_SUCCEEDED || p->phase == TF_POD_FAILED ||
+		    kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		pod_res(job, pm.name, &res);
+		write(r, job, OP_DELETE, &res, NULL, pm.uid, "roll back partial gang");
+	}
+	partial_forget(r, key);
+}
+
 static void sync_job(struct reconciler *r, const char *ns, const char *name)
 {
 	struct json_t *obj = kube_informer_get(r->jobs, ns, name);
 	struct kube_meta m;
-	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK || m.deleting)
-		return;
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK || m.deleting) {
+		partial_forget(r, key);
+		return;
+	}
 	struct inflight *f = inflight_of(r, key, false);
 	if (f && f->n > 0)
 		return; /* the write callbacks requeue it */
@@ -566,6 +667,8 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 			free(patch);
 		}
 	}
+	if (r->opts.gang && !recreated && !created && !tf_state_final(v.state))
+		check_partial_gang(r, &job, &o, key);
 	if (recreated) {
 		char *patch = tf_restarts_patch(prior + recreated);
 		struct kube_resource res;
@@ -949,6 +1052,7 @@ void reconciler_free(struct reconciler *r)
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);
+	free(r->partials);
 	free(r->waits);
 	free(r->now.keys);
 	free(r->later.keys);

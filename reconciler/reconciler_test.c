@@ -403,18 +403,21 @@ static void push_planned(struct env *e, const char *job, bool bound)
 	}
 }
 
-/* Runs the loop until `want` pod patches were written or secs passed. */
-static int run_until_patches(struct env *e, int want, int secs)
+/* Runs the loop until `want` writes matching what were seen or secs passed;
+ * returns how many were seen. */
+static int run_until(struct env *e, const char *what, int want, int secs)
 {
 	for (int i = 0; i < secs * 10; i++) {
-		if (count(e->writes, "PATCH /api/v1/namespaces/default/pods/") >= want)
+		if (count(e->writes, what) >= want)
 			break;
 		struct timeval slice = {0, 100000};
 		event_base_loopexit(e->base, &slice);
 		event_base_dispatch(e->base);
 	}
-	return count(e->writes, "PATCH /api/v1/namespaces/default/pods/");
+	return count(e->writes, what);
 }
+
+#define POD_PATCH "PATCH /api/v1/namespaces/default/pods/"
 
 static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before(void **state)
 {
@@ -439,13 +442,13 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
 
 	/* the first job (oldest) is admitted whole */
-	assert_int_equal(run_until_patches(e, 8, 10), 8);
+	assert_int_equal(run_until(e, POD_PATCH, 8, 10), 8);
 	assert_int_equal(count(e->writes, "pods/gang1-"), 8);
 	assert_non_null(e->pod_watch);
 
 	/* its pods show up planned but unbound: the second job waits, and says why */
 	push_planned(e, "gang1", false);
-	assert_int_equal(run_until_patches(e, 9, 2), 8);
+	assert_int_equal(run_until(e, POD_PATCH, 9, 2), 8);
 	char *jobs_json = reconciler_jobs_json(e->rec);
 	assert_non_null(strstr(jobs_json, "\"job\":\"default/gang2\""));
 	assert_non_null(strstr(jobs_json, "paced"));
@@ -453,8 +456,68 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 
 	/* kube-scheduler binds them: the second job is admitted */
 	push_planned(e, "gang1", true);
-	assert_int_equal(run_until_patches(e, 16, 10), 16);
+	assert_int_equal(run_until(e, POD_PATCH, 16, 10), 16);
 	assert_int_equal(count(e->writes, "pods/gang2-"), 8);
+}
+
+/* ---- the partial-gang backstop ---- */
+
+#define GANG_ANN                                                                                   \
+	",\"annotations\":{\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-job1.1\","   \
+	"\"drake.dev/gang-size\":\"5\",\"drake.dev/gang-min\":\"5\"}"
+/* OWNED with the gang annotations inside metadata */
+#define GANG_POD(type, idx, spec)                                                                  \
+	"{\"metadata\":{\"name\":\"job1-" type "-" #idx "\",\"namespace\":\"default\",\"uid\":"    \
+	"\"uid-" type #idx "\",\"resourceVersion\":\"4\",\"labels\":{"                             \
+	"\"training.kubeflow.org/job-name\":\"job1\",\"training.kubeflow.org/"                     \
+	"replica-type\":\"" type "\",\"training.kubeflow.org/replica-index\":\"" #idx              \
+	"\"},\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"job1\",\"uid\":\"uid-job1\","     \
+	"\"controller\":true}]" GANG_ANN "}," spec "}"
+#define BOUND   "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}"
+#define UNBOUND "\"spec\":{},\"status\":{\"phase\":\"Pending\"}"
+#define SVCS4                                                                                      \
+	SVC("ps", 0)                                                                               \
+	"," SVC("worker", 0) "," SVC("worker", 1) "," SVC("worker", 2) "," SVC("worker", 3)
+
+static void start_gang(struct env *e, double bind_timeout_s)
+{
+	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
+	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
+	struct reconciler_options ro = {
+	    .requeue_ms = 100, .gang = true, .gang_bind_timeout_s = bind_timeout_s};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+}
+
+static void test_a_gang_left_partial_is_rolled_back_after_the_deadline(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* a drake killed while posting: PS and worker 0 bound, the rest not */
+	e->pods = GANG_POD("ps", 0, BOUND) "," GANG_POD("worker", 0, BOUND) "," GANG_POD(
+	    "worker", 1, UNBOUND) "," GANG_POD("worker", 2, UNBOUND) "," GANG_POD("worker", 3,
+	                                                                          UNBOUND);
+	e->services = SVCS4;
+	start_gang(e, 0.25); /* the deadline: two timeouts, 0.5 s */
+	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/job1-", 5, 10), 5);
+	assert_int_equal(count(e->writes, "DELETE"), 5);
+	assert_int_equal(count(e->bodies, "\"reason\":\"GangRolledBack\""), 1);
+	assert_int_equal(count(e->bodies, "\"uid\":\"uid-worker3\""), 1); /* preconditions */
+}
+
+static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* all bound: nothing to roll back; a repair member waiting beside a
+	 * gang still at its minimum is not partial either */
+	e->pods = GANG_POD("ps", 0, BOUND) "," GANG_POD("worker", 0, BOUND) "," GANG_POD(
+	    "worker", 1, BOUND) "," GANG_POD("worker", 2, BOUND) "," GANG_POD("worker", 3, BOUND);
+	e->services = SVCS4;
+	start_gang(e, 0.1);
+	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: five deadlines */
+	assert_int_equal(count(e->bodies, "GangRolledBack"), 0);
 }
 
 int main(void)
@@ -471,6 +534,8 @@ int main(void)
 	    T(test_suspended_job_loses_its_pods_and_services),
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
+	    T(test_a_gang_left_partial_is_rolled_back_after_the_deadline),
+	    T(test_a_gang_bound_whole_or_not_at_all_is_left_alone),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
