@@ -750,6 +750,19 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	         w->n_ps, w->n_workers, w->gang, nodes, nodes == 1 ? "" : "s", w->pods[0].node,
 	         nodes > 1 ? ", ..." : "");
 	event(r, &job, "Normal", "GangAdmitted", msg);
+	if (w->n_pods == w->size) { /* a new wave, not a repair: record it on the TFJob */
+		const char **where = calloc((size_t)w->n_pods, sizeof(*where));
+		for (int i = 0; where && i < w->n_pods; i++)
+			where[i] = w->pods[i].node;
+		char *plan =
+		    where ? tf_plan_patch(w->gang, w->n_ps, w->n_workers, where, w->n_pods) : NULL;
+		struct kube_resource res;
+		job_res(&job, NULL, &res);
+		if (plan)
+			write(r, &job, OP_MERGE, &res, plan, NULL, "record plan");
+		free(plan);
+		free(where);
+	}
 	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d workers=%d nodes=%d", w->ns, w->job,
 	         w->gang, w->n_ps, w->n_workers, nodes);
 	for (int i = 0; i < w->n_pods; i++) {

@@ -445,6 +445,12 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	assert_int_equal(run_until(e, POD_PATCH, 8, 10), 8);
 	assert_int_equal(count(e->writes, "pods/gang1-"), 8);
 	assert_non_null(e->pod_watch);
+	/* and the plan is recorded on the TFJob */
+	assert_int_equal(
+	    run_until(e, "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/gang1\n", 1, 5), 1);
+	assert_non_null(strstr(e->bodies, "\"drake.dev/plan\":\"{\\\"gang\\\":\\\"uid-gang1."));
+	assert_non_null(
+	    strstr(e->bodies, "\\\"nodes\\\":{\\\"n1\\\":8},\\\"ps\\\":1,\\\"workers\\\":7}"));
 
 	/* its pods show up planned but unbound: the second job waits, and says why */
 	push_planned(e, "gang1", false);

@@ -224,13 +224,36 @@ const char *tf_status_current(const struct json_t *job_obj)
 	return NULL;
 }
 
+static char *annotation_patch(const char *key, const char *value)
+{
+	json_t *p =
+	    value ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value) : NULL;
+	char *s = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	json_decref(p);
+	return s;
+}
+
 char *tf_restarts_patch(int n)
 {
 	char v[16];
 	snprintf(v, sizeof(v), "%d", n);
-	json_t *p =
-	    json_pack("{s:{s:{s:s}}}", "metadata", "annotations", TF_ANNOTATION_RESTARTS, v);
-	char *s = p ? json_dumps(p, JSON_COMPACT) : NULL;
-	json_decref(p);
+	return annotation_patch(TF_ANNOTATION_RESTARTS, v);
+}
+
+char *tf_plan_patch(const char *gang, int n_ps, int n_workers, const char *const *nodes, int n_pods)
+{
+	json_t *per_node = json_object();
+	for (int i = 0; per_node && i < n_pods; i++) {
+		json_t *c = json_object_get(per_node, nodes[i]);
+		json_object_set_new(per_node, nodes[i],
+		                    json_integer(c ? json_integer_value(c) + 1 : 1));
+	}
+	json_t *plan = per_node ? json_pack("{s:s,s:i,s:i,s:o}", "gang", gang, "ps", n_ps,
+	                                    "workers", n_workers, "nodes", per_node)
+	                        : NULL;
+	char *value = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(plan);
+	char *s = annotation_patch(TF_ANNOTATION_PLAN, value);
+	free(value);
 	return s;
 }
