@@ -97,11 +97,17 @@ static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
 	if (want > job->max_instances)
 		want = job->max_instances;
 	req->want_workers = want;
+	/* New vGPUs are named after the job, so its plans name them alike. */
+	req->vgpu_seed = drake_vgpu_seed(job->uid);
 	drake_err e = DRAKE_OK;
 	if (req->n_ps)
 		e = admit_template_requests(ps->tmpl, &c->names, &req->ps, msg, msglen);
+	if (!e && req->n_ps)
+		e = admit_template_share(ps->tmpl, &req->ps_share, msg, msglen);
 	if (!e && want)
 		e = admit_template_requests(w->tmpl, &c->names, &req->worker, msg, msglen);
+	if (!e && want)
+		e = admit_template_share(w->tmpl, &req->worker_share, msg, msglen);
 	return e;
 }
 
@@ -220,6 +226,11 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 		                    sizeof(w->pods[i].name)) != DRAKE_OK)
 			return DRAKE_EINVAL;
 		snprintf(w->pods[i].node, sizeof(w->pods[i].node), "%s", c->nodes[node].name);
+		const struct drake_vgpu_pick *pick = ps ? plan->ps_vgpu : plan->worker_vgpu;
+		if (pick) {
+			w->pods[i].share = ps ? cd->entry.req.ps_share : cd->entry.req.worker_share;
+			snprintf(w->pods[i].gpuid, sizeof(w->pods[i].gpuid), "%s", pick[k].id);
+		}
 	}
 	return DRAKE_OK;
 }

@@ -11,6 +11,11 @@
  * wait come back with the planner's reason ("needs 4 GPUs on one node;
  * largest free block is 2").
  *
+ * KubeShare: a replica whose template carries kubeshare/gpu_request (and
+ * gpu_limit, gpu_mem) asks for a share of one GPU. The snapshot rebuilds
+ * each node's vGPUs from the pods that carry kubeshare/GPUID, and a wave's
+ * pod with a share is ungated with the GPUID its plan chose.
+ *
  * Ownership: admit_round() fills a result the caller releases with
  * admit_result_release(); strings are copies.
  */
@@ -30,6 +35,8 @@ struct json_t;
 struct admit_pod {
 	char name[254];
 	char node[254];
+	struct drake_share share;      /* milli 0: the pod shares no GPU */
+	char gpuid[DRAKE_VGPU_ID_MAX]; /* with a share: its vGPU on node */
 };
 
 struct admit_wave {
@@ -78,10 +85,18 @@ drake_err admit_spec_requests(const struct json_t *spec, struct drake_res_names 
 drake_err admit_template_requests(const struct json_t *tmpl, struct drake_res_names *names,
                                   struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
+/* The share of one GPU a pod template asks for in its annotations
+ * (kubeshare/gpu_request, gpu_limit, gpu_mem); a zero share without them. */
+drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *out, char *msg,
+                               size_t msglen) DRAKE_MUST_CHECK;
+
 /* Adds every node of the cache to c (allocatable; cordoned or NoSchedule /
  * NoExecute-tainted nodes are kept but not schedulable), then charges every
  * live pod to its node: bound pods where they run, planned pods where they
- * are planned. c must be freshly initialised; it is sorted on return. */
+ * are planned. A node's kubeshare/gpu_info gives its GPUs' memory, and a
+ * pod with kubeshare/GPUID holds its share of that vGPU (the first such pod
+ * opens it, taking a whole GPU). c must be freshly initialised; it is
+ * sorted on return. */
 drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
                          struct drake_cluster *c, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
@@ -89,8 +104,10 @@ drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache
 double admit_created(const struct json_t *obj);
 
 /* The JSON patch that ungates one pod of a wave and writes its plan:
- * test + remove drake's gate, add the four annotations. NULL when the pod is
- * no longer gated. */
+ * test + remove drake's gate, add the four annotations, and for a pod of
+ * the wave with a GPU share kubeshare/GPUID (plus gpu_request, gpu_limit
+ * and gpu_mem where the pod lacks them). NULL when the pod is no longer
+ * gated. */
 char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, const char *node);
 
 /* {"jobs":[{"job":"ns/name","status":"waiting","waitsFor":"..."}]}; caller frees. */

@@ -1,7 +1,7 @@
 /*
  * admit_codec.c - the JSON side of admission: pod and node objects into
- * gang/'s resource vectors and cluster snapshot, and the patch that ungates
- * a planned pod.
+ * gang/'s resource vectors, KubeShare shares and cluster snapshot, and the
+ * patch that ungates a planned pod.
  */
 #include "reconciler/admit.h"
 
@@ -116,6 +116,38 @@ drake_err admit_template_requests(const struct json_t *tmpl, struct drake_res_na
 	return admit_spec_requests(json_object_get(tmpl, "spec"), names, out, msg, msglen);
 }
 
+/* An annotation of obj (a pod or a template) in *val, NULL when absent;
+ * EINVAL when it is not a string. */
+static drake_err annotation(const json_t *obj, const char *key, const char **val, char *msg,
+                            size_t msglen)
+{
+	const json_t *v =
+	    json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), key);
+	*val = json_string_value(v);
+	if (v && !*val && !json_is_null(v))
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "annotation %s must be a string (quote it)", key);
+	return DRAKE_OK;
+}
+
+/* KubeShare's three annotations of obj as a share. */
+static drake_err share_of(const json_t *obj, struct drake_share *out, char *msg, size_t msglen)
+{
+	const char *req, *lim, *mem;
+	drake_err e;
+	if ((e = annotation(obj, DRAKE_KUBESHARE_GPU_REQUEST, &req, msg, msglen)) ||
+	    (e = annotation(obj, DRAKE_KUBESHARE_GPU_LIMIT, &lim, msg, msglen)) ||
+	    (e = annotation(obj, DRAKE_KUBESHARE_GPU_MEM, &mem, msg, msglen)))
+		return e;
+	return drake_share_parse(req, lim, mem, out, msg, msglen);
+}
+
+drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *out, char *msg,
+                               size_t msglen)
+{
+	return share_of(tmpl, out, msg, msglen);
+}
+
 static bool node_schedulable(const json_t *node)
 {
 	const json_t *spec = json_object_get(node, "spec");
@@ -152,7 +184,29 @@ static bool add_node(json_t *node, void *arg)
 		return true; /* a node whose allocatable drake cannot read is left out */
 	s->err =
 	    drake_cluster_add_node(s->c, name, &alloc, node_schedulable(node), s->msg, s->msglen);
+	/* Without a readable kubeshare/gpu_info the GPUs' memory is unknown
+	 * (0): such a node takes only shares that ask for no GPU memory. */
+	const char *info = kube_obj_annotation(node, DRAKE_KUBESHARE_GPU_INFO);
+	int64_t gpu_mem = 0;
+	if (!s->err && info && drake_gpu_info_parse(info, &gpu_mem, why, sizeof(why)) == DRAKE_OK)
+		s->c->nodes[s->c->n - 1].gpu_mem = gpu_mem; /* the node just added */
 	return s->err == DRAKE_OK;
+}
+
+/* A pod on a vGPU (kubeshare/GPUID) holds its share of it; the first pod
+ * seen on an id opens that vGPU, which takes a whole GPU of the node. */
+static void charge_share(struct drake_cluster *c, size_t i, const json_t *pod)
+{
+	const char *id = kube_obj_annotation(pod, DRAKE_KUBESHARE_GPUID);
+	if (!id || !*id || !kube_obj_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST))
+		return;
+	struct drake_share share;
+	char why[200];
+	/* A share drake cannot read is taken to fill its vGPU: never
+	 * undercount what a running pod may use. */
+	if (share_of(pod, &share, why, sizeof(why)) != DRAKE_OK || share.milli == 0)
+		share = (struct drake_share){DRAKE_GPU_MILLI, DRAKE_GPU_MILLI, c->nodes[i].gpu_mem};
+	drake_cluster_charge_vgpu(c, i, id, &share, 1);
 }
 
 static bool charge_pod(json_t *pod, void *arg)
@@ -172,6 +226,7 @@ static bool charge_pod(json_t *pod, void *arg)
 	if (admit_spec_requests(json_object_get(pod, "spec"), &s->c->names, &req, why,
 	                        sizeof(why)) == DRAKE_OK)
 		drake_cluster_charge(s->c, (size_t)i, &req, 1);
+	charge_share(s->c, (size_t)i, pod);
 	return true;
 }
 
@@ -196,6 +251,32 @@ double admit_created(const struct json_t *obj)
 	if (!ts || !strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return 0;
 	return (double)timegm(&tm);
+}
+
+/* For a pod of w with a GPU share, its vGPU and the share's annotations
+ * (those the pod, copied from its template, does not carry yet) into plan. */
+static void add_share(json_t *plan, const json_t *pod, const struct admit_wave *w)
+{
+	const char *name = kube_obj_str(pod, "metadata.name");
+	const struct admit_pod *p = NULL;
+	for (int i = 0; name && i < w->n_pods && !p; i++)
+		if (!strcmp(w->pods[i].name, name))
+			p = &w->pods[i];
+	if (!p || p->share.milli <= 0 || !p->gpuid[0])
+		return;
+	char req[16], lim[16], mem[24];
+	drake_milli_format(p->share.milli, req, sizeof(req));
+	drake_milli_format(p->share.limit_milli, lim, sizeof(lim));
+	snprintf(mem, sizeof(mem), "%lld", (long long)p->share.mem_bytes);
+	json_object_set_new(plan, DRAKE_KUBESHARE_GPUID, json_string(p->gpuid));
+	const struct {
+		const char *key, *value;
+	} kept[] = {{DRAKE_KUBESHARE_GPU_REQUEST, req},
+	            {DRAKE_KUBESHARE_GPU_LIMIT, lim},
+	            {DRAKE_KUBESHARE_GPU_MEM, mem}};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (!kube_obj_annotation(pod, kept[i].key))
+			json_object_set_new(plan, kept[i].key, json_string(kept[i].value));
 }
 
 char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, const char *node)
@@ -225,6 +306,7 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 	json_t *plan = json_pack("{s:s,s:s,s:s,s:s}", DRAKE_ANNOTATION_PLANNED_NODE, node,
 	                         DRAKE_ANNOTATION_GANG, w->gang, DRAKE_ANNOTATION_GANG_SIZE, size,
 	                         DRAKE_ANNOTATION_GANG_MIN, min);
+	add_share(plan, pod, w);
 	if (!json_is_object(ann)) {
 		json_array_append_new(ops, json_pack("{s:s,s:s,s:O}", "op", "add", "path",
 		                                     "/metadata/annotations", "value", plan));

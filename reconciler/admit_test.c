@@ -294,6 +294,198 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 	json_decref(ungated);
 }
 
+/* A node with `gpus` GPUs of 16Gi each (kubeshare/gpu_info, when info). */
+static void share_node(struct world *w, const char *name, int gpus, bool info)
+{
+	char b[640];
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"resourceVersion\":\"1\"%s},"
+	         "\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\","
+	         "\"nvidia.com/gpu\":\"%d\",\"pods\":\"110\"}}}",
+	         name, name,
+	         info ? ",\"annotations\":{\"kubeshare/gpu_info\":\"GPU-0:16384,GPU-1:16384\"}"
+	              : "",
+	         gpus);
+	put(&w->nodes, b);
+}
+
+/* A pod on a vGPU: bound to (or, with planned, only planned on) node. */
+static void share_pod(struct world *w, const char *name, const char *node, bool planned,
+                      const char *phase, const char *gpuid, const char *request, const char *mem)
+{
+	char b[1024];
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"p-%s\","
+	         "\"resourceVersion\":\"1\",\"annotations\":{\"kubeshare/GPUID\":\"%s\","
+	         "\"kubeshare/gpu_request\":\"%s\",\"kubeshare/gpu_mem\":\"%s\"%s%s%s}},"
+	         "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+	         "{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+	         name, name, gpuid, request, mem, planned ? ",\"drake.dev/planned-node\":\"" : "",
+	         planned ? node : "", planned ? "\"" : "", planned ? "" : "\"nodeName\":\"",
+	         planned ? "" : node, planned ? "" : "\",", phase);
+	put(&w->pods, b);
+}
+
+static void test_the_snapshot_rebuilds_vgpus_from_pods_with_a_gpuid(void **state)
+{
+	struct world w;
+	world_init(&w);
+	share_node(&w, "gpu-a", 8, true);
+	share_node(&w, "gpu-b", 8, false);
+	share_pod(&w, "half", "gpu-a", false, "Running", "abcde", "0.5", "4294967296");
+	share_pod(&w, "quarter", "gpu-a", false, "Running", "abcde", "0.25", "2Gi");
+	share_pod(&w, "planned", "gpu-a", true, "Pending", "fghij", "0.5", "0");
+	share_pod(&w, "garbage", "gpu-a", false, "Running", "klmno", "lots", "0");
+	share_pod(&w, "done", "gpu-a", false, "Succeeded", "pqrst", "0.5", "0");
+	share_pod(&w, "other", "gpu-b", false, "Running", "abcde", "0.5", "0");
+	struct drake_cluster c;
+	drake_cluster_init(&c);
+	char msg[256];
+	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &c, msg, sizeof(msg)), DRAKE_OK);
+	const struct drake_node *a = &c.nodes[drake_cluster_find(&c, "gpu-a")];
+	const struct drake_node *b = &c.nodes[drake_cluster_find(&c, "gpu-b")];
+	assert_int_equal(a->gpu_mem, 16LL << 30);
+	assert_int_equal(b->gpu_mem, 0); /* no kubeshare/gpu_info */
+	assert_int_equal(a->vgpus.n, 3); /* abcde, fghij, klmno; the finished pod's is closed */
+	assert_int_equal(a->used.gpu, 3);
+	const struct drake_vgpu *v = &a->vgpus.v[drake_vgpu_find(&a->vgpus, "abcde")];
+	assert_int_equal(v->free_milli, 250);
+	assert_int_equal(v->free_mem, 10LL << 30);
+	assert_int_equal(v->sharers, 2);
+	v = &a->vgpus.v[drake_vgpu_find(&a->vgpus, "klmno")];
+	assert_int_equal(v->free_milli, 0); /* unreadable: taken to fill its vGPU */
+	assert_int_equal(b->vgpus.n, 1);    /* ids are per node */
+	assert_int_equal(b->used.gpu, 1);
+	drake_cluster_release(&c);
+	world_release(&w);
+}
+
+/* A TFJob of 1 PS and `workers` workers asking 0.5 GPU and 4Gi each. */
+static void share_job(struct world *w, const char *name, int workers, const char *request)
+{
+	char b[2048];
+	snprintf(
+	    b, sizeof(b),
+	    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":"
+	    "\"%s\",\"namespace\":\"ml\",\"uid\":\"uid-%s\",\"resourceVersion\":\"1\","
+	    "\"creationTimestamp\":\"2026-11-22T10:00:00Z\"},\"spec\":{\"tfReplicaSpecs\":{"
+	    "\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	    "\"tensorflow\",\"image\":\"tf\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},"
+	    "\"Worker\":{\"replicas\":%d,\"template\":{\"metadata\":{\"annotations\":{"
+	    "\"kubeshare/gpu_request\":\"%s\",\"kubeshare/gpu_mem\":\"4294967296\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\","
+	    "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}}",
+	    name, name, workers, request);
+	put(&w->jobs, b);
+	pod(w, name, "ps", 0, 0, NULL, NULL);
+	for (int i = 0; i < workers; i++)
+		pod(w, name, "worker", i, 0, NULL, NULL);
+}
+
+static void test_a_kubeshare_job_fills_an_open_vgpu_then_opens_new_ones(void **state)
+{
+	struct world w;
+	world_init(&w);
+	share_node(&w, "gpu-a", 3, true);
+	share_pod(&w, "running", "gpu-a", false, "Running", "zzzzz", "0.5", "4Gi");
+	share_job(&w, "frac", 4, "0.5");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	const struct admit_wave *wv = &res.waves[0];
+	assert_int_equal(wv->n_pods, 5);
+	assert_string_equal(wv->pods[0].name, "frac-ps-0");
+	assert_int_equal(wv->pods[0].share.milli, 0); /* the PS shares no GPU */
+	assert_string_equal(wv->pods[0].gpuid, "");
+	assert_string_equal(wv->pods[1].gpuid, "zzzzz"); /* the open vGPU first */
+	int distinct = 0;
+	for (int i = 1; i < 5; i++) {
+		assert_string_equal(wv->pods[i].node, "gpu-a");
+		assert_int_equal(wv->pods[i].share.milli, 500);
+		assert_int_equal(wv->pods[i].share.mem_bytes, 4LL << 30);
+		bool seen = false;
+		for (int j = 1; j < i; j++)
+			seen |= !strcmp(wv->pods[j].gpuid, wv->pods[i].gpuid);
+		distinct += !seen;
+	}
+	assert_int_equal(distinct, 3); /* zzzzz's free half, then two new vGPUs */
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_a_bad_share_annotation_makes_the_job_invalid(void **state)
+{
+	struct world w;
+	world_init(&w);
+	share_node(&w, "gpu-a", 8, true);
+	share_job(&w, "bad", 2, "1.5");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 0);
+	assert_int_equal(res.n_waiting, 1);
+	assert_int_equal(res.waiting[0].status, DRAKE_ADMIT_INVALID);
+	assert_non_null(strstr(res.waiting[0].why, "kubeshare/gpu_request \"1.5\" is more than"));
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
+{
+	struct admit_pod pods[2] = {
+	    {.name = "x-ps-0"},
+	    {.name = "x-worker-0", .share = {500, 500, 4LL << 30}, .gpuid = "qwert"}};
+	struct admit_wave wv = {.gang = "uid-x.5", .size = 2, .min = 2, .n_pods = 2, .pods = pods};
+	/* The worker carries its template's request and memory, not a limit. */
+	json_t *worker = json_loads(
+	    "{\"metadata\":{\"name\":\"x-worker-0\",\"annotations\":{\"kubeshare/gpu_request\":"
+	    "\"0.50\",\"kubeshare/gpu_mem\":\"4Gi\"}},\"spec\":{\"schedulingGates\":[{\"name\":"
+	    "\"drake.dev/gang\"}]}}",
+	    0, NULL);
+	char *p = admit_ungate_patch(worker, &wv, "gpu-a");
+	json_t *ops = json_loads(p, 0, NULL);
+	assert_non_null(ops);
+	json_t *want = json_pack("{s:s,s:s}", "/metadata/annotations/kubeshare~1GPUID", "qwert",
+	                         "/metadata/annotations/kubeshare~1gpu_limit", "0.5");
+	size_t i, found = 0;
+	json_t *op;
+	json_array_foreach (ops, i, op) {
+		const char *path = json_string_value(json_object_get(op, "path"));
+		const char *v = json_string_value(json_object_get(op, "value"));
+		if (strstr(path, "kubeshare") && !json_object_get(want, path))
+			fail_msg("unexpected op on %s (the pod has it already)", path);
+		if (json_object_get(want, path)) {
+			assert_string_equal(v, json_string_value(json_object_get(want, path)));
+			found++;
+		}
+	}
+	assert_int_equal(found, 2);
+	/* The gate still comes off last, after every annotation. */
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(ops, json_array_size(ops) - 1), "op")),
+	    "remove");
+	json_decref(want);
+	json_decref(ops);
+	free(p);
+	json_decref(worker);
+	/* A pod without annotations gets them all in one object; the PS none. */
+	json_t *bare = json_loads("{\"metadata\":{\"name\":\"x-worker-0\"},\"spec\":{"
+	                          "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
+	                          0, NULL);
+	p = admit_ungate_patch(bare, &wv, "gpu-a");
+	assert_non_null(strstr(p, "\"kubeshare/GPUID\":\"qwert\""));
+	assert_non_null(strstr(p, "\"kubeshare/gpu_request\":\"0.5\""));
+	assert_non_null(strstr(p, "\"kubeshare/gpu_mem\":\"4294967296\""));
+	free(p);
+	json_decref(bare);
+	json_t *ps = json_loads("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
+	                        "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
+	                        0, NULL);
+	p = admit_ungate_patch(ps, &wv, "gpu-a");
+	assert_null(strstr(p, "kubeshare"));
+	free(p);
+	json_decref(ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +498,10 @@ int main(void)
 	    cmocka_unit_test(test_a_recreated_member_of_a_running_job_is_planned_alone_and_first),
 	    cmocka_unit_test(test_quantities_may_be_numbers_and_bad_ones_are_reported),
 	    cmocka_unit_test(test_the_ungate_patch_writes_the_plan_before_removing_the_gate),
+	    cmocka_unit_test(test_the_snapshot_rebuilds_vgpus_from_pods_with_a_gpuid),
+	    cmocka_unit_test(test_a_kubeshare_job_fills_an_open_vgpu_then_opens_new_ones),
+	    cmocka_unit_test(test_a_bad_share_annotation_makes_the_job_invalid),
+	    cmocka_unit_test(test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
