@@ -11,6 +11,10 @@
 #   --cpu C          cpu per node (DRAKE_NODE_CPU, default 32)
 #   --memory M       memory per node (DRAKE_NODE_MEMORY, default 256Gi)
 #   --gpus G         nvidia.com/gpu per node (DRAKE_NODE_GPUS, default 8)
+#   --gpu-mib M      memory of each GPU in MiB, announced as KubeShare does in
+#                    the node annotation kubeshare/gpu_info ("<id>:<MiB>,...")
+#                    so fractional-GPU jobs can be placed (DRAKE_NODE_GPU_MIB,
+#                    default 16384)
 #   --pods P         pods per node (DRAKE_NODE_PODS, default 110)
 #   --mode MODE      simple: every pod goes through drake (default);
 #                    gang: only pods requesting drake.dev/gang do
@@ -29,6 +33,7 @@ nodes=${DRAKE_NODES:-4}
 cpu=${DRAKE_NODE_CPU:-32}
 memory=${DRAKE_NODE_MEMORY:-256Gi}
 gpus=${DRAKE_NODE_GPUS:-8}
+gpumib=${DRAKE_NODE_GPU_MIB:-16384}
 podsper=${DRAKE_NODE_PODS:-110}
 mode=${DRAKE_EXTENDER_MODE:-simple}
 plain=${DRAKE_PLAIN_SCHEDULER:-0}
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
   --cpu) cpu=$2; shift 2 ;;
   --memory) memory=$2; shift 2 ;;
   --gpus) gpus=$2; shift 2 ;;
+  --gpu-mib) gpumib=$2; shift 2 ;;
   --pods) podsper=$2; shift 2 ;;
   --mode) mode=$2; shift 2 ;;
   --plain-scheduler) plain=1; shift ;;
@@ -157,6 +163,7 @@ export DRAKE_NODES=$nodes
 export DRAKE_NODE_CPU=$cpu
 export DRAKE_NODE_MEMORY=$memory
 export DRAKE_NODE_GPUS=$gpus
+export DRAKE_NODE_GPU_MIB=$gpumib
 export DRAKE_NODE_PODS=$podsper
 EOF
 
@@ -262,12 +269,16 @@ start_proc kwok "$bin/kwok" --kubeconfig="$kubeconfig" \
   --config="$drake_root/config/kwok-stages.yaml" \
   --cidr=10.244.0.0/16 --node-ip=10.250.0.1
 clog "creating $nodes nodes ($cpu cpu, $memory, $gpus nvidia.com/gpu, $podsper pods each)"
-awk -v n="$nodes" -v cpu="$cpu" -v mem="$memory" -v gpu="$gpus" -v pods="$podsper" 'BEGIN {
+awk -v n="$nodes" -v cpu="$cpu" -v mem="$memory" -v gpu="$gpus" -v pods="$podsper" -v gpumib="$gpumib" 'BEGIN {
   print "apiVersion: v1\nkind: List\nitems:"
   for (i = 0; i < n; i++) {
     name = sprintf("kwok-node-%d", i)
     printf "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: %s\n", name
-    printf "    annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"}\n"
+    # KubeShare gpu_info: one "<GPU id>:<MiB>" entry per GPU
+    info = ""
+    for (g = 0; g < gpu; g++)
+      info = info sprintf("%sGPU-%s-%d:%s", (g ? "," : ""), name, g, gpumib)
+    printf "    annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"%s}\n", (gpu > 0 ? ", kubeshare/gpu_info: \"" info "\"" : "")
     printf "    labels: {type: kwok, kubernetes.io/hostname: %s, kubernetes.io/os: linux, kubernetes.io/arch: amd64, drake.dev/node-group: group-%d}\n", name, i % 4
     printf "  status:\n"
     for (k = 0; k < 2; k++) {
