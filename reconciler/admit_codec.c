@@ -204,7 +204,7 @@ static void charge_share(struct drake_cluster *c, size_t i, const json_t *pod)
 	char why[200];
 	/* A share drake cannot read is taken to fill its vGPU: never
 	 * undercount what a running pod may use. */
-	if (share_of(pod, &share, why, sizeof(why)) != DRAKE_OK || share.milli == 0)
+	if (share_of(pod, &share, why, sizeof(why)) != DRAKE_OK)
 		share = (struct drake_share){DRAKE_GPU_MILLI, DRAKE_GPU_MILLI, c->nodes[i].gpu_mem};
 	drake_cluster_charge_vgpu(c, i, id, &share, 1);
 }
