@@ -23,6 +23,7 @@ struct serve_opts {
 	const char *kubeconfig;
 	double api_qps;
 	int api_burst;
+	int api_max_inflight;
 	double api_timeout;
 	size_t api_max_body;
 	const char *log_level;
@@ -36,7 +37,8 @@ struct serve_opts {
 struct serve {
 	struct event_base *base;
 	struct ext_server *server;
-	struct kube_client *kube;
+	struct kube_client *kube;     /* the extender's: binds never queue behind */
+	struct kube_client *kube_ctl; /* the controller's informers and writes */
 	struct reconciler *rec;
 	struct event *sig_term, *sig_int, *sig_hup;
 };
@@ -111,6 +113,7 @@ static struct kube_client *make_kube(struct event_base *base, const struct serve
 	struct kube_client_options opts = {
 	    .qps = o->api_qps,
 	    .burst = o->api_burst,
+	    .max_inflight = o->api_max_inflight,
 	    .timeout_ms = (long)(o->api_timeout * 1000),
 	    .max_body = o->api_max_body,
 	    .user_agent = "drake/" DRAKE_VERSION,
@@ -146,9 +149,13 @@ int serve_main(int argc, char **argv)
 	    {"kubeconfig", "DRAKE_KUBECONFIG", FLAG_STRING, &o.kubeconfig, NULL,
 	     "kubeconfig for the API server; empty: in-cluster service account when in a pod"},
 	    {"api-qps", "DRAKE_API_QPS", FLAG_DOUBLE, &o.api_qps, "100",
-	     "client-side rate limit on API-server requests per second (0: unlimited)"},
+	     "client-side rate limit on API-server requests per second, for each of drake's two "
+	     "clients (extender, controller) (0: unlimited)"},
 	    {"api-burst", "DRAKE_API_BURST", FLAG_INT, &o.api_burst, "200",
 	     "burst above --api-qps"},
+	    {"api-max-inflight", "DRAKE_API_MAX_INFLIGHT", FLAG_INT, &o.api_max_inflight, "64",
+	     "most API-server requests (watches aside) on the wire at once; the rest wait in a "
+	     "queue, where --api-timeout has not started (0: no cap)"},
 	    {"api-timeout", "DRAKE_API_TIMEOUT", FLAG_DURATION, &o.api_timeout, "10s",
 	     "timeout of one API-server request"},
 	    {"api-max-body", "DRAKE_API_MAX_BODY", FLAG_SIZE, &o.api_max_body, "64Mi",
@@ -233,12 +240,17 @@ int serve_main(int argc, char **argv)
 		                                .strict_fifo = o.strict_fifo,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound};
-		sv.rec = sv.kube ? reconciler_new(sv.base, sv.kube, &ro, msg, sizeof(msg)) : NULL;
+		/* A client of its own, so the controller's bursts of creates never
+		 * hold up a gang's Bindings in the in-flight queue. */
+		sv.kube_ctl = sv.kube ? make_kube(sv.base, &o) : NULL;
+		sv.rec = sv.kube_ctl ? reconciler_new(sv.base, sv.kube_ctl, &ro, msg, sizeof(msg))
+		                     : NULL;
 		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --reconcile: %s\n",
 			        sv.kube ? msg : "needs an API server (--kubeconfig or in-cluster)");
 			reconciler_free(sv.rec);
 			ext_server_free(sv.server);
+			kube_client_free(sv.kube_ctl);
 			kube_client_free(sv.kube);
 			event_base_free(sv.base);
 			return 1;
@@ -262,6 +274,7 @@ int serve_main(int argc, char **argv)
 
 	ext_server_free(sv.server);
 	reconciler_free(sv.rec);
+	kube_client_free(sv.kube_ctl);
 	kube_client_free(sv.kube);
 	event_free(sv.sig_term);
 	event_free(sv.sig_int);

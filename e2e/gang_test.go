@@ -172,6 +172,13 @@ func (b *bindWatch) allBound() bool {
 	return true
 }
 
+func firstKey(m map[string]int) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
 func nodesOf(t *testing.T, e *env, ns, job string) (map[string]int, string) {
 	t.Helper()
 	nodes := map[string]int{}
@@ -207,7 +214,13 @@ func TestGangOnePSSevenWorkersLandsOnOneNode(t *testing.T) {
 	if len(nodes) != 1 {
 		t.Errorf("1 PS + 7 one-GPU workers spread over %d nodes %v; want one 8-GPU node", len(nodes), nodes)
 	}
-	waitState(t, ns, "onenode", "Running", 60*time.Second)
+	job := waitState(t, ns, "onenode", "Running", 60*time.Second)
+	// The plan is recorded on the TFJob: one node holding all 8 pods.
+	plan := job.GetAnnotations()["drake.dev/plan"]
+	if !strings.Contains(plan, `"ps":1`) || !strings.Contains(plan, `"workers":7`) ||
+		!strings.Contains(plan, fmt.Sprintf(`"nodes":{%q:8}`, firstKey(nodes))) {
+		t.Errorf("drake.dev/plan on the TFJob is %q; want 1 PS and 7 workers on one node", plan)
+	}
 	ev := e.jobEvent(t, ns, "onenode", "GangAdmitted", 30*time.Second)
 	if !strings.Contains(ev.Message, "on 1 node") {
 		t.Errorf("GangAdmitted says %q", ev.Message)

@@ -70,6 +70,7 @@ struct kube_client {
 	struct kube_client_options opts;
 	char *user_agent;
 	struct list queued, active;
+	size_t active_unary; /* active requests that are not streams */
 	struct sock_ctx *socks;
 	double tokens;
 	struct timespec last_refill;
@@ -123,6 +124,11 @@ static void finish(struct kube_stream *r, long status, const char *error)
 	if (r->state == REQ_ACTIVE) {
 		curl_multi_remove_handle(c->multi, r->easy);
 		list_unlink(&c->active, r);
+		if (!r->on_data) {
+			c->active_unary--;
+			if (c->queued.head && !c->closing)
+				event_active(&c->kick, 0, 0); /* a slot is free */
+		}
 	} else {
 		list_unlink(&c->queued, r);
 	}
@@ -406,10 +412,23 @@ static drake_err setup_easy(struct kube_stream *r, char *err, size_t errlen)
 	return DRAKE_OK;
 }
 
-/* Starts queued requests while the bucket allows; re-arms the limiter. */
+/* The first queued request that may start now: streams always may; a
+ * request only while fewer than max_inflight are active, so the rest wait
+ * in the queue, where their timeout has not started. */
+static struct kube_stream *next_startable(struct kube_client *c)
+{
+	bool full = c->opts.max_inflight > 0 && c->active_unary >= (size_t)c->opts.max_inflight;
+	for (struct kube_stream *r = c->queued.head; r; r = r->next)
+		if (r->on_data || !full)
+			return r;
+	return NULL;
+}
+
+/* Starts queued requests while the bucket and the in-flight cap allow;
+ * re-arms the limiter. */
 static void pump(struct kube_client *c)
 {
-	while (c->queued.head && !c->closing) {
+	while (next_startable(c) && !c->closing) {
 		if (!take_token(c)) {
 			double wait = (1.0 - c->tokens) / c->opts.qps;
 			struct timeval tv = {(time_t)wait,
@@ -417,7 +436,7 @@ static void pump(struct kube_client *c)
 			evtimer_add(&c->limiter, &tv);
 			return;
 		}
-		struct kube_stream *r = c->queued.head;
+		struct kube_stream *r = next_startable(c);
 		char err[256] = "";
 		drake_err e = setup_easy(r, err, sizeof(err));
 		if (e == DRAKE_OK && curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
@@ -432,6 +451,8 @@ static void pump(struct kube_client *c)
 		list_unlink(&c->queued, r);
 		r->state = REQ_ACTIVE;
 		list_push(&c->active, r);
+		if (!r->on_data)
+			c->active_unary++;
 	}
 }
 

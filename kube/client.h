@@ -42,10 +42,12 @@ drake_err kube_config_load(const char *path, struct kube_config *out, char *msg,
 void kube_config_release(struct kube_config *cfg);
 
 struct kube_client_options {
-	double qps;      /* client-side rate limit; <= 0 means unlimited */
-	int burst;       /* token-bucket burst */
-	long timeout_ms; /* per-request timeout for non-watch requests */
-	size_t max_body; /* largest response body accepted (bytes) */
+	double qps;       /* client-side rate limit; <= 0 means unlimited */
+	int burst;        /* token-bucket burst */
+	long timeout_ms;  /* per-request timeout for non-watch requests, counted from
+	                     when the request is sent (not while it waits in the queue) */
+	int max_inflight; /* most non-watch requests on the wire at once; <= 0: no cap */
+	size_t max_body;  /* largest response body accepted (bytes) */
 	const char *user_agent;
 };
 

@@ -37,6 +37,7 @@ struct env {
 	struct kube_stream *s;
 	bool cancel_in_data;
 	struct evhttp_request *held_stream;
+	int slow_now, slow_max; /* /slow requests being held, and the most at once */
 };
 
 static char msg[256];
@@ -60,6 +61,19 @@ static void on_stream_tick(evutil_socket_t fd, short what, void *arg)
 	evhttp_send_reply_end(e->held_stream);
 	e->held_stream = NULL;
 	evbuffer_free(b);
+}
+
+struct slow_reply {
+	struct env *e;
+	struct evhttp_request *req;
+};
+
+static void on_slow_reply(evutil_socket_t fd, short what, void *arg)
+{
+	struct slow_reply *s = arg;
+	s->e->slow_now--;
+	reply(s->req, 200, "slow");
+	free(s);
 }
 
 static void on_http(struct evhttp_request *req, void *arg)
@@ -86,6 +100,13 @@ static void on_http(struct evhttp_request *req, void *arg)
 		reply(req, 200, big);
 	} else if (!strcmp(uri, "/missing")) {
 		reply(req, 404, "{\"kind\":\"Status\",\"code\":404}");
+	} else if (!strcmp(uri, "/slow")) { /* answered 150 ms later */
+		struct slow_reply *s = malloc(sizeof(*s));
+		*s = (struct slow_reply){e, req};
+		if (++e->slow_now > e->slow_max)
+			e->slow_max = e->slow_now;
+		struct timeval tv = {0, 150000};
+		event_base_once(e->base, -1, EV_TIMEOUT, on_slow_reply, s, &tv);
 	} else if (!strcmp(uri, "/hang")) {
 		/* never answered; evhttp_free drops it */
 	} else if (!strcmp(uri, "/watch")) {
@@ -134,8 +155,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct kube_client *client(struct env *e, double qps, int burst, long timeout_ms,
-                                  size_t max_body, const char *token, const char *token_file)
+static struct kube_client *client_capped(struct env *e, double qps, int burst, long timeout_ms,
+                                         size_t max_body, const char *token, const char *token_file,
+                                         int max_inflight)
 {
 	struct kube_config cfg = {
 	    .server = e->server, .token = (char *)token, .token_file = (char *)token_file};
@@ -143,10 +165,17 @@ static struct kube_client *client(struct env *e, double qps, int burst, long tim
 	                                .burst = burst,
 	                                .timeout_ms = timeout_ms,
 	                                .max_body = max_body,
-	                                .user_agent = "drake-test"};
+	                                .user_agent = "drake-test",
+	                                .max_inflight = max_inflight};
 	e->client = kube_client_new(e->base, &cfg, &o, msg, sizeof(msg));
 	assert_non_null(e->client);
 	return e->client;
+}
+
+static struct kube_client *client(struct env *e, double qps, int burst, long timeout_ms,
+                                  size_t max_body, const char *token, const char *token_file)
+{
+	return client_capped(e, qps, burst, timeout_ms, max_body, token, token_file, 0);
 }
 
 static void on_resp(const struct kube_response *r, void *arg)
@@ -258,6 +287,22 @@ static void test_rate_limit_queues_instead_of_failing(void **state)
 	/* one token at once, then four more at 20/s: at least 0.2 s */
 	assert_true(dt >= 0.19);
 	assert_true(dt < 10.0); /* generous: valgrind is slow */
+}
+
+static void test_in_flight_cap_queues_requests_without_starting_their_timeout(void **state)
+{
+	struct env *e = *state;
+	/* each answer takes 150 ms; six through two slots take 450 ms, longer
+	 * than the 400 ms timeout, and still none times out */
+	struct kube_client *c = client_capped(e, 0, 0, 400, 4096, NULL, NULL, 2);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(kube_request(c, "GET", "/slow", NULL, NULL, 0, on_resp, e),
+		                 DRAKE_OK);
+	run(e, 6, 15000);
+	assert_int_equal(e->got, 6);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(e->status[i], 200);
+	assert_int_equal(e->slow_max, 2);
 }
 
 static void test_free_answers_active_and_queued_requests(void **state)
@@ -405,6 +450,7 @@ int main(void)
 	    T(test_request_times_out),
 	    T(test_refused_connection_is_a_transport_error),
 	    T(test_rate_limit_queues_instead_of_failing),
+	    T(test_in_flight_cap_queues_requests_without_starting_their_timeout),
 	    T(test_free_answers_active_and_queued_requests),
 	    T(test_bad_arguments_are_refused_without_a_callback),
 	    T(test_token_file_is_read_for_each_request),
