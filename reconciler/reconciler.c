@@ -75,8 +75,10 @@ struct pending_wave {
 
 /* A job seen with part of its gang bound and fewer than its minimum, since
  * when (monotonic ms): rolled back once that lasts PARTIAL_TIMEOUTS barrier
- * timeouts. In memory only: a restart starts the clock again. */
+ * timeouts, or STUCK_TIMEOUTS when nothing of it is bound yet. In memory
+ * only: a restart starts the clock again. */
 #define PARTIAL_TIMEOUTS 2
+#define STUCK_TIMEOUTS   4
 struct partial_note {
 	char key[KEY_MAX];
 	long long since_ms;
@@ -523,12 +525,15 @@ static long long partial_since(struct reconciler *r, const char *key, long long 
  * annotation: PS + min-instances) while the rest wait. Once that has lasted
  * PARTIAL_TIMEOUTS barrier timeouts, every live PS and worker pod of the job
  * is deleted: the next pass recreates them gated and admission plans the
- * job again, whole.
+ * job again, whole. A wave with nothing bound whose planned pods have waited
+ * STUCK_TIMEOUTS barrier timeouts (its node was cordoned, or a pod drake's
+ * snapshot missed took the room) is released the same way: a scheduling
+ * gate cannot be put back, so the pods are recreated behind it.
  */
 static void check_partial_gang(struct reconciler *r, const struct tfjob *job, const struct owned *o,
                                const char *key)
 {
-	int bound = 0, waiting = 0;
+	int bound = 0, waiting = 0, planned = 0;
 	long min = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
@@ -540,28 +545,43 @@ static void check_partial_gang(struct reconciler *r, const struct tfjob *job, co
 			bound++;
 		else
 			waiting++;
+		if (!(node && *node) && !p->gated &&
+		    kube_obj_annotation(o->obj[i], DRAKE_ANNOTATION_PLANNED_NODE))
+			planned++; /* admitted, not yet bound */
 		const char *m = kube_obj_annotation(o->obj[i], DRAKE_ANNOTATION_GANG_MIN);
 		long v = m ? strtol(m, NULL, 10) : 0;
 		if (v > min && v <= DRAKE_GANG_SIZE_MAX)
 			min = v;
 	}
-	if (!(bound > 0 && bound < min && waiting > 0)) {
+	bool partial = bound > 0 && bound < min && waiting > 0;
+	bool stuck = bound == 0 && planned > 0;
+	if (!partial && !stuck) {
 		partial_forget(r, key);
 		return;
 	}
 	long long now = now_ms(), since = partial_since(r, key, now);
-	long long deadline = (long long)(r->opts.gang_bind_timeout_s * 1000) * PARTIAL_TIMEOUTS;
+	long long deadline = (long long)(r->opts.gang_bind_timeout_s * 1000) *
+	                     (partial ? PARTIAL_TIMEOUTS : STUCK_TIMEOUTS);
 	if (now - since < deadline) {
 		enqueue(r, &r->later, job->ns, job->name); /* look again in a second */
 		return;
 	}
 	char msg[256];
-	snprintf(msg, sizeof(msg),
-	         "%d members bound and %d waiting for %llds, fewer than the gang's minimum of %ld: "
-	         "deleting its PS and worker pods so that it is admitted again whole",
-	         bound, waiting, (now - since) / 1000, min);
-	event(r, job, "Warning", "GangRolledBack", msg);
-	log_warn("gang_rolled_back", "job=%s bound=%d waiting=%d min=%ld", key, bound, waiting,
+	if (partial)
+		snprintf(
+		    msg, sizeof(msg),
+		    "%d members bound and %d waiting for %llds, fewer than the gang's minimum "
+		    "of %ld: deleting its PS and worker pods so that it is admitted again whole",
+		    bound, waiting, (now - since) / 1000, min);
+	else
+		snprintf(
+		    msg, sizeof(msg),
+		    "none of the %d admitted pods was bound in %llds: the plan no longer fits; "
+		    "deleting them so that the job is planned again",
+		    planned, (now - since) / 1000);
+	event(r, job, "Warning", partial ? "GangRolledBack" : "GangReleased", msg);
+	log_warn(partial ? "gang_rolled_back" : "gang_released",
+	         "job=%s bound=%d waiting=%d planned=%d min=%ld", key, bound, waiting, planned,
 	         min);
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];

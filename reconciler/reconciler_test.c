@@ -512,6 +512,33 @@ static void test_a_gang_left_partial_is_rolled_back_after_the_deadline(void **st
 	assert_int_equal(count(e->bodies, "\"uid\":\"uid-worker3\""), 1); /* preconditions */
 }
 
+static void test_a_wave_that_no_longer_fits_is_released_after_the_deadline(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* admitted, and none of it ever bound (its node was cordoned) */
+	e->pods = GANG_POD("ps", 0, UNBOUND) "," GANG_POD("worker", 0, UNBOUND) "," GANG_POD(
+	    "worker", 1, UNBOUND) "," GANG_POD("worker", 2, UNBOUND) "," GANG_POD("worker", 3,
+	                                                                          UNBOUND);
+	e->services = SVCS4;
+	start_gang(e, 0.1); /* the deadline: four timeouts, 0.4 s */
+	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/job1-", 5, 10), 5);
+	assert_int_equal(count(e->bodies, "\"reason\":\"GangReleased\""), 1);
+}
+
+static void test_a_job_waiting_in_the_queue_is_left_alone(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* gated, never admitted: it waits for capacity, for as long as it takes */
+	e->pods = OWNED("Pod", "ps", 0, GATED) "," OWNED("Pod", "worker", 0, GATED) "," OWNED(
+	    "Pod", "worker", 1, GATED) "," OWNED("Pod", "worker", 2,
+	                                         GATED) "," OWNED("Pod", "worker", 3, GATED);
+	e->services = SVCS4;
+	start_gang(e, 0.1);
+	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: 2.5 deadlines */
+}
+
 static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
 {
 	struct env *e = *state;
@@ -542,6 +569,8 @@ int main(void)
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
 	    T(test_a_gang_left_partial_is_rolled_back_after_the_deadline),
 	    T(test_a_gang_bound_whole_or_not_at_all_is_left_alone),
+	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),
+	    T(test_a_job_waiting_in_the_queue_is_left_alone),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
