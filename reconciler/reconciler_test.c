@@ -481,6 +481,11 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	"\"controller\":true}]" GANG_ANN "}," spec "}"
 #define BOUND   "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}"
 #define UNBOUND "\"spec\":{},\"status\":{\"phase\":\"Pending\"}"
+/* job1's five pods, each BOUND or UNBOUND */
+#define GANG_PODS(ps, w0, w1, w2, w3)                                                              \
+	GANG_POD("ps", 0, ps)                                                                      \
+	"," GANG_POD("worker", 0, w0) "," GANG_POD("worker", 1, w1) "," GANG_POD(                  \
+	    "worker", 2, w2) "," GANG_POD("worker", 3, w3)
 #define SVCS4                                                                                      \
 	SVC("ps", 0)                                                                               \
 	"," SVC("worker", 0) "," SVC("worker", 1) "," SVC("worker", 2) "," SVC("worker", 3)
@@ -501,9 +506,7 @@ static void test_a_gang_left_partial_is_rolled_back_after_the_deadline(void **st
 	struct env *e = *state;
 	e->jobs = JOB("", 4);
 	/* a drake killed while posting: PS and worker 0 bound, the rest not */
-	e->pods = GANG_POD("ps", 0, BOUND) "," GANG_POD("worker", 0, BOUND) "," GANG_POD(
-	    "worker", 1, UNBOUND) "," GANG_POD("worker", 2, UNBOUND) "," GANG_POD("worker", 3,
-	                                                                          UNBOUND);
+	e->pods = GANG_PODS(BOUND, BOUND, UNBOUND, UNBOUND, UNBOUND);
 	e->services = SVCS4;
 	start_gang(e, 0.25); /* the deadline: two timeouts, 0.5 s */
 	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/job1-", 5, 10), 5);
@@ -517,9 +520,7 @@ static void test_a_wave_that_no_longer_fits_is_released_after_the_deadline(void 
 	struct env *e = *state;
 	e->jobs = JOB("", 4);
 	/* admitted, and none of it ever bound (its node was cordoned) */
-	e->pods = GANG_POD("ps", 0, UNBOUND) "," GANG_POD("worker", 0, UNBOUND) "," GANG_POD(
-	    "worker", 1, UNBOUND) "," GANG_POD("worker", 2, UNBOUND) "," GANG_POD("worker", 3,
-	                                                                          UNBOUND);
+	e->pods = GANG_PODS(UNBOUND, UNBOUND, UNBOUND, UNBOUND, UNBOUND);
 	e->services = SVCS4;
 	start_gang(e, 0.1); /* the deadline: four timeouts, 0.4 s */
 	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/job1-", 5, 10), 5);
@@ -545,8 +546,7 @@ static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
 	e->jobs = JOB("", 4);
 	/* all bound: nothing to roll back; a repair member waiting beside a
 	 * gang still at its minimum is not partial either */
-	e->pods = GANG_POD("ps", 0, BOUND) "," GANG_POD("worker", 0, BOUND) "," GANG_POD(
-	    "worker", 1, BOUND) "," GANG_POD("worker", 2, BOUND) "," GANG_POD("worker", 3, BOUND);
+	e->pods = GANG_PODS(BOUND, BOUND, BOUND, BOUND, BOUND);
 	e->services = SVCS4;
 	start_gang(e, 0.1);
 	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: five deadlines */
