@@ -94,6 +94,9 @@ drake_err drake_gpu_info_parse(const char *info, int64_t *bytes, char *msg, size
 			                    "%s \"%.64s\": memory too large",
 			                    DRAKE_KUBESHARE_GPU_INFO, info);
 	}
+	if (mib == 0)
+		return drake_errorf(DRAKE_EINVAL, msg, len, "%s \"%.64s\": a GPU with no memory",
+		                    DRAKE_KUBESHARE_GPU_INFO, info);
 	*bytes = mib << 20;
 	return DRAKE_OK;
 }

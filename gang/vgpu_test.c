@@ -212,6 +212,41 @@ static void a_ps_may_share_a_gpu_with_its_workers(void **state)
 	drake_cluster_release(&cl);
 }
 
+static void a_chief_may_share_a_gpu_with_its_workers(void **state)
+{
+	(void)state;
+	struct drake_cluster cl;
+	assert_int_equal(share_cluster(&cl, "a:8:7", 16, NULL), 0);
+	struct drake_gang_req r = share_job(1, 1, 1, 500, 4, "j");
+	r.n_chief = 1;
+	r.chief = res_of(1, 1, 0);
+	r.chief_share = (struct drake_share){500, 500, 4 * GIB};
+	struct drake_plan p = {0};
+	assert_int_equal(drake_plan_gang(&cl, &r, &p, NULL, 0), DRAKE_OK);
+	assert_int_equal(p.n_chief, 1);
+	assert_int_equal(p.chief_node, 0);
+	assert_true(p.chief_vgpu.opened); /* the chief is placed before the workers */
+	assert_string_equal(p.chief_vgpu.id, p.worker_vgpu[0].id);
+	assert_false(p.worker_vgpu[0].opened);
+	drake_plan_charge(&cl, &r, &p, 1);
+	assert_int_equal(cl.nodes[0].used.gpu, 8);
+	assert_int_equal(cl.nodes[0].vgpus.n, 1);
+	assert_int_equal(cl.nodes[0].vgpus.v[0].sharers, 2);
+	drake_plan_charge(&cl, &r, &p, -1);
+	assert_int_equal(cl.nodes[0].used.gpu, 7);
+	assert_int_equal(cl.nodes[0].vgpus.n, 0);
+	/* A second chief share does not fit the last GPU beside a worker's
+	 * 0.6: the job waits and says the chief is what does not fit. */
+	r.worker_share.milli = r.worker_share.limit_milli = 600;
+	r.chief_share.milli = r.chief_share.limit_milli = 600;
+	char why[DRAKE_WHY_MAX];
+	struct drake_plan q = {0};
+	assert_int_equal(drake_plan_gang(&cl, &r, &q, why, sizeof(why)), DRAKE_ESTATE);
+	assert_non_null(strstr(why, "the chief fits on no node now"));
+	drake_plan_release(&p);
+	drake_cluster_release(&cl);
+}
+
 /* Admission charges each started job's vGPUs, so the next job of the same
  * round fills what is left of them and never overfills one. */
 static void one_round_charges_vgpus_for_the_jobs_after(void **state)
@@ -401,6 +436,7 @@ static void gpu_info_gives_the_first_gpus_memory(void **state)
 	    {"GPU-0", DRAKE_EINVAL, 0},
 	    {"GPU-0:", DRAKE_EINVAL, 0},
 	    {"GPU-0:16Gi", DRAKE_EINVAL, 0},
+	    {"GPU-0:0", DRAKE_EINVAL, 0},
 	    {"GPU-0:99999999999999999999", DRAKE_ELIMIT, 0},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -427,7 +463,7 @@ int main(void)
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 	size_t np = sizeof(parse_cases) / sizeof(parse_cases[0]);
 	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) +
-	                        sizeof(parse_cases) / sizeof(parse_cases[0]) + 8];
+	                        sizeof(parse_cases) / sizeof(parse_cases[0]) + 9];
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		tests[k++] =
@@ -438,6 +474,7 @@ int main(void)
 	const struct CMUnitTest more[] = {
 	    cmocka_unit_test(planning_twice_gives_the_same_vgpus),
 	    cmocka_unit_test(a_ps_may_share_a_gpu_with_its_workers),
+	    cmocka_unit_test(a_chief_may_share_a_gpu_with_its_workers),
 	    cmocka_unit_test(one_round_charges_vgpus_for_the_jobs_after),
 	    cmocka_unit_test(a_refunded_plan_closes_the_vgpus_it_opened),
 	    cmocka_unit_test(a_full_vgpu_table_still_charges_whole_gpus),
