@@ -1,8 +1,8 @@
 /*
  * admission.c - FIFO admission of whole gangs, with backfill.
  *
- * A cheap aggregate check (is there enough free in total for the PS and min
- * workers?) runs before the planner, so a long queue behind a full cluster
+ * A cheap aggregate check (is there enough free in total for the PS, the
+ * chief and min workers?) runs before the planner, so a long queue behind a full cluster
  * costs one comparison per job, not one plan.
  */
 #include "gang/admission.h"
@@ -39,14 +39,12 @@ void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req
 			drake_cluster_charge_vgpu(c, (size_t)p->worker_node[i],
 			                          p->worker_vgpu[i].id, &req->worker_share, sign);
 	}
-}
-
-/* Total of PS and min workers: if this exceeds drake_cluster_free_sum, planning is moot. */
-static void min_need(const struct drake_gang_req *r, struct drake_res *out)
-{
-	drake_res_zero(out);
-	drake_res_add_n(out, &r->ps, r->n_ps);
-	drake_res_add_n(out, &r->worker, r->min_workers);
+	if (p->n_chief) {
+		drake_cluster_charge(c, (size_t)p->chief_node, &req->chief, sign);
+		if (p->chief_vgpu.id[0])
+			drake_cluster_charge_vgpu(c, (size_t)p->chief_node, p->chief_vgpu.id,
+			                          &req->chief_share, sign);
+	}
 }
 
 drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
@@ -64,7 +62,8 @@ drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, 
 			continue;
 		}
 		struct drake_res need;
-		min_need(&x->req, &need);
+		/* If this exceeds drake_cluster_free_sum, planning is moot. */
+		drake_gang_min_need(&x->req, &need);
 		drake_err err;
 		if (opts->backfill && !drake_res_fits(&need, &avail)) {
 			/* Skip the planner only when the job could fit the empty
@@ -85,6 +84,7 @@ drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, 
 			x->status = DRAKE_ADMIT_STARTED;
 			drake_plan_charge(c, &x->req, &x->plan, 1);
 			drake_res_add_n(&avail, &x->req.ps, -x->req.n_ps);
+			drake_res_add_n(&avail, &x->req.chief, -x->plan.n_chief);
 			drake_res_add_n(&avail, &x->req.worker, -x->plan.n_workers);
 			(*started)++;
 			break;

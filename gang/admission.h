@@ -2,12 +2,12 @@
  * admission.h - which waiting gangs start now, and with how many workers.
  *
  * drake's rule: walk the waiting jobs in FIFO order (creation time, then
- * name), admit every one whose PS and at least min workers fit, charging the
- * snapshot as it goes so later jobs see what earlier ones took. A job that
- * does not fit is skipped and smaller jobs behind it may start (backfill);
- * with backfill off the walk stops at the first job that waits. A job that
- * can never fit on this cluster is reported as such and never blocks the
- * queue, in either mode.
+ * name), admit every one whose PS, chief (if any) and at least min workers
+ * fit, charging the snapshot as it goes so later jobs see what earlier ones
+ * took. A job that does not fit is skipped and smaller jobs behind it may
+ * start (backfill); with backfill off the walk stops at the first job that
+ * waits. A job that can never fit on this cluster is reported as such and
+ * never blocks the queue, in either mode.
  *
  * Pure. The caller owns the entries; drake_admit() fills their outputs and
  * may allocate each admitted entry's plan, which the caller frees with

@@ -19,6 +19,7 @@ struct acase {
 		const char *name;
 		double created;
 		int min, want;
+		int chief_gpu; /* 0: no chief; else a chief with that many GPUs */
 	} jobs[MAXJ];
 	bool backfill;
 	/* expected status per job, in the order given (S started, W waiting,
@@ -31,49 +32,70 @@ static const struct acase cases[] = {
     {"the earlier job starts first when only one fits",
      "a:8:0",
      2,
-     {{"late", 20, 6, 6}, {"early", 10, 6, 6}},
+     {{"late", 20, 6, 6, 0}, {"early", 10, 6, 6, 0}},
      true,
      "WS",
      {0, 6}},
     {"a small job behind a blocked big one starts (backfill)",
      "a:8:4",
      2,
-     {{"big", 1, 8, 8}, {"small", 2, 2, 2}},
+     {{"big", 1, 8, 8, 0}, {"small", 2, 2, 2, 0}},
      true,
      "WS",
      {0, 2}},
     {"without backfill the queue stops at the first job that waits",
      "a:8:4",
      3,
-     {{"big", 1, 8, 8}, {"small", 2, 2, 2}, {"tiny", 3, 1, 1}},
+     {{"big", 1, 8, 8, 0}, {"small", 2, 2, 2, 0}, {"tiny", 3, 1, 1, 0}},
      false,
      "W--",
      {0}},
     {"a job that can never fit does not block the queue without backfill",
      "a:8:0",
      2,
-     {{"huge", 1, 64, 64}, {"small", 2, 2, 2}},
+     {{"huge", 1, 64, 64, 0}, {"small", 2, 2, 2, 0}},
      false,
      "NS",
      {0, 2}},
     {"admission charges the snapshot so two jobs never share a GPU",
      "a:8:0",
      3,
-     {{"j1", 1, 4, 4}, {"j2", 2, 4, 4}, {"j3", 3, 1, 1}},
+     {{"j1", 1, 4, 4, 0}, {"j2", 2, 4, 4, 0}, {"j3", 3, 1, 1, 0}},
      true,
      "SSW",
      {4, 4, 0}},
     {"a job starts with what fits between min and desired",
      "a:8:3",
      2,
-     {{"elastic", 1, 2, 8}, {"next", 2, 1, 1}},
+     {{"elastic", 1, 2, 8, 0}, {"next", 2, 1, 1, 0}},
      true,
      "SW",
      {5, 0}},
+    {"a job whose chief does not fit waits though its PS and workers would",
+     "a:8:0",
+     2,
+     {{"first", 1, 4, 4, 0}, {"with-chief", 2, 4, 4, 1}},
+     true,
+     "SW",
+     {4, 0}},
+    {"admission charges the chief so later jobs see its GPU taken",
+     "a:8:0",
+     3,
+     {{"with-chief", 1, 3, 3, 1}, {"next", 2, 4, 4, 0}, {"last", 3, 1, 1, 0}},
+     true,
+     "SSW",
+     {3, 4, 0}},
+    {"an elastic job with a chief starts with the workers left beside it",
+     "a:8:3",
+     2,
+     {{"elastic", 1, 2, 8, 1}, {"next", 2, 1, 1, 0}},
+     true,
+     "SW",
+     {4, 0}},
     {"equal creation times are ordered by name",
      "a:8:4",
      2,
-     {{"b", 5, 4, 4}, {"a", 5, 4, 4}},
+     {{"b", 5, 4, 4, 0}, {"a", 5, 4, 4, 0}},
      true,
      "WS",
      {0, 4}},
@@ -102,6 +124,8 @@ static void run_case(void **state)
 		e[i].name = c->jobs[i].name;
 		e[i].created = c->jobs[i].created;
 		e[i].req = gpu_job(1, c->jobs[i].min, c->jobs[i].want);
+		if (c->jobs[i].chief_gpu)
+			e[i].req = with_chief(e[i].req, c->jobs[i].chief_gpu);
 	}
 	drake_admission_sort(e, (size_t)c->n);
 	struct drake_admission_opts o = {c->backfill, 0};
@@ -122,6 +146,7 @@ static void run_case(void **state)
 		if (x->status == DRAKE_ADMIT_STARTED) {
 			want_started++;
 			assert_int_equal(x->plan.n_workers, c->workers[i]);
+			assert_int_equal(x->plan.n_chief, c->jobs[i].chief_gpu ? 1 : 0);
 		}
 		if (x->status == DRAKE_ADMIT_WAITING || x->status == DRAKE_ADMIT_NEVER)
 			assert_true(x->why[0] != '\0');

@@ -109,9 +109,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
 
 	struct drake_res need, avail;
-	drake_res_zero(&need);
-	drake_res_add_n(&need, &starving->ps, starving->n_ps);
-	drake_res_add_n(&need, &starving->worker, starving->min_workers);
+	drake_gang_min_need(starving, &need);
 	drake_cluster_free_sum(&w, &avail);
 
 	err = DRAKE_ESTATE;

@@ -71,4 +71,12 @@ static inline struct drake_gang_req gpu_job(int n_ps, int min, int want)
 	return r;
 }
 
+/* r with a chief of gpu GPUs, 4 CPU and 32Gi. */
+static inline struct drake_gang_req with_chief(struct drake_gang_req r, int gpu)
+{
+	r.n_chief = 1;
+	r.chief = res_of(4, 32, gpu);
+	return r;
+}
+
 #endif

@@ -36,6 +36,26 @@ int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node,
 	return n;
 }
 
+void drake_gang_min_need(const struct drake_gang_req *r, struct drake_res *out)
+{
+	drake_res_zero(out);
+	drake_res_add_n(out, &r->ps, r->n_ps);
+	drake_res_add_n(out, &r->chief, r->n_chief);
+	drake_res_add_n(out, &r->worker, r->min_workers);
+}
+
+/* Distinct nodes of a placement, the chief's (when placed) included. */
+static int span(const int *ps, int nps, const int *w, int nw, int nchief, int chief)
+{
+	int n = drake_plan_count_nodes(ps, nps, w, nw);
+	bool seen = false;
+	for (int i = 0; nchief && i < nps && !seen; i++)
+		seen = ps[i] == chief;
+	for (int i = 0; nchief && i < nw && !seen; i++)
+		seen = w[i] == chief;
+	return n + (nchief && !seen);
+}
+
 static drake_err share_check(const char *who, const struct drake_res *res,
                              const struct drake_share *s, char *why, size_t len)
 {
@@ -63,17 +83,22 @@ drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size
 {
 	drake_err err;
 	if ((err = share_check("PS", &req->ps, &req->ps_share, why, len)) ||
-	    (err = share_check("worker", &req->worker, &req->worker_share, why, len)))
+	    (err = share_check("worker", &req->worker, &req->worker_share, why, len)) ||
+	    (err = share_check("chief", &req->chief, &req->chief_share, why, len)))
 		return err;
 	if (req->n_ps < 0 || req->min_workers < 0 || req->want_workers < 0)
 		return drake_errorf(DRAKE_EINVAL, why, len, "negative replica count");
+	if (req->n_chief < 0 || req->n_chief > 1)
+		return drake_errorf(DRAKE_EINVAL, why, len, "%d chiefs; a job has 0 or 1",
+		                    req->n_chief);
 	if (req->min_workers > req->want_workers)
 		return drake_errorf(DRAKE_EINVAL, why, len, "min workers %d above desired %d",
 		                    req->min_workers, req->want_workers);
-	if (req->n_ps + req->want_workers > DRAKE_GANG_MAX_REPLICAS)
-		return drake_errorf(DRAKE_ELIMIT, why, len, "%d replicas, limit %d",
-		                    req->n_ps + req->want_workers, DRAKE_GANG_MAX_REPLICAS);
-	if (req->n_ps + req->want_workers == 0)
+	int total = req->n_ps + req->n_chief + req->want_workers;
+	if (total > DRAKE_GANG_MAX_REPLICAS)
+		return drake_errorf(DRAKE_ELIMIT, why, len, "%d replicas, limit %d", total,
+		                    DRAKE_GANG_MAX_REPLICAS);
+	if (total == 0)
 		return drake_errorf(DRAKE_EINVAL, why, len, "a job with no replicas");
 	return DRAKE_OK;
 }
@@ -90,7 +115,7 @@ struct view {
 	struct drake_vgpus *vg; /* mutable scratch; NULL when no replica shares a GPU */
 	const struct drake_node *nodes;
 	uint64_t seed; /* new vGPU ids */
-	struct replica ps, wk;
+	struct replica ps, wk, chief;
 };
 
 static struct drake_vgpus *vg_of(const struct view *v, size_t i)
@@ -198,6 +223,9 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 		if (fit(v, i, &t.free, t.vgp, &v->ps, r->n_ps) < r->n_ps)
 			continue;
 		take(v, i, &t.free, t.vgp, &v->ps, r->n_ps, NULL);
+		if (fit(v, i, &t.free, t.vgp, &v->chief, r->n_chief) < r->n_chief)
+			continue;
+		take(v, i, &t.free, t.vgp, &v->chief, r->n_chief, NULL);
 		if (fit(v, i, &t.free, t.vgp, &v->wk, r->want_workers) < r->want_workers)
 			continue;
 		take(v, i, &t.free, t.vgp, &v->wk, r->want_workers, NULL);
@@ -210,12 +238,14 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 	return best;
 }
 
-/* The PS node: where all PS fit and the most workers fit beside them;
- * ties by tighter fit, then name. -1 when no node takes all the PS. */
+/* The PS node: where all PS fit and the most other members (the chief and
+ * workers, the chief taken first) fit beside them; ties by the chief being
+ * there, then tighter fit, then name. -1 when no node takes all the PS (or,
+ * without PS, a single member). */
 static long ps_home(const struct view *v, const struct drake_gang_req *r)
 {
 	long best = -1;
-	int64_t best_w = -1;
+	int64_t best_m = -1, best_c = -1;
 	double best_score = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		struct trial t;
@@ -223,55 +253,99 @@ static long ps_home(const struct view *v, const struct drake_gang_req *r)
 		if (fit(v, i, &t.free, t.vgp, &v->ps, r->n_ps) < r->n_ps)
 			continue;
 		take(v, i, &t.free, t.vgp, &v->ps, r->n_ps, NULL);
+		int64_t c = fit(v, i, &t.free, t.vgp, &v->chief, r->n_chief);
+		take(v, i, &t.free, t.vgp, &v->chief, c, NULL);
 		int64_t w = fit(v, i, &t.free, t.vgp, &v->wk, r->want_workers);
-		if (r->n_ps == 0 && w == 0)
+		if (r->n_ps == 0 && w + c == 0)
 			continue;
 		take(v, i, &t.free, t.vgp, &v->wk, w, NULL);
 		double s = leftover(v, i, &t.free, t.vgp);
-		if (w > best_w || (w == best_w && s < best_score)) {
+		int64_t m = c + w;
+		if (m > best_m || (m == best_m && c > best_c) ||
+		    (m == best_m && c == best_c && s < best_score)) {
 			best = (long)i;
-			best_w = w;
+			best_m = m;
+			best_c = c;
 			best_score = s;
 		}
 	}
 	return best;
 }
 
-/*
- * Places as much of r as fits into ps_out/w_out (and the vGPUs into
- * ps_pick/w_pick when not NULL), consuming the view. *nps and *nw receive
- * the counts placed.
- */
-static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, int *w_out,
-                  struct drake_vgpu_pick *ps_pick, struct drake_vgpu_pick *w_pick, int *nps,
-                  int *nw)
+/* Where place() puts a job: a node (and, when the arrays are not NULL, a
+ * vGPU) per placed replica. */
+struct placed {
+	int *ps, *w;
+	struct drake_vgpu_pick *ps_pick, *w_pick, *chief_pick;
+	int nps, nw, nchief;
+	int chief; /* the chief's node when nchief is 1 */
+};
+
+/* The chief's node: home when it fits there, else the node it fits best;
+ * -1 when it fits nowhere. */
+static long chief_home(const struct view *v, long home)
 {
-	*nps = 0;
-	*nw = 0;
+	if (home >= 0 && room(v, (size_t)home, &v->chief, 1) == 1)
+		return home;
+	long best = -1;
+	double best_score = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		if ((long)i == home || room(v, i, &v->chief, 1) < 1)
+			continue;
+		double s = score_after(v, i, &v->chief, 1);
+		if (best < 0 || s < best_score) {
+			best = (long)i;
+			best_score = s;
+		}
+	}
+	return best;
+}
+
+/* Places r's chief, if it has one and it fits, near home. */
+static void place_chief(struct view *v, const struct drake_gang_req *r, long home, struct placed *o)
+{
+	long at = r->n_chief ? chief_home(v, home) : -1;
+	if (at < 0)
+		return;
+	int count = 0;
+	put(v, (size_t)at, &v->chief, 1, &o->chief, o->chief_pick, &count);
+	o->nchief = count;
+}
+
+/*
+ * Places as much of r as fits into o, consuming the view: the PS, then the
+ * chief, then the workers. o's counts receive how many were placed.
+ */
+static void place(struct view *v, const struct drake_gang_req *r, struct placed *o)
+{
+	o->nps = o->nw = o->nchief = 0;
 	long home = one_node(v, r);
 	if (home >= 0) {
-		put(v, (size_t)home, &v->ps, r->n_ps, ps_out, ps_pick, nps);
-		put(v, (size_t)home, &v->wk, r->want_workers, w_out, w_pick, nw);
+		put(v, (size_t)home, &v->ps, r->n_ps, o->ps, o->ps_pick, &o->nps);
+		place_chief(v, r, home, o);
+		put(v, (size_t)home, &v->wk, r->want_workers, o->w, o->w_pick, &o->nw);
 		return;
 	}
 
 	home = ps_home(v, r);
 	if (home >= 0) {
-		put(v, (size_t)home, &v->ps, r->n_ps, ps_out, ps_pick, nps);
+		put(v, (size_t)home, &v->ps, r->n_ps, o->ps, o->ps_pick, &o->nps);
 	} else {
 		/* No node takes every PS: spread them first-fit by name. */
-		for (size_t i = 0; i < v->n && *nps < r->n_ps; i++)
-			while (*nps < r->n_ps && room(v, i, &v->ps, 1) == 1)
-				put(v, i, &v->ps, 1, ps_out, ps_pick, nps);
-		/* Without PS, no home means no node takes a single worker. */
-		if (*nps < r->n_ps || *nps == 0)
+		for (size_t i = 0; i < v->n && o->nps < r->n_ps; i++)
+			while (o->nps < r->n_ps && room(v, i, &v->ps, 1) == 1)
+				put(v, i, &v->ps, 1, o->ps, o->ps_pick, &o->nps);
+		/* Without PS, no home means no node takes a single member. */
+		if (o->nps < r->n_ps || o->nps == 0)
 			return;
-		home = ps_out[0];
+		home = o->ps[0];
 	}
+	/* The chief before the workers: it is required, they are elastic. */
+	place_chief(v, r, home, o);
 
 	int rest = r->want_workers;
 	int64_t k = room(v, (size_t)home, &v->wk, rest);
-	put(v, (size_t)home, &v->wk, k, w_out, w_pick, nw);
+	put(v, (size_t)home, &v->wk, k, o->w, o->w_pick, &o->nw);
 	rest -= (int)k;
 
 	/* Fill outward: the tightest node that takes all the rest, else the
@@ -301,9 +375,14 @@ static void place(struct view *v, const struct drake_gang_req *r, int *ps_out, i
 			break;
 		long at = pick >= 0 ? pick : big;
 		int64_t c = pick >= 0 ? rest : big_k;
-		put(v, (size_t)at, &v->wk, c, w_out, w_pick, nw);
+		put(v, (size_t)at, &v->wk, c, o->w, o->w_pick, &o->nw);
 		rest -= (int)c;
 	}
+}
+
+static bool placed_all(const struct drake_gang_req *r, const struct placed *o)
+{
+	return o->nps == r->n_ps && o->nchief == r->n_chief && o->nw >= r->min_workers;
 }
 
 static void fill_view(struct view *v, const struct drake_cluster *c, int empty)
@@ -379,27 +458,44 @@ static bool share_never_fits(const struct drake_cluster *c, const struct replica
 	return true;
 }
 
-static drake_err explain(const struct drake_cluster *c, const struct drake_gang_req *r,
-                         struct view *v, int *ps, int *w, char *why, size_t len)
+/* " + 1 chief (cpu=...)" for a job with a chief, "" without. */
+static const char *fmt_chief(const struct drake_gang_req *r, const struct view *v, char *buf,
+                             size_t len)
 {
-	char wres[160], pres[160];
+	char res[160];
+	if (r->n_chief)
+		snprintf(buf, len, " + 1 chief (%s)", fmt_replica(&v->chief, res, sizeof(res)));
+	else if (len)
+		buf[0] = '\0';
+	return buf;
+}
+
+static drake_err explain(const struct drake_cluster *c, const struct drake_gang_req *r,
+                         struct view *v, struct placed *o, char *why, size_t len)
+{
+	char wres[160], pres[160], cres[200];
 	fmt_replica(&v->wk, wres, sizeof(wres));
 	fmt_replica(&v->ps, pres, sizeof(pres));
-	int nps, nw;
+	fmt_chief(r, v, cres, sizeof(cres));
 	size_t at;
 
 	fill_view(v, c, 1);
 	int64_t cap_block = largest_block(v, &at);
-	place(v, r, ps, w, NULL, NULL, &nps, &nw);
-	if (nps < r->n_ps || nw < r->min_workers) {
+	place(v, r, o);
+	if (!placed_all(r, o)) {
 		if ((r->n_ps && share_never_fits(c, &v->ps, "a PS", why, len)) ||
+		    (r->n_chief && share_never_fits(c, &v->chief, "the chief", why, len)) ||
 		    (r->min_workers && share_never_fits(c, &v->wk, "a worker", why, len)))
 			return DRAKE_ELIMIT;
-		return drake_errorf(DRAKE_ELIMIT, why, len,
-		                    "can never fit: needs %d PS (%s) + %d workers (%s); the empty "
-		                    "cluster takes %d PS + %d workers, at most %lld on one node",
-		                    r->n_ps, pres, r->min_workers, wres, nps, nw,
-		                    (long long)cap_block);
+		return drake_errorf(
+		    DRAKE_ELIMIT, why, len,
+		    "can never fit: needs %d PS (%s)%s + %d workers (%s); the empty "
+		    "cluster takes %d PS + %d workers%s, at most %lld on one node",
+		    r->n_ps, pres, cres, r->min_workers, wres, o->nps, o->nw,
+		    !r->n_chief ? ""
+		    : o->nchief ? " and the chief"
+		                : " but not the chief",
+		    (long long)cap_block);
 	}
 
 	fill_view(v, c, 0);
@@ -408,16 +504,21 @@ static drake_err explain(const struct drake_cluster *c, const struct drake_gang_
 	drake_res_zero(&tot);
 	for (size_t i = 0; i < v->n; i++)
 		drake_res_add(&tot, &v->free[i]);
-	place(v, r, ps, w, NULL, NULL, &nps, &nw);
-	if (nps < r->n_ps)
+	place(v, r, o);
+	if (o->nps < r->n_ps)
 		return drake_errorf(DRAKE_ESTATE, why, len,
 		                    "waiting: needs %d PS (%s); only %d fit now", r->n_ps, pres,
-		                    nps);
+		                    o->nps);
+	if (o->nchief < r->n_chief)
+		return drake_errorf(DRAKE_ESTATE, why, len,
+		                    "waiting: needs %d PS%s + %d workers; the chief fits on no "
+		                    "node now",
+		                    r->n_ps, cres, r->min_workers);
 	return drake_errorf(DRAKE_ESTATE, why, len,
-	                    "waiting: needs %d PS + %d workers (%s each); %d workers fit now, "
+	                    "waiting: needs %d PS%s + %d workers (%s each); %d workers fit now, "
 	                    "largest free block %lld workers%s%s, %lld GPUs free",
-	                    r->n_ps, r->min_workers, wres, nw, (long long)block,
-	                    block ? " on " : "", block ? c->nodes[at].name : "",
+	                    r->n_ps, r->n_chief ? " + 1 chief" : "", r->min_workers, wres, o->nw,
+	                    (long long)block, block ? " on " : "", block ? c->nodes[at].name : "",
 	                    (long long)tot.gpu);
 }
 
@@ -429,47 +530,54 @@ drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang
 		return err;
 	struct view v = {.seed = req->vgpu_seed,
 	                 .ps = {req->ps, req->ps_share},
-	                 .wk = {req->worker, req->worker_share}};
+	                 .wk = {req->worker, req->worker_share},
+	                 .chief = {req->chief, req->chief_share}};
 	bool ps_share = req->ps_share.milli > 0, w_share = req->worker_share.milli > 0;
-	int *ps = malloc(((size_t)req->n_ps + 1) * sizeof(int));
-	int *w = malloc(((size_t)req->want_workers + 1) * sizeof(int));
-	struct drake_vgpu_pick *ps_pick = NULL, *w_pick = NULL;
+	bool c_share = req->n_chief && req->chief_share.milli > 0;
+	struct drake_vgpu_pick chief_pick = {{0}, false};
+	struct placed o = {.ps = malloc(((size_t)req->n_ps + 1) * sizeof(int)),
+	                   .w = malloc(((size_t)req->want_workers + 1) * sizeof(int)),
+	                   .chief_pick = c_share ? &chief_pick : NULL};
 	if (ps_share)
-		ps_pick = calloc((size_t)req->n_ps + 1, sizeof(*ps_pick));
+		o.ps_pick = calloc((size_t)req->n_ps + 1, sizeof(*o.ps_pick));
 	if (w_share)
-		w_pick = calloc((size_t)req->want_workers + 1, sizeof(*w_pick));
-	if (ps_share || w_share)
+		o.w_pick = calloc((size_t)req->want_workers + 1, sizeof(*o.w_pick));
+	if (ps_share || w_share || c_share)
 		v.vg = malloc((c->n + 1) * sizeof(*v.vg));
 	v.free = malloc((c->n + 1) * sizeof(*v.free));
-	if (!ps || !w || !v.free || (ps_share && !ps_pick) || (w_share && !w_pick) ||
-	    ((ps_share || w_share) && !v.vg)) {
+	if (!o.ps || !o.w || !v.free || (ps_share && !o.ps_pick) || (w_share && !o.w_pick) ||
+	    ((ps_share || w_share || c_share) && !v.vg)) {
 		err = drake_errorf(DRAKE_ENOMEM, why, len, "out of memory planning");
 		goto out;
 	}
-	int nps, nw;
 	fill_view(&v, c, 0);
-	place(&v, req, ps, w, ps_pick, w_pick, &nps, &nw);
-	if (nps == req->n_ps && nw >= req->min_workers) {
-		out->n_ps = nps;
-		out->n_workers = nw;
-		out->ps_node = ps;
-		out->worker_node = w;
-		out->nodes_spanned = drake_plan_count_nodes(ps, nps, w, nw);
-		out->ps_vgpu = ps_pick;
-		out->worker_vgpu = w_pick;
-		ps = w = NULL;
-		ps_pick = w_pick = NULL;
+	place(&v, req, &o);
+	if (placed_all(req, &o)) {
+		*out = (struct drake_plan){
+		    .n_ps = o.nps,
+		    .n_workers = o.nw,
+		    .ps_node = o.ps,
+		    .worker_node = o.w,
+		    .n_chief = o.nchief,
+		    .chief_node = o.nchief ? o.chief : 0,
+		    .nodes_spanned = span(o.ps, o.nps, o.w, o.nw, o.nchief, o.chief),
+		    .ps_vgpu = o.ps_pick,
+		    .worker_vgpu = o.w_pick,
+		    .chief_vgpu = chief_pick,
+		};
+		o.ps = o.w = NULL;
+		o.ps_pick = o.w_pick = NULL;
 		err = DRAKE_OK;
 		if (why && len)
 			why[0] = '\0';
 		goto out;
 	}
-	err = explain(c, req, &v, ps, w, why, len);
+	err = explain(c, req, &v, &o, why, len);
 out:
-	free(ps);
-	free(w);
-	free(ps_pick);
-	free(w_pick);
+	free(o.ps);
+	free(o.w);
+	free(o.ps_pick);
+	free(o.w_pick);
 	free(v.free);
 	free(v.vg);
 	return err;

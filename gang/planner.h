@@ -10,6 +10,14 @@
  * node name. The planner places up to want_workers and reports how many it
  * placed, so admission can start a job anywhere between min and desired.
  *
+ * A chief (TFJob's Chief or Master) coordinates the job, so it goes beside
+ * the PS: the one-node pass packs it with everything else, and otherwise
+ * the PS node is chosen for the most members (chief and workers) it takes,
+ * and the chief is placed there before any worker. When it does not fit
+ * there it goes to the node it fits best (least stranded capacity), still
+ * before the workers spill. It counts in nodes spanned, and a chief that
+ * fits nowhere makes the whole job wait.
+ *
  * Replicas may share GPUs (KubeShare, gang/vgpu.h): how many fit on a node
  * is then found by packing their shares first fit onto the node's open
  * vGPUs and new ones, and the plan names each replica's vGPU.
@@ -28,38 +36,54 @@
 
 #define DRAKE_GANG_MAX_REPLICAS 4096
 
-/* One job's shape: n_ps parameter servers and between min_workers and
- * want_workers identical workers. A replica asks for whole GPUs in its
- * vector or for a share of one GPU, never both. */
+/* One job's shape: n_ps parameter servers, an optional chief (TFJob's
+ * Chief or Master replica: n_chief 0 or 1) and between min_workers and
+ * want_workers identical workers. The chief is part of the minimum: a job
+ * starts with its PS, its chief and at least min_workers, or waits. A
+ * replica asks for whole GPUs in its vector or for a share of one GPU,
+ * never both. */
 struct drake_gang_req {
 	int n_ps;
 	struct drake_res ps;
 	struct drake_res worker;
 	int min_workers;
 	int want_workers;
+	int n_chief;
+	struct drake_res chief;
 	struct drake_share ps_share;     /* milli 0: the PS share no GPU */
 	struct drake_share worker_share; /* milli 0: the workers share no GPU */
+	struct drake_share chief_share;  /* milli 0: the chief shares no GPU */
 	uint64_t vgpu_seed;              /* new vGPU ids derive from it (drake_vgpu_seed) */
 };
 
-/* A placement: node indexes into the snapshot. worker_node[0] is worker 0
- * (the chief), placed beside the first PS whenever it fits there. For a
- * replica type with a share, ps_vgpu / worker_vgpu name each replica's vGPU
- * on its node; they are NULL otherwise. */
+/* A placement: node indexes into the snapshot. The chief, when the job has
+ * one (n_chief 1), is on chief_node, beside the first PS whenever it fits
+ * there; without a chief, worker_node[0] (worker 0, the job's coordinator)
+ * is placed beside the first PS whenever it fits there. For a replica type
+ * with a share, ps_vgpu / worker_vgpu name each replica's vGPU on its node
+ * (they are NULL otherwise) and chief_vgpu the chief's (its id is empty
+ * otherwise). A zeroed plan has no chief. */
 struct drake_plan {
 	int n_ps;
 	int n_workers;
 	int *ps_node;
 	int *worker_node;
+	int n_chief;
+	int chief_node; /* meaningful only when n_chief is 1 */
 	int nodes_spanned;
 	struct drake_vgpu_pick *ps_vgpu;
 	struct drake_vgpu_pick *worker_vgpu;
+	struct drake_vgpu_pick chief_vgpu;
 };
 
 void drake_plan_release(struct drake_plan *p);
 
 /* Distinct nodes among the PS and worker nodes given. */
 int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node, int n_workers);
+
+/* What a job needs at least, summed over nodes: its PS, its chief and
+ * min_workers workers (GPU shares not counted). */
+void drake_gang_min_need(const struct drake_gang_req *req, struct drake_res *out);
 
 /*
  * Plans req on c. Returns:
@@ -73,8 +97,8 @@ int drake_plan_count_nodes(const int *ps_node, int n_ps, const int *worker_node,
 drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
                           struct drake_plan *out, char *why, size_t len) DRAKE_MUST_CHECK;
 
-/* Checks a request's shape (counts within limits, min <= want, shares
- * within one GPU and not beside whole GPUs). */
+/* Checks a request's shape (counts within limits, at most one chief,
+ * min <= want, shares within one GPU and not beside whole GPUs). */
 drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why,
                                size_t len) DRAKE_MUST_CHECK;
 
