@@ -8,7 +8,7 @@
  *   drake.dev/gang          id of the admission wave: "<tfjob uid>.<wave>";
  *                           pods of one wave bind together or not at all
  *   drake.dev/gang-size     pods in the wave (the bind barrier waits for all)
- *   drake.dev/gang-min      PS + min-instances workers: preemption never
+ *   drake.dev/gang-min      PS + chief + min-instances workers: preemption never
  *                           takes the job's bound pods below this
  *
  * A pod without drake.dev/planned-node is not drake's to place (a plain pod,

@@ -4,11 +4,16 @@
  * this file gathers its inputs from the caches and turns decisions into
  * waves of pods to ungate.
  *
- * A round first repairs running jobs: a PS or initial worker recreated
- * after a failure waits behind its gate like any new pod, and is planned
- * on its own (a wave of just the replacements) before any new job, so a
- * running gang gets its member back ahead of the queue. Then new jobs are
- * admitted in FIFO order with backfill.
+ * A job's gang is its PS, its chief (the Chief or legacy Master replica:
+ * the job's coordinator, without which it cannot make progress) and its
+ * initial workers. Evaluators are not part of it: they are outside TF's
+ * training cluster and the reconciler starts them at once.
+ *
+ * A round first repairs running jobs: a PS, chief or initial worker
+ * recreated after a failure waits behind its gate like any new pod, and is
+ * planned on its own (a wave of just the replacements) before any new job,
+ * so a running gang gets its member back ahead of the queue. Then new jobs
+ * are admitted in FIFO order with backfill.
  */
 #include "reconciler/admit.h"
 
@@ -27,9 +32,9 @@ enum pod_state { POD_MISSING, POD_WAITING, POD_PLACED };
 /* What a round knows about one job. */
 struct candidate {
 	struct tfjob job;
-	char key[320];       /* "ns/name": FIFO tie-break and messages */
-	int *ps_idx, *w_idx; /* the waiting PS and worker indexes */
-	int n_ps_idx, n_w_idx;
+	char key[320];               /* "ns/name": FIFO tie-break and messages */
+	int *ps_idx, *c_idx, *w_idx; /* the waiting PS, chief and worker indexes */
+	int n_ps_idx, n_c_idx, n_w_idx;
 	bool repair;    /* some of its pods are placed already */
 	char gang[128]; /* with repair: the wave its placed pods belong to */
 	int gang_size;
@@ -63,15 +68,31 @@ static enum pod_state pod_state(const struct kube_cache *pods, const struct tfjo
 	                                                                               : POD_PLACED;
 }
 
-/* The wave a job's placed pods belong to (gang id and size), if any. */
-static void current_wave(const struct kube_cache *pods, const struct tfjob *job, int n_ps,
-                         int n_workers, char *gang, size_t len, int *size)
+/* The type and index of member i of a gang of n_ps PS, n_chief chiefs and
+ * workers, in wave order: PS first, then the chief, then the workers. */
+static enum tf_rtype member(int i, int n_ps, int n_chief, int *index)
 {
-	for (int i = 0; i < n_ps + n_workers; i++) {
+	if (i < n_ps) {
+		*index = i;
+		return TF_PS;
+	}
+	if (i < n_ps + n_chief) {
+		*index = i - n_ps;
+		return TF_CHIEF;
+	}
+	*index = i - n_ps - n_chief;
+	return TF_WORKER;
+}
+
+/* The wave a job's placed pods belong to (gang id and size), if any. */
+static void current_wave(const struct kube_cache *pods, const struct tfjob *job,
+                         const struct drake_gang_req *req, char *gang, size_t len, int *size)
+{
+	for (int i = 0; i < req->n_ps + req->n_chief + req->want_workers; i++) {
 		char name[254];
-		bool ps = i < n_ps;
-		if (tf_replica_name(job, ps ? TF_PS : TF_WORKER, ps ? i : i - n_ps, name,
-		                    sizeof(name)) != DRAKE_OK)
+		int k;
+		enum tf_rtype t = member(i, req->n_ps, req->n_chief, &k);
+		if (tf_replica_name(job, t, k, name, sizeof(name)) != DRAKE_OK)
 			continue;
 		struct json_t *pod = kube_cache_get(pods, job->ns, name);
 		const char *g = pod ? kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG) : NULL;
@@ -89,7 +110,9 @@ static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
 {
 	memset(req, 0, sizeof(*req));
 	const struct tf_replica_spec *ps = &job->rs[TF_PS], *w = &job->rs[TF_WORKER];
+	const struct tf_replica_spec *chief = &job->rs[TF_CHIEF]; /* Chief or Master */
 	req->n_ps = ps->present ? ps->replicas : 0;
+	req->n_chief = chief->present && chief->replicas > 0 ? 1 : 0;
 	req->min_workers = job->min_instances;
 	int want = w->present ? w->replicas : 0;
 	if (want < job->min_instances)
@@ -108,6 +131,10 @@ static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
 		e = admit_template_requests(w->tmpl, &c->names, &req->worker, msg, msglen);
 	if (!e && want)
 		e = admit_template_share(w->tmpl, &req->worker_share, msg, msglen);
+	if (!e && req->n_chief)
+		e = admit_template_requests(chief->tmpl, &c->names, &req->chief, msg, msglen);
+	if (!e && req->n_chief)
+		e = admit_template_share(chief->tmpl, &req->chief_share, msg, msglen);
 	return e;
 }
 
@@ -169,20 +196,23 @@ static bool collect(struct json_t *obj, void *arg)
 	}
 	bool complete =
 	    waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, &cd->ps_idx, &cd->n_ps_idx) &&
+	    waiting_indexes(x->pods, &cd->job, TF_CHIEF, e->req.n_chief, &cd->c_idx,
+	                    &cd->n_c_idx) &&
 	    waiting_indexes(x->pods, &cd->job, TF_WORKER, e->req.want_workers, &cd->w_idx,
 	                    &cd->n_w_idx);
-	int waiting = cd->n_ps_idx + cd->n_w_idx;
+	int waiting = cd->n_ps_idx + cd->n_c_idx + cd->n_w_idx;
 	if (!complete || waiting == 0) {
 		free(cd->ps_idx);
+		free(cd->c_idx);
 		free(cd->w_idx);
 		return true; /* pods still being created, or nothing to place */
 	}
-	/* Every PS and initial worker waiting: a new job. Some of them: a
-	 * running job whose lost members came back. */
-	cd->repair = waiting < e->req.n_ps + e->req.want_workers;
+	/* Every PS, chief and initial worker waiting: a new job. Some of
+	 * them: a running job whose lost members came back. */
+	cd->repair = waiting < e->req.n_ps + e->req.n_chief + e->req.want_workers;
 	if (cd->repair)
-		current_wave(x->pods, &cd->job, e->req.n_ps, e->req.want_workers, cd->gang,
-		             sizeof(cd->gang), &cd->gang_size);
+		current_wave(x->pods, &cd->job, &e->req, cd->gang, sizeof(cd->gang),
+		             &cd->gang_size);
 	snprintf(cd->key, sizeof(cd->key), "%s/%s", cd->job.ns, cd->job.name);
 	e->name = cd->key;
 	e->created = admit_created(obj);
@@ -199,8 +229,9 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 	snprintf(w->job, sizeof(w->job), "%s", cd->job.name);
 	snprintf(w->uid, sizeof(w->uid), "%s", cd->job.uid);
 	w->n_ps = plan->n_ps;
+	w->n_chief = plan->n_chief;
 	w->n_workers = plan->n_workers;
-	int n = w->n_ps + w->n_workers;
+	int n = w->n_ps + w->n_chief + w->n_workers;
 	w->min = min;
 	/* A repair joins the wave its job's placed pods belong to, so the
 	 * barrier counts them (bound, or still held because this very pod's
@@ -217,22 +248,45 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 	w->pods = calloc((size_t)(n ? n : 1), sizeof(*w->pods));
 	if (!w->pods)
 		return DRAKE_ENOMEM;
+	const struct drake_gang_req *req = &cd->entry.req;
 	for (int i = 0; i < n; i++) {
-		bool ps = i < w->n_ps;
-		int k = ps ? i : i - w->n_ps;
-		int idx = ps ? cd->ps_idx[k] : cd->w_idx[k];
-		int node = ps ? plan->ps_node[k] : plan->worker_node[k];
-		if (tf_replica_name(&cd->job, ps ? TF_PS : TF_WORKER, idx, w->pods[i].name,
-		                    sizeof(w->pods[i].name)) != DRAKE_OK)
+		int k;
+		enum tf_rtype t = member(i, w->n_ps, w->n_chief, &k);
+		int idx, node;
+		const struct drake_vgpu_pick *pick;
+		const struct drake_share *share;
+		if (t == TF_PS) {
+			idx = cd->ps_idx[k];
+			node = plan->ps_node[k];
+			pick = plan->ps_vgpu ? &plan->ps_vgpu[k] : NULL;
+			share = &req->ps_share;
+		} else if (t == TF_CHIEF) {
+			idx = cd->c_idx[k];
+			node = plan->chief_node;
+			pick = plan->chief_vgpu.id[0] ? &plan->chief_vgpu : NULL;
+			share = &req->chief_share;
+		} else {
+			idx = cd->w_idx[k];
+			node = plan->worker_node[k];
+			pick = plan->worker_vgpu ? &plan->worker_vgpu[k] : NULL;
+			share = &req->worker_share;
+		}
+		if (tf_replica_name(&cd->job, t, idx, w->pods[i].name, sizeof(w->pods[i].name)) !=
+		    DRAKE_OK)
 			return DRAKE_EINVAL;
 		snprintf(w->pods[i].node, sizeof(w->pods[i].node), "%s", c->nodes[node].name);
-		const struct drake_vgpu_pick *pick = ps ? plan->ps_vgpu : plan->worker_vgpu;
 		if (pick) {
-			w->pods[i].share = ps ? cd->entry.req.ps_share : cd->entry.req.worker_share;
-			snprintf(w->pods[i].gpuid, sizeof(w->pods[i].gpuid), "%s", pick[k].id);
+			w->pods[i].share = *share;
+			snprintf(w->pods[i].gpuid, sizeof(w->pods[i].gpuid), "%s", pick->id);
 		}
 	}
 	return DRAKE_OK;
+}
+
+/* The gang-min annotation: the pods a job cannot run without. */
+static int gang_min(const struct drake_gang_req *req)
+{
+	return req->n_ps + req->n_chief + req->min_workers;
 }
 
 static int by_fifo(const void *a, const void *b)
@@ -264,6 +318,7 @@ static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct a
 			continue;
 		struct drake_gang_req req = cd->entry.req;
 		req.n_ps = cd->n_ps_idx;
+		req.n_chief = cd->n_c_idx;
 		req.min_workers = req.want_workers = cd->n_w_idx;
 		struct drake_plan plan;
 		char why[DRAKE_WHY_MAX];
@@ -276,8 +331,7 @@ static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct a
 			continue;
 		}
 		drake_plan_charge(c, &req, &plan, 1);
-		e = add_wave(out, x->n, c, cd, &plan,
-		             cd->entry.req.n_ps + cd->entry.req.min_workers, now_s);
+		e = add_wave(out, x->n, c, cd, &plan, gang_min(&cd->entry.req), now_s);
 		drake_plan_release(&plan);
 		if (e)
 			return e;
@@ -303,8 +357,8 @@ static drake_err admit_new(struct drake_cluster *c, struct collect_ctx *x,
 		err = drake_admit(c, e, n, &ao, &started);
 	for (size_t i = 0; !err && i < n; i++) {
 		if (e[i].status == DRAKE_ADMIT_STARTED)
-			err = add_wave(out, x->n, c, of[i], &e[i].plan,
-			               e[i].req.n_ps + e[i].req.min_workers, opts->now_s);
+			err = add_wave(out, x->n, c, of[i], &e[i].plan, gang_min(&e[i].req),
+			               opts->now_s);
 		else if (e[i].status != DRAKE_ADMIT_NOT_TRIED || e[i].why[0])
 			note(&out->waiting[out->n_waiting++], &of[i]->job, e[i].status, e[i].why);
 		else
@@ -348,6 +402,7 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 		out->waiting[out->n_waiting++] = x.invalid[i];
 	for (size_t i = 0; i < x.n; i++) {
 		free(x.cand[i].ps_idx);
+		free(x.cand[i].c_idx);
 		free(x.cand[i].w_idx);
 	}
 	free(x.cand);

@@ -6,7 +6,8 @@
  * node and pod caches (bound pods and planned-but-unbound pods use their
  * node's capacity), collects the drake-managed TFJobs whose pods all exist
  * and are still gated, runs gang/'s FIFO admission with backfill over them,
- * and returns for each job it starts a wave: the pods to ungate, each with
+ * and returns for each job it starts a wave: the pods to ungate (its PS, its
+ * Chief or Master, and its workers; never an evaluator), each with
  * its planned node and the gang annotations of gang/protocol.h. Jobs that
  * wait come back with the planner's reason ("needs 4 GPUs on one node;
  * largest free block is 2").
@@ -44,9 +45,9 @@ struct admit_wave {
 	char gang[128]; /* "<tfjob uid>.<wave>" */
 	int size;       /* pods in the wave (a repair: the whole wave it rejoins) */
 	int n_pods;     /* pods this wave ungates: size, or fewer for a repair */
-	int min;        /* PS + min-instances workers */
-	int n_ps, n_workers;
-	struct admit_pod *pods; /* n_pods entries: PS first, then workers */
+	int min;        /* PS + chief + min-instances workers */
+	int n_ps, n_chief, n_workers;
+	struct admit_pod *pods; /* n_pods entries: PS first, then the chief, then workers */
 };
 
 struct admit_waiting {

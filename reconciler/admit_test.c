@@ -486,6 +486,122 @@ static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
 	json_decref(ps);
 }
 
+/* A replica spec of `n` replicas whose tensorflow container asks for gpu GPUs. */
+static const char *replica(char *buf, size_t len, int n, int gpu)
+{
+	snprintf(buf, len,
+	         "{\"replicas\":%d,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	         "\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":{\"cpu\":\"1\","
+	         "\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"%d\"}}}]}}}",
+	         n, gpu);
+	return buf;
+}
+
+/* A Kubeflow-layout TFJob: 1 PS, a `key` replica (Chief or Master) of
+ * chief_gpu GPUs, `workers` one-GPU workers and one evaluator, all pods
+ * created and gated. */
+static void chief_job(struct world *w, const char *name, const char *key, int chief_gpu,
+                      int workers)
+{
+	char b[3072], ps[512], chief[512], worker[512], eval[512];
+	snprintf(b, sizeof(b),
+	         "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":"
+	         "\"%s\",\"namespace\":\"ml\",\"uid\":\"uid-%s\",\"resourceVersion\":\"1\","
+	         "\"creationTimestamp\":\"2026-11-22T10:00:00Z\"},\"spec\":{\"runPolicy\":{},"
+	         "\"tfReplicaSpecs\":{\"PS\":%s,\"%s\":%s,\"Worker\":%s,\"Evaluator\":%s}}}",
+	         name, name, replica(ps, sizeof(ps), 1, 0), key,
+	         replica(chief, sizeof(chief), 1, chief_gpu),
+	         replica(worker, sizeof(worker), workers, 1), replica(eval, sizeof(eval), 1, 1));
+	put(&w->jobs, b);
+	pod(w, name, "ps", 0, 0, NULL, NULL);
+	pod(w, name, "chief", 0, chief_gpu, NULL, NULL);
+	for (int i = 0; i < workers; i++)
+		pod(w, name, "worker", i, 1, NULL, NULL);
+	pod(w, name, "evaluator", 0, 1, NULL, NULL);
+}
+
+static void test_a_chief_joins_the_wave_after_the_ps_and_counts_in_size_and_min(void **state)
+{
+	const char *keys[] = {"Chief", "Master"}; /* Master: Kubeflow's legacy name */
+	for (int k = 0; k < 2; k++) {
+		struct world w;
+		world_init(&w);
+		node(&w, "gpu-a", 8);
+		node(&w, "gpu-b", 8);
+		chief_job(&w, "tf", keys[k], 1, 6);
+		struct admit_result res;
+		round_of(&w, true, &res);
+		assert_int_equal(res.n_waves, 1);
+		const struct admit_wave *wv = &res.waves[0];
+		assert_int_equal(wv->size, 8); /* PS + chief + 6 workers; not the evaluator */
+		assert_int_equal(wv->n_pods, 8);
+		assert_int_equal(wv->min, 8); /* PS + chief + min-instances (6) */
+		assert_int_equal(wv->n_ps, 1);
+		assert_int_equal(wv->n_chief, 1);
+		assert_int_equal(wv->n_workers, 6);
+		assert_string_equal(wv->pods[0].name, "tf-ps-0");
+		assert_string_equal(wv->pods[1].name, "tf-chief-0");
+		assert_string_equal(wv->pods[2].name, "tf-worker-0");
+		assert_string_equal(wv->pods[7].name, "tf-worker-5");
+		for (int i = 0; i < wv->n_pods; i++) {
+			assert_string_equal(wv->pods[i].node, wv->pods[0].node); /* one node */
+			assert_null(strstr(wv->pods[i].name, "evaluator"));
+		}
+		/* The chief's ungate patch carries the wave's annotations. */
+		json_t *chief = kube_cache_get(&w.pods, "ml", "tf-chief-0");
+		char *p = admit_ungate_patch(chief, wv, wv->pods[1].node);
+		assert_non_null(p);
+		assert_non_null(strstr(p, "\"drake.dev/gang\":\"uid-tf.1700000000\""));
+		assert_non_null(strstr(p, "\"drake.dev/gang-size\":\"8\""));
+		assert_non_null(strstr(p, "\"drake.dev/gang-min\":\"8\""));
+		free(p);
+		admit_result_release(&res);
+		world_release(&w);
+	}
+}
+
+static void
+test_the_chief_counts_toward_the_minimum_so_a_job_without_room_for_it_waits(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	chief_job(&w, "tf", "Chief", 2, 7); /* 9 GPUs with the chief, 7 without */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 0);
+	assert_int_equal(res.n_waiting, 1);
+	assert_string_equal(res.waiting[0].job, "tf");
+	assert_int_equal(res.waiting[0].status, DRAKE_ADMIT_NEVER);
+	assert_non_null(strstr(res.waiting[0].why, "1 chief"));
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_a_recreated_chief_rejoins_its_jobs_wave(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	chief_job(&w, "tf", "Chief", 1, 1); /* PS + chief + worker: the pods' gang-size 3 */
+	pod(&w, "tf", "ps", 0, 0, "gpu-a", "gpu-a");
+	pod(&w, "tf", "worker", 0, 1, "gpu-a", "gpu-a");
+	/* tf-chief-0 stays gated: it failed and was recreated. */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	const struct admit_wave *wv = &res.waves[0];
+	assert_string_equal(wv->gang, "uid-tf.1");
+	assert_int_equal(wv->size, 3);
+	assert_int_equal(wv->n_pods, 1);
+	assert_int_equal(wv->min, 3);
+	assert_int_equal(wv->n_chief, 1);
+	assert_string_equal(wv->pods[0].name, "tf-chief-0");
+	assert_string_equal(wv->pods[0].node, "gpu-a");
+	admit_result_release(&res);
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +618,10 @@ int main(void)
 	    cmocka_unit_test(test_a_kubeshare_job_fills_an_open_vgpu_then_opens_new_ones),
 	    cmocka_unit_test(test_a_bad_share_annotation_makes_the_job_invalid),
 	    cmocka_unit_test(test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid),
+	    cmocka_unit_test(test_a_chief_joins_the_wave_after_the_ps_and_counts_in_size_and_min),
+	    cmocka_unit_test(
+	        test_the_chief_counts_toward_the_minimum_so_a_job_without_room_for_it_waits),
+	    cmocka_unit_test(test_a_recreated_chief_rejoins_its_jobs_wave),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
