@@ -678,10 +678,14 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 			recreated++;
 		} else if (o.obs[i].gated && !o.obs[i].deleting && !tf_state_final(v.state) &&
 		           tf_replica_starts(&job, o.obs[i].type, o.obs[i].index) &&
-		           !(r->opts.gang &&
-		             (o.obs[i].type == TF_PS || o.obs[i].type == TF_WORKER))) {
-			/* With gang admission, PS and workers wait for a plan
-			 * (admit_pass); chief and evaluator start at once. */
+		           !(r->opts.gang && o.obs[i].type != TF_EVALUATOR)) {
+			/* With gang admission, PS, chief and workers wait for a
+			 * plan (admit_pass): they train together, so they start
+			 * together. An evaluator is no part of the training
+			 * cluster (TensorFlow leaves it out, though TF_CONFIG
+			 * lists it as Kubeflow's does): it only reads the
+			 * checkpoints, training never waits for it, and it
+			 * starts at once. */
 			char *patch = tf_pod_ungate_patch(o.obj[i]);
 			write(r, &job, OP_JSONPATCH, &res, patch, NULL, "ungate pod");
 			free(patch);

@@ -553,11 +553,73 @@ static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
 	assert_int_equal(count(e->bodies, "GangRolledBack"), 0);
 }
 
+/* ---- the chief is a gang member, the evaluator is not ---- */
+
+/* Every replica asks for one CPU. */
+#define TMPL_CPU                                                                                   \
+	"{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\",\"resources\":{"     \
+	"\"limits\":{\"cpu\":\"1\"}}}]}}"
+#define RS(type) "\"" type "\":{\"replicas\":1,\"template\":" TMPL_CPU "}"
+#define JOB_CHIEF                                                                                  \
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job1\","  \
+	"\"namespace\":\"default\",\"uid\":\"uid-job1\",\"resourceVersion\":\"3\"},\"spec\":{"     \
+	"\"runPolicy\":{},\"tfReplicaSpecs\":{" RS("PS") "," RS("Chief") "," RS("Worker") "," RS(  \
+	    "Evaluator") "}}}"
+#define CHIEF_PODS                                                                                 \
+	OWNED("Pod", "ps", 0, GATED)                                                               \
+	"," OWNED("Pod", "chief", 0, GATED) "," OWNED("Pod", "worker", 0, GATED) "," OWNED(        \
+	    "Pod", "evaluator", 0, GATED)
+#define CHIEF_SVCS SVC("ps", 0) "," SVC("chief", 0) "," SVC("worker", 0) "," SVC("evaluator", 0)
+
+/* job1 of one PS, chief, worker and evaluator, on one node of `cpus` CPUs. */
+static void start_chief_job(struct env *e, int cpus)
+{
+	static char node[256];
+	snprintf(node, sizeof(node),
+	         "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":{"
+	         "\"cpu\":\"%d\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}",
+	         cpus);
+	e->jobs = JOB_CHIEF;
+	e->pods = CHIEF_PODS;
+	e->services = CHIEF_SVCS;
+	e->nodes = node;
+	struct reconciler_options ro = {.requeue_ms = 100, .gang = true, .gang_bind_timeout_s = 15};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+}
+
+static void
+test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not(void **state)
+{
+	struct env *e = *state;
+	start_chief_job(e, 2); /* room for the PS and the worker, not the chief too */
+	assert_true(run_until(e, POD_PATCH "job1-evaluator-0\n", 1, 5) >= 1);
+	assert_int_equal(run_until(e, POD_PATCH "job1-chief-0\n", 1, 1), 0); /* ten passes */
+	/* every pod write is the evaluator's (repeated: the fake API server
+	 * sends no watch event, so each pass sees it gated again) */
+	assert_int_equal(count(e->writes, POD_PATCH),
+	                 count(e->writes, POD_PATCH "job1-evaluator-0\n"));
+}
+
+static void test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers(void **state)
+{
+	struct env *e = *state;
+	start_chief_job(e, 3);
+	assert_int_equal(run_until(e, POD_PATCH "job1-chief-0\n", 1, 5), 1);
+	run_until(e, POD_PATCH "job1-worker-0\n", 1, 5);
+	/* PS, chief and worker: one wave of three, all three needed */
+	assert_int_equal(count(e->bodies, "\"drake.dev/gang-size\":\"3\""), 3);
+	assert_int_equal(count(e->bodies, "\"drake.dev/gang-min\":\"3\""), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_fresh_job_gets_services_and_gated_pods),
+	    T(test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not),
+	    T(test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers),
 	    T(test_gated_pods_of_started_replicas_are_ungated),
 	    T(test_restart_over_a_healthy_job_creates_and_deletes_nothing),
 	    T(test_failed_on_failure_pod_is_deleted_for_recreation),
