@@ -62,5 +62,9 @@ func TestChiefIsBoundInTheWaveOfItsPSAndWorkersOnOneNode(t *testing.T) {
 	if chief != 1 {
 		t.Errorf("found %d chief pods; want 1", chief)
 	}
-	waitState(t, ns, "withchief", "Running", 60*time.Second)
+	job := waitState(t, ns, "withchief", "Running", 60*time.Second)
+	if plan := job.GetAnnotations()["drake.dev/plan"]; !strings.Contains(plan, `"chief":1`) ||
+		!strings.Contains(plan, `"workers":6`) {
+		t.Errorf("drake.dev/plan on the TFJob is %q; want the chief and 6 workers", plan)
+	}
 }

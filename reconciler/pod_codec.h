@@ -55,10 +55,11 @@ char *tf_restarts_patch(int n);
 #define TF_ANNOTATION_RESTARTS "drake.dev/restarts"
 
 /* Merge patch recording an admitted gang on its TFJob (TF_ANNOTATION_PLAN):
- * {"gang":"<id>","ps":n,"workers":n,"nodes":{"<node>":pods,...}}, nodes[i]
- * being the planned node of each of the n_pods pods. */
-char *tf_plan_patch(const char *gang, int n_ps, int n_workers, const char *const *nodes,
-                    int n_pods);
+ * {"chief":n,"gang":"<id>","nodes":{"<node>":pods,...},"ps":n,"workers":n},
+ * nodes[i] being the planned node of each of the n_pods pods ("chief" only
+ * when the job has one). */
+char *tf_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
+                    const char *const *nodes, int n_pods);
 
 #define TF_ANNOTATION_PLAN "drake.dev/plan"
 

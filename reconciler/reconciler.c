@@ -491,7 +491,13 @@ static void suspend_job(struct reconciler *r, const struct tfjob *job, struct js
 	write_status(r, job, obj, &v, now);
 }
 
-/* Forgets key's partial-gang clock; returns nothing. */
+/* The replica types admission plans as one wave (an evaluator is not one). */
+static bool gang_member_type(enum tf_rtype t)
+{
+	return t == TF_PS || t == TF_CHIEF || t == TF_WORKER;
+}
+
+/* Forgets key's partial-gang clock. */
 static void partial_forget(struct reconciler *r, const char *key)
 {
 	for (size_t i = 0; i < r->npartials; i++)
@@ -523,8 +529,8 @@ static long long partial_since(struct reconciler *r, const char *key, long long 
  * recreated after a failure that cannot be placed again, leaves a job with
  * some PS and workers bound and fewer than its minimum (the gang-min
  * annotation: PS + min-instances) while the rest wait. Once that has lasted
- * PARTIAL_TIMEOUTS barrier timeouts, every live PS and worker pod of the job
- * is deleted: the next pass recreates them gated and admission plans the
+ * PARTIAL_TIMEOUTS barrier timeouts, every live PS, chief and worker pod of
+ * the job is deleted: the next pass recreates them gated and admission plans the
  * job again, whole. A wave with nothing bound whose planned pods have waited
  * STUCK_TIMEOUTS barrier timeouts (its node was cordoned, or a pod drake's
  * snapshot missed took the room) is released the same way: a scheduling
@@ -537,8 +543,8 @@ static void check_partial_gang(struct reconciler *r, const struct tfjob *job, co
 	long min = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
-		if (p->deleting || (p->type != TF_PS && p->type != TF_WORKER) ||
-		    p->phase == TF_POD_SUCCEEDED || p->phase == TF_POD_FAILED)
+		if (p->deleting || !gang_member_type(p->type) || p->phase == TF_POD_SUCCEEDED ||
+		    p->phase == TF_POD_FAILED)
 			continue;
 		const char *node = kube_obj_str(o->obj[i], "spec.nodeName");
 		if (node && *node)
@@ -568,11 +574,10 @@ static void check_partial_gang(struct reconciler *r, const struct tfjob *job, co
 	}
 	char msg[256];
 	if (partial)
-		snprintf(
-		    msg, sizeof(msg),
-		    "%d members bound and %d waiting for %llds, fewer than the gang's minimum "
-		    "of %ld: deleting its PS and worker pods so that it is admitted again whole",
-		    bound, waiting, (now - since) / 1000, min);
+		snprintf(msg, sizeof(msg),
+		         "%d members bound and %d waiting for %llds, fewer than the gang's minimum "
+		         "of %ld: deleting its gang's pods so that it is admitted again whole",
+		         bound, waiting, (now - since) / 1000, min);
 	else
 		snprintf(
 		    msg, sizeof(msg),
@@ -586,9 +591,8 @@ static void check_partial_gang(struct reconciler *r, const struct tfjob *job, co
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
 		struct kube_meta pm;
-		if (p->deleting || (p->type != TF_PS && p->type != TF_WORKER) ||
-		    p->phase == TF_POD_SUCCEEDED || p->phase == TF_POD_FAILED ||
-		    kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
+		if (p->deleting || !gang_member_type(p->type) || p->phase == TF_POD_SUCCEEDED ||
+		    p->phase == TF_POD_FAILED || kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
 			continue;
 		struct kube_resource res;
 		pod_res(job, pm.name, &res);
@@ -770,16 +774,17 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 			seen |= !strcmp(w->pods[j].node, w->pods[i].node);
 		nodes += !seen;
 	}
-	snprintf(msg, sizeof(msg), "admitted %d PS and %d workers as gang %s on %d node%s (%s%s)",
-	         w->n_ps, w->n_workers, w->gang, nodes, nodes == 1 ? "" : "s", w->pods[0].node,
-	         nodes > 1 ? ", ..." : "");
+	snprintf(msg, sizeof(msg), "admitted %d PS%s and %d workers as gang %s on %d node%s (%s%s)",
+	         w->n_ps, w->n_chief ? ", the chief" : "", w->n_workers, w->gang, nodes,
+	         nodes == 1 ? "" : "s", w->pods[0].node, nodes > 1 ? ", ..." : "");
 	event(r, &job, "Normal", "GangAdmitted", msg);
 	if (w->n_pods == w->size) { /* a new wave, not a repair: record it on the TFJob */
 		const char **where = calloc((size_t)w->n_pods, sizeof(*where));
 		for (int i = 0; where && i < w->n_pods; i++)
 			where[i] = w->pods[i].node;
-		char *plan =
-		    where ? tf_plan_patch(w->gang, w->n_ps, w->n_workers, where, w->n_pods) : NULL;
+		char *plan = where ? tf_plan_patch(w->gang, w->n_ps, w->n_chief, w->n_workers,
+		                                   where, w->n_pods)
+		                   : NULL;
 		struct kube_resource res;
 		job_res(&job, NULL, &res);
 		if (plan)
@@ -787,8 +792,8 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 		free(plan);
 		free(where);
 	}
-	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d workers=%d nodes=%d", w->ns, w->job,
-	         w->gang, w->n_ps, w->n_workers, nodes);
+	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d chief=%d workers=%d nodes=%d", w->ns,
+	         w->job, w->gang, w->n_ps, w->n_chief, w->n_workers, nodes);
 	for (int i = 0; i < w->n_pods; i++) {
 		struct json_t *pod = kube_informer_get(r->pods, w->ns, w->pods[i].name);
 		char *patch = pod ? admit_ungate_patch(pod, w, w->pods[i].node) : NULL;

@@ -240,7 +240,8 @@ char *tf_restarts_patch(int n)
 	return annotation_patch(TF_ANNOTATION_RESTARTS, v);
 }
 
-char *tf_plan_patch(const char *gang, int n_ps, int n_workers, const char *const *nodes, int n_pods)
+char *tf_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
+                    const char *const *nodes, int n_pods)
 {
 	json_t *per_node = json_object();
 	for (int i = 0; per_node && i < n_pods; i++) {
@@ -251,6 +252,8 @@ char *tf_plan_patch(const char *gang, int n_ps, int n_workers, const char *const
 	json_t *plan = per_node ? json_pack("{s:s,s:i,s:i,s:o}", "gang", gang, "ps", n_ps,
 	                                    "workers", n_workers, "nodes", per_node)
 	                        : NULL;
+	if (plan && n_chief > 0)
+		json_object_set_new(plan, "chief", json_integer(n_chief));
 	char *value = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(plan);
 	char *s = annotation_patch(TF_ANNOTATION_PLAN, value);
