@@ -540,6 +540,27 @@ static void test_a_job_waiting_in_the_queue_is_left_alone(void **state)
 	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: 2.5 deadlines */
 }
 
+static void test_a_bound_chief_counts_toward_the_gang_minimum(void **state)
+{
+	struct env *e = *state;
+	/* PS, chief and workers 0-2 bound (gang-min 5); worker 3 waits gated
+	 * for a scale-up: the gang is at its minimum, not partial */
+	e->jobs = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+	          "\"name\":\"job1\",\"namespace\":\"default\",\"uid\":\"uid-job1\","
+	          "\"resourceVersion\":\"3\"},\"spec\":{\"max-instances\":4,\"min-instances\":3,"
+	          "\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":" TMPL "},"
+	          "\"Chief\":{\"replicas\":1,\"template\":" TMPL "},"
+	          "\"Worker\":{\"replicas\":4,\"template\":" TMPL "}}}}";
+	e->pods = GANG_POD("ps", 0, BOUND) "," GANG_POD("chief", 0, BOUND) "," GANG_POD(
+	    "worker", 0, BOUND) "," GANG_POD("worker", 1,
+	                                     BOUND) "," GANG_POD("worker", 2,
+	                                                         BOUND) "," OWNED("Pod", "worker",
+	                                                                          3, GATED);
+	e->services = SVCS4 "," SVC("chief", 0);
+	start_gang(e, 0.1);
+	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: five deadlines */
+}
+
 static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
 {
 	struct env *e = *state;
@@ -631,6 +652,7 @@ int main(void)
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
 	    T(test_a_gang_left_partial_is_rolled_back_after_the_deadline),
 	    T(test_a_gang_bound_whole_or_not_at_all_is_left_alone),
+	    T(test_a_bound_chief_counts_toward_the_gang_minimum),
 	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),
 	    T(test_a_job_waiting_in_the_queue_is_left_alone),
 #undef T
