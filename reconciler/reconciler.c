@@ -62,11 +62,10 @@ struct inflight {
  * until the wave is old enough to have failed. Pacing then follows it until
  * kube-scheduler has bound it: its unbound pods count against the budget and
  * its binds measure kube-scheduler's rate. A wave still unbound after
- * PACE_STUCK_TIMEOUTS barrier timeouts is being retried with backoff and
- * stops counting. */
-#define WAVE_SETTLE_MS      30000
-#define PACE_STUCK_TIMEOUTS 4
-#define PACE_FLOOR          64 /* pods; the budget before any rate is measured */
+ * STUCK_TIMEOUTS barrier timeouts stops counting: the backstop
+ * (check_partial_gang) releases it. */
+#define WAVE_SETTLE_MS 30000
+#define PACE_FLOOR     64 /* pods; the budget before any rate is measured */
 struct pending_wave {
 	struct admit_wave w;
 	long long sent_ms;
@@ -491,10 +490,12 @@ static void suspend_job(struct reconciler *r, const struct tfjob *job, struct js
 	write_status(r, job, obj, &v, now);
 }
 
-/* The replica types admission plans as one wave (an evaluator is not one). */
-static bool gang_member_type(enum tf_rtype t)
+/* A pod of the job's gang that is still alive: PS, chief or worker (an
+ * evaluator is not planned with them), not finished, not being deleted. */
+static bool live_member(const struct tf_pod_obs *p)
 {
-	return t == TF_PS || t == TF_CHIEF || t == TF_WORKER;
+	return (p->type == TF_PS || p->type == TF_CHIEF || p->type == TF_WORKER) && !p->deleting &&
+	       p->phase != TF_POD_SUCCEEDED && p->phase != TF_POD_FAILED;
 }
 
 /* Forgets key's partial-gang clock. */
@@ -527,8 +528,8 @@ static long long partial_since(struct reconciler *r, const char *key, long long 
  * The gang invariant's backstop. The bind barrier never binds part of a
  * wave, but a drake killed while posting a wave's Bindings, or a member
  * recreated after a failure that cannot be placed again, leaves a job with
- * some PS and workers bound and fewer than its minimum (the gang-min
- * annotation: PS + min-instances) while the rest wait. Once that has lasted
+ * part of its gang bound and fewer than its minimum (the gang-min
+ * annotation: PS + chief + min-instances) while the rest wait. Once that has lasted
  * PARTIAL_TIMEOUTS barrier timeouts, every live PS, chief and worker pod of
  * the job is deleted: the next pass recreates them gated and admission plans the
  * job again, whole. A wave with nothing bound whose planned pods have waited
@@ -543,8 +544,7 @@ static void check_partial_gang(struct reconciler *r, const struct tfjob *job, co
 	long min = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
-		if (p->deleting || !gang_member_type(p->type) || p->phase == TF_POD_SUCCEEDED ||
-		    p->phase == TF_POD_FAILED)
+		if (!live_member(p))
 			continue;
 		const char *node = kube_obj_str(o->obj[i], "spec.nodeName");
 		if (node && *node)
@@ -591,8 +591,7 @@ static void check_partial_gang(struct reconciler *r, const struct tfjob *job, co
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
 		struct kube_meta pm;
-		if (p->deleting || !gang_member_type(p->type) || p->phase == TF_POD_SUCCEEDED ||
-		    p->phase == TF_POD_FAILED || kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
+		if (!live_member(p) || kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
 			continue;
 		struct kube_resource res;
 		pod_res(job, pm.name, &res);
@@ -722,7 +721,7 @@ static void sync_job(struct reconciler *r, const char *ns, const char *name)
 static bool scan_waves(struct reconciler *r, long *binds, long *unbound)
 {
 	long long now = now_ms();
-	long long stuck_ms = (long long)(r->opts.gang_bind_timeout_s * 1000) * PACE_STUCK_TIMEOUTS;
+	long long stuck_ms = (long long)(r->opts.gang_bind_timeout_s * 1000) * STUCK_TIMEOUTS;
 	bool settling = false;
 	size_t kept = 0;
 	*binds = *unbound = 0;
