@@ -84,6 +84,12 @@ static char *jobs_json(void *arg)
 	return reconciler_jobs_json(arg);
 }
 
+static bool replan(void *arg, const char *ns, const char *pod, const char *const *candidates,
+                   size_t n, char *node, size_t nodelen, char *why, size_t whylen)
+{
+	return reconciler_replan(arg, ns, pod, candidates, n, node, nodelen, why, whylen);
+}
+
 static int usage(const struct flag *flags, size_t n)
 {
 	printf("usage: drake serve [flags]\n\n"
@@ -259,6 +265,7 @@ int serve_main(int argc, char **argv)
 		/* The gang verbs read the controller's pod cache. */
 		ext_server_set_pods(sv.server, reconciler_pods(sv.rec));
 		ext_server_set_jobs(sv.server, jobs_json, sv.rec);
+		ext_server_set_replan(sv.server, replan, sv.rec);
 	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
 	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);

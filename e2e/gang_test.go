@@ -227,6 +227,48 @@ func TestGangOnePSSevenWorkersLandsOnOneNode(t *testing.T) {
 	}
 }
 
+func TestGangMemberWhosePlannedNodeIsNotOfferedIsReplannedAmongTheCandidates(t *testing.T) {
+	e := withReconciler(t)
+	nodesN, _ := clusterShape(t)
+	waitGPUsIdle(t, e)
+	ns := e.namespace(t)
+	// drake's planner does not read node selectors: on an idle cluster it
+	// plans this job on the first node by name, while kube-scheduler offers
+	// its filter only the last one. Filter re-plans each member there.
+	target := fmt.Sprintf("kwok-node-%d", nodesN-1)
+	spec := gpuJob(3, 1, "")
+	for _, r := range []string{"PS", "Worker"} {
+		tmpl := spec["tfReplicaSpecs"].(map[string]any)[r].(map[string]any)["template"].(map[string]any)
+		tmpl["spec"].(map[string]any)["nodeSelector"] = map[string]any{"kubernetes.io/hostname": target}
+	}
+	bw := watchBindings(t, e, ns, map[string]int{"pinned": 4})
+	createTFJob(t, ns, "pinned", spec)
+	// well within the 60 s after which a wave with nothing bound is released
+	poll(t, 40*time.Second, "pinned bound whole", func() (bool, error) { return bw.allBound(), nil })
+	bw.check(t, 5*time.Second, true)
+	replanned := 0
+	for _, p := range jobPods(t, e, ns, "pinned") {
+		if p.Spec.NodeName != target {
+			t.Errorf("pod %s bound to %s; its node selector allows only %s", p.Name, p.Spec.NodeName, target)
+		}
+		if p.Annotations["drake.dev/planned-node"] != target {
+			replanned++
+		}
+	}
+	if replanned == 0 {
+		t.Errorf("every pod was planned on %s already; the test did not exercise re-planning", target)
+	}
+	evs, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	for _, ev := range evs.Items {
+		if ev.Reason == "GangReleased" || ev.Reason == "GangRolledBack" {
+			t.Errorf("%s: %s", ev.Reason, ev.Message)
+		}
+	}
+}
+
 func TestGangTooLargeForANodeSpansTheFewestNodesWorkersBesideThePS(t *testing.T) {
 	e := withReconciler(t)
 	_, gpus := clusterShape(t)

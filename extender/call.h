@@ -50,6 +50,10 @@ const struct ext_limits *call_limits(const struct ext_call *call);
 struct kube_client *call_kube(const struct ext_call *call);
 struct kube_informer *call_pods(const struct ext_call *call);
 struct gang_barriers *call_gangs(const struct ext_call *call);
+/* The server's re-plan hook (ext_server_set_replan); false when unset. */
+bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
+                 const char *const *candidates, size_t n, char *node, size_t nodelen, char *why,
+                 size_t whylen);
 struct metrics *call_metrics(const struct ext_call *call);
 
 /* The verbs (verbs.c). Each answers its call exactly once, now or later. */

@@ -54,6 +54,8 @@ struct ext_server {
 	void *ready_arg;
 	char *(*jobs_fn)(void *);
 	void *jobs_arg;
+	ext_replan_fn replan_fn;
+	void *replan_arg;
 	int port;
 	bool draining;
 	struct event *grace_timer;
@@ -234,6 +236,24 @@ struct kube_informer *call_pods(const struct ext_call *call)
 struct gang_barriers *call_gangs(const struct ext_call *call)
 {
 	return call->srv->gangs;
+}
+
+bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
+                 const char *const *candidates, size_t n, char *node, size_t nodelen, char *why,
+                 size_t whylen)
+{
+	const struct ext_server *s = call->srv;
+	if (!s->replan_fn) {
+		snprintf(why, whylen, "no controller to re-plan it");
+		return false;
+	}
+	return s->replan_fn(s->replan_arg, ns, pod, candidates, n, node, nodelen, why, whylen);
+}
+
+void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg)
+{
+	s->replan_fn = fn;
+	s->replan_arg = arg;
 }
 
 void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods)

@@ -63,6 +63,14 @@ void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods);
  * each waiting gang waits for. Unset: {"jobs":[]}. */
 void ext_server_set_jobs(struct ext_server *s, char *(*fn)(void *arg), void *arg);
 
+/* Filter asks fn for another node when a gang member's planned node is not
+ * among the candidates: fn fills node and returns true, or fills why and
+ * returns false (the filter then refuses every node). Unset: it refuses. */
+typedef bool (*ext_replan_fn)(void *arg, const char *ns, const char *pod,
+                              const char *const *candidates, size_t n, char *node, size_t nodelen,
+                              char *why, size_t whylen);
+void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg);
+
 /* Stops accepting connections; calls done once every received request has
  * been answered, or when shutdown_grace runs out (then the rest get 503). */
 void ext_server_shutdown(struct ext_server *s, void (*done)(void *arg), void *arg);

@@ -34,6 +34,33 @@ static bool decode_member(struct ext_call *call, struct ext_args *args, struct g
 	return e == DRAKE_OK;
 }
 
+/*
+ * A gang member whose planned node kube-scheduler no longer offers (the
+ * node was cordoned or tainted, or a pod drake did not count took it) is
+ * re-planned among the candidates when the controller finds one with room
+ * that takes no other gang's reservation; m then names that node. The bind
+ * barrier keys on the gang, not the node, so the wave completes there.
+ */
+static void replan_if_gone(struct ext_call *call, const struct ext_args *args,
+                           struct gang_member *m, char *node, size_t len)
+{
+	for (size_t i = 0; i < args->n_nodes; i++)
+		if (!strcmp(args->node_names[i], m->planned_node))
+			return;
+	char why[256], q[300];
+	if (!args->n_nodes ||
+	    !call_replan(call, args->pod.ns, args->pod.name, (const char *const *)args->node_names,
+	                 args->n_nodes, node, len, why, sizeof(why))) {
+		log_info("gang_replan_failed", "pod=%s/%s planned=%s gang=%s why=%s", args->pod.ns,
+		         args->pod.name, m->planned_node, m->gang,
+		         drake_log_quote(why, q, sizeof(q)));
+		return;
+	}
+	log_info("gang_replanned", "pod=%s/%s from=%s to=%s gang=%s", args->pod.ns, args->pod.name,
+	         m->planned_node, node, m->gang);
+	m->planned_node = node;
+}
+
 void verb_filter(struct ext_call *call)
 {
 	struct ext_args args;
@@ -49,8 +76,11 @@ void verb_filter(struct ext_call *call)
 	if (!verdicts || !reasons) {
 		call_reply_error(call, 500, "out of memory");
 	} else {
-		if (m.planned_node)
+		char moved[256];
+		if (m.planned_node) {
+			replan_if_gone(call, &args, &m, moved, sizeof(moved));
 			gang_filter(&m, &args.pod, &args, verdicts, reasons, why, sizeof(why));
+		}
 		struct ext_filter_result res = {.verdicts = verdicts, .reasons = reasons};
 		call_reply_json(call, 200, ext_filter_encode(&args, &res), false);
 	}

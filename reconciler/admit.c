@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gang/protocol.h"
+#include "gang/vgpu.h"
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "reconciler/tfjob.h"
@@ -425,4 +426,84 @@ void admit_result_release(struct admit_result *r)
 	free(r->waves);
 	free(r->waiting);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- re-planning one member (filter) ---- */
+
+struct near_ctx {
+	const char *self;
+	const char *const *cand;
+	size_t n;
+	int *members; /* per candidate: pods of the job bound or planned there */
+};
+
+static bool count_near(struct json_t *pod, void *arg)
+{
+	struct near_ctx *x = arg;
+	const char *name = kube_obj_str(pod, "metadata.name");
+	if (name && !strcmp(name, x->self))
+		return true;
+	const char *node = kube_obj_str(pod, "spec.nodeName");
+	if (!node || !*node)
+		node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+	for (size_t i = 0; node && i < x->n; i++)
+		if (!strcmp(x->cand[i], node))
+			x->members[i]++;
+	return true;
+}
+
+drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *pods,
+                       const char *ns, const char *name, const char *const *candidates, size_t n,
+                       char *node, size_t nodelen, char *why, size_t whylen)
+{
+	struct json_t *pod = kube_cache_get(pods, ns, name);
+	struct kube_meta m;
+	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK)
+		return drake_errorf(DRAKE_EINVAL, why, whylen, "pod %s/%s is not in the cache", ns,
+		                    name);
+	if (kube_obj_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST))
+		return drake_errorf(DRAKE_ESTATE, why, whylen,
+		                    "a KubeShare share is not re-planned onto another node");
+	struct drake_cluster c;
+	drake_cluster_init(&c);
+	struct drake_res req;
+	int *members = calloc(n ? n : 1, sizeof(*members));
+	drake_err e = members ? admit_snapshot(nodes, pods, &c, why, whylen) : DRAKE_ENOMEM;
+	if (!e)
+		e = admit_pod_requests(pod, &c.names, &req, why, whylen);
+	if (!e && m.owner_uid) {
+		struct near_ctx x = {name, candidates, n, members};
+		kube_cache_by_owner(pods, m.owner_uid, count_near, &x);
+	}
+	int best = -1;
+	double best_left = 0;
+	for (size_t i = 0; !e && i < n; i++) {
+		int k = drake_cluster_find(&c, candidates[i]);
+		struct drake_res free_, left;
+		if (k < 0 || !c.nodes[k].schedulable)
+			continue;
+		drake_cluster_free(&c, (size_t)k, &free_);
+		if (!drake_res_fits(&req, &free_))
+			continue;
+		left = free_;
+		drake_res_sub(&left, &req);
+		double l = drake_res_leftover(&left, &c.nodes[k].alloc);
+		if (best < 0 || members[i] > members[best] ||
+		    (members[i] == members[best] &&
+		     (l < best_left ||
+		      (l == best_left && strcmp(candidates[i], candidates[best]) < 0)))) {
+			best = (int)i;
+			best_left = l;
+		}
+	}
+	if (!e && best < 0)
+		e = drake_errorf(DRAKE_ESTATE, why, whylen,
+		                 "none of the %zu candidate nodes has room for it beside the other "
+		                 "gangs' reservations",
+		                 n);
+	if (!e)
+		snprintf(node, nodelen, "%s", candidates[best]);
+	free(members);
+	drake_cluster_release(&c);
+	return e;
 }

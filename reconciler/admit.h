@@ -101,6 +101,23 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
 drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
                          struct drake_cluster *c, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
+/* The requests of a pod (its spec), as admit_spec_requests counts them. */
+drake_err admit_pod_requests(const struct json_t *pod, struct drake_res_names *names,
+                             struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+
+/*
+ * Re-plans one admitted member whose planned node kube-scheduler no longer
+ * offers: among the candidate nodes, the schedulable one with room for the
+ * pod in the snapshot (every other pod charged where it is bound or
+ * planned, so no other gang's reservation is taken) that holds most of the
+ * pod's job, then the tightest fit, then the first name. Fills node; EINVAL
+ * when the pod is not in the cache, ESTATE with why when no candidate
+ * fits or the pod has a KubeShare share (its vGPU is not re-planned).
+ */
+drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *pods,
+                       const char *ns, const char *name, const char *const *candidates, size_t n,
+                       char *node, size_t nodelen, char *why, size_t whylen) DRAKE_MUST_CHECK;
+
 /* RFC 3339 creationTimestamp of an object in seconds, or 0. */
 double admit_created(const struct json_t *obj);
 

@@ -223,11 +223,16 @@ static bool charge_pod(json_t *pod, void *arg)
 		return true;
 	struct drake_res req;
 	char why[200];
-	if (admit_spec_requests(json_object_get(pod, "spec"), &s->c->names, &req, why,
-	                        sizeof(why)) == DRAKE_OK)
+	if (admit_pod_requests(pod, &s->c->names, &req, why, sizeof(why)) == DRAKE_OK)
 		drake_cluster_charge(s->c, (size_t)i, &req, 1);
 	charge_share(s->c, (size_t)i, pod);
 	return true;
+}
+
+drake_err admit_pod_requests(const struct json_t *pod, struct drake_res_names *names,
+                             struct drake_res *out, char *msg, size_t msglen)
+{
+	return admit_spec_requests(json_object_get(pod, "spec"), names, out, msg, msglen);
 }
 
 drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,

@@ -602,6 +602,45 @@ static void test_a_recreated_chief_rejoins_its_jobs_wave(void **state)
 	world_release(&w);
 }
 
+static void test_a_member_whose_node_is_gone_is_replanned_without_taking_a_reservation(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "a", 8);
+	node(&w, "b", 8);
+	node(&w, "c", 8);
+	node(&w, "d", 2);
+	job(&w, "j", "2026-01-01T00:00:00Z", 2, 2, 2);
+	pod(&w, "j", "ps", 0, 0, "a", NULL);
+	pod(&w, "j", "worker", 0, 2, "c", "c");
+	pod(&w, "j", "worker", 1, 2, "a", NULL); /* a is no longer offered */
+	pod(&w, "k", "worker", 0, 7, "b", NULL); /* another gang holds 7 of b's GPUs */
+	char node_[64] = "", why[256] = "";
+	/* beside its own job first */
+	const char *all[] = {"b", "c", "d"};
+	assert_int_equal(admit_replan(&w.nodes, &w.pods, "ml", "j-worker-1", all, 3, node_,
+	                              sizeof(node_), why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_string_equal(node_, "c");
+	/* never into another gang's reservation: b has 1 GPU left, d has 2 */
+	const char *bd[] = {"b", "d"};
+	assert_int_equal(admit_replan(&w.nodes, &w.pods, "ml", "j-worker-1", bd, 2, node_,
+	                              sizeof(node_), why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_string_equal(node_, "d");
+	/* nowhere with room: it says so */
+	const char *b[] = {"b"};
+	assert_int_equal(admit_replan(&w.nodes, &w.pods, "ml", "j-worker-1", b, 1, node_,
+	                              sizeof(node_), why, sizeof(why)),
+	                 DRAKE_ESTATE);
+	assert_non_null(strstr(why, "room"));
+	/* a pod the cache does not have */
+	assert_int_equal(admit_replan(&w.nodes, &w.pods, "ml", "nobody", all, 3, node_,
+	                              sizeof(node_), why, sizeof(why)),
+	                 DRAKE_EINVAL);
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -622,6 +661,8 @@ int main(void)
 	    cmocka_unit_test(
 	        test_the_chief_counts_toward_the_minimum_so_a_job_without_room_for_it_waits),
 	    cmocka_unit_test(test_a_recreated_chief_rejoins_its_jobs_wave),
+	    cmocka_unit_test(
+	        test_a_member_whose_node_is_gone_is_replanned_without_taking_a_reservation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -928,6 +928,18 @@ static void admit_pass(struct reconciler *r)
 	admit_result_release(&res);
 }
 
+bool reconciler_replan(const struct reconciler *r, const char *ns, const char *pod,
+                       const char *const *candidates, size_t n, char *node, size_t nodelen,
+                       char *why, size_t whylen)
+{
+	if (!r || !r->nodes || !kube_informer_synced(r->nodes) || !kube_informer_synced(r->pods)) {
+		snprintf(why, whylen, "the controller's caches are not synced");
+		return false;
+	}
+	return admit_replan(kube_informer_cache(r->nodes), kube_informer_cache(r->pods), ns, pod,
+	                    candidates, n, node, nodelen, why, whylen) == DRAKE_OK;
+}
+
 char *reconciler_jobs_json(const struct reconciler *r)
 {
 	size_t n = r ? r->nwaits : 0;

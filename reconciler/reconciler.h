@@ -52,6 +52,12 @@ void reconciler_free(struct reconciler *r);
 bool reconciler_synced(const struct reconciler *r);
 /* The pod informer, so the extender can share the cache (may be NULL). */
 struct kube_informer *reconciler_pods(const struct reconciler *r);
+/* For the extender's filter: another node among candidates for an admitted
+ * pod whose planned node kube-scheduler no longer offers (admit_replan).
+ * False, with why, when none fits or the caches cannot say. */
+bool reconciler_replan(const struct reconciler *r, const char *ns, const char *pod,
+                       const char *const *candidates, size_t n, char *node, size_t nodelen,
+                       char *why, size_t whylen);
 /* What each waiting gang waits for, as JSON ({"jobs":[...]}); caller frees. */
 char *reconciler_jobs_json(const struct reconciler *r);
 
