@@ -126,18 +126,7 @@ func gangPhase(cfg *rest.Config, cs kubernetes.Interface, jobs, workers, paralle
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
 	ns := "bench-gang"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		fail("namespace %s: %v", ns, err)
-	}
-	for {
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			fail("no default service account in %s", ns)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	newNamespace(ctx, cs, ns)
 	size := workers + 1
 	total := jobs * size
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})

@@ -344,10 +344,9 @@ func fail(format string, a ...any) {
 	os.Exit(1)
 }
 
-func phase(cs kubernetes.Interface, round int, sched string, n, workers int, timeout time.Duration) result {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ns := fmt.Sprintf("bench-%d-%s", round, sched)
+// newNamespace creates ns and waits until its default service account
+// exists (pods cannot be created before it); it exits on failure.
+func newNamespace(ctx context.Context, cs kubernetes.Interface, ns string) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		fail("namespace %s: %v", ns, err)
 	}
@@ -360,6 +359,13 @@ func phase(cs kubernetes.Interface, round int, sched string, n, workers int, tim
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func phase(cs kubernetes.Interface, round int, sched string, n, workers int, timeout time.Duration) result {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ns := fmt.Sprintf("bench-%d-%s", round, sched)
+	newNamespace(ctx, cs, ns)
 
 	// watch first, so no binding is missed
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
