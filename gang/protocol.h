@@ -8,8 +8,18 @@
  *   drake.dev/gang          id of the admission wave: "<tfjob uid>.<wave>";
  *                           pods of one wave bind together or not at all
  *   drake.dev/gang-size     pods in the wave (the bind barrier waits for all)
- *   drake.dev/gang-min      PS + chief + min-instances workers: preemption never
- *                           takes the job's bound pods below this
+ *   drake.dev/gang-min      PS + chief + min-instances workers (a head count,
+ *                           for people; the checks read gang-min-roles)
+ *   drake.dev/gang-min-roles  the minimum per role, "ps=1,chief=1,worker=2"
+ *                           (gang/roles.h): the barrier releases a wave only
+ *                           when each role's minimum is there, and preemption
+ *                           never takes a live PS or chief, nor workers below
+ *                           their minimum
+ *   drake.dev/role          this member's role: "ps", "chief" or "worker"
+ *
+ * These annotations are drake's to write: the controller strips every
+ * drake.dev/ key (and kubeshare/GPUID) from a TFJob's pod templates, so a
+ * pod carries them only once admission has written them.
  *
  * A pod without drake.dev/planned-node is not drake's to place (a plain pod,
  * or a TFJob pod of another controller): the extender passes it through.
@@ -24,6 +34,8 @@
 #define DRAKE_ANNOTATION_GANG         "drake.dev/gang"
 #define DRAKE_ANNOTATION_GANG_SIZE    "drake.dev/gang-size"
 #define DRAKE_ANNOTATION_GANG_MIN     "drake.dev/gang-min"
+#define DRAKE_ANNOTATION_GANG_ROLES   "drake.dev/gang-min-roles"
+#define DRAKE_ANNOTATION_ROLE         "drake.dev/role"
 #define DRAKE_LABEL_JOB_NAME          "training.kubeflow.org/job-name"
 
 /* Largest gang a wave may carry (a bound on the barrier's memory). */
