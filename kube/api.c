@@ -76,6 +76,17 @@ drake_err kube_delete(struct kube_client *c, const struct kube_resource *r, cons
 	return e;
 }
 
+drake_err kube_delete_now(struct kube_client *c, const struct kube_resource *r, const char *uid,
+                          kube_response_cb cb, void *arg)
+{
+	char *body = kube_delete_now_body(uid);
+	if (!body)
+		return DRAKE_ENOMEM;
+	drake_err e = send(c, "DELETE", r, NULL, body, cb, arg);
+	free(body);
+	return e;
+}
+
 drake_err kube_merge_patch(struct kube_client *c, const struct kube_resource *r, const char *json,
                            kube_response_cb cb, void *arg)
 {

@@ -37,6 +37,9 @@ drake_err kube_create(struct kube_client *c, const struct kube_resource *r, cons
 /* uid / rv preconditions may be NULL; propagation is Background. */
 drake_err kube_delete(struct kube_client *c, const struct kube_resource *r, const char *uid,
                       const char *rv, kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
+/* DELETE with gracePeriodSeconds 0 and a uid precondition. */
+drake_err kube_delete_now(struct kube_client *c, const struct kube_resource *r, const char *uid,
+                          kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
 drake_err kube_merge_patch(struct kube_client *c, const struct kube_resource *r, const char *json,
                            kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
 drake_err kube_json_patch(struct kube_client *c, const struct kube_resource *r, const char *json,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -91,6 +92,46 @@ const char *kube_obj_str(const struct json_t *o, const char *path)
 	return str_of((json_t *)cur);
 }
 
+static double rfc3339(const char *ts)
+{
+	struct tm tm = {0};
+	const char *rest = ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	if (!rest)
+		return 0;
+	double frac = 0;
+	if (*rest == '.') {
+		char *end;
+		frac = strtod(rest, &end);
+		rest = end;
+	}
+	if (strcmp(rest, "Z") != 0)
+		return 0; /* the API server writes UTC */
+	return (double)timegm(&tm) + frac;
+}
+
+double kube_obj_time(const struct json_t *o, const char *path)
+{
+	return rfc3339(kube_obj_str(o, path));
+}
+
+const char *kube_obj_condition(const struct json_t *o, const char *type, double *since)
+{
+	if (since)
+		*since = 0;
+	size_t i;
+	json_t *c;
+	json_array_foreach (json_object_get(json_object_get(o, "status"), "conditions"), i, c) {
+		const char *t = json_string_value(json_object_get(c, "type"));
+		if (!t || strcmp(t, type) != 0)
+			continue;
+		if (since)
+			*since =
+			    rfc3339(json_string_value(json_object_get(c, "lastTransitionTime")));
+		return json_string_value(json_object_get(c, "status"));
+	}
+	return NULL;
+}
+
 size_t kube_obj_array_len(const struct json_t *o, const char *path)
 {
 	const json_t *cur = o;
@@ -161,6 +202,16 @@ char *kube_delete_options_body(const char *uid, const char *rv, const char *prop
 	if (b && propagation)
 		json_object_set_new(b, "propagationPolicy", json_string(propagation));
 	return dump(b);
+}
+
+char *kube_delete_now_body(const char *uid)
+{
+	json_t *pre = json_object();
+	if (uid)
+		json_object_set_new(pre, "uid", json_string(uid));
+	return dump(json_pack("{s:s,s:s,s:i,s:s,s:o}", "kind", "DeleteOptions", "apiVersion", "v1",
+	                      "gracePeriodSeconds", 0, "propagationPolicy", "Background",
+	                      "preconditions", pre));
 }
 
 char *kube_binding_body(const char *pod, const char *node)

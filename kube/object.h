@@ -46,6 +46,14 @@ size_t kube_obj_array_len(const struct json_t *o, const char *path);
 /* A string at a dotted path ("status.phase"), or NULL. */
 const char *kube_obj_str(const struct json_t *o, const char *path);
 
+/* An RFC 3339 time ("2026-01-01T00:00:00Z", fractions allowed) at a dotted
+ * path, in seconds since the epoch; 0 when absent or malformed. */
+double kube_obj_time(const struct json_t *o, const char *path);
+/* status.conditions[type]: its status ("True", "False", "Unknown") or NULL
+ * when absent, and its lastTransitionTime in *since (0 when absent; since
+ * may be NULL). */
+const char *kube_obj_condition(const struct json_t *o, const char *type, double *since);
+
 /* The "message" of an API Status body (what a failed write says), copied into
  * buf; "" when the body is not a Status. Never fails. */
 const char *kube_status_message(const char *body, size_t len, char *buf, size_t buflen);
@@ -56,6 +64,9 @@ bool kube_name_valid(const char *s);
 /* {"kind":"DeleteOptions",...} with optional uid / resourceVersion
  * preconditions and propagation policy ("Background", "Foreground", "Orphan"). */
 char *kube_delete_options_body(const char *uid, const char *rv, const char *propagation);
+/* The same with gracePeriodSeconds 0: the object goes at once, without
+ * waiting for a kubelet to confirm (a pod on a node that is gone). */
+char *kube_delete_now_body(const char *uid);
 /* A v1 Binding of pod to node. */
 char *kube_binding_body(const char *pod, const char *node);
 /* A core/v1 Event about an object. type is "Normal" or "Warning". */

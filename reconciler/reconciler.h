@@ -39,6 +39,10 @@ struct reconciler_options {
 	                               admits what kube-scheduler binds in half of it */
 	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
 	                               once; 0 = adaptive (see gang/pace.h) */
+	/* The controller's clock: wall-clock seconds. NULL: the system's.
+	 * Tests pass their own, so deadlines need no real-time waits. */
+	double (*clock)(void *arg);
+	void *clock_arg;
 };
 
 struct reconciler;

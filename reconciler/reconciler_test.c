@@ -35,7 +35,14 @@ struct env {
 	int nwrites, want;
 	bool forbid_pods; /* pod creates answered 403 */
 	long requeue_ms;  /* 0: 30 s, so a test sees exactly one pass */
+	double clock;     /* the controller's clock, with start_gang */
+	double step;      /* seconds it moves on per slice of run_until */
 };
+
+static double test_clock(void *arg)
+{
+	return ((struct env *)arg)->clock;
+}
 
 static char msg[256];
 
@@ -178,9 +185,10 @@ static int count(const char *hay, const char *needle)
 	"\"kind\":\"TFJob\",\"name\":\"job1\",\"uid\":\"uid-job1\",\"controller\":true}]}" extra   \
 	"}"
 #define RUNNING ",\"spec\":{},\"status\":{\"phase\":\"Running\"}"
-#define GATED                                                                                      \
-	",\"spec\":{\"schedulingGates\":[{\"name\":\"drake.dev/"                                   \
+#define GATED_SPEC                                                                                 \
+	"\"spec\":{\"schedulingGates\":[{\"name\":\"drake.dev/"                                    \
 	"gang\"}]},\"status\":{\"phase\":\"Pending\"}"
+#define GATED          "," GATED_SPEC
 #define SVC(type, idx) OWNED("Service", type, idx, "")
 
 static void test_fresh_job_gets_services_and_gated_pods(void **state)
@@ -413,6 +421,7 @@ static int run_until(struct env *e, const char *what, int want, int secs)
 		struct timeval slice = {0, 100000};
 		event_base_loopexit(e->base, &slice);
 		event_base_dispatch(e->base);
+		e->clock += e->step;
 	}
 	return count(e->writes, what);
 }
@@ -468,9 +477,11 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 
 /* ---- the partial-gang backstop ---- */
 
-#define GANG_ANN                                                                                   \
+/* The plan an older drake wrote: gang-min a head count. */
+#define GANG_ANN_MIN(min)                                                                          \
 	",\"annotations\":{\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-job1.1\","   \
-	"\"drake.dev/gang-size\":\"5\",\"drake.dev/gang-min\":\"5\"}"
+	"\"drake.dev/gang-size\":\"5\",\"drake.dev/gang-min\":\"" min "\"}"
+#define GANG_ANN GANG_ANN_MIN("5")
 /* OWNED with the gang annotations inside metadata */
 #define GANG_POD(type, idx, spec)                                                                  \
 	"{\"metadata\":{\"name\":\"job1-" type "-" #idx "\",\"namespace\":\"default\",\"uid\":"    \
@@ -490,29 +501,140 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	SVC("ps", 0)                                                                               \
 	"," SVC("worker", 0) "," SVC("worker", 1) "," SVC("worker", 2) "," SVC("worker", 3)
 
-static void start_gang(struct env *e, double bind_timeout_s)
+/* Starts the controller on job1 with a 15 s barrier timeout, on a clock
+ * that moves on step seconds per 100 ms slice of run_until: deadlines pass
+ * without real-time waits. */
+static void start_gang(struct env *e, double step)
 {
 	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
 	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
-	struct reconciler_options ro = {
-	    .requeue_ms = 100, .gang = true, .gang_bind_timeout_s = bind_timeout_s};
+	e->clock = 1767225600; /* 2026-01-01T00:00:00Z */
+	e->step = step;
+	struct reconciler_options ro = {.requeue_ms = 100,
+	                                .gang = true,
+	                                .gang_bind_timeout_s = 15,
+	                                .clock = test_clock,
+	                                .clock_arg = e};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
 }
 
-static void test_a_gang_left_partial_is_rolled_back_after_the_deadline(void **state)
+/* A pod of job1 with the gang annotations, meta added to its metadata. */
+#define GANG_POD_MM(type, idx, min, meta, spec)                                                    \
+	"{\"metadata\":{\"name\":\"job1-" type "-" #idx "\",\"namespace\":\"default\",\"uid\":"    \
+	"\"uid-" type #idx "\",\"resourceVersion\":\"4\"," meta ",\"labels\":{"                    \
+	"\"training.kubeflow.org/job-name\":\"job1\",\"training.kubeflow.org/"                     \
+	"replica-type\":\"" type "\",\"training.kubeflow.org/replica-index\":\"" #idx              \
+	"\"},\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"job1\",\"uid\":\"uid-job1\","     \
+	"\"controller\":true}]" GANG_ANN_MIN(min) "}," spec "}"
+/* job1 (min-instances 1) with the head count 1 PS + 1 worker */
+#define GANG_POD_M(type, idx, meta, spec) GANG_POD_MM(type, idx, "2", meta, spec)
+#define NOMETA                            "\"generation\":1"
+/* bound to n1 at 2025-12-31T23:58:20Z, 100 s before start_gang's clock */
+#define BOUND_EARLY                                                                                \
+	"\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\",\"conditions\":[{"       \
+	"\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":"                    \
+	"\"2025-12-31T23:58:20Z\"}]}"
+#define WORKERS_EARLY                                                                              \
+	GANG_POD_M("worker", 0, "\"creationTimestamp\":\"2025-12-31T23:58:00Z\"", BOUND_EARLY)     \
+	"," GANG_POD_M(                                                                            \
+	    "worker", 1, "\"creationTimestamp\":\"2025-12-31T23:58:00Z\"",                         \
+	    BOUND_EARLY) "," GANG_POD_M("worker", 2,                                               \
+	                                "\"creationTimestamp\":\"2025-12-31T23:58:00Z\"",          \
+	                                BOUND_EARLY) "," GANG_POD_M("worker", 3,                   \
+	                                                            "\"creationTimestamp\""        \
+	                                                            ":\"2025-12-31T23:"            \
+	                                                            "58:00Z\"",                    \
+	                                                            BOUND_EARLY)
+
+#define WITHOUT_PS                                                                                 \
+	GANG_POD_M("ps", 0, NOMETA, UNBOUND)                                                       \
+	"," GANG_POD_M("worker", 0, NOMETA, BOUND) "," GANG_POD_M(                                 \
+	    "worker", 1, NOMETA, BOUND) "," GANG_POD_M("worker", 2, NOMETA,                        \
+	                                               BOUND) "," GANG_POD_M("worker", 3, NOMETA,  \
+	                                                                     BOUND)
+
+#define DELETE_POD "DELETE /api/v1/namespaces/default/pods/job1-"
+
+static void test_workers_left_without_their_ps_are_rolled_back_two_timeouts_later(void **state)
 {
 	struct env *e = *state;
 	e->jobs = JOB("", 4);
-	/* a drake killed while posting: PS and worker 0 bound, the rest not */
-	e->pods = GANG_PODS(BOUND, BOUND, UNBOUND, UNBOUND, UNBOUND);
+	/* the PS was preempted and its replacement, admitted as a repair,
+	 * cannot bind: four workers are well above the head count of two
+	 * (1 PS + min-instances 1), but without their PS they cannot train */
+	e->pods = WITHOUT_PS;
 	e->services = SVCS4;
-	start_gang(e, 0.25); /* the deadline: two timeouts, 0.5 s */
-	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/job1-", 5, 10), 5);
-	assert_int_equal(count(e->writes, "DELETE"), 5);
-	assert_int_equal(count(e->bodies, "\"reason\":\"GangRolledBack\""), 1);
-	assert_int_equal(count(e->bodies, "\"uid\":\"uid-worker3\""), 1); /* preconditions */
+	start_gang(e, 1);                                    /* 1 s per slice */
+	assert_int_equal(run_until(e, DELETE_POD, 1, 2), 0); /* 20 s: the repair's time */
+	assert_true(run_until(e, DELETE_POD, 5, 2) >= 5);    /* past 30 s: rolled back */
+	assert_non_null(strstr(e->writes, DELETE_POD "ps-0"));
+	assert_non_null(strstr(e->writes, DELETE_POD "worker-3"));
+	assert_non_null(strstr(e->bodies, "\"reason\":\"GangRolledBack\""));
+	assert_non_null(strstr(e->bodies, "had 0 of the 1 ps it needs"));
+	assert_non_null(strstr(e->bodies, "\"uid\":\"uid-worker3\"")); /* preconditions */
+}
+
+static void test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* the PS was preempted and recreated 28 s ago (gated: its repair
+	 * does not fit); its workers were bound long before. A drake
+	 * started now owes the job 2 s, not 30. */
+	e->pods = GANG_POD_M("ps", 0, "\"creationTimestamp\":\"2025-12-31T23:59:32Z\"",
+	                     GATED_SPEC) "," WORKERS_EARLY;
+	e->services = SVCS4;
+	start_gang(e, 1);
+	assert_true(run_until(e, DELETE_POD, 5, 1) >= 5); /* within 10 s */
+	assert_non_null(strstr(e->bodies, "had 0 of the 1 ps it needs for 3"));
+}
+
+static void test_a_job_whose_workers_finish_at_different_times_is_not_rolled_back(void **state)
+{
+	struct env *e = *state;
+	/* min-instances 2, max 4: worker 1 finished before worker 0, and the
+	 * slots above the two admitted workers were never admitted */
+	e->jobs = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+	          "\"name\":\"job1\",\"namespace\":\"default\",\"uid\":\"uid-job1\","
+	          "\"resourceVersion\":\"3\"},\"spec\":{\"max-instances\":4,\"min-instances\":2,"
+	          "\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":" TMPL "},"
+	          "\"Worker\":{\"replicas\":2,\"template\":" TMPL "}}}}";
+	e->pods = GANG_POD_MM("ps", 0, "3", NOMETA, BOUND) "," GANG_POD_MM(
+	    "worker", 0, "3", NOMETA,
+	    BOUND) "," GANG_POD_MM("worker", 1, "3", NOMETA,
+	                           "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+	                           "\"Succeeded\"}") "," OWNED("Pod", "worker", 2,
+	                                                       GATED) "," OWNED("Pod", "worker", 3,
+	                                                                        GATED);
+	e->services = SVCS4;
+	start_gang(e, 5);
+	assert_int_equal(run_until(e, "DELETE", 1, 2), 0); /* 100 s: three deadlines */
+	assert_int_equal(count(e->bodies, "GangRolledBack"), 0);
+}
+
+static void test_a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* the PS's node is gone: its pod stays Terminating, which blocks its
+	 * recreation; the workers run on n1 */
+	e->pods = GANG_POD_M("ps", 0,
+	                     "\"creationTimestamp\":\"2025-12-31T23:50:00Z\","
+	                     "\"deletionTimestamp\":"
+	                     "\"2025-12-31T23:59:00Z\"",
+	                     "\"spec\":{\"nodeName\":\"lost\"},\"status\":{\"phase\":"
+	                     "\"Running\"}") "," WORKERS_EARLY;
+	e->services = SVCS4;
+	start_gang(e, 1);
+	/* the PS at once, without waiting for its kubelet; and the workers,
+	 * short of their PS for 60 s since it was deleted, go too */
+	assert_true(run_until(e, DELETE_POD, 5, 1) >= 5);
+	assert_non_null(strstr(e->writes, DELETE_POD "ps-0"));
+	assert_non_null(strstr(e->bodies, "\"gracePeriodSeconds\":0"));
+	assert_non_null(strstr(e->bodies, "\"reason\":\"GangMemberForceDeleted\""));
+	assert_non_null(strstr(e->bodies, "\"reason\":\"GangRolledBack\""));
 }
 
 static void test_a_wave_that_no_longer_fits_is_released_after_the_deadline(void **state)
@@ -522,9 +644,10 @@ static void test_a_wave_that_no_longer_fits_is_released_after_the_deadline(void 
 	/* admitted, and none of it ever bound (its node was cordoned) */
 	e->pods = GANG_PODS(UNBOUND, UNBOUND, UNBOUND, UNBOUND, UNBOUND);
 	e->services = SVCS4;
-	start_gang(e, 0.1); /* the deadline: four timeouts, 0.4 s */
-	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/job1-", 5, 10), 5);
-	assert_int_equal(count(e->bodies, "\"reason\":\"GangReleased\""), 1);
+	start_gang(e, 2);                                    /* the deadline: four timeouts, 60 s */
+	assert_int_equal(run_until(e, DELETE_POD, 1, 2), 0); /* 40 s */
+	assert_true(run_until(e, DELETE_POD, 5, 2) >= 5);
+	assert_non_null(strstr(e->bodies, "\"reason\":\"GangReleased\""));
 }
 
 static void test_a_job_waiting_in_the_queue_is_left_alone(void **state)
@@ -536,8 +659,8 @@ static void test_a_job_waiting_in_the_queue_is_left_alone(void **state)
 	    "Pod", "worker", 1, GATED) "," OWNED("Pod", "worker", 2,
 	                                         GATED) "," OWNED("Pod", "worker", 3, GATED);
 	e->services = SVCS4;
-	start_gang(e, 0.1);
-	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: 2.5 deadlines */
+	start_gang(e, 10);
+	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 100 s: over six deadlines */
 }
 
 static void test_a_bound_chief_counts_toward_the_gang_minimum(void **state)
@@ -557,8 +680,8 @@ static void test_a_bound_chief_counts_toward_the_gang_minimum(void **state)
 	                                                         BOUND) "," OWNED("Pod", "worker",
 	                                                                          3, GATED);
 	e->services = SVCS4 "," SVC("chief", 0);
-	start_gang(e, 0.1);
-	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: five deadlines */
+	start_gang(e, 10);
+	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 100 s: over six deadlines */
 }
 
 static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
@@ -569,8 +692,8 @@ static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
 	 * gang still at its minimum is not partial either */
 	e->pods = GANG_PODS(BOUND, BOUND, BOUND, BOUND, BOUND);
 	e->services = SVCS4;
-	start_gang(e, 0.1);
-	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 1 s: five deadlines */
+	start_gang(e, 10);
+	assert_int_equal(run_until(e, "DELETE", 1, 1), 0); /* 100 s: over six deadlines */
 	assert_int_equal(count(e->bodies, "GangRolledBack"), 0);
 }
 
@@ -650,7 +773,10 @@ int main(void)
 	    T(test_suspended_job_loses_its_pods_and_services),
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
-	    T(test_a_gang_left_partial_is_rolled_back_after_the_deadline),
+	    T(test_workers_left_without_their_ps_are_rolled_back_two_timeouts_later),
+	    T(test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it),
+	    T(test_a_job_whose_workers_finish_at_different_times_is_not_rolled_back),
+	    T(test_a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once),
 	    T(test_a_gang_bound_whole_or_not_at_all_is_left_alone),
 	    T(test_a_bound_chief_counts_toward_the_gang_minimum),
 	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),

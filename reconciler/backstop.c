@@ -1,0 +1,234 @@
+/*
+ * backstop.c - the gang invariant's backstop, the adapter side: counts a
+ * live gang job's members per role from the pod cache (bound, Succeeded,
+ * admitted and waiting for kube-scheduler), reads from the pods when its
+ * shortfall began, and carries out gang/backstop.h's verdict: nothing, look
+ * again at the deadline, roll the gang back (delete every live PS, chief
+ * and worker: the next pass recreates them gated and admission plans the
+ * job again whole), or release a wave that never bound. A member stuck
+ * Terminating on a node that is not Ready is deleted at once once the
+ * verdict says so, or it would block its own recreation forever.
+ */
+#include "reconciler/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "gang/backstop.h"
+#include "gang/protocol.h"
+#include "kube/api.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+
+void rec_backstop_forget(struct reconciler *r, const char *key)
+{
+	for (size_t i = 0; i < r->npartials; i++)
+		if (!strcmp(r->partials[i].key, key)) {
+			r->partials[i] = r->partials[--r->npartials];
+			return;
+		}
+}
+
+/* When this process first saw key short; now when it is new. */
+static long long first_seen(struct reconciler *r, const char *key, long long now)
+{
+	for (size_t i = 0; i < r->npartials; i++)
+		if (!strcmp(r->partials[i].key, key))
+			return r->partials[i].since_ms;
+	struct partial_note *n = realloc(r->partials, (r->npartials + 1) * sizeof(*n));
+	if (!n)
+		return now;
+	r->partials = n;
+	n = &r->partials[r->npartials++];
+	snprintf(n->key, sizeof(n->key), "%s", key);
+	n->since_ms = now;
+	return now;
+}
+
+static int role_of(enum tf_rtype t)
+{
+	switch (t) {
+	case TF_PS: return DRAKE_ROLE_PS;
+	case TF_CHIEF: return DRAKE_ROLE_CHIEF;
+	case TF_WORKER: return DRAKE_ROLE_WORKER;
+	default: return -1; /* an evaluator is no part of the gang */
+	}
+}
+
+/* The minimum per role: every PS, the chief, min-instances workers. */
+static void job_minimum(const struct tfjob *job, struct drake_roles *min)
+{
+	*min = (struct drake_roles){0};
+	if (job->rs[TF_PS].present)
+		min->n[DRAKE_ROLE_PS] = job->rs[TF_PS].replicas;
+	if (job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0)
+		min->n[DRAKE_ROLE_CHIEF] = 1;
+	if (job->rs[TF_WORKER].present)
+		min->n[DRAKE_ROLE_WORKER] = job->min_instances;
+}
+
+static bool node_ready(const struct reconciler *r, const char *name)
+{
+	struct json_t *node = name && r->nodes ? kube_informer_get(r->nodes, "", name) : NULL;
+	const char *ready = node ? kube_obj_condition(node, "Ready", NULL) : NULL;
+	return ready && !strcmp(ready, "True");
+}
+
+static double later(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* What the pods say, per role. lost_at[role] is the latest sign of a loss
+ * among that role's unbound members (a replacement's creation, a member's
+ * deletion); a slot with no pod at all has none, so the role's time is
+ * unknown (-1). */
+struct census {
+	struct drake_backstop_in in;
+	double bound_at; /* the earliest binding among bound members */
+	double lost_at[DRAKE_NROLES];
+	int present[DRAKE_NROLES]; /* pods seen of the role, up to its minimum's slots */
+};
+
+static void count(const struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                  struct census *c)
+{
+	memset(c, 0, sizeof(*c));
+	job_minimum(job, &c->in.min);
+	c->in.timeout_s = r->opts.gang_bind_timeout_s;
+	for (size_t i = 0; i < o->n; i++) {
+		const struct tf_pod_obs *p = &o->obs[i];
+		int role = role_of(p->type);
+		if (role < 0)
+			continue;
+		if (p->type != TF_WORKER || p->index < c->in.min.n[role])
+			c->present[role]++;
+		const struct json_t *pod = o->obj[i];
+		const char *node = kube_obj_str(pod, "spec.nodeName");
+		bool bound = node && *node;
+		if (p->deleting) {
+			double gone = kube_obj_time(pod, "metadata.deletionTimestamp");
+			c->lost_at[role] = later(c->lost_at[role], gone);
+			if (bound && !node_ready(r, node) &&
+			    (!c->in.stuck_terminating_s || gone < c->in.stuck_terminating_s))
+				c->in.stuck_terminating_s = gone;
+			continue;
+		}
+		if (p->phase == TF_POD_SUCCEEDED) {
+			c->in.done.n[role]++;
+			continue;
+		}
+		if (p->phase == TF_POD_FAILED)
+			continue; /* recreated per its restart policy, or the job fails */
+		if (bound) {
+			c->in.bound.n[role]++;
+			double at;
+			kube_obj_condition(pod, "PodScheduled", &at);
+			if (at > 0 && (c->bound_at == 0 || at < c->bound_at))
+				c->bound_at = at;
+			continue;
+		}
+		if (!p->gated && kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
+			c->in.admitted.n[role]++;
+		c->lost_at[role] =
+		    later(c->lost_at[role], kube_obj_time(pod, "metadata.creationTimestamp"));
+	}
+	/* The shortfall began when the gang ran and a short role lost its
+	 * member: the later of the two. Unknown when a short role's member
+	 * has no pod yet (being recreated) or the bindings carry no time. */
+	struct drake_roles have = c->in.bound;
+	double lost = 0;
+	for (int role = 0; role < DRAKE_NROLES; role++) {
+		have.n[role] += c->in.done.n[role];
+		if (have.n[role] >= c->in.min.n[role])
+			continue;
+		if (c->present[role] < c->in.min.n[role] || c->lost_at[role] <= 0) {
+			lost = -1;
+			break;
+		}
+		lost = later(lost, c->lost_at[role]);
+	}
+	c->in.since_s = lost > 0 && c->bound_at > 0 ? later(lost, c->bound_at) : 0;
+}
+
+static void delete_members(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                           const char *what)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		const struct tf_pod_obs *p = &o->obs[i];
+		struct kube_meta pm;
+		if (role_of(p->type) < 0 || p->deleting || p->phase == TF_POD_SUCCEEDED ||
+		    p->phase == TF_POD_FAILED || kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		rec_pod_res(job, pm.name, &res);
+		rec_write(r, job, OP_DELETE, &res, NULL, pm.uid, what);
+	}
+}
+
+/* Deletes at once the members stuck Terminating on a node that is not Ready. */
+static void force_delete_stuck(struct reconciler *r, const struct tfjob *job, const struct owned *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		struct kube_meta pm;
+		if (role_of(o->obs[i].type) < 0 || !o->obs[i].deleting ||
+		    kube_obj_meta(o->obj[i], &pm) != DRAKE_OK || !pm.node_name || !*pm.node_name ||
+		    node_ready(r, pm.node_name))
+			continue;
+		char msg[400];
+		snprintf(msg, sizeof(msg),
+		         "pod %s has been terminating on node %s, which is not Ready, for longer "
+		         "than the gang can wait: deleting it at once so that it can be recreated",
+		         pm.name, pm.node_name);
+		rec_event(r, job, "Warning", "GangMemberForceDeleted", msg);
+		log_warn("gang_member_force_deleted", "job=%s/%s pod=%s node=%s", job->ns,
+		         job->name, pm.name, pm.node_name);
+		rec_force_delete(r, job, pm.name, pm.uid, "force delete stuck member");
+	}
+}
+
+void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                  const char *key)
+{
+	struct census c;
+	count(r, job, o, &c);
+	long long now = rec_now_ms(r);
+	struct drake_roles have = c.in.bound;
+	for (int role = 0; role < DRAKE_NROLES; role++)
+		have.n[role] += c.in.done.n[role];
+	bool short_ = drake_roles_short(&have, &c.in.min) >= 0;
+	if (!short_ && !c.in.stuck_terminating_s) {
+		rec_backstop_forget(r, key);
+		return;
+	}
+	c.in.first_seen_s = (double)first_seen(r, key, now) / 1000;
+	struct drake_backstop_out out;
+	drake_backstop_judge(&c.in, (double)now / 1000, &out);
+	if (out.force_delete)
+		force_delete_stuck(r, job, o);
+	switch (out.verdict) {
+	case DRAKE_BACKSTOP_OK:
+		if (!c.in.stuck_terminating_s)
+			rec_backstop_forget(r, key);
+		else
+			rec_enqueue(r, &r->later, job->ns, job->name);
+		return;
+	case DRAKE_BACKSTOP_WAIT:
+	case DRAKE_BACKSTOP_REPAIR:
+		rec_enqueue(r, &r->later, job->ns, job->name); /* look again in a second */
+		return;
+	case DRAKE_BACKSTOP_ROLL_BACK:
+	case DRAKE_BACKSTOP_RELEASE: break;
+	}
+	bool rollback = out.verdict == DRAKE_BACKSTOP_ROLL_BACK;
+	rec_event(r, job, "Warning", rollback ? "GangRolledBack" : "GangReleased", out.why);
+	char have_s[64], min_s[64];
+	log_warn(rollback ? "gang_rolled_back" : "gang_released",
+	         "job=%s have=%s min=%s why=\"%s\"", key,
+	         drake_roles_format(&have, have_s, sizeof(have_s)),
+	         drake_roles_format(&c.in.min, min_s, sizeof(min_s)), out.why);
+	delete_members(r, job, o, rollback ? "roll back partial gang" : "release stuck wave");
+	rec_backstop_forget(r, key);
+}

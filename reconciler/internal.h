@@ -1,0 +1,168 @@
+/*
+ * internal.h - what the reconciler's files share (internal to reconciler/):
+ * the controller's state and the functions one part offers the others.
+ *
+ *   reconciler.c  informer callbacks, the drain and tick events, lifecycle
+ *   queue.c       the work queue (dirty job keys) and per-job write backoff
+ *   writes.c      writes to the API server and Events, each tied to its job
+ *   sync.c        one pass over one TFJob: services, pods, status
+ *   backstop.c    the gang invariant's backstop: a gang below its per-role
+ *                 minimum is repaired or rolled back (gang/backstop.h decides)
+ *   waves.c       the admission loop: rounds, pacing, waves in flight
+ *   views.c       what the extender asks of the controller
+ *
+ * Ownership: struct reconciler owns everything below; reconciler_free()
+ * releases it. Strings in keys are copies.
+ */
+#ifndef DRAKE_RECONCILER_INTERNAL_H
+#define DRAKE_RECONCILER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/event_struct.h>
+
+#include "common/err.h"
+#include "gang/admission.h"
+#include "gang/pace.h"
+#include "reconciler/admit.h"
+#include "reconciler/reconciler.h"
+#include "reconciler/status.h"
+#include "reconciler/tfjob.h"
+
+struct json_t;
+struct kube_resource;
+struct write_ctx;
+
+#define KEY_MAX (64 + 254 + 2)
+
+struct keyset {
+	char (*keys)[KEY_MAX];
+	size_t n, cap;
+};
+
+/* Per job: writes in flight, and a backoff after failed ones so a job whose
+ * writes keep failing (RBAC, quota, admission) is not retried every second. */
+struct inflight {
+	char key[KEY_MAX];
+	int n;
+	int failures;       /* consecutive passes with a failed write */
+	bool failed;        /* a write of the current pass failed */
+	long long retry_ms; /* no pass before this (clock ms) */
+};
+
+/* A wave whose patches were sent. Admission holds further rounds until the
+ * cache shows every pod of it planned (so the next snapshot charges it), or
+ * until the wave is old enough to have failed. Pacing then follows it until
+ * kube-scheduler has bound it: its unbound pods count against the budget and
+ * its binds measure kube-scheduler's rate. A wave still unbound after
+ * DRAKE_BACKSTOP_STUCK_TIMEOUTS barrier timeouts stops counting: the
+ * backstop releases it. */
+#define WAVE_SETTLE_MS 30000
+#define PACE_FLOOR     64 /* pods; the budget before any rate is measured */
+struct pending_wave {
+	struct admit_wave w;
+	long long sent_ms;
+	int bound; /* members seen bound at the last scan */
+};
+
+/* When the backstop first saw a job below its minimum (clock ms). The
+ * verdict prefers the durable times the pods carry; this only covers what
+ * they cannot say. */
+struct partial_note {
+	char key[KEY_MAX];
+	long long since_ms;
+};
+
+/* The last reason each waiting job was given, so an Event is posted only
+ * when it changes. */
+struct wait_note {
+	char key[KEY_MAX];
+	char why[DRAKE_WHY_MAX];
+	int status;
+	bool seen; /* still waiting in the latest round */
+};
+
+/* A job's pods as one pass sees them. */
+struct owned {
+	struct json_t *obj[RECONCILER_MAX_PODS];
+	struct tf_pod_obs obs[RECONCILER_MAX_PODS];
+	size_t n;
+	bool truncated;
+};
+
+struct svc_seen {
+	unsigned char have[TF_NTYPES][TF_MAX_REPLICAS];
+};
+
+struct reconciler {
+	struct event_base *base;
+	struct kube_client *client;
+	struct reconciler_options opts;
+	char *domain, *gang_resource;
+	struct kube_informer *jobs, *pods, *services, *nodes;
+	struct pending_wave *pending;
+	size_t npending;
+	struct drake_pace pace;
+	struct wait_note *waits;
+	size_t nwaits;
+	struct partial_note *partials;
+	size_t npartials;
+	bool admit_dirty;
+	struct keyset now, later;
+	struct inflight *inflight;
+	size_t ninflight, capinflight;
+	struct write_ctx *writes;
+	struct owned *owned;   /* scratch for one pass (large) */
+	struct svc_seen *svcs; /* the same */
+	struct event drain, tick;
+	long long last_resync_ms;
+	long long last_requeue_ms;
+	bool was_synced, events_ready;
+};
+
+/* ---- queue.c ---- */
+
+/* The controller's clock (reconciler_options.clock), in ms and in s. */
+long long rec_now_ms(const struct reconciler *r);
+double rec_now_s(const struct reconciler *r);
+drake_err rec_keyset_add(struct keyset *s, const char *key) DRAKE_MUST_CHECK;
+struct inflight *rec_inflight_of(struct reconciler *r, const char *key, bool create);
+/* Marks ns/name dirty in s; r->now is drained at once, r->later on the tick. */
+void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name);
+
+/* ---- writes.c ---- */
+
+enum rec_op { OP_CREATE, OP_DELETE, OP_MERGE, OP_JSONPATCH };
+
+/* One write for job; its completion requeues the job and settles backoff. */
+void rec_write(struct reconciler *r, const struct tfjob *job, enum rec_op op,
+               const struct kube_resource *res, const char *body, const char *uid,
+               const char *what);
+/* A DELETE with gracePeriodSeconds=0 (a pod stuck Terminating on a lost node). */
+void rec_force_delete(struct reconciler *r, const struct tfjob *job, const char *pod,
+                      const char *uid, const char *what);
+void rec_event(struct reconciler *r, const struct tfjob *job, const char *type, const char *reason,
+               const char *message);
+void rec_pod_res(const struct tfjob *job, const char *name, struct kube_resource *res);
+void rec_job_res(const struct tfjob *job, const char *sub, struct kube_resource *res);
+/* Detaches every write still in flight (their callbacks free only themselves). */
+void rec_writes_detach(struct reconciler *r);
+
+/* ---- sync.c ---- */
+
+void rec_sync_job(struct reconciler *r, const char *ns, const char *name);
+
+/* ---- backstop.c ---- */
+
+/* Checks a live gang job against its per-role minimum and repairs or rolls
+ * it back when the verdict says so. */
+void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                  const char *key);
+void rec_backstop_forget(struct reconciler *r, const char *key);
+
+/* ---- waves.c ---- */
+
+void rec_admit_pass(struct reconciler *r);
+
+#endif

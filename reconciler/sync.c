@@ -1,0 +1,275 @@
+/*
+ * sync.c - one pass over one TFJob, from the caches: a finished job gets
+ * cleanPodPolicy and its TTL; a live one any missing service and (gated)
+ * pod, failed pods recreated per restart policy, started pods ungated when
+ * gang admission is off, the backstop's check when it is on, and a status
+ * patch when the verdict changed. Every write is idempotent (fixed names,
+ * preconditions, test ops), and a job with writes in flight is skipped: the
+ * write callbacks requeue it, so a pass never races its own earlier writes.
+ */
+#include "reconciler/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "kube/api.h"
+#include "kube/cache.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+#include "reconciler/pod_codec.h"
+
+static bool collect_pod(struct json_t *pod, void *arg)
+{
+	struct owned *o = arg;
+	if (o->n == RECONCILER_MAX_PODS) {
+		o->truncated = true;
+		return false;
+	}
+	if (tf_pod_observe(pod, &o->obs[o->n])) {
+		o->obj[o->n] = pod;
+		o->n++;
+	}
+	return true;
+}
+
+static struct json_t *find(const struct owned *o, enum tf_rtype t, int index)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->obs[i].type == t && o->obs[i].index == index)
+			return o->obj[i];
+	return NULL;
+}
+
+static bool collect_svc(struct json_t *svc, void *arg)
+{
+	struct svc_seen *s = arg;
+	enum tf_rtype t;
+	int i;
+	if (tf_replica_of(svc, &t, &i))
+		s->have[t][i] = 1;
+	return true;
+}
+
+static void finish_job(struct reconciler *r, const struct tfjob *job, struct owned *o,
+                       long since_done)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		struct tf_pod_obs *p = &o->obs[i];
+		bool live = p->phase == TF_POD_RUNNING || p->phase == TF_POD_PENDING ||
+		            p->phase == TF_POD_UNKNOWN;
+		if (p->deleting || job->clean == TF_CLEAN_NONE ||
+		    (job->clean == TF_CLEAN_RUNNING && !live))
+			continue;
+		struct kube_meta m;
+		if (kube_obj_meta(o->obj[i], &m) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		rec_pod_res(job, m.name, &res);
+		rec_write(r, job, OP_DELETE, &res, NULL, m.uid, "cleanup pod");
+	}
+	if (job->ttl_s < 0)
+		return;
+	if (since_done >= job->ttl_s) {
+		struct kube_resource res;
+		rec_job_res(job, NULL, &res);
+		rec_event(r, job, "Normal", "TTLExpired",
+		          "ttlSecondsAfterFinished passed; deleting");
+		rec_write(r, job, OP_DELETE, &res, NULL, job->uid, "ttl delete");
+	} else {
+		rec_enqueue(r, &r->later, job->ns, job->name); /* look again in a second */
+	}
+}
+
+static void create_missing(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+                           const struct svc_seen *svcs, int *created)
+{
+	for (int t = 0; t < TF_NTYPES; t++) {
+		int slots = tf_replica_slots(job, (enum tf_rtype)t);
+		for (int i = 0; i < slots; i++) {
+			char name[TF_SERVICE_NAME_MAX + 1], msg[160];
+			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) !=
+			    DRAKE_OK)
+				continue;
+			if (!svcs->have[t][i]) {
+				struct kube_resource res = {
+				    .version = "v1", .plural = "services", .ns = job->ns};
+				char *body = tf_service_json(job, (enum tf_rtype)t, i);
+				rec_write(r, job, OP_CREATE, &res, body, NULL, "create service");
+				free(body);
+			}
+			if (!find(o, (enum tf_rtype)t, i)) {
+				struct kube_resource res = {
+				    .version = "v1", .plural = "pods", .ns = job->ns};
+				char *body = tf_pod_json(job, (enum tf_rtype)t, i, r->domain,
+				                         r->gang_resource, msg, sizeof(msg));
+				if (!body)
+					log_warn("reconciler_pod_build", "job=%s/%s err=%s",
+					         job->ns, job->name, msg);
+				rec_write(r, job, OP_CREATE, &res, body, NULL, "create pod");
+				free(body);
+				(*created)++;
+			}
+		}
+	}
+}
+
+/* Patches status when the verdict changed it, with an Event on a new state. */
+static void write_status(struct reconciler *r, const struct tfjob *job, struct json_t *obj,
+                         const struct tf_verdict *v, long now)
+{
+	const char *was = tf_status_current(obj);
+	char *patch = tf_status_patch(obj, job, v, now);
+	if (patch) {
+		struct kube_resource res;
+		rec_job_res(job, "status", &res);
+		rec_write(r, job, OP_MERGE, &res, patch, NULL, "status");
+		free(patch);
+		const char *state = tf_state_name(v->state);
+		if (v->state != TF_STATE_CREATED && (!was || strcmp(was, state) != 0))
+			rec_event(r, job,
+			          v->state == TF_STATE_FAILED || v->state == TF_STATE_RESTARTING
+			              ? "Warning"
+			              : "Normal",
+			          v->reason, v->message);
+	}
+}
+
+static void suspend_job(struct reconciler *r, const struct tfjob *job, struct json_t *obj,
+                        struct owned *o, const struct svc_seen *svcs, long now)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		struct kube_meta m;
+		if (o->obs[i].deleting || kube_obj_meta(o->obj[i], &m) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		rec_pod_res(job, m.name, &res);
+		rec_write(r, job, OP_DELETE, &res, NULL, m.uid, "suspend pod");
+	}
+	for (int t = 0; t < TF_NTYPES; t++) {
+		for (int i = 0; i < TF_MAX_REPLICAS; i++) {
+			char name[TF_SERVICE_NAME_MAX + 1];
+			if (!svcs->have[t][i] || tf_replica_name(job, (enum tf_rtype)t, i, name,
+			                                         sizeof(name)) != DRAKE_OK)
+				continue;
+			struct kube_resource res = {
+			    .version = "v1", .plural = "services", .ns = job->ns, .name = name};
+			rec_write(r, job, OP_DELETE, &res, NULL, NULL, "suspend service");
+		}
+	}
+	struct tf_verdict v = {.state = TF_STATE_SUSPENDED};
+	snprintf(v.reason, sizeof(v.reason), "TFJobSuspended");
+	snprintf(v.message, sizeof(v.message), "TFJob %s/%s is suspended.", job->ns, job->name);
+	write_status(r, job, obj, &v, now);
+}
+
+void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
+{
+	struct json_t *obj = kube_informer_get(r->jobs, ns, name);
+	struct kube_meta m;
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK || m.deleting) {
+		rec_backstop_forget(r, key);
+		return;
+	}
+	struct inflight *f = rec_inflight_of(r, key, false);
+	if (f && f->n > 0)
+		return; /* the write callbacks requeue it */
+	if (f && f->retry_ms > rec_now_ms(r)) {
+		rec_enqueue(r, &r->later, ns, name); /* backing off after failed writes */
+		return;
+	}
+	struct tfjob job;
+	bool managed;
+	char msg[256];
+	long now = (long)rec_now_s(r);
+	if (tfjob_decode(obj, &job, &managed, msg, sizeof(msg)) != DRAKE_OK) {
+		char *patch = tf_status_invalid_patch(obj, msg, now);
+		if (patch && m.uid[0] && strlen(ns) < sizeof(job.ns) &&
+		    strlen(name) < sizeof(job.name)) {
+			memset(&job, 0, sizeof(job));
+			snprintf(job.ns, sizeof(job.ns), "%s", ns);
+			snprintf(job.name, sizeof(job.name), "%s", name);
+			snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+			struct kube_resource res;
+			rec_job_res(&job, "status", &res);
+			rec_event(r, &job, "Warning", "TFJobFailedValidation", msg);
+			rec_write(r, &job, OP_MERGE, &res, patch, NULL, "invalid status");
+		} else if (patch) {
+			log_warn("tfjob_invalid", "job=%s err=%s", key, msg);
+		}
+		free(patch);
+		return;
+	}
+	if (!managed)
+		return; /* runPolicy.managedBy names another controller */
+	bool final;
+	long since_start, since_done;
+	tf_status_read(obj, now, &final, &since_start, &since_done);
+	struct owned *o = r->owned;
+	o->n = 0;
+	o->truncated = false;
+	kube_cache_by_owner(kube_informer_cache(r->pods), job.uid, collect_pod, o);
+	if (o->truncated) { /* acting on part of the pods would recreate the rest */
+		log_warn("reconciler_too_many_pods", "job=%s limit=%d action=skip", key,
+		         RECONCILER_MAX_PODS);
+		return;
+	}
+	if (final) {
+		finish_job(r, &job, o, since_done);
+		return;
+	}
+	struct svc_seen *svcs = r->svcs;
+	memset(svcs, 0, sizeof(*svcs));
+	kube_cache_by_owner(kube_informer_cache(r->services), job.uid, collect_svc, svcs);
+	if (job.suspend) {
+		suspend_job(r, &job, obj, o, svcs, now);
+		return;
+	}
+	int created = 0;
+	create_missing(r, &job, o, svcs, &created);
+	struct tf_verdict v;
+	int prior = tf_restart_count(obj);
+	tf_judge(&job, o->obs, o->n, prior, since_start, &v);
+	int recreated = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		struct kube_meta pm;
+		if (kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
+			continue;
+		struct kube_resource res;
+		rec_pod_res(&job, pm.name, &res);
+		if (o->obs[i].recreate) {
+			rec_write(r, &job, OP_DELETE, &res, NULL, pm.uid, "recreate failed pod");
+			recreated++;
+		} else if (o->obs[i].gated && !o->obs[i].deleting && !tf_state_final(v.state) &&
+		           tf_replica_starts(&job, o->obs[i].type, o->obs[i].index) &&
+		           !(r->opts.gang && o->obs[i].type != TF_EVALUATOR)) {
+			/* With gang admission, PS, chief and workers wait for a
+			 * plan (admit_pass): they train together, so they start
+			 * together. An evaluator is no part of the training
+			 * cluster (TensorFlow leaves it out, though TF_CONFIG
+			 * lists it as Kubeflow's does): it only reads the
+			 * checkpoints, training never waits for it, and it
+			 * starts at once. */
+			char *patch = tf_pod_ungate_patch(o->obj[i]);
+			rec_write(r, &job, OP_JSONPATCH, &res, patch, NULL, "ungate pod");
+			free(patch);
+		}
+	}
+	if (r->opts.gang && !recreated && !created && !tf_state_final(v.state))
+		rec_backstop(r, &job, o, key);
+	if (recreated) {
+		char *patch = tf_restarts_patch(prior + recreated);
+		struct kube_resource res;
+		rec_job_res(&job, NULL, &res);
+		rec_write(r, &job, OP_MERGE, &res, patch, NULL, "count restarts");
+		free(patch);
+	}
+	write_status(r, &job, obj, &v, now);
+	if (created)
+		log_info("tfjob_created_pods", "job=%s pods=%d", key, created);
+	if (job.deadline_s >= 0)
+		rec_enqueue(r, &r->later, ns, name); /* the deadline is checked every second */
+}

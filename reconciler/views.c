@@ -1,0 +1,41 @@
+/*
+ * views.c - what the extender asks of the controller: a new node for a
+ * gang member whose planned node kube-scheduler no longer offers, and what
+ * each waiting gang waits for (GET /v1/jobs).
+ */
+#include "reconciler/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/informer.h"
+
+bool reconciler_replan(const struct reconciler *r, const char *ns, const char *pod,
+                       const char *const *candidates, size_t n, char *node, size_t nodelen,
+                       char *why, size_t whylen)
+{
+	if (!r || !r->nodes || !kube_informer_synced(r->nodes) || !kube_informer_synced(r->pods)) {
+		snprintf(why, whylen, "the controller's caches are not synced");
+		return false;
+	}
+	return admit_replan(kube_informer_cache(r->nodes), kube_informer_cache(r->pods), ns, pod,
+	                    candidates, n, node, nodelen, why, whylen) == DRAKE_OK;
+}
+
+char *reconciler_jobs_json(const struct reconciler *r)
+{
+	size_t n = r ? r->nwaits : 0;
+	struct admit_note *notes = calloc(n ? n : 1, sizeof(*notes));
+	if (!notes)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		notes[i].key = r->waits[i].key;
+		notes[i].status =
+		    drake_admit_status_name((enum drake_admit_status)r->waits[i].status);
+		notes[i].why = r->waits[i].why;
+	}
+	char *out = admit_waiting_json(notes, n);
+	free(notes);
+	return out;
+}

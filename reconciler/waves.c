@@ -1,0 +1,238 @@
+/*
+ * waves.c - the admission loop. Each round runs admit_round() over the
+ * caches, paces the new waves it returns (gang/pace.h: no more gang pods
+ * waiting for kube-scheduler than it binds in half the barrier timeout),
+ * applies the ones that go (one atomic ungate patch per pod, an Event, the
+ * plan on the TFJob), tells waiting jobs why once per reason, and follows the
+ * waves in flight until kube-scheduler has bound them.
+ */
+#include "reconciler/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "gang/backstop.h"
+#include "gang/protocol.h"
+#include "kube/api.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+#include "reconciler/pod_codec.h"
+
+/*
+ * Follows the admitted waves: *unbound gets how many of their pods still wait
+ * for kube-scheduler, *binds how many it bound since the last scan. Waves
+ * bound whole, gone, or stuck are dropped. True while a wave is still on its
+ * way into the cache (the gated view: a snapshot now would miss its plan).
+ */
+static bool scan_waves(struct reconciler *r, long *binds, long *unbound)
+{
+	long long now = rec_now_ms(r);
+	long long stuck_ms =
+	    (long long)(r->opts.gang_bind_timeout_s * 1000) * DRAKE_BACKSTOP_STUCK_TIMEOUTS;
+	bool settling = false;
+	size_t kept = 0;
+	*binds = *unbound = 0;
+	for (size_t i = 0; i < r->npending; i++) {
+		struct pending_wave *p = &r->pending[i];
+		int bound = 0, waiting = 0;
+		bool visible = true;
+		for (int j = 0; j < p->w.n_pods; j++) {
+			struct json_t *pod = kube_informer_get(r->pods, p->w.ns, p->w.pods[j].name);
+			if (!pod)
+				continue; /* deleted: neither waits nor was bound by this wave */
+			const char *node = kube_obj_str(pod, "spec.nodeName");
+			if (node && *node)
+				bound++;
+			else
+				waiting++;
+			if (!kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
+				visible = false;
+		}
+		if (bound > p->bound)
+			*binds += bound - p->bound;
+		p->bound = bound;
+		long long age = now - p->sent_ms;
+		if (!visible && age <= WAVE_SETTLE_MS)
+			settling = true;
+		else if (waiting == 0 || age > stuck_ms) {
+			free(p->w.pods);
+			continue;
+		}
+		*unbound += waiting;
+		r->pending[kept++] = *p;
+	}
+	r->npending = kept;
+	return settling;
+}
+
+static void apply_wave(struct reconciler *r, struct admit_wave *w)
+{
+	struct tfjob job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.ns, sizeof(job.ns), "%s", w->ns);
+	snprintf(job.name, sizeof(job.name), "%s", w->job);
+	snprintf(job.uid, sizeof(job.uid), "%s", w->uid);
+	char msg[512];
+	int nodes = 0;
+	for (int i = 0; i < w->n_pods; i++) {
+		bool seen = false;
+		for (int j = 0; j < i; j++)
+			seen |= !strcmp(w->pods[j].node, w->pods[i].node);
+		nodes += !seen;
+	}
+	snprintf(msg, sizeof(msg), "admitted %d PS%s and %d workers as gang %s on %d node%s (%s%s)",
+	         w->n_ps, w->n_chief ? ", the chief" : "", w->n_workers, w->gang, nodes,
+	         nodes == 1 ? "" : "s", w->pods[0].node, nodes > 1 ? ", ..." : "");
+	rec_event(r, &job, "Normal", "GangAdmitted", msg);
+	if (w->n_pods == w->size) { /* a new wave, not a repair: record it on the TFJob */
+		const char **where = calloc((size_t)w->n_pods, sizeof(*where));
+		for (int i = 0; where && i < w->n_pods; i++)
+			where[i] = w->pods[i].node;
+		char *plan = where ? tf_plan_patch(w->gang, w->n_ps, w->n_chief, w->n_workers,
+		                                   where, w->n_pods)
+		                   : NULL;
+		struct kube_resource res;
+		rec_job_res(&job, NULL, &res);
+		if (plan)
+			rec_write(r, &job, OP_MERGE, &res, plan, NULL, "record plan");
+		free(plan);
+		free(where);
+	}
+	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d chief=%d workers=%d nodes=%d", w->ns,
+	         w->job, w->gang, w->n_ps, w->n_chief, w->n_workers, nodes);
+	for (int i = 0; i < w->n_pods; i++) {
+		struct json_t *pod = kube_informer_get(r->pods, w->ns, w->pods[i].name);
+		char *patch = pod ? admit_ungate_patch(pod, w, w->pods[i].node) : NULL;
+		if (!patch)
+			continue;
+		struct kube_resource res;
+		rec_pod_res(&job, w->pods[i].name, &res);
+		rec_write(r, &job, OP_JSONPATCH, &res, patch, NULL, "admit pod");
+		free(patch);
+	}
+}
+
+static struct wait_note *wait_note(struct reconciler *r, const char *key)
+{
+	for (size_t i = 0; i < r->nwaits; i++)
+		if (!strcmp(r->waits[i].key, key))
+			return &r->waits[i];
+	struct wait_note *n = realloc(r->waits, (r->nwaits + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	r->waits = n;
+	n = &r->waits[r->nwaits++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->key, sizeof(n->key), "%s", key);
+	return n;
+}
+
+static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
+{
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", wt->ns, wt->job);
+	struct wait_note *n = wait_note(r, key);
+	if (!n)
+		return;
+	n->seen = true;
+	if (n->status == (int)wt->status && !strcmp(n->why, wt->why))
+		return;
+	n->status = (int)wt->status;
+	snprintf(n->why, sizeof(n->why), "%s", wt->why);
+	struct json_t *obj = kube_informer_get(r->jobs, wt->ns, wt->job);
+	struct kube_meta m;
+	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
+		return;
+	struct tfjob job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.ns, sizeof(job.ns), "%s", wt->ns);
+	snprintf(job.name, sizeof(job.name), "%s", wt->job);
+	snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+	char msg[DRAKE_WHY_MAX + 64];
+	snprintf(msg, sizeof(msg), "gang %s: %s", drake_admit_status_name(wt->status), wt->why);
+	rec_event(r, &job, "Normal", "GangWaiting", msg);
+}
+
+/* What a job held back by pacing is told (stable, so it is posted once). */
+#define PACED_WHY "paced: starts once kube-scheduler has bound the gangs admitted before it"
+
+void rec_admit_pass(struct reconciler *r)
+{
+	if (!r->opts.gang || !kube_informer_synced(r->nodes))
+		return;
+	long binds, unbound;
+	bool settling = scan_waves(r, &binds, &unbound);
+	drake_pace_observe(&r->pace, rec_now_s(r), binds, unbound);
+	if (settling)
+		return;
+	r->admit_dirty = false;
+	struct admit_options ao = {.backfill = !r->opts.strict_fifo, .now_s = (long)rec_now_s(r)};
+	struct admit_result res;
+	char msg[256];
+	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
+	                          kube_informer_cache(r->nodes), &ao, &res, msg, sizeof(msg));
+	if (e) {
+		log_error("admission_failed", "err=%s msg=\"%s\"", drake_strerror(e), msg);
+		return;
+	}
+	/* Pacing, in FIFO order: repairs (members rejoining a running gang)
+	 * always go; a new wave goes while the budget has room for it; once one
+	 * is held, every new wave behind it is too. */
+	long budget = drake_pace_budget(&r->pace, r->opts.gang_bind_timeout_s / 2, PACE_FLOOR,
+	                                r->opts.gang_max_unbound);
+	long admitted = unbound;
+	size_t held = 0;
+	bool *go = calloc(res.n_waves ? res.n_waves : 1, sizeof(*go));
+	if (!go) {
+		admit_result_release(&res);
+		r->admit_dirty = true;
+		return;
+	}
+	for (size_t i = 0; i < res.n_waves; i++) {
+		const struct admit_wave *w = &res.waves[i];
+		go[i] = w->n_pods < w->size ||
+		        (!held && drake_pace_admits(budget, admitted, w->n_pods));
+		if (go[i])
+			admitted += w->n_pods;
+		else
+			held++;
+	}
+	for (size_t i = 0; i < r->nwaits; i++)
+		r->waits[i].seen = false;
+	for (size_t i = 0; i < res.n_waiting; i++)
+		note_waiting(r, &res.waiting[i]);
+	for (size_t i = 0; i < res.n_waves; i++) {
+		if (go[i])
+			continue;
+		struct admit_waiting wt = {.status = DRAKE_ADMIT_WAITING};
+		snprintf(wt.ns, sizeof(wt.ns), "%s", res.waves[i].ns);
+		snprintf(wt.job, sizeof(wt.job), "%s", res.waves[i].job);
+		snprintf(wt.why, sizeof(wt.why), "%s", PACED_WHY);
+		note_waiting(r, &wt);
+	}
+	size_t kept = 0; /* forget jobs that no longer wait */
+	for (size_t i = 0; i < r->nwaits; i++)
+		if (r->waits[i].seen)
+			r->waits[kept++] = r->waits[i];
+	r->nwaits = kept;
+	if (held)
+		log_debug("gang_paced", "held=%zu unbound=%ld budget=%ld rate=%.1f", held, admitted,
+		          budget, r->pace.rate);
+	for (size_t i = 0; i < res.n_waves; i++) {
+		if (!go[i])
+			continue;
+		apply_wave(r, &res.waves[i]);
+		struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
+		if (!p)
+			continue;
+		r->pending = p;
+		r->pending[r->npending] =
+		    (struct pending_wave){.w = res.waves[i], .sent_ms = rec_now_ms(r)};
+		r->npending++;
+		res.waves[i].pods = NULL; /* now owned by the pending list */
+	}
+	free(go);
+	admit_result_release(&res);
+}
