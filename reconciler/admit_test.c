@@ -316,7 +316,9 @@ static void share_pod(struct world *w, const char *name, const char *node, bool 
 	char b[1024];
 	snprintf(b, sizeof(b),
 	         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"p-%s\","
-	         "\"resourceVersion\":\"1\",\"annotations\":{\"kubeshare/GPUID\":\"%s\","
+	         "\"resourceVersion\":\"1\",\"ownerReferences\":[{\"kind\":\"TFJob\","
+	         "\"name\":\"tf\",\"uid\":\"uid-tf\",\"controller\":true}],"
+	         "\"annotations\":{\"kubeshare/GPUID\":\"%s\","
 	         "\"kubeshare/gpu_request\":\"%s\",\"kubeshare/gpu_mem\":\"%s\"%s%s%s}},"
 	         "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 	         "{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
@@ -341,7 +343,8 @@ static void test_the_snapshot_rebuilds_vgpus_from_pods_with_a_gpuid(void **state
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	char msg[256];
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &c, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
+	                 DRAKE_OK);
 	const struct drake_node *a = &c.nodes[drake_cluster_find(&c, "gpu-a")];
 	const struct drake_node *b = &c.nodes[drake_cluster_find(&c, "gpu-b")];
 	assert_int_equal(a->gpu_mem, 16LL << 30);
