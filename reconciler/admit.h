@@ -172,6 +172,9 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 struct admit_note {
 	const char *key, *status, *why;
 };
-char *admit_waiting_json(const struct admit_note *notes, size_t n);
+/* With skipped (may be NULL): "nodesLeftOut":[{"node":"n","why":"..."}]
+ * beside the jobs, and "nodesNotListed":N when more were left out. */
+char *admit_waiting_json(const struct admit_note *notes, size_t n,
+                         const struct admit_skipped_list *skipped);
 
 #endif

@@ -509,7 +509,8 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 	return out;
 }
 
-char *admit_waiting_json(const struct admit_note *notes, size_t n)
+char *admit_waiting_json(const struct admit_note *notes, size_t n,
+                         const struct admit_skipped_list *skipped)
 {
 	json_t *jobs = json_array();
 	for (size_t i = 0; jobs && i < n; i++)
@@ -517,6 +518,17 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n)
 		                      json_pack("{s:s,s:s,s:s}", "job", notes[i].key, "status",
 		                                notes[i].status, "waitsFor", notes[i].why));
 	json_t *root = jobs ? json_pack("{s:o}", "jobs", jobs) : NULL;
+	if (root && skipped && (skipped->n || skipped->unlisted)) {
+		json_t *left = json_array();
+		for (size_t i = 0; left && i < skipped->n; i++)
+			json_array_append_new(left,
+			                      json_pack("{s:s,s:s}", "node", skipped->v[i].node,
+			                                "why", skipped->v[i].why));
+		json_object_set_new(root, "nodesLeftOut", left);
+		if (skipped->unlisted)
+			json_object_set_new(root, "nodesNotListed",
+			                    json_integer((json_int_t)skipped->unlisted));
+	}
 	char *out = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
 	return out;

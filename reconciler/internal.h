@@ -113,8 +113,9 @@ struct reconciler {
 	struct inflight *inflight;
 	size_t ninflight, capinflight;
 	struct write_ctx *writes;
-	struct owned *owned;   /* scratch for one pass (large) */
-	struct svc_seen *svcs; /* the same */
+	struct admit_skipped_list skipped; /* nodes the last round left out */
+	struct owned *owned;               /* scratch for one pass (large) */
+	struct svc_seen *svcs;             /* the same */
 	struct event drain, tick;
 	long long last_resync_ms;
 	long long last_requeue_ms;

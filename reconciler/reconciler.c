@@ -218,6 +218,7 @@ void reconciler_free(struct reconciler *r)
 	free(r->now.keys);
 	free(r->later.keys);
 	free(r->inflight);
+	admit_skipped_release(&r->skipped);
 	free(r->owned);
 	free(r->svcs);
 	free(r->domain);

@@ -697,6 +697,28 @@ static void test_a_gang_bound_whole_or_not_at_all_is_left_alone(void **state)
 	assert_int_equal(count(e->bodies, "GangRolledBack"), 0);
 }
 
+static void test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	e->pods = OWNED("Pod", "ps", 0, GATED) "," OWNED("Pod", "worker", 0, GATED) "," OWNED(
+	    "Pod", "worker", 1, GATED) "," OWNED("Pod", "worker", 2,
+	                                         GATED) "," OWNED("Pod", "worker", 3, GATED);
+	e->services = SVCS4;
+	e->nodes = "{\"metadata\":{\"name\":\"bad\"},\"spec\":{},\"status\":{\"allocatable\":"
+	           "{\"cpu\":\"lots\",\"memory\":\"256Gi\"}}}";
+	struct reconciler_options ro = {.requeue_ms = 100, .gang = true};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+	run_until(e, "never", 1, 1);
+	char *json = reconciler_jobs_json(e->rec);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"nodesLeftOut\":[{\"node\":\"bad\",\"why\":"));
+	assert_non_null(strstr(json, "lots"));
+	free(json);
+}
+
 /* ---- the chief is a gang member, the evaluator is not ---- */
 
 /* Every replica asks for one CPU. */
@@ -781,6 +803,7 @@ int main(void)
 	    T(test_a_bound_chief_counts_toward_the_gang_minimum),
 	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),
 	    T(test_a_job_waiting_in_the_queue_is_left_alone),
+	    T(test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

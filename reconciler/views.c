@@ -35,7 +35,7 @@ char *reconciler_jobs_json(const struct reconciler *r)
 		    drake_admit_status_name((enum drake_admit_status)r->waits[i].status);
 		notes[i].why = r->waits[i].why;
 	}
-	char *out = admit_waiting_json(notes, n);
+	char *out = admit_waiting_json(notes, n, r ? &r->skipped : NULL);
 	free(notes);
 	return out;
 }

@@ -155,6 +155,36 @@ static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
 	rec_event(r, &job, "Normal", "GangWaiting", msg);
 }
 
+static bool was_skipped(const struct admit_skipped_list *l, const struct admit_skipped *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].node, s->node) && !strcmp(l->v[i].why, s->why))
+			return true;
+	return false;
+}
+
+/* Keeps the round's left-out nodes for GET /v1/jobs, logging each node
+ * once per reason (and once when it is back). */
+static void note_skipped(struct reconciler *r, struct admit_skipped_list *now)
+{
+	for (size_t i = 0; i < now->n; i++)
+		if (!was_skipped(&r->skipped, &now->v[i]))
+			log_warn("node_left_out", "node=%s why=\"%s\"", now->v[i].node,
+			         now->v[i].why);
+	for (size_t i = 0; i < r->skipped.n; i++) {
+		bool still = false;
+		for (size_t j = 0; j < now->n && !still; j++)
+			still = !strcmp(now->v[j].node, r->skipped.v[i].node);
+		if (!still)
+			log_info("node_back", "node=%s", r->skipped.v[i].node);
+	}
+	if (now->unlisted && !r->skipped.unlisted)
+		log_warn("node_left_out", "unlisted=%zu", now->unlisted);
+	admit_skipped_release(&r->skipped);
+	r->skipped = *now;
+	memset(now, 0, sizeof(*now));
+}
+
 /* What a job held back by pacing is told (stable, so it is posted once). */
 #define PACED_WHY "paced: starts once kube-scheduler has bound the gangs admitted before it"
 
@@ -199,6 +229,7 @@ void rec_admit_pass(struct reconciler *r)
 		else
 			held++;
 	}
+	note_skipped(r, &res.skipped);
 	for (size_t i = 0; i < r->nwaits; i++)
 		r->waits[i].seen = false;
 	for (size_t i = 0; i < res.n_waiting; i++)
