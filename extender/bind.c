@@ -1,7 +1,14 @@
 /*
  * bind.c - the bind verb: decode, find out whether the pod belongs to a gang
- * wave, and either post its Binding at once or hand it to the gang barrier.
- * Answers kube-scheduler with {"Error": ""} or the API server's own message.
+ * wave, and either post its Binding at once or hand it to the gang barrier
+ * (barrier.h), for which this file does the I/O: posting Bindings,
+ * answering, deleting a rolled-back member. Answers kube-scheduler with
+ * {"Error": ""} or the API server's own message.
+ *
+ * A bind state is shared by the request (the call) and whatever is in
+ * flight for it (the API request, a gang barrier); each holds a reference.
+ * When the call is answered early (shutdown), the state is detached (call
+ * == NULL) and the others only drop their references.
  */
 #include "extender/bind.h"
 
@@ -10,19 +17,32 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "extender/barrier.h"
 #include "extender/call.h"
 #include "extender/gang.h"
-#include "gang/protocol.h"
+#include "kube/api.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/object.h"
 
-void bind_ref(struct bind_state *b)
+struct bind_state {
+	struct ext_call *call; /* NULL once the call has been answered */
+	struct metrics *metrics;
+	struct kube_client *kube;
+	struct ext_bind_args args;
+	int refs;
+};
+
+struct bind_service {
+	struct barrier_reg *barriers;
+};
+
+static void bind_ref(struct bind_state *b)
 {
 	b->refs++;
 }
 
-void bind_unref(struct bind_state *b)
+static void bind_unref(struct bind_state *b)
 {
 	if (--b->refs > 0)
 		return;
@@ -39,7 +59,8 @@ static void bind_detach(void *arg)
 	bind_unref(b);
 }
 
-void bind_answer(struct bind_state *b, const char *error)
+/* Answers the call (when still attached) with error, or success for NULL. */
+static void bind_answer(struct bind_state *b, const char *error)
 {
 	struct ext_call *call = b->call;
 	if (!call)
@@ -57,7 +78,7 @@ void bind_answer(struct bind_state *b, const char *error)
 /* One Binding POST in flight (and the GET that may follow a 409). */
 struct post {
 	struct bind_state *b;
-	bind_done_fn done;
+	barrier_posted_fn done;
 	void *arg;
 };
 
@@ -115,7 +136,9 @@ static void on_bound(const struct kube_response *r, void *arg)
 	post_finish(p, err);
 }
 
-void bind_post(struct bind_state *b, bind_done_fn done, void *arg)
+/* Posts the Binding (treating a 409 "already bound to this node" as
+ * success). done runs exactly once; b stays referenced until then. */
+static void bind_post(struct bind_state *b, barrier_posted_fn done, void *arg)
 {
 	struct post *p = calloc(1, sizeof(*p));
 	char *body = p ? ext_binding_object_encode(&b->args) : NULL;
@@ -136,9 +159,102 @@ void bind_post(struct bind_state *b, bind_done_fn done, void *arg)
 	p->arg = arg;
 }
 
-static void on_plain_bound(struct bind_state *b, const char *error, void *arg)
+static void on_plain_bound(void *req, const char *error, void *arg)
 {
-	bind_answer(b, error);
+	bind_answer(req, error);
+}
+
+/* ---- what the barrier does to a held request ---- */
+
+static void on_rolled_back(const struct kube_response *r, void *arg)
+{
+	char *pod = arg;
+	if (r->status >= 200 && r->status < 300)
+		log_warn("gang_rolled_back", "pod=%s", pod);
+	else if (r->status != 404)
+		log_error("gang_rollback_failed", "pod=%s status=%ld", pod, r->status);
+	free(pod);
+}
+
+/* Deletes a member bound by a wave that did not bind whole, with its UID
+ * as precondition so a recreated pod of the same name is never hit. */
+static void op_undo(void *req)
+{
+	struct bind_state *b = req;
+	struct ext_bind_args *a = &b->args;
+	struct kube_resource res = {"", "v1", "pods", a->pod_ns, a->pod_name, NULL};
+	char *tag = NULL;
+	if (asprintf(&tag, "%s/%s", a->pod_ns, a->pod_name) < 0)
+		tag = NULL;
+	if (!tag || kube_delete(b->kube, &res, a->pod_uid[0] ? a->pod_uid : NULL, NULL,
+	                        on_rolled_back, tag) != DRAKE_OK) {
+		log_error("gang_rollback_failed", "pod=%s/%s reason=%s", a->pod_ns, a->pod_name,
+		          "cannot start the delete");
+		free(tag);
+	}
+}
+
+static void op_post(void *req, barrier_posted_fn done, void *arg)
+{
+	bind_post(req, done, arg);
+}
+
+static void op_answer(void *req, const char *error)
+{
+	bind_answer(req, error);
+}
+
+static bool op_held(const void *req)
+{
+	return ((const struct bind_state *)req)->call != NULL;
+}
+
+static void op_hold(void *req)
+{
+	bind_ref(req);
+}
+
+static void op_drop(void *req)
+{
+	bind_unref(req);
+}
+
+static const struct barrier_ops ops = {
+    .post = op_post,
+    .answer = op_answer,
+    .held = op_held,
+    .hold = op_hold,
+    .drop = op_drop,
+    .undo = op_undo,
+};
+
+struct bind_service *bind_service_new(struct event_base *base, double gang_timeout_s)
+{
+	struct bind_service *s = calloc(1, sizeof(*s));
+	if (s && !(s->barriers = barrier_reg_new(base, gang_timeout_s, &ops))) {
+		free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+void bind_service_free(struct bind_service *s)
+{
+	if (!s)
+		return;
+	barrier_reg_free(s->barriers);
+	free(s);
+}
+
+void bind_service_metrics(const struct bind_service *s, struct metrics *m)
+{
+	struct barrier_stats st;
+	barrier_stats(s->barriers, &st);
+	m->gang_binds_waiting = (int64_t)st.waiting;
+	m->gang_members_bound = st.members_bound;
+	m->gang_waves_timed_out = st.waves_timed_out;
+	m->gang_waves_rolled_back = st.waves_rolled_back;
+	m->gang_joins_refused = st.joins_refused;
 }
 
 /* Kubernetes object names reach a URL path; refuse anything that could
@@ -162,7 +278,8 @@ static void route(struct bind_state *b, const struct gang_member *m)
 	if (strcmp(m->planned_node, b->args.node) != 0)
 		log_warn("bind_off_plan", "pod=%s/%s node=%s planned=%s gang=%s", b->args.pod_ns,
 		         b->args.pod_name, b->args.node, m->planned_node, m->gang);
-	gang_join(call_gangs(b->call), call_pods(b->call), m, b);
+	struct kube_informer *pods = call_pods(b->call);
+	barrier_join(call_binds(b->call)->barriers, pods ? kube_informer_cache(pods) : NULL, m, b);
 }
 
 /* The pod was not in the cache: its plan comes from the API server. */
@@ -224,26 +341,7 @@ static drake_err member_from_cache(struct kube_informer *pods, const struct ext_
 	    kube_obj_array_len(obj, "spec.schedulingGates") > 0)
 		return DRAKE_OK;
 	*found = true;
-	struct ext_label ann[4] = {
-	    {DRAKE_ANNOTATION_PLANNED_NODE, NULL},
-	    {DRAKE_ANNOTATION_GANG, NULL},
-	    {DRAKE_ANNOTATION_GANG_SIZE, NULL},
-	    {DRAKE_ANNOTATION_GANG_MIN, NULL},
-	};
-	struct ext_label lab = {DRAKE_LABEL_JOB_NAME, NULL};
-	size_t n = 0;
-	for (size_t i = 0; i < 4; i++)
-		if ((ann[n].value = (char *)kube_obj_annotation(obj, ann[i].key)))
-			ann[n++].key = ann[i].key;
-	lab.value = (char *)kube_obj_label(obj, DRAKE_LABEL_JOB_NAME);
-	struct ext_pod view = {.name = (char *)meta.name,
-	                       .ns = (char *)meta.ns,
-	                       .uid = (char *)meta.uid,
-	                       .labels = lab.value ? &lab : NULL,
-	                       .n_labels = lab.value ? 1 : 0,
-	                       .annotations = ann,
-	                       .n_annotations = n};
-	return gang_member_of(&view, m, why, whylen);
+	return gang_member_of_object(obj, m, why, whylen);
 }
 
 void verb_bind(struct ext_call *call)

@@ -1,40 +1,29 @@
 /*
- * bind.h - posting a pod's v1 Binding for a held bind request (internal to
- * extender/). A bind state is shared by the request (the call) and whatever
- * is in flight for it (the API request, a gang barrier); each holds a
- * reference. When the call is answered early (shutdown), the state is
- * detached (call == NULL) and the others only drop their references.
+ * bind.h - what the bind verb keeps between requests (internal to
+ * extender/): the gang barriers its held requests wait at.
+ *
+ * verb_bind (call.h) decodes a bind request, reads the pod's plan (from the
+ * pod cache, else the API server) and either posts the pod's v1 Binding at
+ * once or hands the request to its wave's barrier (barrier.h), whose one
+ * client bind.c is. The server creates one bind service and reaches it
+ * through call_binds().
+ *
+ * Ownership: the server owns the service. bind_service_free() answers
+ * every request still held at a barrier; a request whose Binding is in
+ * flight is answered when the API client is freed.
  */
 #ifndef DRAKE_EXTENDER_BIND_H
 #define DRAKE_EXTENDER_BIND_H
 
-#include <stdbool.h>
-
-#include "extender/codec.h"
-
-struct ext_call;
+struct event_base;
 struct metrics;
-struct kube_client;
+struct bind_service;
 
-struct bind_state {
-	struct ext_call *call; /* NULL once the call has been answered */
-	struct metrics *metrics;
-	struct kube_client *kube;
-	struct ext_bind_args args;
-	int refs;
-};
-
-void bind_ref(struct bind_state *b);
-void bind_unref(struct bind_state *b);
-
-/* Called once the Binding has been posted: error NULL on success. */
-typedef void (*bind_done_fn)(struct bind_state *b, const char *error, void *arg);
-
-/* Posts the Binding (treating a 409 "already bound to this node" as
- * success). done runs exactly once; b stays referenced until then. */
-void bind_post(struct bind_state *b, bind_done_fn done, void *arg);
-
-/* Answers the call (when still attached) with error, or success for NULL. */
-void bind_answer(struct bind_state *b, const char *error);
+/* gang_timeout_s: how long a wave's requests wait for the whole wave. */
+struct bind_service *bind_service_new(struct event_base *base, double gang_timeout_s);
+/* NULL is fine. */
+void bind_service_free(struct bind_service *s);
+/* Fills the gang_* fields of m from the barriers. */
+void bind_service_metrics(const struct bind_service *s, struct metrics *m);
 
 #endif

@@ -20,7 +20,7 @@ struct evhttp_request;
 struct ext_server;
 struct kube_client;
 struct kube_informer;
-struct gang_barriers;
+struct bind_service;
 
 struct ext_call {
 	struct ext_server *srv;
@@ -49,7 +49,7 @@ void call_reply_text(struct ext_call *call, int code, const char *content_type, 
 const struct ext_limits *call_limits(const struct ext_call *call);
 struct kube_client *call_kube(const struct ext_call *call);
 struct kube_informer *call_pods(const struct ext_call *call);
-struct gang_barriers *call_gangs(const struct ext_call *call);
+struct bind_service *call_binds(const struct ext_call *call);
 /* The server's re-plan hook (ext_server_set_replan); false when unset. */
 bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
                  const char *const *candidates, size_t n, char *node, size_t nodelen, char *why,

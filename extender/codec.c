@@ -13,6 +13,7 @@
 #include "gang/protocol.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -110,6 +111,7 @@ static void pod_release(struct ext_pod *pod)
 	free(pod->name);
 	free(pod->ns);
 	free(pod->uid);
+	free(pod->owner_uid);
 	for (size_t i = 0; i < pod->n_labels; i++) {
 		free(pod->labels[i].key);
 		free(pod->labels[i].value);
@@ -182,6 +184,44 @@ static drake_err decode_string_map(const json_t *map, const char *what, const ch
 static drake_err decode_pod_object(const json_t *p, const struct ext_limits *lim,
                                    struct ext_pod *pod, char *msg, size_t msglen);
 
+/*
+ * The controller among the ownerReferences: the first entry whose
+ * "controller" is true (the API server allows only one). Other entries are
+ * not looked into; the controller's uid is required, as the API requires.
+ */
+static drake_err decode_owner(const json_t *refs, const struct ext_limits *lim, struct ext_pod *pod,
+                              char *msg, size_t msglen)
+{
+	if (!refs) {
+		pod->owner_uid = strdup("");
+		return pod->owner_uid ? DRAKE_OK : DRAKE_ENOMEM;
+	}
+	if (!json_is_array(refs))
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "Pod.metadata.ownerReferences: expected array, got %s",
+		                    type_name(refs));
+	size_t i;
+	const json_t *ref;
+	json_array_foreach (refs, i, ref) {
+		if (!json_is_object(ref))
+			return drake_errorf(
+			    DRAKE_EINVAL, msg, msglen,
+			    "Pod.metadata.ownerReferences[%zu]: expected object, got %s", i,
+			    type_name(ref));
+		if (pod->owner_uid || !json_is_true(get_key(ref, "controller")))
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "Pod.metadata.ownerReferences[%zu].", i);
+		drake_err e = take_string(ref, "uid", path, true, lim->max_name_len,
+		                          &pod->owner_uid, msg, msglen);
+		if (e)
+			return e;
+	}
+	if (!pod->owner_uid)
+		pod->owner_uid = strdup("");
+	return pod->owner_uid ? DRAKE_OK : DRAKE_ENOMEM;
+}
+
 static drake_err decode_pod(const json_t *root, const struct ext_limits *lim, struct ext_pod *pod,
                             char *msg, size_t msglen)
 {
@@ -219,6 +259,8 @@ static drake_err decode_pod_object(const json_t *p, const struct ext_limits *lim
 	if (!e)
 		e = take_string(meta, "uid", "Pod.metadata.", false, lim->max_name_len, &pod->uid,
 		                msg, msglen);
+	if (!e)
+		e = decode_owner(get_key(meta, "ownerReferences"), lim, pod, msg, msglen);
 	const json_t *labels = get_key(meta, "labels");
 	if (!e && labels)
 		e = decode_string_map(labels, "labels", NULL, lim->max_labels, &pod->labels,

@@ -46,6 +46,9 @@ struct ext_pod {
 	char *name;
 	char *ns;
 	char *uid; /* "" when absent */
+	/* uid of the controller ownerReference (the first with controller:
+	 * true), "" when none: for a TFJob's pod, the TFJob's uid. */
+	char *owner_uid;
 	struct ext_label *labels;
 	size_t n_labels;
 	/* Only the annotations under DRAKE_ANNOTATION_PREFIX ("drake.dev/"):

@@ -29,6 +29,8 @@ enum where {
 	AT_META,        /* in Pod.metadata */
 	AT_LABELS,      /* in Pod.metadata.labels */
 	AT_ANNOTATIONS, /* in Pod.metadata.annotations */
+	AT_OWNERS,      /* in the Pod.metadata.ownerReferences array */
+	AT_OWNER,       /* in one of its entries */
 	AT_NAMES,       /* in the NodeNames array */
 	AT_SKIP,        /* inside a value drake ignores */
 };
@@ -45,6 +47,9 @@ enum field {
 	F_LABELS,
 	F_ANNOTATIONS,
 	F_KEEP, /* a drake.dev/ annotation whose value comes next */
+	F_OWNERS,
+	F_OWNER_UID,
+	F_OWNER_CONTROLLER,
 	F_OTHER,
 };
 
@@ -65,6 +70,10 @@ struct fast {
 	yajl_handle h;
 	size_t arena_used, arena_cap;
 	size_t root_end; /* offset just past the root object's closing brace */
+	/* the ownerReferences entry being read */
+	char *ref_uid;
+	bool ref_controller;
+	unsigned ref_seen;
 };
 
 #define SEEN(f) (1u << (f))
@@ -114,7 +123,7 @@ static int on_scalar(void *ctx)
 	struct fast *f = ctx;
 	if (f->where == AT_SKIP)
 		return 1;
-	if (f->where == AT_NAMES || f->where == AT_LABELS)
+	if (f->where == AT_NAMES || f->where == AT_LABELS || f->where == AT_OWNERS)
 		return step_aside(f);
 	if (f->pending == F_OTHER)
 		return value_done(f);
@@ -124,7 +133,7 @@ static int on_scalar(void *ctx)
 static int on_null(void *ctx)
 {
 	struct fast *f = ctx;
-	if (f->where == AT_NAMES)
+	if (f->where == AT_NAMES || f->where == AT_OWNERS)
 		return step_aside(f);
 	if (f->where == AT_LABELS || f->where == AT_ANNOTATIONS) {
 		/* a null value: absent, like jansson's path */
@@ -139,6 +148,11 @@ static int on_null(void *ctx)
 
 static int on_bool(void *ctx, int b)
 {
+	struct fast *f = ctx;
+	if (f->where == AT_OWNER && f->pending == F_OWNER_CONTROLLER) {
+		f->ref_controller = b;
+		return value_done(f);
+	}
 	return on_scalar(ctx);
 }
 
@@ -243,6 +257,16 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 		f->label_key = NULL;
 		return value_done(f);
 	}
+	case AT_OWNERS: return step_aside(f); /* an entry that is not an object */
+	case AT_OWNER:
+		if (f->pending == F_OWNER_UID) {
+			if (!(f->ref_uid = dup_checked(f, s, len)))
+				return step_aside(f);
+			return value_done(f);
+		}
+		if (f->pending == F_OTHER)
+			return value_done(f);
+		return step_aside(f); /* "controller" as a string */
 	case AT_META:
 		if (f->pending == F_NAME)
 			slot = &a->pod.name;
@@ -295,7 +319,21 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t len)
 			fl = F_LABELS;
 		else if (key_is(k, len, "annotations", true))
 			fl = F_ANNOTATIONS;
+		else if (key_is(k, len, "ownerReferences", true))
+			fl = F_OWNERS;
 		break;
+	case AT_OWNER:
+		if (key_is(k, len, "uid", true))
+			fl = F_OWNER_UID;
+		else if (key_is(k, len, "controller", true))
+			fl = F_OWNER_CONTROLLER;
+		if (fl != F_OTHER) {
+			if (f->ref_seen & SEEN(fl))
+				return step_aside(f); /* duplicate: last-wins is jansson's */
+			f->ref_seen |= SEEN(fl);
+		}
+		f->pending = fl;
+		return 1;
 	case AT_ANNOTATIONS: {
 		size_t plen = strlen(DRAKE_ANNOTATION_PREFIX);
 		free(f->label_key);
@@ -356,6 +394,13 @@ static int on_start_map(void *ctx)
 		f->where = AT_ANNOTATIONS;
 		return value_done(f);
 	}
+	if (f->where == AT_OWNERS) {
+		f->where = AT_OWNER;
+		f->ref_uid = NULL;
+		f->ref_controller = false;
+		f->ref_seen = 0;
+		return 1;
+	}
 	if (f->pending == F_OTHER)
 		return enter_skip(f);
 	return step_aside(f); /* e.g. "Nodes": {...}: full-Node mode */
@@ -371,6 +416,18 @@ static int on_end_map(void *ctx)
 		return 1;
 	case AT_LABELS:
 	case AT_ANNOTATIONS: f->where = AT_META; return 1;
+	case AT_OWNER:
+		f->where = AT_OWNERS;
+		/* The first controller is the owner; its uid must be there. */
+		if (f->ref_controller && !f->out->pod.owner_uid) {
+			if (!f->ref_uid || !f->ref_uid[0])
+				return step_aside(f);
+			f->out->pod.owner_uid = f->ref_uid;
+			f->ref_uid = NULL;
+		}
+		free(f->ref_uid);
+		f->ref_uid = NULL;
+		return 1;
 	case AT_META: f->where = AT_POD; return 1;
 	case AT_POD: f->where = AT_TOP; return 1;
 	default:
@@ -392,6 +449,10 @@ static int on_start_array(void *ctx)
 		f->out->node_cache_mode = true;
 		return value_done(f);
 	}
+	if (f->where == AT_META && f->pending == F_OWNERS) {
+		f->where = AT_OWNERS;
+		return value_done(f);
+	}
 	if (f->pending == F_OTHER)
 		return enter_skip(f);
 	return step_aside(f);
@@ -405,6 +466,8 @@ static int on_end_array(void *ctx)
 			f->where = f->skip_return;
 	} else if (f->where == AT_NAMES) {
 		f->where = AT_TOP;
+	} else if (f->where == AT_OWNERS) {
+		f->where = AT_META;
 	}
 	return 1;
 }
@@ -481,6 +544,7 @@ bool codec_args_decode_fast(const char *body, size_t len, const struct ext_limit
 	for (size_t i = f.root_end; ok && i < len; i++)
 		ok = body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r';
 	free(f.label_key);
+	free(f.ref_uid);
 	/* Only the complete, plain shape is taken; the rest goes to jansson. */
 	ok = ok && out->pod.name && out->pod.name[0] && out->node_cache_mode &&
 	     (f.seen & SEEN(F_NODENAMES));
@@ -492,6 +556,8 @@ bool codec_args_decode_fast(const char *body, size_t len, const struct ext_limit
 	}
 	if (ok && !out->pod.uid)
 		ok = (out->pod.uid = strdup("")) != NULL;
+	if (ok && !out->pod.owner_uid)
+		ok = (out->pod.owner_uid = strdup("")) != NULL;
 	if (ok && !out->node_names)
 		ok = (out->node_names = calloc(1, sizeof(char *))) != NULL;
 	if (!ok)
@@ -508,7 +574,8 @@ bool codec_args_equal(const struct ext_args *a, const struct ext_args *b)
 {
 	if (a->node_cache_mode != b->node_cache_mode || a->n_nodes != b->n_nodes ||
 	    a->pod.n_labels != b->pod.n_labels || !str_eq(a->pod.name, b->pod.name) ||
-	    !str_eq(a->pod.ns, b->pod.ns) || !str_eq(a->pod.uid, b->pod.uid))
+	    !str_eq(a->pod.ns, b->pod.ns) || !str_eq(a->pod.uid, b->pod.uid) ||
+	    !str_eq(a->pod.owner_uid, b->pod.owner_uid))
 		return false;
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (!str_eq(a->node_names[i], b->node_names[i]))

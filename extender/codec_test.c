@@ -136,6 +136,56 @@ static void test_only_drake_annotations_are_kept(void **state)
 	}
 }
 
+static void test_the_controller_owner_uid_is_decoded_by_both_decoders(void **state)
+{
+	static const struct {
+		const char *refs, *want;
+	} cases[] = {
+	    {"", ""},
+	    {",\"ownerReferences\":null", ""},
+	    {",\"ownerReferences\":[]", ""},
+	    {",\"ownerReferences\":[{\"kind\":\"TFJob\",\"uid\":\"job-uid\",\"controller\":true}]",
+	     "job-uid"},
+	    {",\"ownerReferences\":[{\"uid\":\"not-me\"},{\"uid\":\"not-me-either\","
+	     "\"controller\":false},{\"uid\":\"job-uid\",\"controller\":true,"
+	     "\"blockOwnerDeletion\":true},{\"uid\":\"second\",\"controller\":true}]",
+	     "job-uid"},
+	    {",\"ownerReferences\":[{\"UID\":\"job-uid\",\"Controller\":true}]", "job-uid"},
+	};
+	struct ext_limits lim = limits();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char body[512];
+		snprintf(body, sizeof(body),
+		         "{\"Pod\":{\"metadata\":{\"name\":\"p\"%s}},\"NodeNames\":[\"a\"]}",
+		         cases[i].refs);
+		struct ext_args fast, tree;
+		char msg[256];
+		if (!codec_args_decode_fast(body, strlen(body), &lim, &fast))
+			fail_msg("case %zu: the fast path refused it", i);
+		assert_int_equal(
+		    codec_args_decode_tree(body, strlen(body), &lim, &tree, msg, sizeof(msg)),
+		    DRAKE_OK);
+		if (strcmp(fast.pod.owner_uid, cases[i].want) ||
+		    strcmp(tree.pod.owner_uid, cases[i].want))
+			fail_msg("case %zu: owner \"%s\" / \"%s\", want \"%s\"", i,
+			         fast.pod.owner_uid, tree.pod.owner_uid, cases[i].want);
+		ext_args_release(&fast);
+		ext_args_release(&tree);
+	}
+	const char *pod = "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\","
+	                  "\"ownerReferences\":[{\"uid\":\"job-uid\",\"controller\":true}]},"
+	                  "\"spec\":{\"nodeName\":\"gpu-a\"}}";
+	struct ext_pod p;
+	char *node;
+	char msg[256];
+	assert_int_equal(ext_pod_object_decode(pod, strlen(pod), &lim, &p, &node, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_string_equal(p.owner_uid, "job-uid");
+	assert_string_equal(node, "gpu-a");
+	ext_pod_release(&p);
+	free(node);
+}
+
 static void test_a_pod_without_namespace_is_in_default(void **state)
 {
 	const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}";
@@ -506,6 +556,29 @@ static void test_fast_path_agrees_with_the_tree_decoder(void **state)
 	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":1}}},\"NodeNames\":[]}",
 	     false},
 	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",null]}", false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"uid\":\"a\","
+	     "\"uid\":\"b\",\"controller\":true}]}},\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"uid\":\"a\","
+	     "\"controller\":true,\"Controller\":false}]}},\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"uid\":\"\","
+	     "\"controller\":true}]}},\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"controller\":"
+	     "\"true\",\"uid\":\"a\"}]}},\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[[]]}},"
+	     "\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"uid\":\"a\","
+	     "\"controller\":true,\"x\":{\"y\":[1,{}]},\"z\":null}],\"ownerreferences\":[]}},"
+	     "\"NodeNames\":[]}",
+	     false},
+	    {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"uid\":\"a\","
+	     "\"controller\":true,\"x\":{\"y\":[1,{}]},\"z\":null,\"c\":3}]}},"
+	     "\"NodeNames\":[]}",
+	     true},
 	};
 	struct ext_limits lim = limits();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -529,6 +602,7 @@ int main(void)
 	    cmocka_unit_test(test_args_goldens_round_trip),
 	    cmocka_unit_test(test_pod_fields_and_labels_are_decoded),
 	    cmocka_unit_test(test_a_pod_without_namespace_is_in_default),
+	    cmocka_unit_test(test_the_controller_owner_uid_is_decoded_by_both_decoders),
 	    cmocka_unit_test(test_only_drake_annotations_are_kept),
 	    cmocka_unit_test(test_filter_splits_nodes_into_passed_failed_and_unresolvable),
 	    cmocka_unit_test(test_filter_rejecting_every_node_still_sends_an_empty_node_names_list),

@@ -1,16 +1,16 @@
 /*
- * gang.h - the extender's side of gang scheduling (internal to extender/).
+ * gang.h - what admission's plan says about a pod, and the filter and
+ * prioritize answers for gang members (internal to extender/).
  *
  * Admission plans a wave of a TFJob's pods and writes the plan on each pod
- * (gang/protocol.h). Here: filter pins a member to its planned node,
- * prioritize scores that node 10, bind holds each member's request until the
- * whole wave has reached bind and then posts every Binding (the barrier),
- * and preempt refuses victims that would take a running gang below its
- * minimum.
+ * (gang/protocol.h). Here: reading it from a decoded request pod or from a
+ * cached API object, checking that a pod really is the member it claims to
+ * be, pinning a member to its planned node (filter) and scoring that node 10
+ * (prioritize). The bind barrier (barrier.h) and the preemption guard
+ * (preempt_guard.h) build on these.
  *
- * Ownership: the barrier registry belongs to the server; each barrier owns
- * its waiters' references to their bind states and is freed when the wave
- * has been answered.
+ * Ownership: a gang_member borrows every string from the pod or object it
+ * was read from, and is valid only as long as that is.
  */
 #ifndef DRAKE_EXTENDER_GANG_H
 #define DRAKE_EXTENDER_GANG_H
@@ -21,10 +21,13 @@
 
 #include "common/err.h"
 #include "extender/codec.h"
+#include "gang/roles.h"
 
-struct event_base;
-struct kube_informer;
-struct bind_state;
+struct json_t;
+
+/* Kubeflow's replica-type label: the role of a pod admitted by a drake that
+ * did not write drake.dev/role ("ps", "worker", "chief" or "master"). */
+#define GANG_LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
 
 /* What a pod's annotations say; strings are borrowed from the pod. */
 struct gang_member {
@@ -32,14 +35,35 @@ struct gang_member {
 	const char *gang;         /* wave id "<tfjob uid>.<wave>" */
 	const char *job;          /* job-name label, or "" */
 	long size;                /* pods in the wave */
-	long min;                 /* PS + min workers, 0 when not given */
+	long min;                 /* PS + min workers as a head count, 0 when not given */
+	bool has_min_roles;       /* drake.dev/gang-min-roles given (else: head count) */
+	struct drake_roles min_roles;
+	int role;              /* enum drake_role, or -1 when the pod says none */
+	const char *ns, *name; /* the pod's */
+	const char *owner_uid; /* its controller owner's uid, "" when none */
 };
 
 /* Reads the plan from a decoded pod. Returns DRAKE_OK with planned_node NULL
  * for a pod drake does not place, DRAKE_EINVAL (why filled) when the plan
- * annotations are present but malformed. */
+ * annotations are present but malformed. The role comes from drake.dev/role,
+ * else from the replica-type label; the per-role minimum from
+ * drake.dev/gang-min-roles (absent on pods an older drake admitted). */
 drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why,
                          size_t whylen) DRAKE_MUST_CHECK;
+
+/* The same from a pod object of the informer cache. */
+drake_err gang_member_of_object(const struct json_t *obj, struct gang_member *m, char *why,
+                                size_t whylen) DRAKE_MUST_CHECK;
+
+/* Is m the member of its wave it claims to be? Its controller owner is the
+ * TFJob whose uid starts the gang id, its role is known, its name is
+ * "<job>-<role>-<index>" for that role (a chief may be "<job>-master-<i>"),
+ * and, with wave_ns given, it lives in that namespace. A copy of a member
+ * (kubectl debug --copy-to, the annotations on a pod elsewhere) is not.
+ * DRAKE_EINVAL with why saying what is wrong. m must be a member
+ * (planned_node set). */
+drake_err gang_member_check(const struct gang_member *m, const char *wave_ns, char *why,
+                            size_t whylen) DRAKE_MUST_CHECK;
 
 /* Filter for a member: its planned node passes when it is a candidate; every
  * other candidate fails as unresolvable with a reason naming the job. Every
@@ -50,25 +74,5 @@ void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
 
 /* Prioritize for a member: planned node EXT_MAX_SCORE, the rest 0. */
 void gang_prioritize(const struct gang_member *m, const struct ext_args *args, int64_t *scores);
-
-/* The barrier registry. */
-struct gang_barriers;
-
-struct gang_barriers *gang_barriers_new(struct event_base *base, double timeout_s);
-/* Answers every held bind with an error and frees. NULL is fine. */
-void gang_barriers_free(struct gang_barriers *g);
-size_t gang_barriers_waiting(const struct gang_barriers *g);
-void gang_barriers_stats(const struct gang_barriers *g, uint64_t *bound, uint64_t *timed_out,
-                         uint64_t *rolled_back);
-
-/* Holds b until its wave is complete. pods (may be NULL) is the pod cache,
- * used to count members bound before (a wave cut short by a restart). */
-void gang_join(struct gang_barriers *g, struct kube_informer *pods, const struct gang_member *m,
-               struct bind_state *b);
-
-/* Of the victims on one node, may preemption take them? False when taking
- * them would leave a running gang below its minimum; why names the job. */
-bool gang_preempt_allowed(struct kube_informer *pods, const char *node, char *const *uids,
-                          size_t n_uids, char *why, size_t whylen);
 
 #endif

@@ -1,5 +1,5 @@
-/* gang_test.c - reading admission's plan from a pod, and the filter and
- * prioritize answers for gang members. */
+/* gang_test.c - reading admission's plan from a pod, telling a member from
+ * a copy of one, and the filter and prioritize answers for gang members. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,7 +80,8 @@ static void test_filter_passes_only_the_planned_node(void **state)
 	char *names[] = {"gpu-a", "gpu-b", "gpu-c"};
 	struct ext_args args = {.node_cache_mode = true, .n_nodes = 3, .node_names = names};
 	struct ext_pod pod = pod_with(NULL, 0);
-	struct gang_member m = {"gpu-b", "uid.1", "mnist", 2, 2};
+	struct gang_member m = {
+	    .planned_node = "gpu-b", .gang = "uid.1", .job = "mnist", .size = 2, .min = 2};
 	enum ext_verdict v[3];
 	const char *why[3];
 	char buf[256];
@@ -101,7 +102,8 @@ static void test_filter_without_the_planned_node_rejects_all_and_says_why(void *
 	char *names[] = {"gpu-a", "gpu-c"};
 	struct ext_args args = {.node_cache_mode = true, .n_nodes = 2, .node_names = names};
 	struct ext_pod pod = pod_with(NULL, 0);
-	struct gang_member m = {"gpu-b", "uid.1", "mnist", 2, 2};
+	struct gang_member m = {
+	    .planned_node = "gpu-b", .gang = "uid.1", .job = "mnist", .size = 2, .min = 2};
 	enum ext_verdict v[2];
 	const char *why[2];
 	char buf[256];
@@ -112,11 +114,119 @@ static void test_filter_without_the_planned_node_rejects_all_and_says_why(void *
 	    strstr(why[1], "planned node gpu-b for mnist-worker-1 is not feasible now"));
 }
 
-static void test_preemption_is_allowed_when_drake_has_no_pod_cache(void **state)
+static void test_roles_minimums_and_owner_are_read_with_the_legacy_fallbacks(void **state)
 {
-	char *uids[] = {"a"};
-	char why[64];
-	assert_true(gang_preempt_allowed(NULL, "gpu-a", uids, 1, why, sizeof(why)));
+	const struct {
+		const char *name;
+		const char *role_ann, *type_label, *min_roles;
+		drake_err want;
+		int role;
+		bool has_min_roles;
+		const char *why;
+	} cases[] = {
+	    {"drake.dev/role names the role", "ps", "worker", "ps=1,chief=1,worker=2", DRAKE_OK,
+	     DRAKE_ROLE_PS, true, NULL},
+	    {"a pod of an older drake takes its role from the replica-type label", NULL, "worker",
+	     NULL, DRAKE_OK, DRAKE_ROLE_WORKER, false, NULL},
+	    {"Kubeflow's master is a chief", NULL, "master", NULL, DRAKE_OK, DRAKE_ROLE_CHIEF,
+	     false, NULL},
+	    {"an evaluator has no gang role", NULL, "evaluator", NULL, DRAKE_OK, -1, false, NULL},
+	    {"a pod with neither has no role", NULL, NULL, NULL, DRAKE_OK, -1, false, NULL},
+	    {"an unknown drake.dev/role is refused", "boss", NULL, NULL, DRAKE_EINVAL, -1, false,
+	     "drake.dev/role must be ps, chief or worker"},
+	    {"a malformed per-role minimum is refused", "ps", NULL, "ps=1,chief=1", DRAKE_EINVAL,
+	     -1, false,
+	     "drake.dev/gang-min-roles: per-role minimum \"ps=1,chief=1\": worker "
+	     "missing"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ext_label ann[6] = {{DRAKE_ANNOTATION_PLANNED_NODE, "gpu-a"},
+		                           {DRAKE_ANNOTATION_GANG, "job-uid.1"},
+		                           {DRAKE_ANNOTATION_GANG_SIZE, "5"}};
+		size_t n = 3;
+		if (cases[i].role_ann)
+			ann[n++] =
+			    (struct ext_label){DRAKE_ANNOTATION_ROLE, (char *)cases[i].role_ann};
+		if (cases[i].min_roles)
+			ann[n++] = (struct ext_label){DRAKE_ANNOTATION_GANG_ROLES,
+			                              (char *)cases[i].min_roles};
+		struct ext_label labels[2] = {
+		    {DRAKE_LABEL_JOB_NAME, "mnist"},
+		    {GANG_LABEL_REPLICA_TYPE, (char *)cases[i].type_label}};
+		struct ext_pod pod = pod_with(ann, n);
+		pod.owner_uid = "job-uid";
+		pod.labels = labels;
+		pod.n_labels = cases[i].type_label ? 2 : 1;
+		struct gang_member m;
+		char why[256] = "";
+		drake_err e = gang_member_of(&pod, &m, why, sizeof(why));
+		if (e != cases[i].want || (cases[i].why && !strstr(why, cases[i].why)))
+			fail_msg("%s: got %d \"%s\"", cases[i].name, e, why);
+		if (e)
+			continue;
+		if (m.role != cases[i].role || m.has_min_roles != cases[i].has_min_roles)
+			fail_msg("%s: role %d min_roles %d", cases[i].name, m.role,
+			         m.has_min_roles);
+		assert_string_equal(m.owner_uid, "job-uid");
+		assert_string_equal(m.ns, "ml");
+		assert_string_equal(m.name, "mnist-worker-1");
+		if (m.has_min_roles)
+			assert_int_equal(m.min_roles.n[DRAKE_ROLE_WORKER], 2);
+	}
+}
+
+static void test_only_a_real_member_of_the_wave_passes_the_check(void **state)
+{
+	const struct {
+		const char *name;
+		const char *pod, *ns, *owner, *job;
+		int role;
+		const char *wave_ns;
+		const char *why; /* NULL: a member */
+	} cases[] = {
+	    {"the PS of the job is a member", "mnist-ps-0", "ml", "job-uid", "mnist", DRAKE_ROLE_PS,
+	     "ml", NULL},
+	    {"a worker above the wave's size is still named like a member", "mnist-worker-17", "ml",
+	     "job-uid", "mnist", DRAKE_ROLE_WORKER, "ml", NULL},
+	    {"a chief may be named master", "mnist-master-0", "ml", "job-uid", "mnist",
+	     DRAKE_ROLE_CHIEF, NULL, NULL},
+	    {"a pod in another namespace is refused", "mnist-worker-0", "other", "job-uid", "mnist",
+	     DRAKE_ROLE_WORKER, "ml", "is in namespace other, but gang job-uid.1 waits in ml"},
+	    {"a pod owned by another object is refused", "mnist-worker-0", "ml", "someone-else",
+	     "mnist", DRAKE_ROLE_WORKER, "ml",
+	     "is owned by someone-else, not by the TFJob job-uid"},
+	    {"a copy without an owner is refused", "mnist-worker-0-debug", "ml", "", "mnist",
+	     DRAKE_ROLE_WORKER, "ml", "has no controller owner"},
+	    {"a copy with the owner but another name is refused", "mnist-worker-0-debug", "ml",
+	     "job-uid", "mnist", DRAKE_ROLE_WORKER, "ml", "is not named like the worker of job"},
+	    {"a worker named like a PS is refused", "mnist-ps-0", "ml", "job-uid", "mnist",
+	     DRAKE_ROLE_WORKER, "ml", "(mnist-worker-<index>)"},
+	    {"a pod of another job's name is refused", "other-worker-0", "ml", "job-uid", "mnist",
+	     DRAKE_ROLE_WORKER, "ml", "not named like"},
+	    {"an index with a leading zero is refused", "mnist-worker-01", "ml", "job-uid", "mnist",
+	     DRAKE_ROLE_WORKER, "ml", "not named like"},
+	    {"an index that is not a number is refused", "mnist-worker-x", "ml", "job-uid", "mnist",
+	     DRAKE_ROLE_WORKER, "ml", "not named like"},
+	    {"a pod without a job-name label is refused", "mnist-worker-0", "ml", "job-uid", "",
+	     DRAKE_ROLE_WORKER, "ml", "not named like"},
+	    {"a pod without a role is refused", "mnist-worker-0", "ml", "job-uid", "mnist", -1,
+	     "ml", "has no role"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gang_member m = {.planned_node = "gpu-a",
+		                        .gang = "job-uid.1",
+		                        .job = cases[i].job,
+		                        .size = 3,
+		                        .role = cases[i].role,
+		                        .ns = cases[i].ns,
+		                        .name = cases[i].pod,
+		                        .owner_uid = cases[i].owner};
+		char why[256] = "";
+		drake_err e = gang_member_check(&m, cases[i].wave_ns, why, sizeof(why));
+		if (cases[i].why ? (e != DRAKE_EINVAL || !strstr(why, cases[i].why))
+		                 : e != DRAKE_OK)
+			fail_msg("%s: got %d \"%s\"", cases[i].name, e, why);
+	}
 }
 
 int main(void)
@@ -125,7 +235,8 @@ int main(void)
 	    cmocka_unit_test(test_plans_are_read_and_malformed_ones_refused),
 	    cmocka_unit_test(test_filter_passes_only_the_planned_node),
 	    cmocka_unit_test(test_filter_without_the_planned_node_rejects_all_and_says_why),
-	    cmocka_unit_test(test_preemption_is_allowed_when_drake_has_no_pod_cache),
+	    cmocka_unit_test(test_roles_minimums_and_owner_are_read_with_the_legacy_fallbacks),
+	    cmocka_unit_test(test_only_a_real_member_of_the_wave_passes_the_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,12 +112,16 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    "# TYPE drake_gang_waves_total counter\n"
 	    "drake_gang_waves_total{outcome=\"timed_out\"} %llu\n"
 	    "drake_gang_waves_total{outcome=\"rolled_back\"} %llu\n"
+	    "# HELP drake_gang_joins_refused_total Bind requests refused by a gang barrier: "
+	    "the pod was not the member it claimed to be.\n"
+	    "# TYPE drake_gang_joins_refused_total counter\ndrake_gang_joins_refused_total %llu\n"
 	    "# HELP drake_tls_reloads_total Certificate reloads (SIGHUP), by result.\n"
 	    "# TYPE drake_tls_reloads_total counter\n"
 	    "drake_tls_reloads_total{result=\"ok\"} %llu\n"
 	    "drake_tls_reloads_total{result=\"error\"} %llu\n",
 	    (long long)m->inflight_binds, (long long)m->gang_binds_waiting,
 	    (unsigned long long)m->gang_members_bound, (unsigned long long)m->gang_waves_timed_out,
-	    (unsigned long long)m->gang_waves_rolled_back, (unsigned long long)m->tls_reloads,
+	    (unsigned long long)m->gang_waves_rolled_back,
+	    (unsigned long long)m->gang_joins_refused, (unsigned long long)m->tls_reloads,
 	    (unsigned long long)m->tls_reload_failures);
 }

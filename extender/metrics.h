@@ -37,10 +37,11 @@ struct metrics {
 	uint64_t latency_count[VERB_COUNT];
 	double latency_sum[VERB_COUNT];
 	int64_t inflight_binds;
-	int64_t gang_binds_waiting; /* these four: set by the server just before rendering */
+	int64_t gang_binds_waiting; /* the gang_ ones: set by the server just before rendering */
 	uint64_t gang_members_bound;
 	uint64_t gang_waves_timed_out;
 	uint64_t gang_waves_rolled_back;
+	uint64_t gang_joins_refused;
 	uint64_t tls_reloads;
 	uint64_t tls_reload_failures;
 };

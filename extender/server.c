@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "extender/bind.h"
 #include "extender/call.h"
-#include "extender/gang.h"
 #include "extender/tls.h"
 
 #ifndef DRAKE_VERSION
@@ -45,7 +45,7 @@ struct ext_server {
 	char *cert_file, *key_file, *client_ca_file;
 	struct kube_client *kube;
 	struct kube_informer *pods;
-	struct gang_barriers *gangs;
+	struct bind_service *binds;
 	struct metrics metrics;
 	struct call_list calls;
 	size_t n_calls;
@@ -233,9 +233,9 @@ struct kube_informer *call_pods(const struct ext_call *call)
 	return call->srv->pods;
 }
 
-struct gang_barriers *call_gangs(const struct ext_call *call)
+struct bind_service *call_binds(const struct ext_call *call)
 {
-	return call->srv->gangs;
+	return call->srv->binds;
 }
 
 bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
@@ -296,10 +296,7 @@ static void on_metrics(struct ext_call *call)
 		call_finish(call, 500, "text/plain", NULL, true);
 		return;
 	}
-	call->srv->metrics.gang_binds_waiting = (int64_t)gang_barriers_waiting(call->srv->gangs);
-	gang_barriers_stats(call->srv->gangs, &call->srv->metrics.gang_members_bound,
-	                    &call->srv->metrics.gang_waves_timed_out,
-	                    &call->srv->metrics.gang_waves_rolled_back);
+	bind_service_metrics(call->srv->binds, &call->srv->metrics);
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
 	call_finish(call, 200, "text/plain; version=0.0.4", buf, false);
 	evbuffer_free(buf);
@@ -478,8 +475,8 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file};
 	if (tls_context_new(&files, &s->ctx, msg, msglen))
 		goto fail;
-	s->gangs = gang_barriers_new(base, cfg->gang_bind_timeout);
-	if (!s->gangs) {
+	s->binds = bind_service_new(base, cfg->gang_bind_timeout);
+	if (!s->binds) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		goto fail;
 	}
@@ -612,7 +609,7 @@ void ext_server_free(struct ext_server *s)
 {
 	if (!s)
 		return;
-	gang_barriers_free(s->gangs); /* answers held gang binds */
+	bind_service_free(s->binds); /* answers held gang binds */
 	answer_all(s, 503, "drake is shutting down");
 	if (s->http)
 		evhttp_free(s->http);

@@ -2,9 +2,10 @@
  * verbs.c - filter, prioritize, preempt and bind.
  *
  * Pods that carry admission's plan (gang/protocol.h) are pinned to their
- * planned node and protected from preemption below their gang's minimum;
- * every other pod passes through: all candidates, score 0, victims as
- * given. Bind lives in bind.c.
+ * planned node (gang.h); a node whose victims include a running job's PS or
+ * chief, or would take its workers below their minimum, is dropped from the
+ * preempt answer (preempt_guard.h). Every other pod passes through: all
+ * candidates, score 0, victims as given. Bind lives in bind.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "common/log.h"
 #include "extender/call.h"
 #include "extender/gang.h"
+#include "extender/preempt_guard.h"
+#include "kube/informer.h"
 
 static int decode_status(drake_err e)
 {
@@ -127,16 +130,20 @@ void verb_preempt(struct ext_call *call)
 		call_reply_error(call, 500, "out of memory");
 		return;
 	}
-	/* A node whose victims would break a running gang is dropped: the
-	 * scheduler then looks for another node, or none. */
+	/* A node whose victims would break a running gang is dropped (a node
+	 * left out of NodeNameToMetaVictims is one preemption may not use):
+	 * the scheduler then looks for another node, or none. */
+	struct kube_informer *pods = call_pods(call);
 	for (size_t i = 0; i < args.n_nodes; i++) {
 		char why[256];
-		keep[i] =
-		    gang_preempt_allowed(call_pods(call), args.nodes[i].node, args.nodes[i].uids,
-		                         args.nodes[i].n_uids, why, sizeof(why));
+		keep[i] = preempt_guard_allows(pods ? kube_informer_cache(pods) : NULL,
+		                               args.nodes[i].node, args.nodes[i].uids,
+		                               args.nodes[i].n_uids, why, sizeof(why));
+		char q[300];
 		if (!keep[i])
-			log_info("preempt_refused", "pod=%s/%s node=%s reason=\"%s\"", args.pod.ns,
-			         args.pod.name, args.nodes[i].node, why);
+			log_info("preempt_refused", "pod=%s/%s node=%s reason=%s", args.pod.ns,
+			         args.pod.name, args.nodes[i].node,
+			         drake_log_quote(why, q, sizeof(q)));
 	}
 	call_reply_json(call, 200, ext_preempt_encode(&args, keep), false);
 	free(keep);
