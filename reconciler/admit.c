@@ -223,7 +223,8 @@ static bool collect(struct json_t *obj, void *arg)
 
 /* A wave of the candidate's waiting pods, placed by plan. */
 static drake_err make_wave(const struct drake_cluster *c, const struct candidate *cd,
-                           const struct drake_plan *plan, int min, long now_s, struct admit_wave *w)
+                           const struct drake_plan *plan, const struct drake_roles *min, long now_s,
+                           struct admit_wave *w)
 {
 	memset(w, 0, sizeof(*w));
 	snprintf(w->ns, sizeof(w->ns), "%s", cd->job.ns);
@@ -233,7 +234,8 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 	w->n_chief = plan->n_chief;
 	w->n_workers = plan->n_workers;
 	int n = w->n_ps + w->n_chief + w->n_workers;
-	w->min = min;
+	w->min_roles = *min;
+	w->min = drake_roles_total(min);
 	/* A repair joins the wave its job's placed pods belong to, so the
 	 * barrier counts them (bound, or still held because this very pod's
 	 * ungating was lost) and completes that wave; only a job with no wave
@@ -272,6 +274,9 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 			pick = plan->worker_vgpu ? &plan->worker_vgpu[k] : NULL;
 			share = &req->worker_share;
 		}
+		w->pods[i].role = t == TF_PS      ? DRAKE_ROLE_PS
+		                  : t == TF_CHIEF ? DRAKE_ROLE_CHIEF
+		                                  : DRAKE_ROLE_WORKER;
 		if (tf_replica_name(&cd->job, t, idx, w->pods[i].name, sizeof(w->pods[i].name)) !=
 		    DRAKE_OK)
 			return DRAKE_EINVAL;
@@ -284,10 +289,15 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 	return DRAKE_OK;
 }
 
-/* The gang-min annotation: the pods a job cannot run without. */
-static int gang_min(const struct drake_gang_req *req)
+/* The pods a job cannot run without, per role: every PS, the chief,
+ * min-instances workers. */
+static struct drake_roles gang_min(const struct drake_gang_req *req)
 {
-	return req->n_ps + req->n_chief + req->min_workers;
+	struct drake_roles r = {0};
+	r.n[DRAKE_ROLE_PS] = req->n_ps;
+	r.n[DRAKE_ROLE_CHIEF] = req->n_chief;
+	r.n[DRAKE_ROLE_WORKER] = req->min_workers;
+	return r;
 }
 
 static int by_fifo(const void *a, const void *b)
@@ -299,8 +309,8 @@ static int by_fifo(const void *a, const void *b)
 }
 
 static drake_err add_wave(struct admit_result *out, size_t cap, const struct drake_cluster *c,
-                          const struct candidate *cd, const struct drake_plan *plan, int min,
-                          long now_s)
+                          const struct candidate *cd, const struct drake_plan *plan,
+                          const struct drake_roles *min, long now_s)
 {
 	if (out->n_waves == cap)
 		return DRAKE_ENOMEM;
@@ -332,7 +342,8 @@ static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct a
 			continue;
 		}
 		drake_plan_charge(c, &req, &plan, 1);
-		e = add_wave(out, x->n, c, cd, &plan, gang_min(&cd->entry.req), now_s);
+		struct drake_roles min = gang_min(&cd->entry.req);
+		e = add_wave(out, x->n, c, cd, &plan, &min, now_s);
 		drake_plan_release(&plan);
 		if (e)
 			return e;
@@ -357,10 +368,10 @@ static drake_err admit_new(struct drake_cluster *c, struct collect_ctx *x,
 	if (!err)
 		err = drake_admit(c, e, n, &ao, &started);
 	for (size_t i = 0; !err && i < n; i++) {
-		if (e[i].status == DRAKE_ADMIT_STARTED)
-			err = add_wave(out, x->n, c, of[i], &e[i].plan, gang_min(&e[i].req),
-			               opts->now_s);
-		else if (e[i].status != DRAKE_ADMIT_NOT_TRIED || e[i].why[0])
+		if (e[i].status == DRAKE_ADMIT_STARTED) {
+			struct drake_roles min = gang_min(&e[i].req);
+			err = add_wave(out, x->n, c, of[i], &e[i].plan, &min, opts->now_s);
+		} else if (e[i].status != DRAKE_ADMIT_NOT_TRIED || e[i].why[0])
 			note(&out->waiting[out->n_waiting++], &of[i]->job, e[i].status, e[i].why);
 		else
 			note(&out->waiting[out->n_waiting++], &of[i]->job, e[i].status,

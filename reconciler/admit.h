@@ -35,6 +35,7 @@
 #include "common/err.h"
 #include "gang/admission.h"
 #include "gang/cluster.h"
+#include "gang/roles.h"
 
 struct kube_cache;
 struct json_t;
@@ -44,14 +45,16 @@ struct admit_pod {
 	char node[254];
 	struct drake_share share;      /* milli 0: the pod shares no GPU */
 	char gpuid[DRAKE_VGPU_ID_MAX]; /* with a share: its vGPU on node */
+	enum drake_role role;
 };
 
 struct admit_wave {
 	char ns[64], job[254], uid[64];
-	char gang[128]; /* "<tfjob uid>.<wave>" */
-	int size;       /* pods in the wave (a repair: the whole wave it rejoins) */
-	int n_pods;     /* pods this wave ungates: size, or fewer for a repair */
-	int min;        /* PS + chief + min-instances workers */
+	char gang[128];               /* "<tfjob uid>.<wave>" */
+	int size;                     /* pods in the wave (a repair: the whole wave it rejoins) */
+	int n_pods;                   /* pods this wave ungates: size, or fewer for a repair */
+	int min;                      /* PS + chief + min-instances workers */
+	struct drake_roles min_roles; /* the same per role */
 	int n_ps, n_chief, n_workers;
 	struct admit_pod *pods; /* n_pods entries: PS first, then the chief, then workers */
 };

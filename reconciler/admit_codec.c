@@ -425,15 +425,21 @@ double admit_created(const struct json_t *obj)
 	return (double)timegm(&tm);
 }
 
+/* pod's entry in w, or NULL. */
+static const struct admit_pod *wave_pod(const struct admit_wave *w, const json_t *pod)
+{
+	const char *name = kube_obj_str(pod, "metadata.name");
+	for (int i = 0; name && i < w->n_pods; i++)
+		if (!strcmp(w->pods[i].name, name))
+			return &w->pods[i];
+	return NULL;
+}
+
 /* For a pod of w with a GPU share, its vGPU and the share's annotations
  * (those the pod, copied from its template, does not carry yet) into plan. */
 static void add_share(json_t *plan, const json_t *pod, const struct admit_wave *w)
 {
-	const char *name = kube_obj_str(pod, "metadata.name");
-	const struct admit_pod *p = NULL;
-	for (int i = 0; name && i < w->n_pods && !p; i++)
-		if (!strcmp(w->pods[i].name, name))
-			p = &w->pods[i];
+	const struct admit_pod *p = wave_pod(w, pod);
 	if (!p || p->share.milli <= 0 || !p->gpuid[0])
 		return;
 	char req[16], lim[16], mem[24];
@@ -475,9 +481,15 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 	/* The plan goes on before the gate comes off, in one atomic patch, so
 	 * kube-scheduler never sees the pod without its plan. */
 	const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-	json_t *plan = json_pack("{s:s,s:s,s:s,s:s}", DRAKE_ANNOTATION_PLANNED_NODE, node,
+	char roles[64];
+	const struct admit_pod *me = wave_pod(w, pod);
+	json_t *plan = json_pack("{s:s,s:s,s:s,s:s,s:s}", DRAKE_ANNOTATION_PLANNED_NODE, node,
 	                         DRAKE_ANNOTATION_GANG, w->gang, DRAKE_ANNOTATION_GANG_SIZE, size,
-	                         DRAKE_ANNOTATION_GANG_MIN, min);
+	                         DRAKE_ANNOTATION_GANG_MIN, min, DRAKE_ANNOTATION_GANG_ROLES,
+	                         drake_roles_format(&w->min_roles, roles, sizeof(roles)));
+	if (me)
+		json_object_set_new(plan, DRAKE_ANNOTATION_ROLE,
+		                    json_string(drake_role_name(me->role)));
 	add_share(plan, pod, w);
 	if (!json_is_object(ann)) {
 		json_array_append_new(ops, json_pack("{s:s,s:s,s:O}", "op", "add", "path",

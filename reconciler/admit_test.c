@@ -268,7 +268,14 @@ static void test_quantities_may_be_numbers_and_bad_ones_are_reported(void **stat
 
 static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void **state)
 {
-	struct admit_wave wv = {.gang = "uid-x.5", .size = 3, .min = 2};
+	struct admit_pod pods[] = {{.name = "x-ps-0", .role = DRAKE_ROLE_PS},
+	                           {.name = "x-worker-0", .role = DRAKE_ROLE_WORKER}};
+	struct admit_wave wv = {.gang = "uid-x.5",
+	                        .size = 3,
+	                        .min = 2,
+	                        .min_roles = {{1, 0, 1}},
+	                        .n_pods = 2,
+	                        .pods = pods};
 	json_t *gated = json_loads("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
 	                           "\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
 	                           "\"drake.dev/gang\"}]}}",
@@ -278,7 +285,8 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 	    p, "[{\"op\":\"test\",\"path\":\"/spec/schedulingGates/1/name\",\"value\":\"drake.dev/"
 	       "gang\"},{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"drake.dev/"
 	       "planned-node\":\"gpu-a\",\"drake.dev/gang\":\"uid-x.5\",\"drake.dev/gang-size\":"
-	       "\"3\",\"drake.dev/gang-min\":\"2\"}},{\"op\":\"remove\",\"path\":\"/spec/"
+	       "\"3\",\"drake.dev/gang-min\":\"2\",\"drake.dev/gang-min-roles\":\"ps=1,chief=0,"
+	       "worker=1\",\"drake.dev/role\":\"ps\"}},{\"op\":\"remove\",\"path\":\"/spec/"
 	       "schedulingGates/1\"}]");
 	free(p);
 	json_decref(gated);
