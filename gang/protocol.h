@@ -29,6 +29,9 @@
 #ifndef DRAKE_GANG_PROTOCOL_H
 #define DRAKE_GANG_PROTOCOL_H
 
+#include <stdbool.h>
+#include <string.h>
+
 #define DRAKE_ANNOTATION_PREFIX       "drake.dev/"
 #define DRAKE_ANNOTATION_PLANNED_NODE "drake.dev/planned-node"
 #define DRAKE_ANNOTATION_GANG         "drake.dev/gang"
@@ -37,6 +40,15 @@
 #define DRAKE_ANNOTATION_GANG_ROLES   "drake.dev/gang-min-roles"
 #define DRAKE_ANNOTATION_ROLE         "drake.dev/role"
 #define DRAKE_LABEL_JOB_NAME          "training.kubeflow.org/job-name"
+
+/* True for an annotation only drake may write on a pod: every drake.dev/
+ * key and the vGPU a KubeShare share was placed on. A TFJob's template
+ * carrying one would forge a plan (a gated pod counted as placed). */
+static inline bool drake_annotation_reserved(const char *key)
+{
+	return !strncmp(key, DRAKE_ANNOTATION_PREFIX, sizeof(DRAKE_ANNOTATION_PREFIX) - 1) ||
+	       !strcmp(key, "kubeshare/GPUID");
+}
 
 /* Largest gang a wave may carry (a bound on the barrier's memory). */
 #define DRAKE_GANG_SIZE_MAX 4096

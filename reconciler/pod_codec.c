@@ -8,6 +8,8 @@
  */
 #include "reconciler/pod_codec.h"
 
+#include "gang/protocol.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,8 +115,19 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const cha
 	json_object_set_new(meta, "name", json_string(name));
 	json_object_set_new(meta, "namespace", json_string(job->ns));
 	json_object_set_new(meta, "labels", lab);
-	if (json_is_object(json_object_get(tmeta, "annotations")))
-		json_object_set(meta, "annotations", json_object_get(tmeta, "annotations"));
+	json_t *ann = json_object_get(tmeta, "annotations");
+	if (json_is_object(ann)) {
+		const char *key;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(ann, tmp, key, v)
+		{
+			if (drake_annotation_reserved(key))
+				json_object_del(
+				    ann, key); /* drake's to write (see tf_template_reserved) */
+		}
+		json_object_set(meta, "annotations", ann);
+	}
 	json_object_set_new(meta, "ownerReferences", owner_refs(job));
 	json_object_set_new(pod, "apiVersion", json_string("v1"));
 	json_object_set_new(pod, "kind", json_string("Pod"));
@@ -142,6 +155,30 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const cha
 	json_decref(pod);
 	json_decref(tmpl);
 	return out;
+}
+
+int tf_template_reserved(const struct tfjob *job, char *keys, size_t len)
+{
+	int n = 0;
+	size_t used = 0;
+	if (len)
+		keys[0] = '\0';
+	for (int t = 0; t < TF_NTYPES; t++) {
+		const json_t *ann = json_object_get(
+		    json_object_get((const json_t *)job->rs[t].tmpl, "metadata"), "annotations");
+		const char *key;
+		json_t *v;
+		json_object_foreach ((json_t *)ann, key, v) {
+			if (!drake_annotation_reserved(key))
+				continue;
+			n++;
+			int w = snprintf(keys + used, len > used ? len - used : 0, "%s%s %s",
+			                 used ? ", " : "", tf_rtype_name((enum tf_rtype)t), key);
+			if (w > 0 && used + (size_t)w < len)
+				used += (size_t)w;
+		}
+	}
+	return n;
 }
 
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index)

@@ -25,6 +25,10 @@ struct json_t;
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
                   const char *gang_resource, char *msg, size_t msglen);
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
+/* How many annotations only drake may write (gang/protocol.h) the job's
+ * pod templates carry; keys lists them ("Worker drake.dev/planned-node,
+ * ..."), cut to len. tf_pod_json leaves them out of every pod. */
+int tf_template_reserved(const struct tfjob *job, char *keys, size_t len);
 
 /* Reads the replica type and index labels; false when absent or malformed. */
 bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index);

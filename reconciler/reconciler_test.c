@@ -426,6 +426,30 @@ static int run_until(struct env *e, const char *what, int want, int secs)
 	return count(e->writes, what);
 }
 
+static void test_a_template_cannot_forge_drakes_plan(void **state)
+{
+	struct env *e = *state;
+	/* the worker template carries a forged plan and a vGPU beside an
+	 * annotation of the user's own */
+	e->jobs = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+	          "\"name\":\"job1\",\"namespace\":\"default\",\"uid\":\"uid-job1\","
+	          "\"resourceVersion\":\"3\"},\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{"
+	          "\"replicas\":1,\"template\":{\"metadata\":{\"annotations\":{"
+	          "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"x.1\","
+	          "\"kubeshare/GPUID\":\"abcde\",\"team\":\"vision\"}},\"spec\":{"
+	          "\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\"}]}}}}}}";
+	run(e, 3); /* service, pod, status */
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods\n"), 1);
+	assert_int_equal(count(e->bodies, "\"team\":\"vision\""), 1);
+	assert_int_equal(count(e->bodies, "\"drake.dev/planned-node\":\"n1\""), 0);
+	assert_int_equal(count(e->bodies, "\"drake.dev/gang\":\"x.1\""), 0);
+	assert_int_equal(count(e->bodies, "abcde"), 0);
+	/* and the job's owner is told, on the TFJob */
+	assert_int_equal(run_until(e, "POST /api/v1/namespaces/default/events", 1, 2), 1);
+	assert_non_null(strstr(e->bodies, "\"reason\":\"TemplateAnnotationsStripped\""));
+	assert_non_null(strstr(e->bodies, "Worker drake.dev/planned-node, Worker drake.dev/gang"));
+}
+
 #define POD_PATCH "PATCH /api/v1/namespaces/default/pods/"
 
 static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before(void **state)
@@ -784,6 +808,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_fresh_job_gets_services_and_gated_pods),
+	    T(test_a_template_cannot_forge_drakes_plan),
 	    T(test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not),
 	    T(test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers),
 	    T(test_gated_pods_of_started_replicas_are_ungated),

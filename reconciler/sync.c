@@ -230,6 +230,15 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 	}
 	int created = 0;
 	create_missing(r, &job, o, svcs, &created);
+	char reserved[300];
+	if (created && tf_template_reserved(&job, reserved, sizeof(reserved))) {
+		char why[400];
+		snprintf(why, sizeof(why),
+		         "pod templates carry annotations only drake writes (%s): they were left "
+		         "out of the pods",
+		         reserved);
+		rec_event(r, &job, "Warning", "TemplateAnnotationsStripped", why);
+	}
 	struct tf_verdict v;
 	int prior = tf_restart_count(obj);
 	tf_judge(&job, o->obs, o->n, prior, since_start, &v);
