@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gang/protocol.h"
+#include "gang/replan.h"
 #include "gang/vgpu.h"
 #include "kube/cache.h"
 #include "kube/object.h"
@@ -488,27 +489,7 @@ drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *
 		struct near_ctx x = {name, candidates, n, members};
 		kube_cache_by_owner(pods, m.owner_uid, count_near, &x);
 	}
-	int best = -1;
-	double best_left = 0;
-	for (size_t i = 0; !e && i < n; i++) {
-		int k = drake_cluster_find(&c, candidates[i]);
-		struct drake_res free_, left;
-		if (k < 0 || !c.nodes[k].schedulable)
-			continue;
-		drake_cluster_free(&c, (size_t)k, &free_);
-		if (!drake_res_fits(&req, &free_))
-			continue;
-		left = free_;
-		drake_res_sub(&left, &req);
-		double l = drake_res_leftover(&left, &c.nodes[k].alloc);
-		if (best < 0 || members[i] > members[best] ||
-		    (members[i] == members[best] &&
-		     (l < best_left ||
-		      (l == best_left && strcmp(candidates[i], candidates[best]) < 0)))) {
-			best = (int)i;
-			best_left = l;
-		}
-	}
+	int best = e ? -1 : drake_replan_pick(&c, &req, candidates, members, n);
 	if (!e && best < 0)
 		e = drake_errorf(DRAKE_ESTATE, why, whylen,
 		                 "none of the %zu candidate nodes has room for it beside the other "
