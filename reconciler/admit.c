@@ -399,7 +399,8 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 		e = x.err;
 	}
 	if (!e) {
-		qsort(x.cand, x.n, sizeof(*x.cand), by_fifo);
+		if (x.n) /* qsort(NULL, 0) is undefined */
+			qsort(x.cand, x.n, sizeof(*x.cand), by_fifo);
 		for (size_t i = 0; i < x.n; i++)
 			x.cand[i].entry.name = x.cand[i].key; /* qsort moved the keys */
 		out->waves = calloc(x.n ? x.n : 1, sizeof(*out->waves));

@@ -218,6 +218,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		return;
 	}
 	if (final) {
+		rec_backstop_forget(r, key);
 		finish_job(r, &job, o, since_done);
 		return;
 	}
