@@ -29,6 +29,7 @@
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "reconciler/requests.h"
+#include "reconciler/pod_codec.h"
 #include "reconciler/tfjob.h"
 
 drake_err admit_spec_requests(const struct json_t *spec, const struct drake_res_names *names,
@@ -161,17 +162,8 @@ static bool want_job(json_t *obj, void *arg)
 static bool admitted_member(const json_t *pod)
 {
 	struct kube_meta m;
-	if (kube_obj_meta(pod, &m) != DRAKE_OK || !m.owner_kind || strcmp(m.owner_kind, "TFJob"))
-		return false;
-	size_t i;
-	json_t *g;
-	json_array_foreach (json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
-	                    g) {
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (name && !strcmp(name, TF_GANG_GATE))
-			return false;
-	}
-	return true;
+	return kube_obj_meta(pod, &m) == DRAKE_OK && m.owner_kind &&
+	       !strcmp(m.owner_kind, "TFJob") && tf_gang_gate_index(pod) < 0;
 }
 
 /* The node a live pod uses, or NULL: where it is bound; else, for an
@@ -459,15 +451,7 @@ static void add_share(json_t *plan, const json_t *pod, const struct admit_wave *
 
 char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, const char *node)
 {
-	const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
-	int k = -1;
-	size_t i;
-	json_t *g;
-	json_array_foreach (gates, i, g) {
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (name && !strcmp(name, TF_GANG_GATE))
-			k = (int)i;
-	}
+	int k = tf_gang_gate_index(pod);
 	if (k < 0)
 		return NULL;
 	char gate[64], gate_name[80], size[16], min[16];

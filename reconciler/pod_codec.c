@@ -216,7 +216,7 @@ bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index)
 	return false;
 }
 
-static int gate_index(const json_t *pod)
+int tf_gang_gate_index(const json_t *pod)
 {
 	size_t i;
 	json_t *g;
@@ -256,7 +256,7 @@ bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs)
 		if (n && !strcmp(n, TF_CONTAINER) && json_is_integer(code))
 			obs->exit_code = (int)(json_integer_value(code) & 0xffff);
 	}
-	obs->gated = gate_index(pod) >= 0;
+	obs->gated = tf_gang_gate_index(pod) >= 0;
 	obs->deleting =
 	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL;
 	return true;
@@ -264,7 +264,7 @@ bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs)
 
 char *tf_pod_ungate_patch(const struct json_t *pod)
 {
-	int k = gate_index(pod);
+	int k = tf_gang_gate_index(pod);
 	if (k < 0)
 		return NULL;
 	char path[64];

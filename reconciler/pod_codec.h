@@ -25,6 +25,9 @@ struct json_t;
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
                   const char *gang_resource, char *msg, size_t msglen);
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
+/* Index of drake's scheduling gate (TF_GANG_GATE) in the pod's
+ * spec.schedulingGates, or -1 when it has none. */
+int tf_gang_gate_index(const struct json_t *pod);
 /* How many annotations only drake may write (gang/protocol.h) the job's
  * pod templates carry; keys lists them ("Worker drake.dev/planned-node,
  * ..."), cut to len. tf_pod_json leaves them out of every pod. */
