@@ -38,7 +38,7 @@ func clusterShape(t *testing.T) (nodes, gpus int) {
 func gpuJob(workers, gpu int, runFor string) map[string]any {
 	var ann map[string]string
 	if runFor != "" {
-		ann = map[string]string{"drake.dev/run-for": runFor}
+		ann = map[string]string{"kwok.drake.dev/run-for": runFor}
 	}
 	ps := tensorflow(1, "Never", ann)
 	w := tensorflow(workers, "Never", ann)
