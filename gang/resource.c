@@ -110,24 +110,42 @@ double drake_res_leftover(const struct drake_res *left, const struct drake_res *
 	return s;
 }
 
-int drake_res_name_index(struct drake_res_names *names, const char *name, bool add)
+int drake_res_name_find(const struct drake_res_names *names, const char *name)
 {
 	for (int i = 0; i < names->n; i++)
 		if (strcmp(names->name[i], name) == 0)
 			return i;
+	return -1;
+}
+
+int drake_res_name_index(struct drake_res_names *names, const char *name, bool add)
+{
+	int i = drake_res_name_find(names, name);
+	if (i >= 0)
+		return i;
 	if (!add || names->n >= DRAKE_RES_MAX_EXT || strlen(name) >= DRAKE_RES_NAME_MAX)
 		return -1;
 	snprintf(names->name[names->n], DRAKE_RES_NAME_MAX, "%s", name);
 	return names->n++;
 }
 
-drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_names *names,
+bool drake_res_builtin(const char *name)
+{
+	return !strcmp(name, "cpu") || !strcmp(name, "memory") || !strcmp(name, DRAKE_RES_GPU_NAME);
+}
+
+drake_err drake_res_set(struct drake_res *r, unsigned *has, const struct drake_res_names *names,
                         const char *name, const char *quantity, char *msg, size_t len)
 {
 	drake_err err;
 	int64_t v;
 	if (!name || !*name)
 		return drake_errorf(DRAKE_EINVAL, msg, len, "empty resource name");
+	bool builtin = drake_res_builtin(name);
+	int i = builtin ? 0 : drake_res_name_find(names, name);
+	if (i < 0)
+		return drake_errorf(DRAKE_ENOTFOUND, msg, len,
+		                    "resource \"%.64s\" is not one drake tracks", name);
 	if (strcmp(name, "cpu") == 0) {
 		if ((err = drake_quantity_milli(quantity, &v, msg, len)))
 			return err;
@@ -154,13 +172,6 @@ drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_nam
 		*has |= DRAKE_RES_HAS_GPU;
 		return DRAKE_OK;
 	}
-	int i = drake_res_name_index(names, name, true);
-	if (i < 0)
-		return drake_errorf(
-		    DRAKE_ELIMIT, msg, len,
-		    "resource \"%.64s\": more than %d extended resources or name too "
-		    "long",
-		    name, DRAKE_RES_MAX_EXT);
 	r->ext[i] = v;
 	*has |= DRAKE_RES_HAS_EXT0 << i;
 	return DRAKE_OK;

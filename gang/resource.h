@@ -4,6 +4,11 @@
  * DRAKE_RES_MAX_EXT other extended resources, named through a small table
  * the cluster snapshot owns (so a vector stays a flat, copyable struct).
  *
+ * The table names only what someone asks for: whoever builds a snapshot
+ * interns the names that requests use (drake_res_name_index with add), and
+ * reading a node or a request afterwards only looks names up, so a node
+ * advertising a dozen resources costs nothing for the ones nobody requests.
+ *
  * Pure and allocation-free: every function works on caller-owned structs.
  */
 #ifndef DRAKE_GANG_RESOURCE_H
@@ -15,7 +20,7 @@
 
 #include "common/err.h"
 
-#define DRAKE_RES_MAX_EXT  4
+#define DRAKE_RES_MAX_EXT  8
 #define DRAKE_RES_NAME_MAX 254 /* a qualified Kubernetes name, plus NUL */
 #define DRAKE_RES_GPU_NAME "nvidia.com/gpu"
 
@@ -67,16 +72,25 @@ bool drake_res_is_zero(const struct drake_res *r);
 double drake_res_leftover(const struct drake_res *left, const struct drake_res *alloc);
 
 /* Index of name in the table, adding it when add is true; -1 when absent or
- * the table is full. */
+ * the table is full (or the name is DRAKE_RES_NAME_MAX long or more). */
 int drake_res_name_index(struct drake_res_names *names, const char *name, bool add);
+
+/* Index of name in the table, or -1: a lookup that never adds. */
+int drake_res_name_find(const struct drake_res_names *names, const char *name);
+
+/* True for the resources every vector has a field for: cpu, memory and
+ * nvidia.com/gpu (they never take a slot of the table). */
+bool drake_res_builtin(const char *name);
 
 /*
  * Sets one named resource from a quantity string: "cpu" (millicores),
  * "memory" (bytes), "nvidia.com/gpu" (whole GPUs only), anything else an
- * extended resource interned in names. *has gets the matching DRAKE_RES_HAS_*
- * bit. Fills msg on error.
+ * extended resource the table names. A name the table does not hold is
+ * DRAKE_ENOTFOUND, before its quantity is read (the caller decides whether
+ * an untracked resource is skipped or refused). *has gets the matching
+ * DRAKE_RES_HAS_* bit. Fills msg on error.
  */
-drake_err drake_res_set(struct drake_res *r, unsigned *has, struct drake_res_names *names,
+drake_err drake_res_set(struct drake_res *r, unsigned *has, const struct drake_res_names *names,
                         const char *name, const char *quantity, char *msg,
                         size_t len) DRAKE_MUST_CHECK;
 

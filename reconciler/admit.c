@@ -380,7 +380,7 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 	memset(out, 0, sizeof(*out));
 	struct drake_cluster c;
 	drake_cluster_init(&c);
-	drake_err e = admit_snapshot(nodes, pods, &c, msg, msglen);
+	drake_err e = admit_snapshot(nodes, pods, tfjobs, &c, &out->skipped, msg, msglen);
 	struct collect_ctx x = {.pods = pods, .c = &c};
 	if (!e) {
 		kube_cache_foreach(tfjobs, collect, &x);
@@ -425,6 +425,7 @@ void admit_result_release(struct admit_result *r)
 		free(r->waves[i].pods);
 	free(r->waves);
 	free(r->waiting);
+	admit_skipped_release(&r->skipped);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -468,7 +469,8 @@ drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *
 	drake_cluster_init(&c);
 	struct drake_res req;
 	int *members = calloc(n ? n : 1, sizeof(*members));
-	drake_err e = members ? admit_snapshot(nodes, pods, &c, why, whylen) : DRAKE_ENOMEM;
+	drake_err e =
+	    members ? admit_snapshot(nodes, pods, NULL, &c, NULL, why, whylen) : DRAKE_ENOMEM;
 	if (!e)
 		e = admit_pod_requests(pod, &c.names, &req, why, whylen);
 	if (!e && m.owner_uid) {

@@ -3,8 +3,9 @@
  * start now, with how many workers, on which nodes.
  *
  * One round looks at the whole cluster: it builds gang/'s snapshot from the
- * node and pod caches (bound pods and planned-but-unbound pods use their
- * node's capacity), collects the drake-managed TFJobs whose pods all exist
+ * node and pod caches (bound pods, admitted members planned but not bound
+ * yet, and pods kube-scheduler nominated for a node use that node's
+ * capacity), collects the drake-managed TFJobs whose pods all exist
  * and are still gated, runs gang/'s FIFO admission with backfill over them,
  * and returns for each job it starts a wave: the pods to ungate (its PS, its
  * Chief or Master, and its workers; never an evaluator), each with
@@ -16,6 +17,11 @@
  * gpu_limit, gpu_mem) asks for a share of one GPU. The snapshot rebuilds
  * each node's vGPUs from the pods that carry kubeshare/GPUID, and a wave's
  * pod with a share is ungated with the GPUID its plan chose.
+ *
+ * Nodes the snapshot cannot read (a malformed allocatable quantity of a
+ * resource someone requests, more nodes than gang/ holds, two nodes of one
+ * name) are left out of it and listed, each with its reason, in the
+ * round's result; resources nobody requests never keep a node out.
  *
  * Ownership: admit_round() fills a result the caller releases with
  * admit_result_release(); strings are copies.
@@ -56,11 +62,31 @@ struct admit_waiting {
 	char why[DRAKE_WHY_MAX];
 };
 
+/* Most nodes a skipped list names; further ones are only counted. */
+#define ADMIT_SKIPPED_MAX 256
+
+/* A node left out of the snapshot, and why ("status.allocatable cpu:
+ * quantity "lots" has no digits"). */
+struct admit_skipped {
+	char node[254];
+	char why[200];
+};
+
+/* Sorted by node name. Released with admit_skipped_release(). */
+struct admit_skipped_list {
+	struct admit_skipped *v;
+	size_t n, cap;
+	size_t unlisted; /* skipped beyond ADMIT_SKIPPED_MAX (or out of memory) */
+};
+
+void admit_skipped_release(struct admit_skipped_list *l);
+
 struct admit_result {
 	struct admit_wave *waves;
 	size_t n_waves;
 	struct admit_waiting *waiting;
 	size_t n_waiting;
+	struct admit_skipped_list skipped; /* nodes the round's snapshot left out */
 };
 
 struct admit_options {
@@ -76,14 +102,16 @@ void admit_result_release(struct admit_result *r);
 
 /* ---- JSON side (admit_codec.c) ---- */
 
-/* The requests of a pod spec the way kube-scheduler counts them: the sum
- * over containers, or the largest init container if larger, each resource
- * defaulting to its limit. */
-drake_err admit_spec_requests(const struct json_t *spec, struct drake_res_names *names,
+/* The requests of a pod spec the way kube-scheduler counts them
+ * (reconciler/requests.h: containers and sidecars summed, the largest init
+ * container moment if larger, overhead on top, limits standing in for
+ * missing requests). An extended resource names does not hold is refused
+ * with DRAKE_ELIMIT and a reason, never dropped from the request. */
+drake_err admit_spec_requests(const struct json_t *spec, const struct drake_res_names *names,
                               struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* The same for a pod template ({"metadata":..., "spec":...}). */
-drake_err admit_template_requests(const struct json_t *tmpl, struct drake_res_names *names,
+drake_err admit_template_requests(const struct json_t *tmpl, const struct drake_res_names *names,
                                   struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* The share of one GPU a pod template asks for in its annotations
@@ -91,18 +119,30 @@ drake_err admit_template_requests(const struct json_t *tmpl, struct drake_res_na
 drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *out, char *msg,
                                size_t msglen) DRAKE_MUST_CHECK;
 
-/* Adds every node of the cache to c (allocatable; cordoned or NoSchedule /
- * NoExecute-tainted nodes are kept but not schedulable), then charges every
- * live pod to its node: bound pods where they run, planned pods where they
- * are planned. A node's kubeshare/gpu_info gives its GPUs' memory, and a
- * pod with kubeshare/GPUID holds its share of that vGPU (the first such pod
- * opens it, taking a whole GPU). c must be freshly initialised; it is
- * sorted on return. */
+/*
+ * Builds c from the caches. First c->names gets the extended resources the
+ * gang templates of tfjobs' drake-managed jobs request, oldest job first,
+ * up to DRAKE_RES_MAX_EXT (a job asking for more is left out of it); with
+ * tfjobs NULL, the names the pods below request instead. Then every node
+ * is added (allocatable; cordoned or NoSchedule / NoExecute-tainted nodes
+ * are kept but not schedulable): a resource not in the table is skipped,
+ * and a node that cannot be read is left out and, when skipped is not
+ * NULL, listed there with why. Then every live pod is charged to its node:
+ * where it is bound; an admitted member (no drake.dev/gang gate, controlled
+ * by a TFJob) where it is planned; a pod kube-scheduler nominated
+ * (status.nominatedNodeName) there. A node's kubeshare/gpu_info gives its
+ * GPUs' memory, and a pod with kubeshare/GPUID holds its share of that vGPU
+ * (the first such pod opens it, taking a whole GPU). c must be freshly
+ * initialised, skipped zeroed or released; c is sorted on return and the
+ * caller releases both.
+ */
 drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                         struct drake_cluster *c, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+                         const struct kube_cache *tfjobs, struct drake_cluster *c,
+                         struct admit_skipped_list *skipped, char *msg,
+                         size_t msglen) DRAKE_MUST_CHECK;
 
 /* The requests of a pod (its spec), as admit_spec_requests counts them. */
-drake_err admit_pod_requests(const struct json_t *pod, struct drake_res_names *names,
+drake_err admit_pod_requests(const struct json_t *pod, const struct drake_res_names *names,
                              struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /*

@@ -1,11 +1,25 @@
 /*
  * admit_codec.c - the JSON side of admission: pod and node objects into
- * gang/'s resource vectors, KubeShare shares and cluster snapshot, and the
- * patch that ungates a planned pod.
+ * gang/'s cluster snapshot (requests counted by requests_codec.c), KubeShare
+ * shares, and the patch that ungates a planned pod.
+ *
+ * The snapshot is built in three walks. First the names table is filled
+ * with the extended resources the TFJobs' gang templates ask for, the
+ * oldest job's first, as far as it holds them (without a TFJob cache, the
+ * pods that use a node stand in). Then every node is read, looking names
+ * up: a resource nobody asks for is skipped unread, so a real node with
+ * pods, ephemeral-storage, hugepages-*, rdma/... and MIG profiles is read
+ * like any other. Then each live pod is charged to the node it uses.
+ *
+ * `pods` (the node's pod-count limit) is not modelled: a gang is a few
+ * pods on nodes that allow ~110, and a vector dimension every pod fills
+ * would skew best fit toward crowded nodes. kube-scheduler still enforces
+ * it; a plan it refuses for that is re-planned at filter time.
  */
 #include "reconciler/admit.h"
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,103 +28,17 @@
 #include "gang/protocol.h"
 #include "kube/cache.h"
 #include "kube/object.h"
+#include "reconciler/requests.h"
 #include "reconciler/tfjob.h"
 
-/* Adds one resource list ({"cpu": "500m", ...}) into r. */
-static drake_err add_list(const json_t *list, struct drake_res_names *names, struct drake_res *r,
-                          unsigned *has, char *msg, size_t msglen)
-{
-	if (!json_is_object(list))
-		return DRAKE_OK;
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)list, k, v) {
-		/* A quantity is an int-or-string: YAML's `nvidia.com/gpu: 1`
-		 * arrives as a number. */
-		char num[40];
-		const char *q = NULL;
-		if (json_is_string(v))
-			q = json_string_value(v);
-		else if (json_is_integer(v))
-			q = (snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)),
-			     num);
-		else if (json_is_real(v))
-			q = (snprintf(num, sizeof(num), "%.15g", json_real_value(v)), num);
-		if (!q)
-			return drake_errorf(DRAKE_EINVAL, msg, msglen,
-			                    "resource %s: quantity must be a string or a number",
-			                    k);
-		/* drake's own marker resource (gang-only mode) is never on a
-		 * node: it only routes pods to drake, so it is not capacity. */
-		if (!strncmp(k, DRAKE_ANNOTATION_PREFIX, strlen(DRAKE_ANNOTATION_PREFIX)))
-			continue;
-		/* Only resources the planner models matter; an unknown extended
-		 * resource that does not fit the table is ignored, not an error. */
-		struct drake_res one = {0};
-		unsigned one_has = 0;
-		drake_err e = drake_res_set(&one, &one_has, names, k, q, msg, msglen);
-		if (e == DRAKE_ELIMIT && strchr(k, '/'))
-			continue;
-		if (e)
-			return e;
-		drake_res_add(r, &one);
-		*has |= one_has;
-	}
-	return DRAKE_OK;
-}
-
-static drake_err container_requests(const json_t *c, struct drake_res_names *names,
-                                    struct drake_res *out, char *msg, size_t msglen)
-{
-	const json_t *res = json_object_get(c, "resources");
-	struct drake_res req = {0}, lim = {0};
-	unsigned req_has = 0, lim_has = 0;
-	drake_err e =
-	    add_list(json_object_get(res, "requests"), names, &req, &req_has, msg, msglen);
-	if (!e)
-		e = add_list(json_object_get(res, "limits"), names, &lim, &lim_has, msg, msglen);
-	if (e)
-		return e;
-	drake_res_default_requests(&req, &req_has, &lim, lim_has);
-	*out = req;
-	return DRAKE_OK;
-}
-
-static void res_max(struct drake_res *a, const struct drake_res *b)
-{
-	a->cpu_milli = a->cpu_milli > b->cpu_milli ? a->cpu_milli : b->cpu_milli;
-	a->mem_bytes = a->mem_bytes > b->mem_bytes ? a->mem_bytes : b->mem_bytes;
-	a->gpu = a->gpu > b->gpu ? a->gpu : b->gpu;
-	for (int i = 0; i < DRAKE_RES_MAX_EXT; i++)
-		a->ext[i] = a->ext[i] > b->ext[i] ? a->ext[i] : b->ext[i];
-}
-
-drake_err admit_spec_requests(const struct json_t *spec, struct drake_res_names *names,
+drake_err admit_spec_requests(const struct json_t *spec, const struct drake_res_names *names,
                               struct drake_res *out, char *msg, size_t msglen)
 {
-	struct drake_res sum = {0}, init = {0};
-	size_t i;
-	json_t *c;
-	json_array_foreach (json_object_get(spec, "containers"), i, c) {
-		struct drake_res one;
-		drake_err e = container_requests(c, names, &one, msg, msglen);
-		if (e)
-			return e;
-		drake_res_add(&sum, &one);
-	}
-	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
-		struct drake_res one;
-		drake_err e = container_requests(c, names, &one, msg, msglen);
-		if (e)
-			return e;
-		res_max(&init, &one);
-	}
-	res_max(&sum, &init);
-	*out = sum;
-	return DRAKE_OK;
+	drake_err e = requests_check_tracked(spec, names, msg, msglen);
+	return e ? e : requests_of_spec(spec, names, out, msg, msglen);
 }
 
-drake_err admit_template_requests(const struct json_t *tmpl, struct drake_res_names *names,
+drake_err admit_template_requests(const struct json_t *tmpl, const struct drake_res_names *names,
                                   struct drake_res *out, char *msg, size_t msglen)
 {
 	return admit_spec_requests(json_object_get(tmpl, "spec"), names, out, msg, msglen);
@@ -148,6 +76,161 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
 	return share_of(tmpl, out, msg, msglen);
 }
 
+/* ---- the snapshot ---- */
+
+/* Most distinct extended resource names a snapshot weighs for its table. */
+#define WANTED_NAMES_MAX 1024
+
+/* A name some request uses, and when it was first asked for: the
+ * creation time of the oldest job (or pod) that asks. */
+struct wanted {
+	const char *name; /* borrowed from the cache's objects */
+	double since;
+};
+
+struct wants {
+	struct wanted *v;
+	size_t n, cap;
+	double since; /* of the object being walked */
+	bool nomem;
+};
+
+static void want_name(struct wants *w, const char *k)
+{
+	size_t i = 0;
+	while (i < w->n && strcmp(w->v[i].name, k))
+		i++;
+	if (i < w->n) {
+		if (w->since < w->v[i].since)
+			w->v[i].since = w->since;
+		return;
+	}
+	if (w->n == WANTED_NAMES_MAX)
+		return; /* never tracked, so refused wherever it is requested */
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 16;
+		struct wanted *p = realloc(w->v, cap * sizeof(*p));
+		if (!p) {
+			w->nomem = true;
+			return;
+		}
+		w->v = p;
+		w->cap = cap;
+	}
+	w->v[w->n++] = (struct wanted){k, w->since};
+}
+
+static void want_list(const json_t *list, void *arg)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)list, k, v)
+		if (requests_ext_name(k))
+			want_name(arg, k);
+}
+
+/* The names a TFJob's gang (PS, chief, workers) asks for. A job asking
+ * for more than the table holds can never be placed, so it takes no slot
+ * from the others. */
+static bool want_job(json_t *obj, void *arg)
+{
+	struct wants *w = arg;
+	struct tfjob job;
+	bool managed;
+	char msg[DRAKE_WHY_MAX];
+	if (tfjob_decode(obj, &job, &managed, msg, sizeof(msg)) != DRAKE_OK || !managed ||
+	    job.suspend)
+		return true;
+	struct wants one = {0};
+	const enum tf_rtype gang[] = {TF_PS, TF_CHIEF, TF_WORKER};
+	for (size_t t = 0; t < sizeof(gang) / sizeof(gang[0]); t++)
+		if (job.rs[gang[t]].present)
+			requests_foreach_list(json_object_get(job.rs[gang[t]].tmpl, "spec"),
+			                      want_list, &one);
+	w->since = admit_created(obj);
+	for (size_t i = 0; one.n <= DRAKE_RES_MAX_EXT && i < one.n; i++)
+		want_name(w, one.v[i].name);
+	w->nomem |= one.nomem;
+	free(one.v);
+	return !w->nomem;
+}
+
+/* True for a pod admission ungated: drake's gate is gone and a TFJob
+ * controls it. A planned-node annotation on any other pod (forged, or on a
+ * pod still gated) is no reservation and must not make a node look full. */
+static bool admitted_member(const json_t *pod)
+{
+	struct kube_meta m;
+	if (kube_obj_meta(pod, &m) != DRAKE_OK || !m.owner_kind || strcmp(m.owner_kind, "TFJob"))
+		return false;
+	size_t i;
+	json_t *g;
+	json_array_foreach (json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
+	                    g) {
+		const char *name = json_string_value(json_object_get(g, "name"));
+		if (name && !strcmp(name, TF_GANG_GATE))
+			return false;
+	}
+	return true;
+}
+
+/* The node a live pod uses, or NULL: where it is bound; else, for an
+ * admitted member, its planned node; else the node kube-scheduler
+ * nominated it for (it preempted there and waits for its victims to go,
+ * so that room is claimed). */
+static const char *charged_node(const json_t *pod)
+{
+	const char *phase = kube_obj_str(pod, "status.phase");
+	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+		return NULL;
+	const char *node = kube_obj_str(pod, "spec.nodeName");
+	if (node && *node)
+		return node;
+	node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+	if (node && *node && admitted_member(pod))
+		return node;
+	node = kube_obj_str(pod, "status.nominatedNodeName");
+	return node && *node ? node : NULL;
+}
+
+/* Without a TFJob cache (re-planning one member) the pods that use a node
+ * are all that says which names matter. */
+static bool want_pod(json_t *pod, void *arg)
+{
+	struct wants *w = arg;
+	if (!charged_node(pod))
+		return true;
+	w->since = admit_created(pod);
+	requests_foreach_list(json_object_get(pod, "spec"), want_list, w);
+	return !w->nomem;
+}
+
+static int by_since(const void *a, const void *b)
+{
+	const struct wanted *x = a, *y = b;
+	if (x->since != y->since)
+		return x->since < y->since ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Interns the names requests use, oldest request first, as far as the
+ * table holds them. */
+static drake_err intern_wanted(const struct kube_cache *tfjobs, const struct kube_cache *pods,
+                               struct drake_res_names *names)
+{
+	struct wants w = {0};
+	if (tfjobs)
+		kube_cache_foreach(tfjobs, want_job, &w);
+	else
+		kube_cache_foreach(pods, want_pod, &w);
+	if (!w.nomem && w.n > 1)
+		qsort(w.v, w.n, sizeof(w.v[0]), by_since);
+	for (size_t i = 0; !w.nomem && i < w.n && names->n < DRAKE_RES_MAX_EXT; i++)
+		(void)drake_res_name_index(names, w.v[i].name, true); /* -1: name too long */
+	free(w.v);
+	return w.nomem ? DRAKE_ENOMEM : DRAKE_OK;
+}
+
 static bool node_schedulable(const json_t *node)
 {
 	const json_t *spec = json_object_get(node, "spec");
@@ -165,32 +248,100 @@ static bool node_schedulable(const json_t *node)
 
 struct snap_ctx {
 	struct drake_cluster *c;
+	struct admit_skipped_list *skipped;
 	char *msg;
 	size_t msglen;
 	drake_err err;
 };
 
+static void skip_node(struct admit_skipped_list *l, const char *node, const char *fmt, ...)
+    DRAKE_PRINTF(3, 4);
+
+/* Lists a node left out of the snapshot, with why; past the list's limit
+ * (or out of memory) it is only counted. */
+static void skip_node(struct admit_skipped_list *l, const char *node, const char *fmt, ...)
+{
+	if (!l)
+		return;
+	if (l->n == l->cap && l->cap < ADMIT_SKIPPED_MAX) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		cap = cap < ADMIT_SKIPPED_MAX ? cap : ADMIT_SKIPPED_MAX;
+		struct admit_skipped *p = realloc(l->v, cap * sizeof(*p));
+		if (p) {
+			l->v = p;
+			l->cap = cap;
+		}
+	}
+	if (l->n == l->cap) {
+		l->unlisted++;
+		return;
+	}
+	struct admit_skipped *s = &l->v[l->n++];
+	snprintf(s->node, sizeof(s->node), "%.253s", node);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+}
+
+/* A node the snapshot cannot read is left out and listed in skipped;
+ * resources nobody requests are never read, so they cannot keep it out. */
 static bool add_node(json_t *node, void *arg)
 {
 	struct snap_ctx *s = arg;
 	const char *name = kube_obj_str(node, "metadata.name");
 	if (!name)
-		return true;
+		return true; /* the cache holds no object without a name */
 	struct drake_res alloc = {0};
 	unsigned has = 0;
 	const json_t *list = json_object_get(json_object_get(node, "status"), "allocatable");
 	char why[200];
-	if (add_list(list, &s->c->names, &alloc, &has, why, sizeof(why)) != DRAKE_OK)
-		return true; /* a node whose allocatable drake cannot read is left out */
-	s->err =
-	    drake_cluster_add_node(s->c, name, &alloc, node_schedulable(node), s->msg, s->msglen);
+	if (requests_list(list, &s->c->names, &alloc, &has, why, sizeof(why)) != DRAKE_OK) {
+		skip_node(s->skipped, name, "status.allocatable %s", why);
+		return true;
+	}
+	drake_err e =
+	    drake_cluster_add_node(s->c, name, &alloc, node_schedulable(node), why, sizeof(why));
+	if (e == DRAKE_ENOMEM) {
+		s->err = drake_errorf(e, s->msg, s->msglen, "%s", why);
+		return false;
+	}
+	if (e) {
+		skip_node(s->skipped, name, "%s", why);
+		return true;
+	}
 	/* Without a readable kubeshare/gpu_info the GPUs' memory is unknown
 	 * (0): such a node takes only shares that ask for no GPU memory. */
 	const char *info = kube_obj_annotation(node, DRAKE_KUBESHARE_GPU_INFO);
 	int64_t gpu_mem = 0;
-	if (!s->err && info && drake_gpu_info_parse(info, &gpu_mem, why, sizeof(why)) == DRAKE_OK)
+	if (info && drake_gpu_info_parse(info, &gpu_mem, why, sizeof(why)) == DRAKE_OK)
 		s->c->nodes[s->c->n - 1].gpu_mem = gpu_mem; /* the node just added */
-	return s->err == DRAKE_OK;
+	return true;
+}
+
+/* Sorts the nodes; two nodes of one name (only a cache keyed on a bogus
+ * namespace could hold them) are both left out: drake cannot tell which
+ * is real. */
+static drake_err sort_nodes(struct snap_ctx *s)
+{
+	struct drake_cluster *c = s->c;
+	if (drake_cluster_sort(c, NULL, 0) == DRAKE_OK)
+		return DRAKE_OK;
+	size_t kept = 0; /* drake_cluster_sort sorted them before it refused */
+	for (size_t i = 0, j; i < c->n; i = j) {
+		for (j = i + 1; j < c->n && !strcmp(c->nodes[j].name, c->nodes[i].name); j++)
+			;
+		if (j - i == 1) {
+			c->nodes[kept++] = c->nodes[i];
+			continue;
+		}
+		skip_node(s->skipped, c->nodes[i].name, "%zu nodes have this name", j - i);
+		for (size_t k = i; k < j; k++)
+			if (c->nodes[k].schedulable)
+				drake_res_sub(&c->alloc_total, &c->nodes[k].alloc);
+	}
+	c->n = kept;
+	return drake_cluster_sort(c, s->msg, s->msglen);
 }
 
 /* A pod on a vGPU (kubeshare/GPUID) holds its share of it; the first pod
@@ -209,44 +360,60 @@ static void charge_share(struct drake_cluster *c, size_t i, const json_t *pod)
 	drake_cluster_charge_vgpu(c, i, id, &share, 1);
 }
 
+/* A pod's untracked resources are not charged: no plan asks for them. */
 static bool charge_pod(json_t *pod, void *arg)
 {
 	struct snap_ctx *s = arg;
-	const char *phase = kube_obj_str(pod, "status.phase");
-	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-		return true;
-	const char *node = kube_obj_str(pod, "spec.nodeName");
-	if (!node || !*node)
-		node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+	const char *node = charged_node(pod);
 	int i = node ? drake_cluster_find(s->c, node) : -1;
 	if (i < 0)
 		return true;
 	struct drake_res req;
 	char why[200];
-	if (admit_pod_requests(pod, &s->c->names, &req, why, sizeof(why)) == DRAKE_OK)
+	if (requests_of_spec(json_object_get(pod, "spec"), &s->c->names, &req, why, sizeof(why)) ==
+	    DRAKE_OK)
 		drake_cluster_charge(s->c, (size_t)i, &req, 1);
 	charge_share(s->c, (size_t)i, pod);
 	return true;
 }
 
-drake_err admit_pod_requests(const struct json_t *pod, struct drake_res_names *names,
+drake_err admit_pod_requests(const struct json_t *pod, const struct drake_res_names *names,
                              struct drake_res *out, char *msg, size_t msglen)
 {
 	return admit_spec_requests(json_object_get(pod, "spec"), names, out, msg, msglen);
 }
 
-drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                         struct drake_cluster *c, char *msg, size_t msglen)
+static int by_node(const void *a, const void *b)
 {
-	struct snap_ctx s = {c, msg, msglen, DRAKE_OK};
+	return strcmp(((const struct admit_skipped *)a)->node,
+	              ((const struct admit_skipped *)b)->node);
+}
+
+drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                         const struct kube_cache *tfjobs, struct drake_cluster *c,
+                         struct admit_skipped_list *skipped, char *msg, size_t msglen)
+{
+	struct snap_ctx s = {c, skipped, msg, msglen, DRAKE_OK};
+	if (intern_wanted(tfjobs, pods, &c->names) != DRAKE_OK)
+		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory reading requests");
 	kube_cache_foreach(nodes, add_node, &s);
 	if (s.err)
 		return s.err;
-	drake_err e = drake_cluster_sort(c, msg, msglen);
+	drake_err e = sort_nodes(&s);
 	if (e)
 		return e;
 	kube_cache_foreach(pods, charge_pod, &s);
+	if (skipped && skipped->n > 1)
+		qsort(skipped->v, skipped->n, sizeof(skipped->v[0]), by_node);
 	return DRAKE_OK;
+}
+
+void admit_skipped_release(struct admit_skipped_list *l)
+{
+	if (!l)
+		return;
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 double admit_created(const struct json_t *obj)

@@ -316,7 +316,9 @@ static void share_pod(struct world *w, const char *name, const char *node, bool 
 	char b[1024];
 	snprintf(b, sizeof(b),
 	         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"p-%s\","
-	         "\"resourceVersion\":\"1\",\"annotations\":{\"kubeshare/GPUID\":\"%s\","
+	         "\"resourceVersion\":\"1\",\"ownerReferences\":[{\"kind\":\"TFJob\","
+	         "\"name\":\"tf\",\"uid\":\"uid-tf\",\"controller\":true}],"
+	         "\"annotations\":{\"kubeshare/GPUID\":\"%s\","
 	         "\"kubeshare/gpu_request\":\"%s\",\"kubeshare/gpu_mem\":\"%s\"%s%s%s}},"
 	         "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 	         "{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"%s\"}}",
@@ -341,7 +343,8 @@ static void test_the_snapshot_rebuilds_vgpus_from_pods_with_a_gpuid(void **state
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	char msg[256];
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &c, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
+	                 DRAKE_OK);
 	const struct drake_node *a = &c.nodes[drake_cluster_find(&c, "gpu-a")];
 	const struct drake_node *b = &c.nodes[drake_cluster_find(&c, "gpu-b")];
 	assert_int_equal(a->gpu_mem, 16LL << 30);
@@ -641,6 +644,472 @@ static void test_a_member_whose_node_is_gone_is_replanned_without_taking_a_reser
 	world_release(&w);
 }
 
+/* ---- the snapshot reads real nodes (issue 10) ---- */
+
+/* A node as the API server reports a real GPU node (keys sorted): cpu,
+ * memory and GPUs, and a handful of resources drake plans with only when
+ * someone asks for them. extra (",\"k\":\"v\"") adds to its allocatable. */
+static void real_node(struct world *w, const char *name, int cpu, int gpus, const char *extra)
+{
+	char b[1024];
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"resourceVersion\":\"1\"},"
+	         "\"spec\":{},\"status\":{\"allocatable\":{\"amd.com/gpu\":\"0\",\"cpu\":\"%d\","
+	         "\"ephemeral-storage\":\"1677630584485\",\"hugepages-1Gi\":\"0\","
+	         "\"hugepages-2Mi\":\"0\",\"memory\":\"515620Mi\",\"nvidia.com/gpu\":\"%d\","
+	         "\"nvidia.com/mig-1g.10gb\":\"0\",\"pods\":\"110\","
+	         "\"rdma/hca_shared_devices_a\":\"1k\"%s}}}",
+	         name, name, cpu, gpus, extra);
+	put(&w->nodes, b);
+}
+
+/* A TFJob of one PS of ps_cpu CPUs and `workers` workers whose limits are
+ * worker_cpu CPUs, 1Gi and extra (",\"k\":\"v\""); its pods created and
+ * gated. */
+static void res_job(struct world *w, const char *name, const char *created, int ps_cpu, int workers,
+                    int worker_cpu, const char *extra)
+{
+	char b[4096];
+	snprintf(
+	    b, sizeof(b),
+	    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":"
+	    "\"%s\",\"namespace\":\"ml\",\"uid\":\"uid-%s\",\"resourceVersion\":\"1\","
+	    "\"creationTimestamp\":\"%s\"},\"spec\":{\"min-instances\":%d,\"max-instances\":%d,"
+	    "\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":"
+	    "[{\"name\":\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":{\"cpu\":"
+	    "\"%d\",\"memory\":\"1Gi\"}}}]}}},\"Worker\":{\"replicas\":%d,\"template\":{\"spec\":"
+	    "{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\",\"resources\":{\"limits\":"
+	    "{\"cpu\":\"%d\",\"memory\":\"1Gi\"%s}}}]}}}}}}",
+	    name, name, created, workers, workers, ps_cpu, workers, worker_cpu, extra);
+	put(&w->jobs, b);
+	pod(w, name, "ps", 0, 0, NULL, NULL);
+	for (int i = 0; i < workers; i++)
+		pod(w, name, "worker", i, 0, NULL, NULL);
+}
+
+static const struct drake_node *snap_node(const struct drake_cluster *c, const char *name)
+{
+	int i = drake_cluster_find(c, name);
+	if (i < 0)
+		fail_msg("node %s is not in the snapshot", name);
+	return &c->nodes[i];
+}
+
+static void test_a_real_node_advertising_a_dozen_resources_is_read_whole(void **state)
+{
+	/* with nobody asking for an extended resource, and with jobs asking
+	 * for more of them than the table holds */
+	for (int asked = 0; asked < 2; asked++) {
+		struct world w;
+		world_init(&w);
+		real_node(&w, "gpu-a", 64, 8,
+		          ",\"example.com/fpga\":\"2\",\"xilinx.com/u250\":\"1\"");
+		if (asked) {
+			res_job(&w, "old", "2026-01-01T00:00:00Z", 1, 1, 1,
+			        ",\"ephemeral-storage\":\"10Gi\",\"hugepages-2Mi\":\"0\","
+			        "\"example.com/fpga\":\"1\",\"rdma/hca_shared_devices_a\":\"1\"");
+			res_job(
+			    &w, "new", "2026-01-02T00:00:00Z", 1, 1, 1,
+			    ",\"amd.com/gpu\":\"0\",\"xilinx.com/u250\":\"1\",\"hugepages-1Gi\":"
+			    "\"0\",\"nvidia.com/mig-1g.10gb\":\"0\",\"example.com/other\":\"1\"");
+		}
+		struct drake_cluster c;
+		drake_cluster_init(&c);
+		struct admit_skipped_list sk = {0};
+		char msg[256];
+		assert_int_equal(
+		    admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, &sk, msg, sizeof(msg)),
+		    DRAKE_OK);
+		assert_int_equal(sk.n, 0);
+		const struct drake_node *a = snap_node(&c, "gpu-a");
+		assert_int_equal(a->alloc.cpu_milli, 64000);
+		assert_int_equal(a->alloc.mem_bytes, 515620LL << 20);
+		assert_int_equal(a->alloc.gpu, 8);
+		assert_int_equal(c.names.n, asked ? 8 : 0); /* only what is asked for */
+		if (asked) {
+			/* the older job's names come first; fpga has the node's 2 */
+			int fpga = drake_res_name_find(&c.names, "example.com/fpga");
+			assert_true(fpga >= 0);
+			assert_int_equal(a->alloc.ext[fpga], 2);
+			assert_int_equal(
+			    a->alloc.ext[drake_res_name_find(&c.names, "ephemeral-storage")],
+			    1677630584485LL);
+		}
+		admit_skipped_release(&sk);
+		drake_cluster_release(&c);
+		world_release(&w);
+	}
+}
+
+static void test_a_52_cpu_job_goes_whole_onto_the_one_64_cpu_node_not_over_two_32s(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "plain-a", 0); /* 32 CPUs */
+	node(&w, "plain-b", 0);
+	real_node(&w, "big", 64, 0, "");
+	res_job(&w, "wide", "2026-11-22T10:00:00Z", 4, 2, 24, ""); /* 4 + 2 x 24 = 52 CPUs */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.skipped.n, 0);
+	assert_int_equal(res.n_waves, 1);
+	assert_int_equal(res.waves[0].n_pods, 3);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(res.waves[0].pods[i].node, "big");
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_an_extended_resource_only_one_node_has_is_planned_only_there(void **state)
+{
+	struct world w;
+	world_init(&w);
+	/* every node advertises more resources than the table holds */
+	real_node(&w, "a", 64, 8, ",\"example.com/x1\":\"1\",\"example.com/x2\":\"1\"");
+	real_node(&w, "b", 64, 8, ",\"example.com/x1\":\"1\",\"example.com/fpga\":\"4\"");
+	real_node(&w, "c", 64, 8, ",\"example.com/x2\":\"1\"");
+	res_job(&w, "fpga", "2026-11-22T10:00:00Z", 1, 2, 2, ",\"example.com/fpga\":\"2\"");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	for (int i = 1; i < res.waves[0].n_pods; i++) /* the workers; the PS asks no fpga */
+		assert_string_equal(res.waves[0].pods[i].node, "b");
+	admit_result_release(&res);
+	/* a third worker wanting 2 more fpgas fits nowhere: it waits */
+	world_release(&w);
+	world_init(&w);
+	real_node(&w, "a", 64, 8, "");
+	real_node(&w, "b", 64, 8, ",\"example.com/fpga\":\"4\"");
+	res_job(&w, "fpga", "2026-11-22T10:00:00Z", 1, 3, 2, ",\"example.com/fpga\":\"2\"");
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 0);
+	assert_int_equal(res.n_waiting, 1);
+	assert_int_not_equal(res.waiting[0].status, DRAKE_ADMIT_STARTED);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+/* ",\"example.com/r0\":\"1\",..." for names r<from> .. r<to - 1>. */
+static const char *ext_limits(char *buf, size_t len, int from, int to)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int i = from; i < to && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, ",\"example.com/r%d\":\"1\"", i);
+	return buf;
+}
+
+struct beyond_case {
+	const char *name;
+	int old_from, old_to; /* the older job asks for example.com/r<from> .. r<to - 1> */
+	int new_from, new_to; /* the newer job */
+	const char *starts;   /* the job that starts, or NULL */
+	const char *refused;  /* the job refused */
+	const char *why;      /* what it is told */
+};
+
+static const struct beyond_case beyond_cases[] = {
+    {"a job asking for nine extended resources is refused with the count", 0, 0, 0, 9, NULL, "new",
+     "requests 9 extended resources; drake models at most 8"},
+    {"a job whose resource finds the table full of older requests is refused, not planned "
+     "without it",
+     1, 9, 0, 1, "old", "new", "older requests hold every slot"},
+    {"a job asking for more than drake models takes no slot from a newer job", 0, 9, 9, 10, "new",
+     "old", "requests 9 extended resources"},
+};
+
+static void run_beyond_case(void **state)
+{
+	const struct beyond_case *k = *state;
+	struct world w;
+	world_init(&w);
+	char all[1024], old_[1024], new_[1024];
+	real_node(&w, "a", 64, 8, ext_limits(all, sizeof(all), 0, 10)); /* has every one */
+	if (k->old_to > k->old_from)
+		res_job(&w, "old", "2026-11-22T09:00:00Z", 1, 1, 1,
+		        ext_limits(old_, sizeof(old_), k->old_from, k->old_to));
+	res_job(&w, "new", "2026-11-22T10:00:00Z", 1, 1, 1,
+	        ext_limits(new_, sizeof(new_), k->new_from, k->new_to));
+	struct admit_result res;
+	round_of(&w, true, &res);
+	for (size_t i = 0; i < res.n_waves; i++)
+		if (!k->starts || strcmp(res.waves[i].job, k->starts))
+			fail_msg("case '%s': %s was planned ignoring a request", k->name,
+			         res.waves[i].job);
+	assert_int_equal(res.n_waves, k->starts ? 1 : 0);
+	assert_int_equal(res.n_waiting, 1);
+	assert_string_equal(res.waiting[0].job, k->refused);
+	assert_int_equal(res.waiting[0].status, DRAKE_ADMIT_INVALID);
+	if (!strstr(res.waiting[0].why, k->why))
+		fail_msg("case '%s': why is \"%s\"", k->name, res.waiting[0].why);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+struct skip_case {
+	const char *name;
+	const char *node;  /* its name */
+	const char *alloc; /* its allocatable */
+	const char *why;   /* NULL: the node is read */
+};
+
+static const struct skip_case skip_cases[] = {
+    {"a node with a malformed cpu is left out and reported", "bad-cpu",
+     "{\"cpu\":\"lots\",\"memory\":\"1Gi\"}", "cpu: quantity \"lots\""},
+    {"a node with a malformed memory is left out and reported", "bad-mem",
+     "{\"cpu\":\"8\",\"memory\":\"-1Gi\"}", "memory: negative quantity"},
+    {"a node with a fractional GPU count is left out and reported", "bad-gpu",
+     "{\"cpu\":\"8\",\"nvidia.com/gpu\":\"0.5\"}", "nvidia.com/gpu must be a whole number"},
+    {"a node with a malformed resource someone requests is left out and reported", "bad-fpga",
+     "{\"cpu\":\"8\",\"example.com/fpga\":\"many\"}", "example.com/fpga: "},
+    {"a node with a malformed resource nobody requests is read", "odd-pods",
+     "{\"cpu\":\"8\",\"pods\":\"many\",\"hugepages-2Mi\":[]}", NULL},
+};
+
+static void run_skip_case(void **state)
+{
+	const struct skip_case *k = *state;
+	struct world w;
+	world_init(&w);
+	node(&w, "good", 8);
+	char b[1024];
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-x\",\"resourceVersion\":\"1\"},"
+	         "\"spec\":{},\"status\":{\"allocatable\":%s}}",
+	         k->node, k->alloc);
+	put(&w.nodes, b);
+	res_job(&w, "fpga", "2026-11-22T10:00:00Z", 1, 1, 1, ",\"example.com/fpga\":\"1\"");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	if (!k->why) {
+		assert_int_equal(res.skipped.n, 0);
+	} else {
+		assert_int_equal(res.skipped.n, 1);
+		assert_int_equal(strncmp(res.skipped.v[0].node, k->node, 200), 0);
+		if (!strstr(res.skipped.v[0].why, k->why))
+			fail_msg("case '%s': why is \"%s\"", k->name, res.skipped.v[0].why);
+	}
+	admit_result_release(&res);
+	/* the snapshot itself has the node exactly when it is read */
+	struct drake_cluster c;
+	drake_cluster_init(&c);
+	char msg[256];
+	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(c.n, k->why ? 1 : 2);
+	assert_true(drake_cluster_find(&c, "good") >= 0);
+	drake_cluster_release(&c);
+	world_release(&w);
+}
+
+static void test_two_nodes_of_one_name_are_both_left_out_and_reported(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "good", 8);
+	node(&w, "twin", 8);
+	/* a bogus namespace gives the cache a second key for the same name */
+	put(&w.nodes, "{\"metadata\":{\"name\":\"twin\",\"namespace\":\"x\",\"uid\":\"n-t2\","
+	              "\"resourceVersion\":\"1\"},\"status\":{\"allocatable\":{\"cpu\":\"8\","
+	              "\"nvidia.com/gpu\":\"4\"}}}");
+	struct drake_cluster c;
+	drake_cluster_init(&c);
+	struct admit_skipped_list sk = {0};
+	char msg[256];
+	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, &sk, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.nodes[0].name, "good");
+	assert_int_equal(c.alloc_total.gpu, 8);
+	assert_int_equal(sk.n, 1);
+	assert_string_equal(sk.v[0].node, "twin");
+	assert_non_null(strstr(sk.v[0].why, "2 nodes have this name"));
+	admit_skipped_release(&sk);
+	drake_cluster_release(&c);
+	world_release(&w);
+}
+
+static void test_every_skipped_node_is_listed_up_to_the_limit_then_counted(void **state)
+{
+	struct world w;
+	world_init(&w);
+	for (int i = 0; i < ADMIT_SKIPPED_MAX + 3; i++) {
+		char b[256];
+		snprintf(
+		    b, sizeof(b),
+		    "{\"metadata\":{\"name\":\"bad-%03d\",\"uid\":\"n-%d\",\"resourceVersion\":"
+		    "\"1\"},\"status\":{\"allocatable\":{\"cpu\":\"x\"}}}",
+		    i, i);
+		put(&w.nodes, b);
+	}
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.skipped.n, ADMIT_SKIPPED_MAX);
+	assert_int_equal(res.skipped.unlisted, 3);
+	for (size_t i = 1; i < res.skipped.n; i++) /* sorted by name */
+		assert_true(strcmp(res.skipped.v[i - 1].node, res.skipped.v[i].node) < 0);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+/* ---- requests counted as kube-scheduler counts them ---- */
+
+struct req_case {
+	const char *name;
+	const char *spec;
+	int64_t cpu_milli, mem_mib;
+};
+
+static const struct req_case req_cases[] = {
+    {"the app containers are summed",
+     "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}},"
+     "{\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"512Mi\"}}}]}",
+     1500, 1536},
+    {"a limit stands in for a request the container does not give",
+     "{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},"
+     "\"requests\":{\"cpu\":\"1\"}}}]}",
+     1000, 1024},
+    {"the largest init container counts when larger than the app containers",
+     "{\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"4\"}}},{\"resources\":"
+     "{\"requests\":{\"cpu\":\"3\",\"memory\":\"4Gi\"}}}],\"containers\":[{\"resources\":"
+     "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}",
+     4000, 4096},
+    {"the pod overhead is added to the containers",
+     "{\"overhead\":{\"cpu\":\"250m\",\"memory\":\"120Mi\"},\"containers\":[{\"resources\":"
+     "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}",
+     1250, 1144},
+    {"the pod overhead is added on top of the largest init container",
+     "{\"overhead\":{\"cpu\":\"250m\"},\"initContainers\":[{\"resources\":{\"requests\":"
+     "{\"cpu\":\"4\"}}}],\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}",
+     4250, 0},
+    {"a sidecar is summed with the app containers, not maxed",
+     "{\"initContainers\":[{\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":"
+     "\"1\",\"memory\":\"256Mi\"}}}],\"containers\":[{\"resources\":{\"requests\":{\"cpu\":"
+     "\"2\",\"memory\":\"1Gi\"}}}]}",
+     3000, 1280},
+    {"an init container runs beside the sidecars started before it",
+     "{\"initContainers\":[{\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":"
+     "\"1\"}}},{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},{\"restartPolicy\":\"Always\","
+     "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],\"containers\":[{\"resources\":"
+     "{\"requests\":{\"cpu\":\"1\"}}}]}",
+     4000, 0},
+    {"an init container before every sidecar counts alone",
+     "{\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},{\"restartPolicy\":"
+     "\"Always\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],\"containers\":[{\"resources\":"
+     "{\"requests\":{\"cpu\":\"1\"}}}]}",
+     3000, 0},
+    {"an init container with another restart policy is no sidecar",
+     "{\"initContainers\":[{\"restartPolicy\":\"OnFailure\",\"resources\":{\"requests\":"
+     "{\"cpu\":\"1\"}}}],\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}",
+     2000, 0},
+    {"drake's marker resource is not counted",
+     "{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1\",\"drake.dev/gang\":\"1\"}}}]}",
+     1000, 0},
+};
+
+static void run_req_case(void **state)
+{
+	const struct req_case *k = *state;
+	json_t *spec = json_loads(k->spec, 0, NULL);
+	assert_non_null(spec);
+	struct drake_res_names names = {0};
+	struct drake_res r;
+	char msg[256];
+	assert_int_equal(admit_spec_requests(spec, &names, &r, msg, sizeof(msg)), DRAKE_OK);
+	if (r.cpu_milli != k->cpu_milli || r.mem_bytes != k->mem_mib << 20)
+		fail_msg("case '%s': cpu %lldm mem %lld bytes", k->name, (long long)r.cpu_milli,
+		         (long long)r.mem_bytes);
+	json_decref(spec);
+}
+
+/* ---- which unbound pods take room ---- */
+
+/* A pod that is not bound: its owner kind (NULL: none), whether drake's
+ * gate is on it, its planned-node annotation and nominatedNodeName. */
+static void loose_pod(struct world *w, const char *name, const char *owner, bool gated,
+                      const char *planned, const char *nominated, int gpu)
+{
+	char b[2048], own[256] = "", ann[128] = "", gate[128] = "", nom[128] = "";
+	if (owner)
+		snprintf(own, sizeof(own),
+		         ",\"ownerReferences\":[{\"kind\":\"%s\",\"name\":\"o\",\"uid\":\"uid-o\","
+		         "\"controller\":true}]",
+		         owner);
+	if (planned)
+		snprintf(ann, sizeof(ann), ",\"annotations\":{\"drake.dev/planned-node\":\"%s\"}",
+		         planned);
+	if (gated)
+		snprintf(gate, sizeof(gate),
+		         "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}],");
+	if (nominated)
+		snprintf(nom, sizeof(nom), ",\"nominatedNodeName\":\"%s\"", nominated);
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"p-%s\","
+	         "\"resourceVersion\":\"1\"%s%s},\"spec\":{%s\"containers\":[{\"name\":\"c\","
+	         "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}]},\"status\":{\"phase\":"
+	         "\"Pending\"%s}}",
+	         name, name, own, ann, gate, gpu, nom);
+	put(&w->pods, b);
+}
+
+struct loose_case {
+	const char *name;
+	const char *owner;
+	bool gated;
+	const char *planned, *nominated;
+	int used_a; /* GPUs the snapshot charges to node a */
+};
+
+static const struct loose_case loose_cases[] = {
+    {"an admitted member is charged where it is planned", "TFJob", false, "a", NULL, 6},
+    {"a planned-node annotation on a pod drake's gate still holds is no reservation", "TFJob", true,
+     "a", NULL, 0},
+    {"a planned-node annotation on a pod no TFJob controls is no reservation", "ReplicaSet", false,
+     "a", NULL, 0},
+    {"a planned-node annotation on a pod without an owner is no reservation", NULL, false, "a",
+     NULL, 0},
+    {"a pod kube-scheduler nominated for a node is charged there", NULL, false, NULL, "a", 6},
+    {"a forged planned node does not hide where the pod is nominated", NULL, false, "b", "a", 6},
+    {"a pod neither bound, planned nor nominated takes nothing", NULL, false, NULL, NULL, 0},
+};
+
+static void run_loose_case(void **state)
+{
+	const struct loose_case *k = *state;
+	struct world w;
+	world_init(&w);
+	node(&w, "a", 8);
+	node(&w, "b", 8);
+	loose_pod(&w, "p", k->owner, k->gated, k->planned, k->nominated, 6);
+	struct drake_cluster c;
+	drake_cluster_init(&c);
+	char msg[256];
+	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	if (snap_node(&c, "a")->used.gpu != k->used_a)
+		fail_msg("case '%s': a has %lld GPUs used", k->name,
+		         (long long)snap_node(&c, "a")->used.gpu);
+	drake_cluster_release(&c);
+	world_release(&w);
+}
+
+static void test_a_gang_is_not_planned_into_room_a_preemptor_was_nominated_for(void **state)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "a", 8);
+	node(&w, "b", 8);
+	loose_pod(&w, "preemptor", NULL, false, NULL, "a", 6);
+	gated_job(&w, "j", "2026-11-22T10:00:00Z", 2, 2, 2); /* 4 GPUs: a has 2 left */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	for (int i = 0; i < res.waves[0].n_pods; i++)
+		assert_string_equal(res.waves[0].pods[i].node, "b");
+	admit_result_release(&res);
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +1132,32 @@ int main(void)
 	    cmocka_unit_test(test_a_recreated_chief_rejoins_its_jobs_wave),
 	    cmocka_unit_test(
 	        test_a_member_whose_node_is_gone_is_replanned_without_taking_a_reservation),
+	    cmocka_unit_test(test_a_real_node_advertising_a_dozen_resources_is_read_whole),
+	    cmocka_unit_test(
+	        test_a_52_cpu_job_goes_whole_onto_the_one_64_cpu_node_not_over_two_32s),
+	    cmocka_unit_test(test_an_extended_resource_only_one_node_has_is_planned_only_there),
+	    cmocka_unit_test(test_every_skipped_node_is_listed_up_to_the_limit_then_counted),
+	    cmocka_unit_test(test_two_nodes_of_one_name_are_both_left_out_and_reported),
+	    cmocka_unit_test(test_a_gang_is_not_planned_into_room_a_preemptor_was_nominated_for),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	enum { N = sizeof(tests) / sizeof(tests[0]) };
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+	struct CMUnitTest all[N + COUNT(beyond_cases) + COUNT(skip_cases) + COUNT(req_cases) +
+	                      COUNT(loose_cases)];
+	size_t n = 0;
+	for (size_t i = 0; i < N; i++)
+		all[n++] = tests[i];
+	for (size_t i = 0; i < COUNT(beyond_cases); i++)
+		all[n++] = (struct CMUnitTest){beyond_cases[i].name, run_beyond_case, NULL, NULL,
+		                               (void *)&beyond_cases[i]};
+	for (size_t i = 0; i < COUNT(skip_cases); i++)
+		all[n++] = (struct CMUnitTest){skip_cases[i].name, run_skip_case, NULL, NULL,
+		                               (void *)&skip_cases[i]};
+	for (size_t i = 0; i < COUNT(req_cases); i++)
+		all[n++] = (struct CMUnitTest){req_cases[i].name, run_req_case, NULL, NULL,
+		                               (void *)&req_cases[i]};
+	for (size_t i = 0; i < COUNT(loose_cases); i++)
+		all[n++] = (struct CMUnitTest){loose_cases[i].name, run_loose_case, NULL, NULL,
+		                               (void *)&loose_cases[i]};
+	return _cmocka_run_group_tests("admit", all, n, NULL, NULL);
 }
