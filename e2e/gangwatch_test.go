@@ -73,6 +73,7 @@ type jobTrack struct {
 	short     string
 	intervals []partialInterval
 	firstBind time.Time
+	firstRole string        // the role of the first member seen bound
 	bindCh    chan struct{} // closed at the job's first binding
 	recreated int           // pods seen again under a new UID
 	left      map[string]int
@@ -198,7 +199,7 @@ func (w *gangWatch) apply(typ watch.EventType, p *corev1.Pod, now time.Time) {
 		j.left[s.role]++
 	}
 	if s.node != "" && j.firstBind.IsZero() {
-		j.firstBind = now
+		j.firstBind, j.firstRole = now, s.role
 		close(j.bindCh)
 	}
 	w.eval(j, now)
@@ -274,6 +275,13 @@ func (w *gangWatch) firstBound(job string) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.job(job).bindCh
+}
+
+// firstBoundRole is the role of the job's first member seen bound ("" if none).
+func (w *gangWatch) firstBoundRole(job string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.job(job).firstRole
 }
 
 // whole: every role has its minimum bound or finished.

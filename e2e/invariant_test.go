@@ -8,6 +8,8 @@ package e2e
 // Each test watches its jobs' pods throughout (gangwatch_test.go).
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -227,6 +229,75 @@ func hasEvent(evs []corev1.Event, reason string) bool {
 	return false
 }
 
+// jobBindings returns the API server's audit records of the job's
+// successful Bindings, in the order it received them.
+func (e *env) jobBindings(t *testing.T, ns, job string) []auditEvent {
+	t.Helper()
+	f, err := os.Open(filepath.Join(e.dir, "logs", "audit.log"))
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	var out []auditEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		if ev.Stage == "ResponseComplete" && ev.Verb == "create" && ev.ObjectRef.Subresource == "binding" &&
+			ev.ObjectRef.Namespace == ns && strings.HasPrefix(ev.ObjectRef.Name, job+"-") &&
+			ev.ResponseStatus.Code/100 == 2 {
+			out = append(out, ev)
+		}
+	}
+	sort.SliceStable(out, func(i, k int) bool {
+		return out[i].RequestReceivedTimestamp.Before(out[k].RequestReceivedTimestamp)
+	})
+	return out
+}
+
+func roleOfName(job, pod string) string {
+	rest := strings.TrimPrefix(pod, job+"-")
+	if i := strings.LastIndex(rest, "-"); i > 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
+// checkPSFirst: the bind barrier posts a wave's Bindings PS and chief
+// first, so in the job's first wave the API server received every PS and
+// chief Binding (leaders of them: the role need) before any worker's.
+func (e *env) checkPSFirst(t *testing.T, ns, job string, leaders int) {
+	t.Helper()
+	var recs []auditEvent
+	poll(t, 10*time.Second, "audit records of "+job+"'s bindings", func() (bool, error) {
+		recs = e.jobBindings(t, ns, job)
+		return len(recs) > leaders, nil
+	})
+	var order []string
+	seen := 0
+	for _, r := range recs {
+		role := roleOfName(job, r.ObjectRef.Name)
+		if len(order) < 6 {
+			order = append(order, r.ObjectRef.Name)
+		}
+		if role == "worker" {
+			break
+		}
+		if role == "ps" || role == "chief" {
+			seen++
+		}
+	}
+	if seen < leaders {
+		t.Errorf("job %s: %d of its %d PS/chief Bindings reached the API server before the first worker's; want all (received first: %v)",
+			job, seen, leaders, order)
+	} else {
+		t.Logf("job %s: Bindings received first: %v", job, order)
+	}
+}
+
 // eventsOnFailure logs the jobs' Events when the test has failed (before
 // its namespace goes).
 func (e *env) eventsOnFailure(t *testing.T, ns string, jobs ...string) {
@@ -236,6 +307,20 @@ func (e *env) eventsOnFailure(t *testing.T, ns string, jobs ...string) {
 		}
 		for _, j := range jobs {
 			logEvents(t, e.jobEvents(t, ns, j))
+			for _, p := range jobPods(t, e, ns, j) {
+				var gates []string
+				for _, g := range p.Spec.SchedulingGates {
+					gates = append(gates, g.Name)
+				}
+				ann := []string{}
+				for k, v := range p.Annotations {
+					if strings.HasPrefix(k, "drake.dev/") || strings.HasPrefix(k, "kubeshare/") {
+						ann = append(ann, k+"="+v)
+					}
+				}
+				sort.Strings(ann)
+				t.Logf("pod %s: node %q phase %s gates %v annotations %v", p.Name, p.Spec.NodeName, p.Status.Phase, gates, ann)
+			}
 		}
 	})
 }
@@ -299,6 +384,7 @@ func TestGangPreemptionNeverLeavesWorkersWithoutTheirPS(t *testing.T) {
 		},
 	})
 	poll(t, 120*time.Second, "victim's PS and a worker bound", func() (bool, error) { return w.whole("victim"), nil })
+	e.checkPSFirst(t, ns, "victim", 1)
 	// the workers admission ungated come with the same wave
 	time.Sleep(2 * time.Second)
 	var psUID types.UID
@@ -403,6 +489,7 @@ func TestGangWorkersFinishingAtDifferentTimesCompleteWithoutRollback(t *testing.
 		},
 	})
 	poll(t, 120*time.Second, "staggered whole", func() (bool, error) { return w.whole("staggered"), nil })
+	e.checkPSFirst(t, ns, "staggered", 1)
 	waitState(t, ns, "staggered", "Running", 60*time.Second)
 	uids := map[string]types.UID{}
 	for _, p := range jobPods(t, e, ns, "staggered") {
@@ -484,6 +571,7 @@ func TestGangJobThatFitsOnlyTheLargeNodeLandsOnIt(t *testing.T) {
 		},
 	})
 	poll(t, 120*time.Second, "big bound whole", func() (bool, error) { return w.whole("big"), nil })
+	e.checkPSFirst(t, ns, "big", 1)
 	w.check(t, normalWaveMax, true)
 	for _, p := range jobPods(t, e, ns, "big") {
 		if p.Spec.NodeName != large {
@@ -642,8 +730,12 @@ func TestGangDrakeSIGKILLedAfterTheFirstBindingOfAWave(t *testing.T) {
 	}
 	poll(t, 30*time.Second, "killed drake reaped", func() (bool, error) { return syscall.Kill(pid, 0) != nil, nil })
 	time.Sleep(time.Second)
-	t.Logf("drake SIGKILLed at the first binding: %d of %d pods bound then, %d a second later",
-		atKill, workers+2, w.boundCount("cut"))
+	t.Logf("drake SIGKILLed at the first binding (a %s): %d of %d pods bound then, %d a second later",
+		w.firstBoundRole("cut"), atKill, workers+2, w.boundCount("cut"))
+	// PS and chief first: the first Binding of the wave is one of them
+	if r := w.firstBoundRole("cut"); r != "ps" && r != "chief" {
+		t.Errorf("the first member of the wave seen bound is a %s; the barrier posts the PS and the chief first", r)
+	}
 	e.drakeCtl(t, "start")
 	restarted := time.Now()
 	bound := gangBound()
@@ -654,6 +746,7 @@ func TestGangDrakeSIGKILLedAfterTheFirstBindingOfAWave(t *testing.T) {
 		return w.whole("cut"), nil
 	})
 	w.checkAfter(t, bound, true, restarted)
+	e.checkPSFirst(t, ns, "cut", 2)
 	logEvents(t, e.jobEvents(t, ns, "cut"))
 	t.Logf("cut whole %.1fs after the restart; pods recreated %d", time.Since(restarted).Seconds(), w.recreated("cut"))
 }

@@ -26,7 +26,8 @@ type auditEvent struct {
 	ResponseStatus struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	Stage string `json:"stage"`
+	Stage                    string    `json:"stage"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
 // bindingAudit returns the API server's audit records of successful
