@@ -33,7 +33,7 @@ func TestChiefIsBoundInTheWaveOfItsPSAndWorkersOnOneNode(t *testing.T) {
 	bw := watchBindings(t, e, ns, map[string]int{"withchief": 8})
 	createTFJob(t, ns, "withchief", chiefJob(6, 1, 1))
 	poll(t, 120*time.Second, "withchief bound whole", func() (bool, error) { return bw.allBound(), nil })
-	bw.check(t, 5*time.Second, true)
+	bw.check(t, normalWaveMax, true)
 
 	nodes, psNode := nodesOf(t, e, ns, "withchief")
 	if len(nodes) != 1 {

@@ -8,19 +8,16 @@ package e2e
 // default 4 x 8) decides what fits.
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 func clusterShape(t *testing.T) (nodes, gpus int) {
@@ -38,7 +35,7 @@ func clusterShape(t *testing.T) (nodes, gpus int) {
 func gpuJob(workers, gpu int, runFor string) map[string]any {
 	var ann map[string]string
 	if runFor != "" {
-		ann = map[string]string{"drake.dev/run-for": runFor}
+		ann = map[string]string{"kwok.drake.dev/run-for": runFor}
 	}
 	ps := tensorflow(1, "Never", ann)
 	w := tensorflow(workers, "Never", ann)
@@ -76,102 +73,6 @@ func waitGPUsIdle(t *testing.T, e *env) {
 	})
 }
 
-// bindWatch records, from a watch on every pod of a namespace, when each
-// job's pods were bound: the first and the last binding of each job, and
-// how many pods each job has bound.
-type bindWatch struct {
-	mu             sync.Mutex
-	bound          map[string]map[string]bool // job -> pod -> bound
-	first, full    map[string]time.Time
-	size           map[string]int
-	longestPartial map[string]time.Duration
-	cancel         context.CancelFunc
-	done           chan struct{}
-}
-
-func watchBindings(t *testing.T, e *env, ns string, sizes map[string]int) *bindWatch {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := e.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		cancel()
-		t.Fatalf("watch pods: %v", err)
-	}
-	b := &bindWatch{bound: map[string]map[string]bool{}, first: map[string]time.Time{},
-		full: map[string]time.Time{}, size: sizes, longestPartial: map[string]time.Duration{},
-		cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok || ev.Type == watch.Error {
-				continue
-			}
-			job := p.Labels["training.kubeflow.org/job-name"]
-			if job == "" || p.Spec.NodeName == "" || ev.Type == watch.Deleted {
-				continue
-			}
-			now := time.Now()
-			b.mu.Lock()
-			if b.bound[job] == nil {
-				b.bound[job] = map[string]bool{}
-			}
-			if !b.bound[job][p.Name] {
-				b.bound[job][p.Name] = true
-				if len(b.bound[job]) == 1 {
-					b.first[job] = now
-				}
-				if len(b.bound[job]) == b.size[job] {
-					b.full[job] = now
-				}
-			}
-			b.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-b.done })
-	return b
-}
-
-// check fails the test for any job bound only in part for longer than max,
-// or (with complete) not bound whole at all.
-func (b *bindWatch) check(t *testing.T, max time.Duration, complete bool) {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for job, size := range b.size {
-		n := len(b.bound[job])
-		switch {
-		case n == size:
-			if gap := b.full[job].Sub(b.first[job]); gap > max {
-				t.Errorf("job %s: %d of %d pods bound for %v before the rest", job, n, size, gap)
-			}
-		case n > 0:
-			if gap := time.Since(b.first[job]); gap > max {
-				t.Errorf("job %s: partial gang, %d of %d pods bound for %v", job, n, size, gap)
-			}
-		case complete:
-			t.Errorf("job %s: never bound", job)
-		}
-	}
-}
-
-func (b *bindWatch) boundCount(job string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.bound[job])
-}
-
-func (b *bindWatch) allBound() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for job, size := range b.size {
-		if len(b.bound[job]) != size {
-			return false
-		}
-	}
-	return true
-}
-
 func firstKey(m map[string]int) string {
 	for k := range m {
 		return k
@@ -204,7 +105,7 @@ func TestGangOnePSSevenWorkersLandsOnOneNode(t *testing.T) {
 	bw := watchBindings(t, e, ns, map[string]int{"onenode": 8})
 	createTFJob(t, ns, "onenode", gpuJob(7, 1, ""))
 	poll(t, 120*time.Second, "onenode bound whole", func() (bool, error) { return bw.allBound(), nil })
-	bw.check(t, 5*time.Second, true)
+	bw.check(t, normalWaveMax, true)
 	// Every one of the 8 bindings was posted by drake's barrier for a
 	// complete wave, none outside it.
 	if got := e.metrics(t)["drake_gang_members_bound_total"] - before; got != 8 {
@@ -245,7 +146,7 @@ func TestGangMemberWhosePlannedNodeIsNotOfferedIsReplannedAmongTheCandidates(t *
 	createTFJob(t, ns, "pinned", spec)
 	// well within the 60 s after which a wave with nothing bound is released
 	poll(t, 40*time.Second, "pinned bound whole", func() (bool, error) { return bw.allBound(), nil })
-	bw.check(t, 5*time.Second, true)
+	bw.check(t, normalWaveMax, true)
 	replanned := 0
 	for _, p := range jobPods(t, e, ns, "pinned") {
 		if p.Spec.NodeName != target {
@@ -278,7 +179,7 @@ func TestGangTooLargeForANodeSpansTheFewestNodesWorkersBesideThePS(t *testing.T)
 	bw := watchBindings(t, e, ns, map[string]int{"wide": workers + 1})
 	createTFJob(t, ns, "wide", gpuJob(workers, 1, ""))
 	poll(t, 120*time.Second, "wide bound whole", func() (bool, error) { return bw.allBound(), nil })
-	bw.check(t, 5*time.Second, true)
+	bw.check(t, normalWaveMax, true)
 	nodes, psNode := nodesOf(t, e, ns, "wide")
 	if len(nodes) != 2 {
 		t.Errorf("%d one-GPU workers spread over %d nodes %v; want 2", workers, len(nodes), nodes)
@@ -290,8 +191,11 @@ func TestGangTooLargeForANodeSpansTheFewestNodesWorkersBesideThePS(t *testing.T)
 
 func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {
 	e := withReconciler(t)
-	nodesN, gpus := clusterShape(t)
+	_, gpus := clusterShape(t)
 	waitGPUsIdle(t, e)
+	// every node with a whole node's worth of GPUs counts (the standard
+	// nodes and the large ones, hack/cluster-up.sh)
+	nodesN := gpuNodes(t, e, gpus)
 	ns := e.namespace(t)
 	// first: whole nodes for all but one node; second: two whole nodes.
 	// Together they need one node more than the cluster has.
@@ -328,7 +232,7 @@ func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {
 		return true, nil
 	})
 	poll(t, 120*time.Second, "second bound whole", func() (bool, error) { return bw.allBound(), nil })
-	bw.check(t, 5*time.Second, true)
+	bw.check(t, normalWaveMax, true)
 	ev := e.jobEvent(t, ns, "second", "GangWaiting", 10*time.Second)
 	t.Logf("second waited: %s", ev.Message)
 	waitState(t, ns, "second", "Succeeded", 120*time.Second)
@@ -349,13 +253,13 @@ func TestGangTwentySmallJobsAtOnceNeverBindPartially(t *testing.T) {
 		createTFJob(t, ns, name, gpuJob(3, 2, "4s"))
 	}
 	poll(t, 300*time.Second, "every small job bound whole", func() (bool, error) {
-		bw.check(t, 5*time.Second, false)
+		bw.check(t, normalWaveMax, false)
 		if t.Failed() {
 			return false, fmt.Errorf("a partial gang was seen")
 		}
 		return bw.allBound(), nil
 	})
-	bw.check(t, 5*time.Second, true)
+	bw.check(t, normalWaveMax, true)
 	if got := e.metrics(t)["drake_gang_members_bound_total"] - before; got != 80 {
 		t.Errorf("drake bound %v pods through the gang barrier; want all 80", got)
 	}
@@ -384,7 +288,7 @@ func TestGangDrakeKilledDuringTheBindBarrierStillBindsWholeGangs(t *testing.T) {
 	poll(t, 120*time.Second, "barrier bound whole after the restart", func() (bool, error) { return bw.allBound(), nil })
 	// A wave cut by the kill is completed by the restarted drake (it counts
 	// members already bound); the gap is bounded by the restart, not by luck.
-	bw.check(t, 60*time.Second, true)
+	bw.check(t, gangBound(), true)
 	waitState(t, ns, "barrier", "Running", 60*time.Second)
 }
 

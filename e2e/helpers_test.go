@@ -61,7 +61,9 @@ func TestMain(m *testing.M) {
 		mode:       os.Getenv("DRAKE_EXTENDER_MODE"),
 		client:     cs,
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	printPartialStats()
+	os.Exit(code)
 }
 
 func need(t *testing.T) *env {

@@ -26,7 +26,8 @@ type auditEvent struct {
 	ResponseStatus struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	Stage string `json:"stage"`
+	Stage                    string    `json:"stage"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
 // bindingAudit returns the API server's audit records of successful
@@ -144,12 +145,12 @@ func TestDrakeDownPodsWaitThenSchedule(t *testing.T) {
 	t.Logf("after drake came back: bound to %s", p.Spec.NodeName)
 }
 
-// kwok: a pod annotated drake.dev/run-for completes Succeeded, exit 0, after
+// kwok: a pod annotated kwok.drake.dev/run-for completes Succeeded, exit 0, after
 // that long; deleting a pod removes it.
 func TestRunForAnnotationCompletesAndDeleteWorks(t *testing.T) {
 	e := need(t)
 	ns := e.namespace(t)
-	opts := []podOpt{withAnnotation("drake.dev/run-for", "3s")}
+	opts := []podOpt{withAnnotation("kwok.drake.dev/run-for", "3s")}
 	if e.mode == "gang" {
 		opts = append(opts, withResource("drake.dev/gang", "1"))
 	}

@@ -273,7 +273,7 @@ func TestTFJobSucceedsAndCleanPodPolicyAllRemovesPods(t *testing.T) {
 		"runPolicy": map[string]any{"cleanPodPolicy": "All"},
 		"tfReplicaSpecs": map[string]any{
 			"PS":     tensorflow(1, "OnFailure", nil),
-			"Worker": tensorflow(2, "OnFailure", map[string]string{"drake.dev/run-for": "3s"}),
+			"Worker": tensorflow(2, "OnFailure", map[string]string{"kwok.drake.dev/run-for": "3s"}),
 		},
 	})
 	waitState(t, ns, "done", "Succeeded", 120*time.Second)

@@ -7,15 +7,28 @@
 #        -> kwok + N fake nodes
 #
 # usage: hack/cluster-up.sh [options]
-#   --nodes N        fake nodes (DRAKE_NODES, default 4; 1000 for benchmarks)
-#   --cpu C          cpu per node (DRAKE_NODE_CPU, default 32)
-#   --memory M       memory per node (DRAKE_NODE_MEMORY, default 256Gi)
-#   --gpus G         nvidia.com/gpu per node (DRAKE_NODE_GPUS, default 8)
+#   --nodes N        standard fake nodes kwok-node-0..N-1 (DRAKE_NODES, default 4;
+#                    1000 for benchmarks); the extra shapes below come on top
+#   --cpu C          cpu per standard node (DRAKE_NODE_CPU, default 32)
+#   --memory M       allocatable memory per standard node (DRAKE_NODE_MEMORY,
+#                    default 256Gi; capacity is 1/16 more, as kubelet reserves)
+#   --gpus G         nvidia.com/gpu per standard node (DRAKE_NODE_GPUS, default 8)
 #   --gpu-mib M      memory of each GPU in MiB, announced as KubeShare does in
 #                    the node annotation kubeshare/gpu_info ("<id>:<MiB>,...")
 #                    so fractional-GPU jobs can be placed (DRAKE_NODE_GPU_MIB,
 #                    default 16384)
 #   --pods P         pods per node (DRAKE_NODE_PODS, default 110)
+#   --large-nodes N  larger nodes kwok-node-large-i, 64 cpu, 396Gi, 8 V100
+#                    16GB, hugepages and an RDMA device-plugin resource
+#                    (DRAKE_LARGE_NODES, default 1; 0: none)
+#   --mig-nodes N    A100 80GB nodes kwok-node-mig-i, 24 cpu, one GPU whole and
+#                    one split into 7 MIG 1g.10gb slices (DRAKE_MIG_NODES,
+#                    default 1; 0: none)
+#   --amd-nodes N    AMD nodes kwok-node-amd-i, 96 cpu, 8 amd.com/gpu and no
+#                    nvidia.com/gpu (DRAKE_AMD_NODES, default 1; 0: none)
+#   --minimal-nodes  the old world: standard nodes only, advertising only cpu,
+#                    memory, pods and nvidia.com/gpu, no extra labels
+#                    (DRAKE_NODE_MINIMAL=1); overrides the three counts above
 #   --mode MODE      simple: every pod goes through drake (default);
 #                    gang: only pods requesting drake.dev/gang do
 #                    (managedResources, ignoredByScheduler) (DRAKE_EXTENDER_MODE)
@@ -23,6 +36,29 @@
 #                    "plain-scheduler" and "plain-nobatch-scheduler" (the
 #                    latter with OpportunisticBatching off); bench-e2e compares
 #   --qps Q --burst B  kube-scheduler's API client limits (default 50/100)
+#
+# Node shapes. Real GPU nodes advertise more than cpu, memory and GPUs: pods,
+# ephemeral-storage, hugepages-1Gi/-2Mi (usually "0"), and whatever device
+# plugins add; kubelet reports capacity above allocatable (kube-reserved,
+# system-reserved, eviction threshold), ephemeral-storage capacity in Ki and
+# allocatable in plain bytes. Every kwok node here does the same, with the
+# labels the cloud, kubelet and NVIDIA's GPU feature discovery put on real
+# nodes (node.kubernetes.io/instance-type, topology.kubernetes.io/region and
+# zone, nvidia.com/gpu.product, .count, .memory) and kwok.drake.dev/shape
+# (standard, large, mig, amd) for the tests. Shapes, from public instance
+# types (a real pool would be one provider; the shapes matter here):
+#   standard  a GCE N1 custom machine with extended memory, 32 vCPU / 256 GiB
+#             ("custom-32-262144-ext", the label follows --cpu/--memory), with
+#             8 Tesla V100-SXM2-16GB attached (GCE allows 8 V100 on N1 up to
+#             96 vCPU / 624 GB); odd-numbered ones also advertise
+#             rdma/hca_shared_devices_a (Mellanox's RDMA shared-device plugin)
+#   large     GCE n1-highmem-64 (64 vCPU, 416 GB) with 8 V100 16GB, 4Gi of
+#             2Mi hugepages, rdma/hca_shared_devices_a
+#   mig       GCE a2-ultragpu-2g (24 vCPU, 340 GB, 2 A100-SXM4-80GB), one GPU
+#             in MIG mode under the device plugin's "mixed" strategy:
+#             nvidia.com/gpu 1 and nvidia.com/mig-1g.10gb 7
+#   amd       Azure ND MI300X v5 (96 vCPU, 1850 GiB, 8 AMD Instinct MI300X):
+#             amd.com/gpu 8, rdma/hca_shared_devices_a
 # All ports are picked free at start and written to $DRAKE_CLUSTER_DIR/env.
 # On any failure the processes started so far are stopped (logs are kept).
 set -euo pipefail
@@ -39,6 +75,10 @@ mode=${DRAKE_EXTENDER_MODE:-simple}
 plain=${DRAKE_PLAIN_SCHEDULER:-0}
 qps=${DRAKE_SCHED_QPS:-50}
 burst=${DRAKE_SCHED_BURST:-100}
+large=${DRAKE_LARGE_NODES:-1}
+mig=${DRAKE_MIG_NODES:-1}
+amd=${DRAKE_AMD_NODES:-1}
+minimal=${DRAKE_NODE_MINIMAL:-0}
 while [ $# -gt 0 ]; do
   case "$1" in
   --nodes) nodes=$2; shift 2 ;;
@@ -48,6 +88,10 @@ while [ $# -gt 0 ]; do
   --gpu-mib) gpumib=$2; shift 2 ;;
   --pods) podsper=$2; shift 2 ;;
   --mode) mode=$2; shift 2 ;;
+  --large-nodes) large=$2; shift 2 ;;
+  --mig-nodes) mig=$2; shift 2 ;;
+  --amd-nodes) amd=$2; shift 2 ;;
+  --minimal-nodes) minimal=1; shift ;;
   --plain-scheduler) plain=1; shift ;;
   --qps) qps=$2; shift 2 ;;
   --burst) burst=$2; shift 2 ;;
@@ -56,6 +100,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$mode" in simple|gang) ;; *) cdie "--mode must be simple or gang" ;; esac
+for v in "$nodes" "$large" "$mig" "$amd"; do
+  case "$v" in ''|*[!0-9]*) cdie "node counts must be whole numbers (got '$v')" ;; esac
+done
+if [ "$minimal" = 1 ]; then large=0 mig=0 amd=0; fi
 
 drake_bin=${DRAKE_BIN:-$drake_root/build/release/drake}
 [ -x "$drake_bin" ] || cdie "no drake binary at $drake_bin: run make"
@@ -165,6 +213,11 @@ export DRAKE_NODE_MEMORY=$memory
 export DRAKE_NODE_GPUS=$gpus
 export DRAKE_NODE_GPU_MIB=$gpumib
 export DRAKE_NODE_PODS=$podsper
+export DRAKE_LARGE_NODES=$large
+export DRAKE_MIG_NODES=$mig
+export DRAKE_AMD_NODES=$amd
+export DRAKE_NODE_MINIMAL=$minimal
+export DRAKE_ALL_NODES=$((nodes + large + mig + amd))
 EOF
 
 # --- etcd -------------------------------------------------------------------
@@ -268,22 +321,88 @@ start_proc kwok "$bin/kwok" --kubeconfig="$kubeconfig" \
   --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
   --config="$drake_root/config/kwok-stages.yaml" \
   --cidr=10.244.0.0/16 --node-ip=10.250.0.1
-clog "creating $nodes nodes ($cpu cpu, $memory, $gpus nvidia.com/gpu, $podsper pods each)"
-awk -v n="$nodes" -v cpu="$cpu" -v mem="$memory" -v gpu="$gpus" -v pods="$podsper" -v gpumib="$gpumib" 'BEGIN {
+clog "creating $nodes standard nodes ($cpu cpu, $memory, $gpus nvidia.com/gpu, $podsper pods each)$([ "$minimal" = 1 ] && echo ', minimal resources') + $large large, $mig mig, $amd amd"
+# One awk program writes every node: standard ones from the options, the
+# other shapes from fixed tables (see the header). Quantities are written
+# as kubelet reports them.
+awk -v n="$nodes" -v cpu="$cpu" -v mem="$memory" -v gpu="$gpus" -v pods="$podsper" -v gpumib="$gpumib" \
+  -v large="$large" -v mig="$mig" -v amd="$amd" -v minimal="$minimal" '
+function gpuinfo(name, count, mib,   g, s) {
+  s = ""
+  for (g = 0; g < count; g++) s = s sprintf("%sGPU-%s-%d:%s", (g ? "," : ""), name, g, mib)
+  return s
+}
+# node NAME ANNOTATIONS LABELS ALLOCATABLE CAPACITY (the last four: YAML flow-map bodies)
+function node(name, ann, lab, alloc, cap) {
+  printf "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: %s\n", name
+  printf "    annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"%s}\n", ann
+  printf "    labels: {type: kwok, kubernetes.io/hostname: %s, kubernetes.io/os: linux, kubernetes.io/arch: amd64%s}\n", name, lab
+  printf "  status:\n    allocatable: {%s}\n    capacity: {%s}\n", alloc, cap
+}
+function q(k, v) { return sprintf(", %s: \"%s\"", k, v) }
+BEGIN {
   print "apiVersion: v1\nkind: List\nitems:"
+  zones[0] = "us-central1-a"; zones[1] = "us-central1-b"; zones[2] = "us-central1-c"; zones[3] = "us-central1-f"
+  # capacity memory: allocatable plus 1/16 (kube-reserved, system-reserved,
+  # eviction threshold) when given in Gi
+  memcap = mem
+  if (mem ~ /^[0-9]+Gi$/) { g = mem; sub(/Gi$/, "", g); memcap = (g + int(g / 16)) "Gi"; mib = g * 1024 }
+  itype = (mem ~ /^[0-9]+Gi$/) ? sprintf("custom-%s-%d-ext", cpu, mib) : "custom"
   for (i = 0; i < n; i++) {
     name = sprintf("kwok-node-%d", i)
-    printf "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: %s\n", name
-    # KubeShare gpu_info: one "<GPU id>:<MiB>" entry per GPU
-    info = ""
-    for (g = 0; g < gpu; g++)
-      info = info sprintf("%sGPU-%s-%d:%s", (g ? "," : ""), name, g, gpumib)
-    printf "    annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"%s}\n", (gpu > 0 ? ", kubeshare/gpu_info: \"" info "\"" : "")
-    printf "    labels: {type: kwok, kubernetes.io/hostname: %s, kubernetes.io/os: linux, kubernetes.io/arch: amd64, drake.dev/node-group: group-%d}\n", name, i % 4
-    printf "  status:\n"
-    for (k = 0; k < 2; k++) {
-      printf "    %s: {cpu: \"%s\", memory: \"%s\", pods: \"%s\", nvidia.com/gpu: \"%s\"}\n", (k ? "capacity" : "allocatable"), cpu, mem, pods, gpu
+    ann = (gpu > 0) ? sprintf(", kubeshare/gpu_info: \"%s\"", gpuinfo(name, gpu, gpumib)) : ""
+    lab = sprintf(", drake.dev/node-group: group-%d", i % 4)
+    if (minimal == 1) {
+      res = sprintf("cpu: \"%s\", memory: \"%s\", pods: \"%s\", nvidia.com/gpu: \"%s\"", cpu, mem, pods, gpu)
+      node(name, ann, lab, res, res)
+      continue
     }
+    lab = lab ", kwok.drake.dev/shape: standard" q("node.kubernetes.io/instance-type", itype) \
+      ", topology.kubernetes.io/region: us-central1, topology.kubernetes.io/zone: " zones[i % 4]
+    if (gpu > 0)
+      lab = lab ", cloud.google.com/gke-accelerator: nvidia-tesla-v100, nvidia.com/gpu.product: Tesla-V100-SXM2-16GB" \
+        q("nvidia.com/gpu.count", gpu) q("nvidia.com/gpu.memory", gpumib)
+    rdma = (i % 2 == 1) ? q("rdma/hca_shared_devices_a", 1000) : ""
+    common = q("pods", pods) q("hugepages-1Gi", 0) q("hugepages-2Mi", 0) q("nvidia.com/gpu", gpu) rdma
+    node(name, ann, lab,
+      sprintf("cpu: \"%s\", memory: \"%s\", ephemeral-storage: \"468118195763\"%s", cpu, mem, common),
+      sprintf("cpu: \"%s\", memory: \"%s\", ephemeral-storage: \"507944172Ki\"%s", cpu, memcap, common))
+  }
+  for (i = 0; i < large; i++) {
+    name = sprintf("kwok-node-large-%d", i)
+    lab = ", kwok.drake.dev/shape: large, node.kubernetes.io/instance-type: n1-highmem-64" \
+      ", topology.kubernetes.io/region: us-central1, topology.kubernetes.io/zone: " zones[i % 4] \
+      ", cloud.google.com/gke-accelerator: nvidia-tesla-v100, nvidia.com/gpu.product: Tesla-V100-SXM2-16GB" \
+      ", nvidia.com/gpu.count: \"8\", nvidia.com/gpu.memory: \"16384\""
+    common = q("pods", pods) q("hugepages-1Gi", 0) q("hugepages-2Mi", "4Gi") q("nvidia.com/gpu", 8) \
+      q("rdma/hca_shared_devices_a", 1000)
+    node(name, sprintf(", kubeshare/gpu_info: \"%s\"", gpuinfo(name, 8, 16384)), lab,
+      "cpu: \"64\", memory: \"396Gi\", ephemeral-storage: \"936070189056\"" common,
+      "cpu: \"64\", memory: \"416Gi\", ephemeral-storage: \"1015889056Ki\"" common)
+  }
+  for (i = 0; i < mig; i++) {
+    name = sprintf("kwok-node-mig-%d", i)
+    lab = ", kwok.drake.dev/shape: mig, node.kubernetes.io/instance-type: a2-ultragpu-2g" \
+      ", topology.kubernetes.io/region: us-central1, topology.kubernetes.io/zone: " zones[(i + 2) % 4] \
+      ", cloud.google.com/gke-accelerator: nvidia-a100-80gb, nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB" \
+      ", nvidia.com/gpu.count: \"1\", nvidia.com/gpu.memory: \"81920\", nvidia.com/mig.strategy: mixed" \
+      ", nvidia.com/mig-1g.10gb.count: \"7\""
+    common = q("pods", pods) q("hugepages-1Gi", 0) q("hugepages-2Mi", 0) q("nvidia.com/gpu", 1) \
+      q("nvidia.com/mig-1g.10gb", 7)
+    node(name, sprintf(", kubeshare/gpu_info: \"%s\"", gpuinfo(name, 1, 81920)), lab,
+      "cpu: \"24\", memory: \"316Gi\", ephemeral-storage: \"348312721475\"" common,
+      "cpu: \"24\", memory: \"340Gi\", ephemeral-storage: \"377957096Ki\"" common)
+  }
+  for (i = 0; i < amd; i++) {
+    name = sprintf("kwok-node-amd-%d", i)
+    lab = ", kwok.drake.dev/shape: amd, node.kubernetes.io/instance-type: Standard_ND96isr_MI300X_v5" \
+      ", topology.kubernetes.io/region: eastus, topology.kubernetes.io/zone: eastus-" (i % 3 + 1) \
+      ", amd.com/gpu.product-name: AMD_Instinct_MI300X_OAM, amd.com/gpu.count: \"8\""
+    common = q("pods", pods) q("hugepages-1Gi", 0) q("hugepages-2Mi", 0) q("amd.com/gpu", 8) \
+      q("rdma/hca_shared_devices_a", 1000)
+    node(name, "", lab,
+      "cpu: \"96\", memory: \"1800Gi\", ephemeral-storage: \"936070189056\"" common,
+      "cpu: \"96\", memory: \"1850Gi\", ephemeral-storage: \"1015889056Ki\"" common)
   }
 }' >"$cluster_dir/nodes.yaml"
 kctl create -f "$cluster_dir/nodes.yaml" -o name >/dev/null
@@ -292,9 +411,10 @@ kctl create -f "$cluster_dir/nodes.yaml" -o name >/dev/null
 ready_nodes() {
   local n
   n=$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {.spec.taints}{"\n"}{end}' | grep -c '^True $')
-  [ "$n" -ge "$nodes" ]
+  [ "$n" -ge "$all_nodes" ]
 }
-wait_for "$nodes nodes Ready and untainted" $((60 + nodes / 5)) kwok ready_nodes
+all_nodes=$((nodes + large + mig + amd))
+wait_for "$all_nodes nodes Ready and untainted" $((60 + all_nodes / 5)) kwok ready_nodes
 wait_for "default service account" 60 kube-controller-manager kctl get serviceaccount default -n default
 
 loopback_only || cdie "a component listens beyond loopback"

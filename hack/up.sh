@@ -41,10 +41,11 @@ echo
 c=$DRAKE_CERT_DIR
 cat <<EOM
 
-drake is kube-scheduler's extender on a local cluster ($DRAKE_NODES kwok nodes).
+drake is kube-scheduler's extender on a local cluster ($DRAKE_ALL_NODES kwok nodes: $DRAKE_NODES standard,
+$DRAKE_LARGE_NODES large, $DRAKE_MIG_NODES MIG, $DRAKE_AMD_NODES AMD; see hack/cluster-up.sh --help).
 
   export KUBECONFIG=$KUBECONFIG PATH=$DRAKE_CP_BIN:\$PATH
-  kubectl get nodes
+  kubectl get nodes -L kwok.drake.dev/shape,node.kubernetes.io/instance-type,topology.kubernetes.io/zone
   kubectl get pods -n demo -o wide        # 'trainer' turns Completed after 60 s
   kubectl describe pod -n demo too-big    # FailedScheduling: not enough GPUs
   kubectl get events -n demo
