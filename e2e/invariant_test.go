@@ -389,8 +389,10 @@ func TestGangPreemptionNeverLeavesWorkersWithoutTheirPS(t *testing.T) {
 	})
 	poll(t, 120*time.Second, "victim's PS and a worker bound", func() (bool, error) { return w.whole("victim"), nil })
 	e.checkPSFirst(t, ns, "victim", 1)
-	// the workers admission ungated come with the same wave
-	time.Sleep(2 * time.Second)
+	// the whole wave (PS and all four workers) binds together
+	poll(t, 60*time.Second, "victim's five pods bound", func() (bool, error) {
+		return w.roleCount("victim", "ps") == 1 && w.roleCount("victim", "worker") == 4, nil
+	})
 	var psUID types.UID
 	for _, p := range jobPods(t, e, ns, "victim") {
 		if p.Spec.NodeName != "" && p.Spec.NodeName != target {
