@@ -8,8 +8,6 @@ package e2e
 // Each test watches its jobs' pods throughout (gangwatch_test.go).
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -233,25 +231,7 @@ func hasEvent(evs []corev1.Event, reason string) bool {
 // successful Bindings, in the order it received them.
 func (e *env) jobBindings(t *testing.T, ns, job string) []auditEvent {
 	t.Helper()
-	f, err := os.Open(filepath.Join(e.dir, "logs", "audit.log"))
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	defer f.Close()
-	var out []auditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev auditEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue
-		}
-		if ev.Stage == "ResponseComplete" && ev.Verb == "create" && ev.ObjectRef.Subresource == "binding" &&
-			ev.ObjectRef.Namespace == ns && strings.HasPrefix(ev.ObjectRef.Name, job+"-") &&
-			ev.ResponseStatus.Code/100 == 2 {
-			out = append(out, ev)
-		}
-	}
+	out := e.bindings(t, ns, func(pod string) bool { return strings.HasPrefix(pod, job+"-") })
 	sort.SliceStable(out, func(i, k int) bool {
 		return out[i].RequestReceivedTimestamp.Before(out[k].RequestReceivedTimestamp)
 	})

@@ -30,9 +30,10 @@ type auditEvent struct {
 	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
-// bindingAudit returns the API server's audit records of successful
-// pods/binding creations for ns/name (config/audit-policy.yaml logs only those).
-func (e *env) bindingAudit(t *testing.T, ns, name string) []auditEvent {
+// bindings returns the API server's audit records of successful
+// pods/binding creations in ns whose pod name match accepts
+// (config/audit-policy.yaml logs only those), in file order.
+func (e *env) bindings(t *testing.T, ns string, match func(pod string) bool) []auditEvent {
 	t.Helper()
 	f, err := os.Open(filepath.Join(e.dir, "logs", "audit.log"))
 	if err != nil {
@@ -48,11 +49,17 @@ func (e *env) bindingAudit(t *testing.T, ns, name string) []auditEvent {
 			continue
 		}
 		if ev.Stage == "ResponseComplete" && ev.Verb == "create" && ev.ObjectRef.Subresource == "binding" &&
-			ev.ObjectRef.Namespace == ns && ev.ObjectRef.Name == name && ev.ResponseStatus.Code/100 == 2 {
+			ev.ObjectRef.Namespace == ns && match(ev.ObjectRef.Name) && ev.ResponseStatus.Code/100 == 2 {
 			out = append(out, ev)
 		}
 	}
 	return out
+}
+
+// bindingAudit: the successful Bindings of the pod ns/name.
+func (e *env) bindingAudit(t *testing.T, ns, name string) []auditEvent {
+	t.Helper()
+	return e.bindings(t, ns, func(pod string) bool { return pod == name })
 }
 
 // A plain pod goes kube-scheduler -> drake filter/prioritize/bind -> Binding
