@@ -530,8 +530,10 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
  * without real-time waits. */
 static void start_gang(struct env *e, double step)
 {
-	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
-	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
+	if (!*e->nodes) /* the test's own, or n1 */
+		e->nodes =
+		    "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
+		    "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
 	e->clock = 1767225600; /* 2026-01-01T00:00:00Z */
 	e->step = step;
 	struct reconciler_options ro = {.requeue_ms = 100,
@@ -743,6 +745,28 @@ static void test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view(void 
 	free(json);
 }
 
+static void test_a_member_terminating_on_a_ready_node_is_left_to_its_kubelet(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* the PS takes its time to shut down (a long grace period) on a node
+	 * that is Ready: its kubelet will finish the job */
+	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
+	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"},\"conditions\":[{"
+	           "\"type\":\"Ready\",\"status\":\"True\"}]}}";
+	e->pods = GANG_POD_M("ps", 0,
+	                     "\"creationTimestamp\":\"2025-12-31T23:50:00Z\","
+	                     "\"deletionTimestamp\":\"2025-12-31T23:59:00Z\"",
+	                     BOUND) "," WORKERS_EARLY;
+	e->services = SVCS4;
+	start_gang(e, 5);
+	run_until(e, "never", 1, 2); /* 100 s: past every deadline */
+	assert_null(strstr(e->bodies, "\"gracePeriodSeconds\":0"));
+	assert_null(strstr(e->bodies, "GangMemberForceDeleted"));
+	/* the workers, short of their PS, are still rolled back */
+	assert_non_null(strstr(e->bodies, "\"reason\":\"GangRolledBack\""));
+}
+
 /* ---- the chief is a gang member, the evaluator is not ---- */
 
 /* Every replica asks for one CPU. */
@@ -824,6 +848,7 @@ int main(void)
 	    T(test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it),
 	    T(test_a_job_whose_workers_finish_at_different_times_is_not_rolled_back),
 	    T(test_a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once),
+	    T(test_a_member_terminating_on_a_ready_node_is_left_to_its_kubelet),
 	    T(test_a_gang_bound_whole_or_not_at_all_is_left_alone),
 	    T(test_a_bound_chief_counts_toward_the_gang_minimum),
 	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),
