@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # check.sh - everything CI runs, in order: dependencies, a -Werror build,
-# lint, unit and integration tests, the same under ASan and UBSan, the unit
-# tests under valgrind, a fuzz smoke run of every libFuzzer target, and the
-# end-to-end suite on a real control plane. Every step runs even when an
-# earlier one failed, so one CI run shows every problem. The last line sums
-# the suites' own counts:
+# lint, the Helm chart (helm lint, helm template), unit and integration
+# tests, the same under ASan and UBSan, the unit tests under valgrind, a
+# fuzz smoke run of every libFuzzer target, and the end-to-end suite on a
+# real control plane (with the chart installed for real). Every step runs
+# even when an earlier one failed, so one CI run shows every problem. The
+# last line sums the suites' own counts:
 #   check: N passed, N failed
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ step() {
 step deps hack/install-deps.sh
 step build make -j2 WERROR=1 all
 step lint make lint
+step chart make chart-check
 step test make -j2 WERROR=1 test
 step asan make -j2 WERROR=1 asan
 step ubsan make -j2 WERROR=1 ubsan

@@ -5,6 +5,8 @@
 #   3. purity: gang/ and migrate/ include only the C standard library and
 #      drake's own pure headers (no I/O, no third-party code; DESIGN.md)
 #   4. jansson stays in codec/parser files
+#   5. drake serve's flags, README.md and the Helm chart's values agree;
+#      the chart's CRD is config/crd's
 set -uo pipefail
 fail=0
 mapfile -t files < <(git ls-files '*.c' '*.h')
@@ -58,6 +60,36 @@ if [ -x build/release/drake ]; then
 else
   echo "    (skipped: build/release/drake not built)"
 fi
+
+echo "lint: every drake serve flag is a chart value, and every chart flag value a drake serve flag"
+# charts/drake/values.yaml names each flag by its camelCase key under
+# `flags:` (--gang-bind-timeout: gangBindTimeout), or says with a comment
+# line "# flag --name: ..." how the chart sets it. The deployment template
+# turns the keys back into --kebab-case, so an unknown key would be an
+# unknown flag at drake's start.
+values=charts/drake/values.yaml
+if [ -x build/release/drake ] && [ -f "$values" ]; then
+  mapfile -t dflags < <(build/release/drake serve --help | grep -oE '^  --[a-z-]+' | sed 's/^ *--//')
+  mapfile -t ckeys < <(awk '/^flags:/ {in_f = 1; next} /^[^ #]/ {in_f = 0}
+    in_f && /^  [a-zA-Z]+:/ {sub(/:.*/, ""); sub(/^ +/, ""); print}' "$values")
+  for f in "${dflags[@]}"; do
+    camel=$(sed -E 's/-([a-z])/\U\1/g' <<<"$f")
+    printf '%s\n' "${ckeys[@]}" | grep -qx -- "$camel" ||
+      grep -qE "^ *# +flag --$f:" "$values" ||
+      { echo "    $values has neither flags.$camel nor a '# flag --$f:' line"; fail=1; }
+  done
+  for k in "${ckeys[@]}"; do
+    kebab=$(sed -E 's/([A-Z])/-\L\1/g' <<<"$k")
+    printf '%s\n' "${dflags[@]}" | grep -qx -- "$kebab" ||
+      { echo "    $values: flags.$k is no drake serve flag (--$kebab)"; fail=1; }
+  done
+else
+  echo "    (skipped: build/release/drake not built)"
+fi
+
+echo "lint: the chart's TFJob CRD is config/crd's"
+cmp -s config/crd/kubeflow.org_tfjobs.yaml charts/drake/files/kubeflow.org_tfjobs.yaml ||
+  { echo "    charts/drake/files/kubeflow.org_tfjobs.yaml differs from config/crd/ (copy it)"; fail=1; }
 
 [ "$fail" -eq 0 ] && echo "lint: clean"
 exit "$fail"

@@ -16,11 +16,12 @@ up: ## install deps, build, start a local cluster with drake, apply examples/ (r
 down: ## stop the local cluster started by make up (logs stay in build/cluster/logs)
 	@hack/cluster-down.sh
 
-e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode)
-	@hack/build-control-plane.sh etcd k8s kwok
+e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode), then the Helm chart installed for real (make chart-e2e)
+	@hack/build-control-plane.sh etcd k8s kwok helm
 	@rc=0; \
 	DRAKE_EXTENDER_MODE=simple hack/e2e.sh || rc=1; \
 	DRAKE_EXTENDER_MODE=gang hack/e2e.sh || rc=1; \
+	$(MAKE) --no-print-directory chart-e2e || rc=1; \
 	exit $$rc
 
 bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs with drake

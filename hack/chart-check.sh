@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# chart-check.sh - static checks of the Helm chart in charts/drake, run by
+# `make chart-check` (and so by `make check`): helm lint --strict, helm
+# template of every mode (secondScheduler, extenderOnly, each also
+# gang-only) and TLS source, values the schema must refuse, and the
+# rendered objects' key facts. Each case prints ok/FAIL; the last line is
+#   chart: N passed, N failed
+set -uo pipefail
+cd "$(dirname "$0")/.."
+helm=${HELM:-build/control-plane/bin/helm}
+[ -x "$helm" ] || hack/build-control-plane.sh helm >/dev/null
+chart=charts/drake
+out=build/chart
+mkdir -p "$out"
+passed=0 failed=0
+ok() { echo "  ok   $*"; passed=$((passed + 1)); }
+bad() { echo "  FAIL $*"; failed=$((failed + 1)); }
+
+# render NAME ARGS... : helm template into $out/NAME.yaml
+render() {
+  local name=$1
+  shift
+  if "$helm" template drake "$chart" -n drake-system --kube-version 1.31.4 "$@" \
+    >"$out/$name.yaml" 2>"$out/$name.err"; then
+    ok "helm template $name ($(grep -c '^kind:' "$out/$name.yaml") objects)"
+  else
+    bad "helm template $name: $(head -3 "$out/$name.err")"
+  fi
+}
+# has NAME REGEX DESC : the rendering NAME matches REGEX (grep -E)
+has() { if grep -qE -e "$2" "$out/$1.yaml"; then ok "$1: $3"; else bad "$1: $3 (no /$2/)"; fi; }
+hasnt() { if grep -qE -e "$2" "$out/$1.yaml"; then bad "$1: $3 (found /$2/)"; else ok "$1: $3"; fi; }
+# refused DESC ARGS... : helm template must fail
+refused() {
+  local desc=$1
+  shift
+  if "$helm" template drake "$chart" "$@" >/dev/null 2>"$out/refused.err"; then
+    bad "schema accepted $desc"
+  else
+    ok "refused $desc: $(grep -m1 -E 'at |error' "$out/refused.err" | sed 's/^ *//' | cut -c1-90)"
+  fi
+}
+# kinds NAME KIND... : each KIND is rendered
+kinds() {
+  local name=$1 k
+  shift
+  for k in "$@"; do has "$name" "^kind: $k\$" "renders a $k"; done
+}
+
+echo "chart: helm lint"
+if "$helm" lint --strict "$chart" >"$out/lint.txt" 2>&1; then ok "$(tail -1 "$out/lint.txt")"; else
+  bad "helm lint"; cat "$out/lint.txt"; fi
+if "$helm" lint --strict "$chart" --set mode=extenderOnly,gangOnly=true >"$out/lint2.txt" 2>&1; then
+  ok "helm lint extenderOnly gangOnly"; else bad "helm lint extenderOnly gangOnly"; cat "$out/lint2.txt"; fi
+
+echo "chart: helm template"
+render second
+kinds second CustomResourceDefinition ServiceAccount ClusterRole ClusterRoleBinding RoleBinding \
+  ConfigMap Service Deployment PodDisruptionBudget Secret
+has second 'image: "registry.k8s.io/kube-scheduler:v1.31.4"' "kube-scheduler tag from the cluster version"
+has second 'schedulerName: drake-scheduler' "profile drake-scheduler"
+has second 'httpTimeout: 30s' "httpTimeout 30s"
+has second 'name: system:volume-scheduler' "binds system:volume-scheduler"
+has second 'name: extension-apiserver-authentication-reader' "binds the authentication reader"
+hasnt second 'managedResources' "simple mode: no managedResources"
+has second 'readOnlyRootFilesystem: true' "read-only root"
+has second 'helm.sh/resource-policy: keep' "CRD kept on uninstall"
+render second-gang --set gangOnly=true
+has second-gang '- name: drake.dev/gang' "managedResources drake.dev/gang"
+has second-gang 'ignoredByScheduler: true' "ignoredByScheduler"
+has second-gang '- --gang-resource=drake.dev/gang' "drake gets --gang-resource"
+render extender --set mode=extenderOnly
+hasnt extender '^kind: ConfigMap$' "no second scheduler"
+hasnt extender 'kube-scheduler:' "no kube-scheduler image"
+render extender-gang --set mode=extenderOnly,gangOnly=true
+render plain-tls --set tls.clientAuth=false
+has plain-tls 'path: /readyz' "HTTPS readiness probe on /readyz"
+hasnt plain-tls '--client-ca' "no --client-ca"
+render existing-secret --set tls.source=secret,tls.existingSecret=my-tls,tls.existingClientSecret=my-client
+hasnt existing-secret '^kind: Secret$' "renders no Secret"
+has existing-secret 'secretName: my-tls' "mounts my-tls"
+render cert-manager --set tls.source=certManager
+kinds cert-manager Certificate Issuer
+render no-crd --set crd.install=false
+hasnt no-crd 'CustomResourceDefinition' "no CRD"
+render all-flags --set flags.apiQps=5,flags.apiBurst=10,flags.apiMaxInflight=8,flags.apiTimeout=3s \
+  --set flags.apiMaxBody=1Mi,flags.maxBody=1Mi,flags.maxNodes=10,flags.maxNameLen=60,flags.maxLabels=5 \
+  --set flags.maxVictims=5,flags.requestTimeout=5s,flags.clusterDomain=cluster.local,flags.gang=false \
+  --set flags.strictFifo=true,flags.gangMaxUnbound=9,flags.logLevel=debug
+# every argument the chart renders is one drake serve accepts
+if [ -x build/release/drake ]; then
+  mapfile -t args < <(python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Deployment" and d["spec"]["template"]["spec"]["containers"][0]["name"] == "drake":
+        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["args"][1:]))' "$out/all-flags.yaml")
+  if build/release/drake serve "${args[@]}" --help >/dev/null 2>"$out/args.err"; then
+    ok "drake serve accepts the ${#args[@]} rendered arguments"
+  else
+    bad "drake serve refuses the rendered arguments: $(cat "$out/args.err")"
+  fi
+fi
+
+echo "chart: values the schema refuses"
+refused "an unknown top-level key" --set modee=extenderOnly
+refused "an unknown mode" --set mode=both
+refused "a string for a boolean" --set-string gangOnly=yes
+refused "an unknown flag" --set flags.gangBindTimeot=5s
+refused "a flag the chart sets" --set flags.address=0.0.0.0
+refused "an unknown tls source" --set tls.source=vault
+refused "a port out of range" --set service.port=70000
+
+echo "chart: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
