@@ -298,15 +298,7 @@ func (w *gangWatch) whole(job string) bool {
 
 // allBound: every expected job is whole.
 func (w *gangWatch) allBound() bool {
-	w.mu.Lock()
-	jobs := []string{}
-	for name, j := range w.jobs {
-		if j.need != nil {
-			jobs = append(jobs, name)
-		}
-	}
-	w.mu.Unlock()
-	for _, name := range jobs {
+	for _, name := range w.expected() {
 		if !w.whole(name) {
 			return false
 		}
@@ -376,17 +368,23 @@ func (w *gangWatch) check(t *testing.T, max time.Duration, complete bool) {
 	w.checkAfter(t, max, complete, time.Time{})
 }
 
-func (w *gangWatch) checkAfter(t *testing.T, max time.Duration, complete bool, after time.Time) {
-	t.Helper()
+// expected lists the jobs whose minimum the watch knows, by name.
+func (w *gangWatch) expected() []string {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	var jobs []string
 	for name, j := range w.jobs {
 		if j.need != nil {
 			jobs = append(jobs, name)
 		}
 	}
-	w.mu.Unlock()
 	sort.Strings(jobs)
+	return jobs
+}
+
+func (w *gangWatch) checkAfter(t *testing.T, max time.Duration, complete bool, after time.Time) {
+	t.Helper()
+	jobs := w.expected()
 	for _, job := range jobs {
 		if d, why := w.longest(job, after); d > max {
 			t.Errorf("job %s: partial gang for %v (short: %s), more than %v", job, d.Round(time.Millisecond), why, max)
@@ -411,15 +409,7 @@ var partialStats struct {
 }
 
 func (w *gangWatch) report(t *testing.T) {
-	w.mu.Lock()
-	var jobs []string
-	for name, j := range w.jobs {
-		if j.need != nil {
-			jobs = append(jobs, name)
-		}
-	}
-	w.mu.Unlock()
-	sort.Strings(jobs)
+	jobs := w.expected()
 	for _, job := range jobs {
 		d, why := w.longest(job, time.Time{})
 		w.mu.Lock()

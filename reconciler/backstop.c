@@ -87,7 +87,8 @@ static double later(double a, double b)
  * unknown (-1). */
 struct census {
 	struct drake_backstop_in in;
-	double bound_at; /* the earliest binding among bound members */
+	struct drake_roles have; /* bound plus Succeeded, per role */
+	double bound_at;         /* the earliest binding among bound members */
 	double lost_at[DRAKE_NROLES];
 	int present[DRAKE_NROLES]; /* pods seen of the role, up to its minimum's slots */
 };
@@ -138,11 +139,11 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 	/* The shortfall began when the gang ran and a short role lost its
 	 * member: the later of the two. Unknown when a short role's member
 	 * has no pod yet (being recreated) or the bindings carry no time. */
-	struct drake_roles have = c->in.bound;
+	c->have = c->in.bound;
 	double lost = 0;
 	for (int role = 0; role < DRAKE_NROLES; role++) {
-		have.n[role] += c->in.done.n[role];
-		if (have.n[role] >= c->in.min.n[role])
+		c->have.n[role] += c->in.done.n[role];
+		if (c->have.n[role] >= c->in.min.n[role])
 			continue;
 		if (c->present[role] < c->in.min.n[role] || c->lost_at[role] <= 0) {
 			lost = -1;
@@ -195,11 +196,8 @@ void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct ow
 	struct census c;
 	count(r, job, o, &c);
 	long long now = rec_now_ms(r);
-	struct drake_roles have = c.in.bound;
-	for (int role = 0; role < DRAKE_NROLES; role++)
-		have.n[role] += c.in.done.n[role];
-	bool short_ = drake_roles_short(&have, &c.in.min) >= 0;
-	if (!short_ && !c.in.stuck_terminating_s) {
+	/* A whole gang is forgotten before its clock is started. */
+	if (drake_roles_short(&c.have, &c.in.min) < 0 && !c.in.stuck_terminating_s) {
 		rec_backstop_forget(r, key);
 		return;
 	}
@@ -227,7 +225,7 @@ void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct ow
 	char have_s[64], min_s[64];
 	log_warn(rollback ? "gang_rolled_back" : "gang_released",
 	         "job=%s have=%s min=%s why=\"%s\"", key,
-	         drake_roles_format(&have, have_s, sizeof(have_s)),
+	         drake_roles_format(&c.have, have_s, sizeof(have_s)),
 	         drake_roles_format(&c.in.min, min_s, sizeof(min_s)), out.why);
 	delete_members(r, job, o, rollback ? "roll back partial gang" : "release stuck wave");
 	rec_backstop_forget(r, key);
