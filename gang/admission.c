@@ -47,6 +47,39 @@ void drake_plan_charge(struct drake_cluster *c, const struct drake_gang_req *req
 	}
 }
 
+drake_err drake_admit_one(struct drake_cluster *c, struct drake_admission_entry *x, bool backfill,
+                          struct drake_res *avail)
+{
+	x->status = DRAKE_ADMIT_NOT_TRIED;
+	x->why[0] = '\0';
+	struct drake_res need;
+	drake_gang_min_need(&x->req, &need);
+	/* If this exceeds the free sum, planning is moot. Skip the planner only
+	 * when the job could fit the empty cluster in total; otherwise the
+	 * planner says whether it can never fit. Without backfill the head is
+	 * always planned so a job that can never fit is never mistaken for one
+	 * that blocks the queue. */
+	if (backfill && !drake_res_fits(&need, avail) && drake_res_fits(&need, &c->alloc_total)) {
+		x->status = DRAKE_ADMIT_WAITING;
+		strcpy(x->why, "waiting: not enough free capacity in the whole cluster");
+		return DRAKE_OK;
+	}
+	drake_err err = drake_plan_gang(c, &x->req, &x->plan, x->why, sizeof(x->why));
+	switch (err) {
+	case DRAKE_OK:
+		x->status = DRAKE_ADMIT_STARTED;
+		drake_plan_charge(c, &x->req, &x->plan, 1);
+		drake_res_add_n(avail, &x->req.ps, -x->req.n_ps);
+		drake_res_add_n(avail, &x->req.chief, -x->plan.n_chief);
+		drake_res_add_n(avail, &x->req.worker, -x->plan.n_workers);
+		return DRAKE_OK;
+	case DRAKE_ESTATE: x->status = DRAKE_ADMIT_WAITING; return DRAKE_OK;
+	case DRAKE_ELIMIT: x->status = DRAKE_ADMIT_NEVER; return DRAKE_OK;
+	case DRAKE_EINVAL: x->status = DRAKE_ADMIT_INVALID; return DRAKE_OK;
+	default: return err;
+	}
+}
+
 drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
                       const struct drake_admission_opts *opts, size_t *started)
 {
@@ -56,46 +89,18 @@ drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, 
 	bool blocked = false;
 	for (size_t i = 0; i < n; i++) {
 		struct drake_admission_entry *x = &e[i];
-		x->status = DRAKE_ADMIT_NOT_TRIED;
-		x->why[0] = '\0';
 		if (blocked || (opts->max_admits > 0 && *started >= (size_t)opts->max_admits)) {
+			x->status = DRAKE_ADMIT_NOT_TRIED;
+			x->why[0] = '\0';
 			continue;
 		}
-		struct drake_res need;
-		/* If this exceeds drake_cluster_free_sum, planning is moot. */
-		drake_gang_min_need(&x->req, &need);
-		drake_err err;
-		if (opts->backfill && !drake_res_fits(&need, &avail)) {
-			/* Skip the planner only when the job could fit the empty
-			 * cluster in total; otherwise the planner says whether it
-			 * can never fit. Without backfill the head is always planned
-			 * so a job that can never fit is never mistaken for one that
-			 * blocks the queue. */
-			if (drake_res_fits(&need, &c->alloc_total)) {
-				x->status = DRAKE_ADMIT_WAITING;
-				strcpy(x->why,
-				       "waiting: not enough free capacity in the whole cluster");
-				continue;
-			}
-		}
-		err = drake_plan_gang(c, &x->req, &x->plan, x->why, sizeof(x->why));
-		switch (err) {
-		case DRAKE_OK:
-			x->status = DRAKE_ADMIT_STARTED;
-			drake_plan_charge(c, &x->req, &x->plan, 1);
-			drake_res_add_n(&avail, &x->req.ps, -x->req.n_ps);
-			drake_res_add_n(&avail, &x->req.chief, -x->plan.n_chief);
-			drake_res_add_n(&avail, &x->req.worker, -x->plan.n_workers);
+		drake_err err = drake_admit_one(c, x, opts->backfill, &avail);
+		if (err)
+			return err;
+		if (x->status == DRAKE_ADMIT_STARTED)
 			(*started)++;
-			break;
-		case DRAKE_ESTATE:
-			x->status = DRAKE_ADMIT_WAITING;
-			blocked = !opts->backfill;
-			break;
-		case DRAKE_ELIMIT: x->status = DRAKE_ADMIT_NEVER; break;
-		case DRAKE_EINVAL: x->status = DRAKE_ADMIT_INVALID; break;
-		default: return err;
-		}
+		else if (x->status == DRAKE_ADMIT_WAITING && !opts->backfill)
+			blocked = true;
 	}
 	return DRAKE_OK;
 }

@@ -60,6 +60,16 @@ void drake_admission_sort(struct drake_admission_entry *e, size_t n);
 drake_err drake_admit(struct drake_cluster *c, struct drake_admission_entry *e, size_t n,
                       const struct drake_admission_opts *opts, size_t *started) DRAKE_MUST_CHECK;
 
+/*
+ * Tries one entry, as drake_admit does for each: *avail is the free
+ * capacity summed over nodes (drake_cluster_free_sum) and is kept up to
+ * date, so a long queue behind a full cluster costs one comparison per
+ * job. With backfill, a job that cannot fit in total is not planned unless
+ * it could never fit the empty cluster. Fails only on DRAKE_ENOMEM.
+ */
+drake_err drake_admit_one(struct drake_cluster *c, struct drake_admission_entry *x, bool backfill,
+                          struct drake_res *avail) DRAKE_MUST_CHECK;
+
 /* Charges a plan to the snapshot (the planner itself never does), vGPU
  * shares included: a vGPU the plan opens takes its whole GPU. sign -1
  * gives a charged plan back. */

@@ -131,6 +131,17 @@ void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_
 		drake_res_add_n(&c->used_total, req, count);
 }
 
+void drake_cluster_set_schedulable(struct drake_cluster *c, size_t i, bool schedulable)
+{
+	struct drake_node *nd = &c->nodes[i];
+	if (nd->schedulable == schedulable)
+		return;
+	int sign = schedulable ? 1 : -1;
+	drake_res_add_n(&c->alloc_total, &nd->alloc, sign);
+	drake_res_add_n(&c->used_total, &nd->used, sign);
+	nd->schedulable = schedulable;
+}
+
 void drake_cluster_charge_vgpu(struct drake_cluster *c, size_t i, const char *id,
                                const struct drake_share *s, int sign)
 {

@@ -83,6 +83,9 @@ void drake_cluster_charge(struct drake_cluster *c, size_t i, const struct drake_
 void drake_cluster_charge_vgpu(struct drake_cluster *c, size_t i, const char *id,
                                const struct drake_share *s, int sign);
 
+/* Marks node i (un)schedulable, keeping the totals right. */
+void drake_cluster_set_schedulable(struct drake_cluster *c, size_t i, bool schedulable);
+
 /* dst becomes an independent copy of src (dst must be released or fresh). */
 drake_err drake_cluster_clone(struct drake_cluster *dst,
                               const struct drake_cluster *src) DRAKE_MUST_CHECK;

@@ -31,7 +31,7 @@
 struct drake_running_job {
 	const char *name;
 	double admitted; /* admission time */
-	double progress; /* fraction of work done, 0..1 */
+	double progress; /* fraction of work done, 0..1; negative when unknown */
 	int min_workers;
 	int max_workers;
 	struct drake_res ps;
@@ -40,6 +40,8 @@ struct drake_running_job {
 	const int *ps_node;
 	int n_workers;
 	const int *worker_node;
+	double last_scaled;   /* its latest change of size (admitted if none) */
+	bool gave_to_waiting; /* shrunk for a job that still waits: not grown */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

@@ -18,10 +18,7 @@ void sim_model_defaults(struct sim_model *m)
 	m->min_frac = 0.5;
 	m->max_factor = 2.0;
 	m->gang_elastic = false;
-	m->scaling_loss = 0.05;
-	m->locality_penalty = 0.15;
-	m->rescale_pause = 10;
-	m->node_gpus = 8;
+	drake_speed_defaults(&m->speed);
 }
 
 void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
@@ -62,24 +59,4 @@ void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
 		mx = DRAKE_GANG_MAX_REPLICAS - m->n_ps;
 	req->min_workers = mn;
 	*max_workers = mx;
-}
-
-int sim_model_min_nodes(const struct sim_model *m, int w, int g)
-{
-	int per = m->node_gpus > 0 ? m->node_gpus / (g > 0 ? g : 1) : 1;
-	if (per < 1)
-		per = 1;
-	int n = (w + per - 1) / per;
-	return n < 1 ? 1 : n;
-}
-
-double sim_model_rate(const struct sim_model *m, int w, int gpus_per_worker, int nodes)
-{
-	if (w <= 0)
-		return 0;
-	double t = w / (1.0 + m->scaling_loss * (w - 1));
-	int extra = nodes - sim_model_min_nodes(m, w, gpus_per_worker);
-	if (extra > 0)
-		t /= 1.0 + m->locality_penalty * extra;
-	return t;
 }

@@ -9,15 +9,11 @@
  * workers of that size, and rigid (min = max = replicas) unless
  * gang_elastic, because that benchmark defines fixed-size gangs.
  *
- * Speed. With w workers spread over n nodes (PS included), throughput is
- *   T(w, n) = w / (1 + scaling_loss * (w - 1))              (Amdahl-like)
- *           / (1 + locality_penalty * max(0, n - n_min(w)))   (network)
- * where n_min(w) = ceil(w * gpus_per_worker / largest node's GPUs) is the
- * fewest nodes that can hold w workers. A job's work is its trace duration
- * times T(W0, n_min(W0)): placed as tightly as possible at its original
- * size it takes exactly the trace's duration. Every change of worker count
- * costs rescale_pause seconds of that job's progress (workers joining or
- * leaving a PS job re-sync).
+ * Speed: gang/speed.h, the model drake's growth rule reasons with. A job's
+ * work is its trace duration times T(W0, n_min(W0)): placed as tightly as
+ * possible at its original size it takes exactly the trace's duration.
+ * Every change of worker count costs rescale_pause seconds of that job's
+ * progress (workers joining or leaving a PS job re-sync).
  *
  * Pure arithmetic, no allocation.
  */
@@ -28,6 +24,7 @@
 #include <stdint.h>
 
 #include "gang/planner.h"
+#include "gang/speed.h"
 #include "sim/trace.h"
 
 struct sim_model {
@@ -40,10 +37,7 @@ struct sim_model {
 	double min_frac;
 	double max_factor;
 	bool gang_elastic;
-	double scaling_loss;
-	double locality_penalty;
-	double rescale_pause;
-	int node_gpus; /* largest node's GPUs, set from the cluster */
+	struct drake_speed speed; /* node_gpus is set from the cluster */
 };
 
 void sim_model_defaults(struct sim_model *m);
@@ -51,11 +45,5 @@ void sim_model_defaults(struct sim_model *m);
 /* The gang request for job j (want = W0) and its max workers. */
 void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
                      enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers);
-
-/* T(w, n) above; gpus_per_worker is the job's. */
-double sim_model_rate(const struct sim_model *m, int w, int gpus_per_worker, int nodes);
-
-/* Fewest nodes for w workers of g GPUs. */
-int sim_model_min_nodes(const struct sim_model *m, int w, int g);
 
 #endif

@@ -70,22 +70,6 @@ static void shuffle(struct sim *s, struct dragon_pstate *p)
 	}
 }
 
-static drake_err views_of_running(struct sim *s, struct drake_running_job **v, int **ids, size_t *n)
-{
-	const int *r = sim_running(s, n);
-	*v = calloc(*n + 1, sizeof(**v));
-	*ids = malloc((*n + 1) * sizeof(int));
-	if (!*v || !*ids) {
-		free(*v);
-		free(*ids);
-		return DRAKE_ENOMEM;
-	}
-	memcpy(*ids, r, *n * sizeof(int));
-	for (size_t i = 0; i < *n; i++)
-		sim_running_view(s, r[i], &(*v)[i]);
-	return DRAKE_OK;
-}
-
 static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 {
 	const struct sim_config *cfg = sim_cfg(s);
@@ -97,7 +81,7 @@ static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 	shuffle(s, p);
 
 	/* Phase 1 */
-	bool hp = nw > 0 && now - sim_job(s, w[0])->submit >= cfg->starve_after;
+	bool hp = nw > 0 && now - sim_job(s, w[0])->submit >= cfg->scale.starve_after;
 	bool scaled_down = false;
 	struct drake_cluster before;
 	drake_cluster_init(&before);
@@ -107,7 +91,7 @@ static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 		struct drake_running_job *v;
 		int *ids;
 		size_t nr;
-		if ((err = views_of_running(s, &v, &ids, &nr)))
+		if ((err = sim_running_views(s, &v, &ids, &nr)))
 			goto out;
 		struct sim_job *head = sim_job(s, w[0]);
 		struct drake_scale_op *ops = NULL;
@@ -156,11 +140,11 @@ static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 	}
 
 	/* Phase 3 */
-	if (now - p->last_action >= cfg->idle_after) {
+	if (now - p->last_action >= cfg->scale.idle_after) {
 		struct drake_running_job *v;
 		int *ids;
 		size_t nr;
-		if ((err = views_of_running(s, &v, &ids, &nr)))
+		if ((err = sim_running_views(s, &v, &ids, &nr)))
 			goto out;
 		struct drake_scale_op *ops = NULL;
 		size_t n_ops = 0;

@@ -44,17 +44,10 @@ void sim_config_defaults(struct sim_config *c)
 	c->node_cpu_milli = 96000;
 	c->node_mem_bytes = 768LL << 30;
 	c->time_scale = 1.0;
-	c->starve_after = 30;
-	c->idle_after = 60;
 	c->dragon_resync = 30;
 	c->dragon_reconcile_delay = 1;
 	c->dragon_shuffle = true;
-	c->victim_order = DRAKE_VICTIM_NEWEST_FIRST;
-	c->lonely_first = true;
-	c->grow_new_nodes = false;
-	c->grow_when_waiting = false;
-	c->backfill = true;
-	c->shrink_tries = 4;
+	drake_scale_defaults(&c->scale);
 	c->seed = 1;
 	sim_model_defaults(&c->model);
 }
@@ -153,7 +146,7 @@ static drake_err set_rate(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
 	j->rate =
-	    sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	    drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
 	j->gen++;
 	if (j->rate <= 0)
 		return DRAKE_OK; /* stalled: no finish until it gets workers back */
@@ -191,6 +184,7 @@ static drake_err begin_running(struct sim *s, int ji)
 	struct sim_job *j = &s->jobs[ji];
 	j->state = SIM_JOB_RUNNING;
 	j->start = s->now;
+	j->last_scaled = s->now;
 	j->last_update = s->now;
 	list_remove(s->waiting, &s->n_waiting, ji);
 	s->running[s->n_running++] = ji;
@@ -269,9 +263,10 @@ drake_err sim_rescaled(struct sim *s, int ji)
 	struct sim_job *j = &s->jobs[ji];
 	progress_to_now(j, s->now);
 	double r =
-	    sim_model_rate(&s->cfg->model, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
-	j->work_total += s->cfg->model.rescale_pause * r;
+	    drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	j->work_total += s->cfg->model.speed.rescale_pause * r;
 	j->scale_events++;
+	j->last_scaled = s->now;
 	return set_rate(s, ji);
 }
 
@@ -307,7 +302,7 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	*out = (struct drake_running_job){
 	    .name = j->t->id,
 	    .admitted = j->start,
-	    .progress = j->work_total > 0 ? j->work_done / j->work_total : 0,
+	    .progress = -1,
 	    .min_workers = j->req.min_workers,
 	    .max_workers = j->max_workers,
 	    .ps = j->req.ps,
@@ -316,6 +311,9 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	    .ps_node = j->ps_node,
 	    .n_workers = j->n_workers,
 	    .worker_node = j->worker_node,
+	    .last_scaled = j->last_scaled,
+	    .gave_to_waiting =
+	        j->shrunk_for >= 0 && s->jobs[j->shrunk_for].state == SIM_JOB_WAITING,
 	};
 }
 
@@ -404,7 +402,7 @@ static drake_err build_cluster(struct sim *s, struct sim_config *cfg, const stru
 	}
 	if ((err = drake_cluster_sort(&s->c, msg, mlen)))
 		return err;
-	cfg->model.node_gpus = max_gpus > 0 ? max_gpus : 1;
+	cfg->model.speed.node_gpus = max_gpus > 0 ? max_gpus : 1;
 	return DRAKE_OK;
 }
 
@@ -417,12 +415,13 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 		sim_model_shape(m, j->t, t->kind, &j->req, &j->max_workers);
 		j->submit = (double)j->t->submit * s->cfg->time_scale;
 		j->start = j->finish = -1;
+		j->shrunk_for = -1;
 		j->ps_node = malloc(((size_t)j->req.n_ps + 1) * sizeof(int));
 		if (!j->ps_node || ensure_workers(j, j->req.want_workers + 1))
 			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
 		int w0 = j->req.want_workers, g = (int)j->req.worker.gpu;
 		j->work_total = (double)j->t->duration *
-		                sim_model_rate(m, w0, g, sim_model_min_nodes(m, w0, g));
+		                drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
 		struct drake_plan p = {0};
 		char why[DRAKE_WHY_MAX];
 		drake_err err = drake_plan_gang(&s->c, &j->req, &p, why, sizeof(why));

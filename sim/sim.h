@@ -26,6 +26,7 @@
 #include "common/err.h"
 #include "gang/cluster.h"
 #include "gang/elastic.h"
+#include "gang/scale.h"
 #include "sim/evq.h"
 #include "sim/model.h"
 #include "sim/trace.h"
@@ -47,6 +48,8 @@ struct sim_job {
 	bool ever_partial;
 	bool never_fits;
 	int scale_events;
+	double last_scaled; /* start, then every change of size */
+	int shrunk_for;     /* the job it last gave workers to, or -1 */
 };
 
 struct sim_config {
@@ -59,18 +62,12 @@ struct sim_config {
 	/* trace handling */
 	double time_scale; /* multiply submission times */
 	size_t max_jobs;   /* 0: all */
-	/* policy knobs */
-	double starve_after;
-	double idle_after;
+	/* policy knobs: drake's (scale.speed is set from model.speed at run
+	 * time), then DRAGON's own */
+	struct drake_scale_opts scale;
 	double dragon_resync;
 	double dragon_reconcile_delay;
 	bool dragon_shuffle; /* random node order as Go's map walk, else by name */
-	enum drake_victim_order victim_order;
-	bool lonely_first;
-	bool grow_new_nodes;
-	bool grow_when_waiting;
-	bool backfill;
-	int shrink_tries;
 	uint64_t seed;
 	bool progress;
 	struct sim_model model;
@@ -172,7 +169,13 @@ drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_o
                              size_t n_ops) DRAKE_MUST_CHECK;
 drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_scale_op *ops,
                               size_t n_ops) DRAKE_MUST_CHECK;
-/* Fills a drake_running_job view of running job j (arrays borrowed). */
+/* Fills a drake_running_job view of running job j (arrays borrowed). Its
+ * progress is unknown (-1), as it is to the controller: the policy sees
+ * what the cluster would. */
 void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
+/* Views of every running job, in admission order, with a copy of their ids
+ * (the running list changes as jobs start). Caller frees both. */
+drake_err sim_running_views(struct sim *s, struct drake_running_job **v, int **ids,
+                            size_t *n) DRAKE_MUST_CHECK;
 
 #endif

@@ -17,7 +17,7 @@
 
 struct cli {
 	const char *trace, *nodes_file, *policies, *out, *tag, *victim, *log_level;
-	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker, shrink_tries;
+	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker;
 	double node_cpu, ps_cpu, worker_cpu, time_scale;
 	size_t node_mem, ps_mem, worker_mem;
 	bool plots, progress;
@@ -66,15 +66,15 @@ int sim_cli_main(int argc, char **argv)
 	     "max-instances = floor(initial workers * this)"},
 	    {"gang-elastic", NULL, FLAG_BOOL, &m->gang_elastic, "false",
 	     "let gang-trace jobs scale too (they are rigid by default)"},
-	    {"scaling-loss", NULL, FLAG_DOUBLE, &m->scaling_loss, "0.05",
+	    {"scaling-loss", NULL, FLAG_DOUBLE, &m->speed.scaling_loss, "0.05",
 	     "throughput of w workers = w / (1 + this * (w - 1))"},
-	    {"locality-penalty", NULL, FLAG_DOUBLE, &m->locality_penalty, "0.15",
+	    {"locality-penalty", NULL, FLAG_DOUBLE, &m->speed.locality_penalty, "0.15",
 	     "throughput divided by 1 + this per node spanned beyond the minimum"},
-	    {"rescale-pause", NULL, FLAG_DURATION, &m->rescale_pause, "10s",
+	    {"rescale-pause", NULL, FLAG_DURATION, &m->speed.rescale_pause, "10s",
 	     "progress lost by a job on every change of its worker count"},
-	    {"starve-after", NULL, FLAG_DURATION, &c.cfg.starve_after, "30s",
+	    {"starve-after", NULL, FLAG_DURATION, &c.cfg.scale.starve_after, "30s",
 	     "a job waiting this long may shrink running jobs (dragon, drake)"},
-	    {"idle-after", NULL, FLAG_DURATION, &c.cfg.idle_after, "60s",
+	    {"idle-after", NULL, FLAG_DURATION, &c.cfg.scale.idle_after, "60s",
 	     "no action for this long lets running jobs grow (dragon, drake)"},
 	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
 	     "DRAGON's TFJob informer resync period"},
@@ -84,15 +84,11 @@ int sim_cli_main(int argc, char **argv)
 	     "DRAGON walks nodes in random (Go map) order; false: by name"},
 	    {"victim-order", NULL, FLAG_STRING, &c.victim, "newest",
 	     "drake shrinks jobs in this order: newest, oldest, least-progress"},
-	    {"lonely-first", NULL, FLAG_BOOL, &c.cfg.lonely_first, "true",
+	    {"lonely-first", NULL, FLAG_BOOL, &c.cfg.scale.shrink.lonely_first, "true",
 	     "drake shrinks workers off their PS's node first"},
-	    {"grow-new-nodes", NULL, FLAG_BOOL, &c.cfg.grow_new_nodes, "false",
-	     "drake may grow a job onto nodes it does not use yet"},
-	    {"grow-when-waiting", NULL, FLAG_BOOL, &c.cfg.grow_when_waiting, "false",
-	     "drake grows running jobs even while jobs wait"},
-	    {"backfill", NULL, FLAG_BOOL, &c.cfg.backfill, "true",
+	    {"backfill", NULL, FLAG_BOOL, &c.cfg.scale.backfill, "true",
 	     "drake starts jobs behind one that does not fit"},
-	    {"shrink-tries", NULL, FLAG_INT, &c.shrink_tries, "4",
+	    {"shrink-tries", NULL, FLAG_INT, &c.cfg.scale.shrink_tries, "4",
 	     "starving jobs drake tries to make room for per decision"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &c.log_level, "info",
 	     "debug, info, warn, error"},
@@ -121,14 +117,15 @@ int sim_cli_main(int argc, char **argv)
 		fprintf(stderr, "drake sim: --trace is required (see --help)\n");
 		return 2;
 	}
-	if (drake_victim_order_parse(c.victim, &c.cfg.victim_order)) {
+	if (drake_victim_order_parse(c.victim, &c.cfg.scale.shrink.order)) {
 		fprintf(stderr, "drake sim: bad --victim-order %s\n", c.victim);
 		return 2;
 	}
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
 	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.max_jobs < 0 || m->min_frac <= 0 ||
-	    m->min_frac > 1 || m->max_factor < 1 || m->scaling_loss < 0 ||
-	    m->locality_penalty < 0 || m->rescale_pause < 0 || c.shrink_tries < 0) {
+	    m->min_frac > 1 || m->max_factor < 1 || m->speed.scaling_loss < 0 ||
+	    m->speed.locality_penalty < 0 || m->speed.rescale_pause < 0 ||
+	    c.cfg.scale.shrink_tries < 0 || c.cfg.scale.starve_after < 0 || c.cfg.scale.idle_after < 0) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}
@@ -140,7 +137,6 @@ int sim_cli_main(int argc, char **argv)
 	c.cfg.max_jobs = (size_t)c.max_jobs;
 	c.cfg.time_scale = c.time_scale;
 	c.cfg.progress = c.progress;
-	c.cfg.shrink_tries = c.shrink_tries;
 	m->n_ps = c.ps_count;
 	m->ps_cpu_milli = (int64_t)(c.ps_cpu * 1000);
 	m->ps_mem_bytes = (int64_t)c.ps_mem;

@@ -1,0 +1,585 @@
+/*
+ * scale.c - drake's decision step (see scale.h): admission, starvation
+ * shrink with a reservation for the job that cannot start yet, and growth
+ * by modelled gain.
+ *
+ * The step works on a clone of the snapshot and on its own copy of the
+ * running jobs' worker lists, so each decision sees what the earlier ones
+ * of the same step did. A running job's workers keep their original slot
+ * numbers (orig[]) however many removals the step makes.
+ */
+#include "gang/scale.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void drake_scale_defaults(struct drake_scale_opts *o)
+{
+	*o = (struct drake_scale_opts){0};
+	o->backfill = true;
+	o->starve_after = 30;
+	o->idle_after = 60;
+	o->shrink_tries = 4;
+	o->shrink.order = DRAKE_VICTIM_NEWEST_FIRST;
+	o->shrink.lonely_first = true;
+	drake_speed_defaults(&o->speed);
+}
+
+/* A running job as the step changes it. */
+struct work {
+	int *node; /* current workers' nodes */
+	int *orig; /* their slots in the caller's view */
+	int n;
+};
+
+struct step {
+	struct drake_cluster c; /* the clone */
+	const struct drake_running_job *r;
+	size_t nr;
+	struct work *work;
+	struct drake_running_job *view; /* r with work's lists */
+	struct drake_action *act;
+	size_t n_act, cap_act;
+	const struct drake_scale_opts *o;
+	double now;
+};
+
+static drake_err push(struct step *s, struct drake_action a)
+{
+	if (s->n_act == s->cap_act) {
+		size_t cap = s->cap_act ? s->cap_act * 2 : 16;
+		struct drake_action *p = realloc(s->act, cap * sizeof(*p));
+		if (!p)
+			return DRAKE_ENOMEM;
+		s->act = p;
+		s->cap_act = cap;
+	}
+	s->act[s->n_act++] = a;
+	return DRAKE_OK;
+}
+
+static drake_err step_init(struct step *s, const struct drake_cluster *c,
+                           const struct drake_running_job *r, size_t nr)
+{
+	s->r = r;
+	s->nr = nr;
+	if (drake_cluster_clone(&s->c, c))
+		return DRAKE_ENOMEM;
+	s->work = calloc(nr + 1, sizeof(*s->work));
+	s->view = calloc(nr + 1, sizeof(*s->view));
+	if (!s->work || !s->view)
+		return DRAKE_ENOMEM;
+	for (size_t j = 0; j < nr; j++) {
+		int cap = r[j].max_workers > r[j].n_workers ? r[j].max_workers : r[j].n_workers;
+		s->work[j].node = malloc(((size_t)cap + 1) * sizeof(int));
+		s->work[j].orig = malloc(((size_t)cap + 1) * sizeof(int));
+		if (!s->work[j].node || !s->work[j].orig)
+			return DRAKE_ENOMEM;
+		for (int k = 0; k < r[j].n_workers; k++) {
+			s->work[j].node[k] = r[j].worker_node[k];
+			s->work[j].orig[k] = k;
+		}
+		s->work[j].n = r[j].n_workers;
+		s->view[j] = r[j];
+		s->view[j].worker_node = s->work[j].node;
+	}
+	return DRAKE_OK;
+}
+
+static void step_free(struct step *s)
+{
+	for (size_t j = 0; s->work && j < s->nr; j++) {
+		free(s->work[j].node);
+		free(s->work[j].orig);
+	}
+	free(s->work);
+	free(s->view);
+	free(s->act);
+	drake_cluster_release(&s->c);
+}
+
+static bool starving(const struct step *s, const struct drake_admission_entry *x)
+{
+	return s->now - x->created >= s->o->starve_after;
+}
+
+/* Applies drake_shrink_for's removals (slots of the current lists) to the
+ * clone and the lists, and records them as actions for waiting entry to. */
+static drake_err apply_removals(struct step *s, const struct drake_scale_op *ops, size_t n,
+                                int to)
+{
+	/* Per job, highest current slot first, so earlier removals never
+	 * shift a slot still to be removed. ops come grouped by nothing in
+	 * particular: walk the jobs. */
+	for (size_t j = 0; j < s->nr; j++) {
+		for (;;) {
+			int best = -1;
+			for (size_t i = 0; i < n; i++)
+				if (ops[i].job == (int)j && ops[i].slot >= 0 &&
+				    (best < 0 || ops[i].slot > ops[best].slot))
+					best = (int)i;
+			if (best < 0)
+				break;
+			struct work *w = &s->work[j];
+			int slot = ops[best].slot;
+			drake_err e = push(s, (struct drake_action){DRAKE_ACT_SHRINK, (int)j,
+			                                            w->orig[slot], w->node[slot], to, 0});
+			if (e)
+				return e;
+			drake_cluster_charge(&s->c, (size_t)w->node[slot], &s->r[j].worker, -1);
+			memmove(&w->node[slot], &w->node[slot + 1],
+			        (size_t)(w->n - slot - 1) * sizeof(int));
+			memmove(&w->orig[slot], &w->orig[slot + 1],
+			        (size_t)(w->n - slot - 1) * sizeof(int));
+			w->n--;
+			s->view[j].n_workers = w->n;
+			/* Mark done: a slot no op can name. */
+			((struct drake_scale_op *)ops)[best].slot = -1;
+		}
+	}
+	return DRAKE_OK;
+}
+
+/* Running job indexes, youngest admitted first (expected to end first). */
+static int *youngest_first(const struct step *s)
+{
+	int *ix = malloc((s->nr + 1) * sizeof(int));
+	if (!ix)
+		return NULL;
+	for (size_t a = 0; a < s->nr; a++) {
+		size_t b = a;
+		while (b > 0 && s->r[ix[b - 1]].admitted < s->r[a].admitted) {
+			ix[b] = ix[b - 1];
+			b--;
+		}
+		ix[b] = (int)a;
+	}
+	return ix;
+}
+
+/*
+ * Holds nodes for a starving job that cannot start: running jobs are taken
+ * off a second clone, youngest first, until the job fits; the nodes of
+ * that plan become unschedulable in the step's clone. Returns how many
+ * nodes were held (0 when even an empty cluster of running jobs has no
+ * room: then nothing is held).
+ */
+static drake_err reserve(struct step *s, const struct drake_gang_req *req, int *held)
+{
+	*held = 0;
+	struct drake_cluster t;
+	int *ix = youngest_first(s);
+	if (!ix)
+		return DRAKE_ENOMEM;
+	if (drake_cluster_clone(&t, &s->c)) {
+		free(ix);
+		return DRAKE_ENOMEM;
+	}
+	struct drake_res need, avail;
+	drake_gang_min_need(req, &need);
+	struct drake_plan plan = {0};
+	drake_err e = DRAKE_ESTATE;
+	for (size_t k = 0; k <= s->nr; k++) {
+		if (k > 0) {
+			const struct drake_running_job *j = &s->r[ix[k - 1]];
+			const struct work *w = &s->work[ix[k - 1]];
+			for (int p = 0; p < j->n_ps; p++)
+				drake_cluster_charge(&t, (size_t)j->ps_node[p], &j->ps, -1);
+			for (int p = 0; p < w->n; p++)
+				drake_cluster_charge(&t, (size_t)w->node[p], &j->worker, -1);
+		}
+		drake_cluster_free_sum(&t, &avail);
+		if (!drake_res_fits(&need, &avail))
+			continue;
+		char why[DRAKE_WHY_MAX];
+		e = drake_plan_gang(&t, req, &plan, why, sizeof(why));
+		if (e != DRAKE_ESTATE)
+			break;
+	}
+	if (e == DRAKE_OK) {
+		bool *mark = calloc(s->c.n + 1, sizeof(bool));
+		if (!mark)
+			e = DRAKE_ENOMEM;
+		for (int p = 0; mark && p < plan.n_ps; p++)
+			mark[plan.ps_node[p]] = true;
+		for (int p = 0; mark && p < plan.n_workers; p++)
+			mark[plan.worker_node[p]] = true;
+		if (mark && plan.n_chief)
+			mark[plan.chief_node] = true;
+		for (size_t i = 0; mark && i < s->c.n; i++)
+			if (mark[i] && s->c.nodes[i].schedulable) {
+				drake_cluster_set_schedulable(&s->c, i, false);
+				(*held)++;
+			}
+		free(mark);
+	} else if (e == DRAKE_ESTATE || e == DRAKE_ELIMIT || e == DRAKE_EINVAL) {
+		e = DRAKE_OK;
+	}
+	drake_plan_release(&plan);
+	drake_cluster_release(&t);
+	free(ix);
+	return e;
+}
+
+/* Starts waiting entry x by shrinking running jobs, if an allowed set of
+ * removals makes it fit; else says why in x->why. */
+static drake_err shrink_for(struct step *s, struct drake_admission_entry *x, int xi)
+{
+	struct drake_scale_op *ops = NULL;
+	size_t n_ops = 0;
+	struct drake_plan plan = {0};
+	char why[DRAKE_WHY_MAX];
+	drake_err e = drake_shrink_for(&s->c, s->view, s->nr, &x->req, &s->o->shrink, &ops, &n_ops,
+	                               &plan, why, sizeof(why));
+	if (e == DRAKE_ESTATE) {
+		snprintf(x->why, sizeof(x->why), "waited %.0f s; %.160s", s->now - x->created, why);
+		return DRAKE_OK;
+	}
+	if (e)
+		return e;
+	e = apply_removals(s, ops, n_ops, xi);
+	free(ops);
+	if (e) {
+		drake_plan_release(&plan);
+		return e;
+	}
+	drake_plan_release(&x->plan);
+	x->plan = plan;
+	x->status = DRAKE_ADMIT_STARTED;
+	x->why[0] = '\0';
+	drake_plan_charge(&s->c, &x->req, &x->plan, 1);
+	return DRAKE_OK;
+}
+
+static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t nw,
+                       struct drake_step *out)
+{
+	struct drake_res avail;
+	drake_cluster_free_sum(&s->c, &avail);
+	const struct drake_scale_opts *o = s->o;
+	int tries = 0;
+	bool blocked = false;
+	for (size_t i = 0; i < nw; i++) {
+		struct drake_admission_entry *x = &w[i];
+		if (blocked) {
+			x->status = DRAKE_ADMIT_NOT_TRIED;
+			snprintf(x->why, sizeof(x->why), "behind a job that waits (strict FIFO)");
+			continue;
+		}
+		drake_err e = drake_admit_one(&s->c, x, o->backfill, &avail);
+		if (e)
+			return e;
+		if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && tries < o->shrink_tries) {
+			tries++;
+			if ((e = shrink_for(s, x, (int)i)))
+				return e;
+			if (x->status == DRAKE_ADMIT_STARTED)
+				drake_cluster_free_sum(&s->c, &avail);
+			else if (out->reserved_for < 0) {
+				int held;
+				if ((e = reserve(s, &x->req, &held)))
+					return e;
+				if (held > 0) {
+					out->reserved_for = (int)i;
+					out->reserved_nodes = held;
+					size_t l = strlen(x->why);
+					snprintf(x->why + l, sizeof(x->why) - l,
+					         "; %d node%s held for it", held, held == 1 ? "" : "s");
+					drake_cluster_free_sum(&s->c, &avail);
+				}
+			}
+		}
+		if (x->status == DRAKE_ADMIT_STARTED) {
+			if ((e = push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0})))
+				return e;
+		} else if (x->status == DRAKE_ADMIT_WAITING && !o->backfill) {
+			blocked = true;
+		}
+	}
+	return DRAKE_OK;
+}
+
+/* ---- growth ---- */
+
+static int nodes_of(const struct drake_running_job *j, const struct work *w)
+{
+	return drake_plan_count_nodes(j->ps_node, j->n_ps, w->node, w->n);
+}
+
+static bool uses(const struct drake_running_job *j, const struct work *w, int node)
+{
+	for (int p = 0; p < j->n_ps; p++)
+		if (j->ps_node[p] == node)
+			return true;
+	for (int p = 0; p < w->n; p++)
+		if (w->node[p] == node)
+			return true;
+	return false;
+}
+
+/* The node the next worker of job j goes to: its PS's node, then the node
+ * it already uses with most of its workers, then the node with most room
+ * for its workers; -1 when none has room. extra[] counts the workers this
+ * batch placed so far per node (already charged to the clone). */
+static int next_node(const struct step *s, size_t j, const struct work *w)
+{
+	const struct drake_running_job *r = &s->r[j];
+	const struct drake_cluster *c = &s->c;
+	struct drake_res f;
+	int home = r->n_ps > 0 ? r->ps_node[0] : (w->n > 0 ? w->node[0] : -1);
+	if (home >= 0 && c->nodes[home].schedulable) {
+		drake_cluster_free(c, (size_t)home, &f);
+		if (drake_res_fits(&r->worker, &f))
+			return home;
+	}
+	int best = -1, best_on = 0;
+	for (int p = 0; p < w->n; p++) {
+		int nd = w->node[p];
+		if (nd == home || !c->nodes[nd].schedulable)
+			continue;
+		int on = 0;
+		for (int q = 0; q < w->n; q++)
+			on += w->node[q] == nd;
+		if (on <= best_on)
+			continue;
+		drake_cluster_free(c, (size_t)nd, &f);
+		if (drake_res_fits(&r->worker, &f)) {
+			best = nd;
+			best_on = on;
+		}
+	}
+	if (best >= 0)
+		return best;
+	int64_t most = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->nodes[i].schedulable || uses(r, w, (int)i))
+			continue;
+		drake_cluster_free(c, i, &f);
+		int64_t k = drake_res_count_fit(&r->worker, &f, 1 << 20);
+		if (k > most) {
+			most = k;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
+/* Expected remaining time of a running job (see scale.h). */
+static double remaining(const struct drake_running_job *j, double now)
+{
+	double age = now - j->admitted;
+	if (age < 0)
+		age = 0;
+	if (j->progress >= 1)
+		return 0;
+	if (j->progress > 0)
+		return age * (1 - j->progress) / j->progress;
+	return age;
+}
+
+struct batch {
+	int k;         /* workers to add */
+	double before; /* T now */
+	double after;  /* T with them */
+	double saved;  /* seconds saved net of the pause */
+};
+
+/*
+ * The best batch for job j on the clone as it is: workers are placed one
+ * by one (charged to the clone, then given back) and the count with the
+ * highest modelled speed is kept. nodes[] receives its placement.
+ */
+static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
+{
+	const struct drake_running_job *r = &s->r[j];
+	struct work *w = &s->work[j];
+	const struct drake_speed *m = &s->o->speed;
+	int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
+	int base = w->n;
+	*b = (struct batch){0};
+	b->before = drake_speed_rate(m, base, g, nodes_of(r, w));
+	double best = b->before;
+	int placed = 0;
+	while (base + placed < r->max_workers) {
+		int nd = next_node(s, j, w);
+		if (nd < 0)
+			break;
+		drake_cluster_charge(&s->c, (size_t)nd, &r->worker, 1);
+		w->node[w->n++] = nd;
+		nodes[placed++] = nd;
+		double t = drake_speed_rate(m, w->n, g, nodes_of(r, w));
+		if (t > best) {
+			best = t;
+			b->k = placed;
+		}
+	}
+	for (int p = 0; p < placed; p++)
+		drake_cluster_charge(&s->c, (size_t)nodes[p], &r->worker, -1);
+	w->n = base;
+	b->after = best;
+	if (b->k > 0) {
+		double e = remaining(r, s->now);
+		double frac = b->before > 0 ? 1 - b->before / b->after : 1;
+		b->saved = e * frac - m->rescale_pause;
+	}
+}
+
+struct grow_cand {
+	size_t job;
+	double per_gpu; /* relative speed-up per GPU added */
+};
+
+static int by_value(const void *a, const void *b)
+{
+	const struct grow_cand *x = a, *y = b;
+	if (x->per_gpu != y->per_gpu)
+		return x->per_gpu > y->per_gpu ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
+}
+
+static bool growable(const struct step *s, size_t j)
+{
+	return !s->r[j].gave_to_waiting && s->work[j].n < s->r[j].max_workers &&
+	       s->work[j].n > 0;
+}
+
+/* When a batch that does not pay yet will, as the job ages (its expected
+ * remaining time grows with its age while its progress is unknown). */
+static double pays_at(const struct drake_running_job *r, const struct batch *b, double pause)
+{
+	if (b->k == 0 || r->progress > 0 || b->after <= b->before)
+		return INFINITY;
+	double frac = b->before > 0 ? 1 - b->before / b->after : 1;
+	return r->admitted + pause / frac;
+}
+
+static drake_err grow(struct step *s, double *next)
+{
+	int maxw = 0;
+	for (size_t j = 0; j < s->nr; j++)
+		if (s->r[j].max_workers > maxw)
+			maxw = s->r[j].max_workers;
+	int *nodes = malloc(((size_t)maxw + 1) * sizeof(int));
+	struct grow_cand *cand = malloc((s->nr + 1) * sizeof(*cand));
+	if (!nodes || !cand) {
+		free(nodes);
+		free(cand);
+		return DRAKE_ENOMEM;
+	}
+	size_t nc = 0;
+	for (size_t j = 0; j < s->nr; j++) {
+		if (!growable(s, j))
+			continue;
+		struct batch b;
+		best_batch(s, j, nodes, &b);
+		if (b.k > 0 && b.saved > 0) {
+			double gpus = (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
+			cand[nc++] = (struct grow_cand){j, (b.after / b.before - 1) / gpus};
+		} else {
+			double t = pays_at(&s->r[j], &b, s->o->speed.rescale_pause);
+			if (t > s->now && t < *next)
+				*next = t;
+		}
+	}
+	if (nc > 1)
+		qsort(cand, nc, sizeof(*cand), by_value);
+	drake_err e = DRAKE_OK;
+	for (size_t i = 0; !e && i < nc; i++) {
+		size_t j = cand[i].job;
+		struct batch b;
+		best_batch(s, j, nodes, &b); /* on what earlier jobs left */
+		if (b.k == 0 || b.saved <= 0)
+			continue;
+		struct work *w = &s->work[j];
+		for (int p = 0; !e && p < b.k; p++) {
+			drake_cluster_charge(&s->c, (size_t)nodes[p], &s->r[j].worker, 1);
+			w->orig[w->n] = -1;
+			w->node[w->n++] = nodes[p];
+			e = push(s, (struct drake_action){DRAKE_ACT_GROW, (int)j, -1, nodes[p], -1,
+			                                  b.after / b.before - 1});
+		}
+	}
+	free(nodes);
+	free(cand);
+	return e;
+}
+
+/* Newest admission or scaling of any running job. */
+static double last_action(const struct drake_running_job *r, size_t nr)
+{
+	double t = -INFINITY;
+	for (size_t j = 0; j < nr; j++) {
+		if (r[j].admitted > t)
+			t = r[j].admitted;
+		if (r[j].last_scaled > t)
+			t = r[j].last_scaled;
+	}
+	return t;
+}
+
+static bool someone_waits(const struct drake_admission_entry *w, size_t nw)
+{
+	for (size_t i = 0; i < nw; i++)
+		if (w[i].status == DRAKE_ADMIT_WAITING || w[i].status == DRAKE_ADMIT_NOT_TRIED)
+			return true;
+	return false;
+}
+
+/* Could a worker of some growable job fit anywhere now? */
+static bool room_to_grow(const struct step *s)
+{
+	struct drake_res f;
+	drake_cluster_free_sum(&s->c, &f);
+	for (size_t j = 0; j < s->nr; j++)
+		if (growable(s, j) && drake_res_fits(&s->r[j].worker, &f))
+			return true;
+	return false;
+}
+
+drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission_entry *w,
+                           size_t nw, const struct drake_running_job *r, size_t nr, double now,
+                           const struct drake_scale_opts *o, struct drake_step *out)
+{
+	*out = (struct drake_step){NULL, 0, INFINITY, -1, 0};
+	struct step s = {.o = o, .now = now};
+	struct drake_scale_opts local = *o;
+	local.speed.node_gpus = drake_speed_node_gpus(c);
+	s.o = &local;
+	drake_err e = step_init(&s, c, r, nr);
+	if (!e)
+		e = admit(&s, w, nw, out);
+	if (!e) {
+		for (size_t i = 0; i < nw; i++) {
+			bool waits = w[i].status == DRAKE_ADMIT_WAITING ||
+			             w[i].status == DRAKE_ADMIT_NOT_TRIED;
+			double t = w[i].created + o->starve_after;
+			if (waits && t > now) {
+				out->next = t;
+				break; /* FIFO: the rest starve later */
+			}
+		}
+	}
+	if (!e && !someone_waits(w, nw) && room_to_grow(&s)) {
+		/* This step's own actions restart the idle timer. */
+		double since = s.n_act ? now : last_action(r, nr);
+		if (now - since >= o->idle_after)
+			e = grow(&s, &out->next);
+		else if (since + o->idle_after < out->next)
+			out->next = since + o->idle_after;
+	}
+	if (!e) {
+		out->act = s.act;
+		out->n = s.n_act;
+		s.act = NULL;
+	}
+	step_free(&s);
+	return e;
+}
+
+void drake_step_release(struct drake_step *s)
+{
+	free(s->act);
+	s->act = NULL;
+	s->n = 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * scale.h - drake's one decision step: which waiting gangs start, which
+ * running gangs give workers to a starving one, which grow into idle
+ * capacity. The controller and `drake sim`'s drake policy both call
+ * drake_scale_step() and nothing else to decide, so what the simulator
+ * measures is what the cluster runs.
+ *
+ * One step, in FIFO order of the waiting jobs:
+ *
+ *  1. A job whose PS, chief and min workers fit starts (best-fit packing,
+ *     gang/planner.h). Smaller jobs behind one that does not fit may start
+ *     (backfill).
+ *  2. A job that has waited starve_after or longer and does not fit takes
+ *     workers from running jobs (drake_shrink_for: never below min, never a
+ *     PS or worker 0, lonely workers first, only if the whole job then
+ *     fits, fewest removals) and starts. At most shrink_tries jobs try per
+ *     step.
+ *  3. The first starving job that cannot start even so is given the nodes
+ *     it will run on: its plan on the cluster with every running gang taken
+ *     away. Nothing behind it, and no growth, may place a pod on those
+ *     nodes, so they drain toward it as running jobs finish; it cannot be
+ *     starved forever by backfill.
+ *  4. Growth, only when nothing else happened for idle_after (the newest
+ *     admission or scaling of any running job), nobody waits who could ever
+ *     fit, and the job did not just give workers to a job that still
+ *     waits. For each job, the batch of k new workers (1 <= k <= max - w;
+ *     on its PS's node, then on nodes it uses, then on the node with most
+ *     room) that maximises its modelled speed T (gang/speed.h) is worth it
+ *     when
+ *
+ *         E * (1 - T(w, n) / T(w + k, n')) > rescale_pause
+ *
+ *     E is the job's expected remaining time: from its progress p when
+ *     known, E = age * (1 - p) / p; else its age since admission (for the
+ *     heavy-tailed run times of training jobs, a job that has run for t is
+ *     expected to run about t more). Jobs are served in order of relative
+ *     speed-up per GPU added, T(w + k, n') / T(w, n) - 1 over k's GPUs
+ *     (the time a GPU saves per second it is held), each re-planned on
+ *     what the previous ones left. A batch that does not pay yet is
+ *     looked at again when the job is old enough for it to.
+ *
+ * Pure and deterministic: the snapshot is cloned inside, now is passed in.
+ */
+#ifndef DRAKE_GANG_SCALE_H
+#define DRAKE_GANG_SCALE_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "gang/admission.h"
+#include "gang/cluster.h"
+#include "gang/elastic.h"
+#include "gang/speed.h"
+
+struct drake_scale_opts {
+	bool backfill;
+	double starve_after; /* seconds a job waits before it may take workers */
+	double idle_after;   /* seconds without admission or scaling before growth */
+	int shrink_tries;    /* starving jobs that may take workers per step */
+	struct drake_shrink_opts shrink;
+	struct drake_speed speed; /* node_gpus is taken from the snapshot */
+};
+
+/* scale_opts of `drake serve` and `drake sim` alike: backfill, 30 s, 60 s,
+ * 4 tries, newest first, lonely first, the default speed model. */
+void drake_scale_defaults(struct drake_scale_opts *o);
+
+enum drake_act_kind { DRAKE_ACT_ADMIT, DRAKE_ACT_SHRINK, DRAKE_ACT_GROW };
+
+/* One action. Running jobs lose (SHRINK) or gain (GROW) one worker per
+ * action; the actions of one job are adjacent. */
+struct drake_action {
+	enum drake_act_kind kind;
+	int job;     /* ADMIT: index of the waiting entry; else of the running job */
+	int slot;    /* SHRINK: the worker slot removed (never 0); else -1 */
+	int node;    /* SHRINK: node freed; GROW: node used; ADMIT: -1 */
+	int for_job; /* SHRINK: waiting entry the workers go to; else -1 */
+	double gain; /* GROW: T after / T before - 1 for the job's whole batch */
+};
+
+struct drake_step {
+	struct drake_action *act; /* caller frees (free()) */
+	size_t n;
+	/* Without any event, the step would decide differently at this time
+	 * (a waiting job starts starving, the idle timer expires); INFINITY
+	 * if never. */
+	double next;
+	/* The starving job whose nodes are held for it (-1: none), and how
+	 * many nodes. */
+	int reserved_for;
+	int reserved_nodes;
+};
+
+/*
+ * One step at time now over the snapshot c (not modified), the waiting
+ * jobs w[0..nw) in FIFO order (their status, plan and why are filled as
+ * drake_admit does; the caller releases plans with drake_admission_release)
+ * and the running jobs r[0..nr) (the newest of their admitted and
+ * last_scaled times is when each last acted). Fails only on DRAKE_ENOMEM.
+ */
+drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission_entry *w,
+                           size_t nw, const struct drake_running_job *r, size_t nr, double now,
+                           const struct drake_scale_opts *o, struct drake_step *out) DRAKE_MUST_CHECK;
+
+void drake_step_release(struct drake_step *s);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * speed.h - the throughput model drake's growth rule reasons with, and the
+ * one `drake sim` runs its jobs at (so the simulator measures the policy by
+ * the very arithmetic the policy believes).
+ *
+ * A PS job with w workers of g GPUs each, over n nodes (PS included), trains
+ * at
+ *
+ *   T(w, n) = w / (1 + scaling_loss * (w - 1))                  (Amdahl-like)
+ *           / (1 + locality_penalty * max(0, n - n_min(w)))     (network)
+ *
+ * where n_min(w) = ceil(w * g / node_gpus) is the fewest nodes that can hold
+ * w workers (node_gpus: the largest node's GPUs). Every change of a running
+ * job's worker count stops it for rescale_pause seconds while workers join
+ * or leave its PS.
+ *
+ * Pure arithmetic, no allocation.
+ */
+#ifndef DRAKE_GANG_SPEED_H
+#define DRAKE_GANG_SPEED_H
+
+#include "gang/cluster.h"
+
+struct drake_speed {
+	double scaling_loss;
+	double locality_penalty;
+	double rescale_pause; /* seconds */
+	int node_gpus;        /* largest node's GPUs; drake_speed_node_gpus() */
+};
+
+/* scaling_loss 0.05, locality_penalty 0.15, rescale_pause 10 s, 8 GPUs. */
+void drake_speed_defaults(struct drake_speed *m);
+
+/* T(w, n) above; 0 for w <= 0. */
+double drake_speed_rate(const struct drake_speed *m, int w, int gpus_per_worker, int nodes);
+
+/* n_min(w): the fewest nodes that hold w workers of g GPUs (at least 1). */
+int drake_speed_min_nodes(const struct drake_speed *m, int w, int gpus_per_worker);
+
+/* The largest schedulable node's GPUs in c (at least 1). */
+int drake_speed_node_gpus(const struct drake_cluster *c);
+
+#endif
