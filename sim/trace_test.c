@@ -327,6 +327,33 @@ static void named_columns_land_in_their_fields(void **state)
 	sim_trace_release(&t);
 }
 
+/* glibc's qsort happens to be stable; the parser must not rely on that. */
+static void many_ties_keep_file_order(void **state)
+{
+	(void)state;
+	enum { ROWS = 3000 };
+	char *text = malloc(ROWS * 16 + 64);
+	assert_non_null(text);
+	size_t len = (size_t)sprintf(text, "t,d,g\n");
+	for (int i = 0; i < ROWS; i++)
+		len += (size_t)sprintf(text + len, "%d,%d,1\n", (i * 7) % 3, i + 1);
+	struct sim_trace_format f;
+	struct sim_trace t;
+	char msg[256];
+	assert_int_equal(
+	    sim_trace_format_parse(NULL, "submit=t,duration=d,gpus=g", &f, msg, sizeof(msg)),
+	    DRAKE_OK);
+	assert_int_equal(sim_trace_parse_as(text, len, "t", &f, &t, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(t.n, ROWS);
+	for (size_t i = 1; i < t.n; i++) {
+		assert_true(t.jobs[i - 1].submit <= t.jobs[i].submit);
+		if (t.jobs[i - 1].submit == t.jobs[i].submit)
+			assert_true(t.jobs[i - 1].duration < t.jobs[i].duration);
+	}
+	sim_trace_release(&t);
+	free(text);
+}
+
 static void units_and_line_ids(void **state)
 {
 	(void)state;
@@ -533,6 +560,7 @@ int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(named_columns_land_in_their_fields),
+	    cmocka_unit_test(many_ties_keep_file_order),
 	    cmocka_unit_test(units_and_line_ids),
 	    cmocka_unit_test(only_the_first_examples_are_kept),
 	    cmocka_unit_test(a_header_over_the_column_limit_is_refused),
