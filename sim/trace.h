@@ -1,5 +1,5 @@
 /*
- * trace.h - strict parsers for the trace files `drake sim` replays
+ * trace.h - parsers for the trace files `drake sim` replays
  * (../shared/traces, PROVENANCE.txt there):
  *
  *   ITP      job_id,submission_time,duration,num_gpu          (Microsoft ITP)
