@@ -1,28 +1,75 @@
 /* trace_fuzz.c - libFuzzer target for the simulator's trace and node-list
  * parsers: any byte string must give either a parsed trace or an error,
- * never a crash, a leak or an out-of-range row. */
+ * never a crash, a leak or an out-of-range row. The named-column reader
+ * gets the input twice: under a fixed column list (the ITP names, so the
+ * ITP seeds reach it) and with the input's first line as the column list
+ * and the rest as the trace. */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sim/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_trace(const struct sim_trace *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->jobs[i].gpus < 1 || t->jobs[i].gpus > SIM_TRACE_MAX_GPUS ||
+		    t->jobs[i].duration < 1 || t->jobs[i].submit < 0 ||
+		    t->jobs[i].submit > SIM_TRACE_MAX_SECONDS ||
+		    (i > 0 && t->jobs[i].submit < t->jobs[i - 1].submit))
+			__builtin_trap();
+	}
+	const struct sim_trace_skips *s = &t->skipped;
+	size_t sum = 0;
+	for (int i = 0; i < SIM_SKIP_NREASONS; i++)
+		sum += s->count[i];
+	if (sum != s->total || s->n_examples > SIM_TRACE_SKIP_EXAMPLES ||
+	    s->n_examples !=
+	        (s->total < SIM_TRACE_SKIP_EXAMPLES ? s->total : SIM_TRACE_SKIP_EXAMPLES))
+		__builtin_trap();
+	for (size_t i = 0; i < s->n_examples; i++)
+		if (!memchr(s->example[i], '\0', sizeof(s->example[i])))
+			__builtin_trap();
+	if (t->layout == SIM_LAYOUT_COLUMNS && (t->n == 0 || t->jobs[0].submit != 0))
+		__builtin_trap();
+	if (t->layout != SIM_LAYOUT_COLUMNS && s->total != 0)
+		__builtin_trap();
+}
+
+static void parse_columns(const char *spec, const char *buf, size_t len)
 {
 	char msg[256];
+	struct sim_trace_format f;
 	struct sim_trace t;
-	if (sim_trace_parse((const char *)data, size, "fuzz", &t, msg, sizeof(msg)) == DRAKE_OK) {
-		for (size_t i = 0; i < t.n; i++) {
-			if (t.jobs[i].gpus < 1 || t.jobs[i].gpus > SIM_TRACE_MAX_GPUS ||
-			    t.jobs[i].duration < 1 ||
-			    (i > 0 && t.jobs[i].submit < t.jobs[i - 1].submit))
-				__builtin_trap();
-		}
+	if (sim_trace_format_parse(NULL, spec, &f, msg, sizeof(msg)) != DRAKE_OK)
+		return;
+	if (sim_trace_parse_as(buf, len, "fuzz", &f, &t, msg, sizeof(msg)) == DRAKE_OK) {
+		check_trace(&t);
 		sim_trace_release(&t);
 	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	char msg[256];
+	struct sim_trace t;
+	if (sim_trace_parse(buf, size, "fuzz", &t, msg, sizeof(msg)) == DRAKE_OK) {
+		check_trace(&t);
+		sim_trace_release(&t);
+	}
+	parse_columns("submit=submission_time,duration=duration,gpus=num_gpu,id=job_id", buf, size);
+	const char *nl = memchr(buf, '\n', size);
+	char spec[512];
+	if (nl && (size_t)(nl - buf) < sizeof(spec)) {
+		memcpy(spec, buf, (size_t)(nl - buf));
+		spec[nl - buf] = '\0';
+		parse_columns(spec, nl + 1, size - (size_t)(nl + 1 - buf));
+	}
 	struct sim_nodes n;
-	if (sim_nodes_parse((const char *)data, size, "fuzz", &n, msg, sizeof(msg)) == DRAKE_OK) {
+	if (sim_nodes_parse(buf, size, "fuzz", &n, msg, sizeof(msg)) == DRAKE_OK) {
 		for (size_t i = 0; i < n.n; i++)
 			if (n.rows[i].gpu < 0 || n.rows[i].gpu > SIM_NODES_MAX_GPUS)
 				__builtin_trap();

@@ -30,9 +30,15 @@ int sim_cli_main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	sim_config_defaults(&c.cfg);
 	struct sim_model *m = &c.cfg.model;
+	const char *trace_format = NULL, *trace_columns = NULL;
 	const struct flag flags[] = {
 	    {"trace", "DRAKE_SIM_TRACE", FLAG_STRING, &c.trace, NULL,
-	     "trace CSV (ITP or knavigator gang format; required)"},
+	     "trace CSV (ITP or knavigator gang format, or your own; required)"},
+	    {"trace-format", "DRAKE_SIM_TRACE_FORMAT", FLAG_STRING, &trace_format, "auto",
+	     "auto (the header picks itp or gang; columns with --trace-columns), itp, gang, "
+	     "columns"},
+	    {"trace-columns", "DRAKE_SIM_TRACE_COLUMNS", FLAG_STRING, &trace_columns, "",
+	     "your CSV: submit=COL,duration=COL,gpus=COL[,id=COL] (COL:m, COL:h: minutes, hours)"},
 	    {"nodes-file", "DRAKE_SIM_NODES_FILE", FLAG_STRING, &c.nodes_file, "",
 	     "node list CSV (Alibaba 2023 format) instead of identical nodes"},
 	    {"nodes", NULL, FLAG_INT, &c.nodes, "0",
@@ -103,7 +109,12 @@ int sim_cli_main(int argc, char **argv)
 	if (oc == FLAGS_HELP) {
 		printf("usage: drake sim --trace FILE [flags]\n\n"
 		       "Replays a trace through drake's own policy code in virtual time and\n"
-		       "compares the policies. See sim/README.md for the model.\n\nflags:\n");
+		       "compares the policies. See sim/README.md for the model.\n\n"
+		       "Your own CSV: name its columns; others are ignored, bad rows skipped\n"
+		       "and counted on stderr, rows sorted by submit time. For example:\n"
+		       "  drake sim --trace jobs.csv "
+		       "--trace-columns submit=start_ts,duration=run_min:m,gpus=num_gpus,id=name\n"
+		       "\nflags:\n");
 		flags_usage(stdout, flags, nf);
 		return 0;
 	}
@@ -158,12 +169,18 @@ int sim_cli_main(int argc, char **argv)
 		np++;
 	}
 
+	struct sim_trace_format tf;
 	struct sim_trace trace;
 	struct sim_nodes nodes = {0};
-	if (sim_trace_load(c.trace, &trace, msg, sizeof(msg))) {
+	if (sim_trace_format_parse(trace_format, trace_columns, &tf, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 2;
+	}
+	if (sim_trace_load_as(c.trace, &tf, &trace, msg, sizeof(msg))) {
 		fprintf(stderr, "drake sim: %s\n", msg);
 		return 1;
 	}
+	sim_trace_skips_print(stderr, c.trace, &trace);
 	if (c.nodes_file && *c.nodes_file) {
 		if (sim_nodes_load(c.nodes_file, &nodes, msg, sizeof(msg))) {
 			fprintf(stderr, "drake sim: %s\n", msg);

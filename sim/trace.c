@@ -1,6 +1,7 @@
 /*
- * trace.c - the trace and node-list parsers: one line at a time, every field
- * checked, the first error reported as file:line: what.
+ * trace.c - the fixed trace layouts (ITP, gang) and the node-list parser:
+ * one line at a time, every field checked, the first error reported as
+ * file:line: what. A user's named-column CSV is trace_columns.c's.
  */
 #include "sim/trace.h"
 
@@ -9,30 +10,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/trace_internal.h"
+
 #define MAX_FIELDS 8
 
-struct lines {
-	const char *p, *end;
-	const char *file;
-	size_t lineno;
-};
+#define ITP_HEADER  "job_id,submission_time,duration,num_gpu"
+#define GANG_HEADER "job_id,submit_order,replicas,gpus_per_pod,duration_s"
 
-/* Next line into buf (without \r\n); 0 at end, -1 when too long or a NUL. */
-static int next_line(struct lines *l, char *buf, size_t cap)
+int trace_next_line(struct trace_lines *l, char *buf, size_t cap)
 {
 	if (l->p >= l->end)
 		return 0;
-	const char *nl = memchr(l->p, '\n', (size_t)(l->end - l->p));
-	const char *e = nl ? nl : l->end;
-	size_t n = (size_t)(e - l->p);
+	const char *start = l->p;
+	const char *nl = memchr(start, '\n', (size_t)(l->end - start));
+	size_t n = (size_t)((nl ? nl : l->end) - start);
 	l->lineno++;
-	if (n > 0 && l->p[n - 1] == '\r')
-		n--;
-	if (n >= cap || memchr(l->p, '\0', n))
-		return -1;
-	memcpy(buf, l->p, n);
-	buf[n] = '\0';
 	l->p = nl ? nl + 1 : l->end;
+	if (n > 0 && start[n - 1] == '\r')
+		n--;
+	if (n >= cap || memchr(start, '\0', n))
+		return -1;
+	memcpy(buf, start, n);
+	buf[n] = '\0';
 	return 1;
 }
 
@@ -68,25 +67,41 @@ static int parse_int(const char *s, int64_t max, int64_t *out)
 	return 0;
 }
 
-static drake_err field_int(struct lines *l, const char *name, const char *s, int64_t min,
-                           int64_t max, int64_t *out, char *msg, size_t mlen)
+drake_err trace_field_int(const struct trace_lines *l, const char *name, const char *s, int64_t min,
+                          int64_t max, int64_t *out, enum sim_trace_skip *why, char *msg,
+                          size_t mlen)
 {
+	enum sim_trace_skip dummy;
+	if (!why)
+		why = &dummy;
 	int r = parse_int(s, max, out);
-	if (r == -1)
+	if (r == -1 && s[0] == '-' && s[1] && strspn(s + 1, "0123456789") == strlen(s + 1)) {
+		*why = SIM_SKIP_NEGATIVE;
+		return drake_errorf(DRAKE_EINVAL, msg, mlen,
+		                    "%s:%zu: %s \"%.32s\" is not an integer >= 0", l->file,
+		                    l->lineno, name, s);
+	}
+	if (r == -1) {
+		*why = SIM_SKIP_SYNTAX;
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
 		                    "%s:%zu: %s \"%.32s\" is not an integer", l->file, l->lineno,
 		                    name, s);
-	if (r == -2 || *out > max)
+	}
+	if (r == -2 || *out > max) {
+		*why = SIM_SKIP_RANGE;
 		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: %s %.32s exceeds %lld",
 		                    l->file, l->lineno, name, s, (long long)max);
-	if (*out < min)
+	}
+	if (*out < min) {
+		*why = SIM_SKIP_ZERO;
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %s must be at least %lld",
 		                    l->file, l->lineno, name, (long long)min);
+	}
 	return DRAKE_OK;
 }
 
-static drake_err field_id(struct lines *l, const char *what, const char *s, char *dst, size_t cap,
-                          char *msg, size_t mlen)
+drake_err trace_field_id(const struct trace_lines *l, const char *what, const char *s, char *dst,
+                         size_t cap, char *msg, size_t mlen)
 {
 	size_t n = strlen(s);
 	if (n == 0)
@@ -105,8 +120,8 @@ static drake_err field_id(struct lines *l, const char *what, const char *s, char
 	return DRAKE_OK;
 }
 
-static drake_err grow(void **arr, size_t *cap, size_t n, size_t elem, const struct lines *l,
-                      char *msg, size_t mlen)
+drake_err trace_grow(void **arr, size_t *cap, size_t n, size_t elem, const struct trace_lines *l,
+                     char *msg, size_t mlen)
 {
 	if (n < *cap)
 		return DRAKE_OK;
@@ -122,7 +137,7 @@ static drake_err grow(void **arr, size_t *cap, size_t n, size_t elem, const stru
 	return DRAKE_OK;
 }
 
-static drake_err parse_row(struct lines *l, enum sim_trace_kind kind, char **f, int nf,
+static drake_err parse_row(struct trace_lines *l, enum sim_trace_kind kind, char **f, int nf,
                            struct sim_trace_job *j, char *msg, size_t mlen)
 {
 	drake_err err;
@@ -132,28 +147,32 @@ static drake_err parse_row(struct lines *l, enum sim_trace_kind kind, char **f, 
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want %d", l->file,
 		                    l->lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf, want);
 	memset(j, 0, sizeof(*j));
-	if ((err = field_id(l, "job_id", f[0], j->id, sizeof(j->id), msg, mlen)))
+	if ((err = trace_field_id(l, "job_id", f[0], j->id, sizeof(j->id), msg, mlen)))
 		return err;
 	if (kind == SIM_TRACE_ITP) {
-		if ((err = field_int(l, "submission_time", f[1], 0, SIM_TRACE_MAX_SECONDS,
-		                     &j->submit, msg, mlen)) ||
-		    (err = field_int(l, "duration", f[2], 1, SIM_TRACE_MAX_SECONDS, &j->duration,
-		                     msg, mlen)) ||
-		    (err = field_int(l, "num_gpu", f[3], 1, SIM_TRACE_MAX_GPUS, &v, msg, mlen)))
+		if ((err = trace_field_int(l, "submission_time", f[1], 0, SIM_TRACE_MAX_SECONDS,
+		                           &j->submit, NULL, msg, mlen)) ||
+		    (err = trace_field_int(l, "duration", f[2], 1, SIM_TRACE_MAX_SECONDS,
+		                           &j->duration, NULL, msg, mlen)) ||
+		    (err = trace_field_int(l, "num_gpu", f[3], 1, SIM_TRACE_MAX_GPUS, &v, NULL, msg,
+		                           mlen)))
 			return err;
 		j->gpus = (int)v;
 		return DRAKE_OK;
 	}
-	if ((err = field_int(l, "submit_order", f[1], 0, SIM_TRACE_MAX_ROWS, &j->order, msg, mlen)))
+	if ((err = trace_field_int(l, "submit_order", f[1], 0, SIM_TRACE_MAX_ROWS, &j->order, NULL,
+	                           msg, mlen)))
 		return err;
-	if ((err = field_int(l, "replicas", f[2], 1, SIM_TRACE_MAX_REPLICAS, &v, msg, mlen)))
+	if ((err = trace_field_int(l, "replicas", f[2], 1, SIM_TRACE_MAX_REPLICAS, &v, NULL, msg,
+	                           mlen)))
 		return err;
 	j->replicas = (int)v;
-	if ((err = field_int(l, "gpus_per_pod", f[3], 1, SIM_NODES_MAX_GPUS, &v, msg, mlen)))
+	if ((err = trace_field_int(l, "gpus_per_pod", f[3], 1, SIM_NODES_MAX_GPUS, &v, NULL, msg,
+	                           mlen)))
 		return err;
 	j->gpus_per_pod = (int)v;
-	if ((err = field_int(l, "duration_s", f[4], 1, SIM_TRACE_MAX_SECONDS, &j->duration, msg,
-	                     mlen)))
+	if ((err = trace_field_int(l, "duration_s", f[4], 1, SIM_TRACE_MAX_SECONDS, &j->duration,
+	                           NULL, msg, mlen)))
 		return err;
 	if ((int64_t)j->replicas * j->gpus_per_pod > SIM_TRACE_MAX_GPUS)
 		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: %d x %d GPUs exceeds %d",
@@ -166,28 +185,44 @@ static drake_err parse_row(struct lines *l, enum sim_trace_kind kind, char **f, 
 drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_trace *out,
                           char *msg, size_t mlen)
 {
-	struct lines l = {buf, buf + len, file ? file : "<trace>", 0};
+	return sim_trace_parse_as(buf, len, file, NULL, out, msg, mlen);
+}
+
+drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
+                             const struct sim_trace_format *fmt, struct sim_trace *out, char *msg,
+                             size_t mlen)
+{
+	struct trace_lines l = {buf, buf + len, file ? file : "<trace>", 0};
 	char line[SIM_TRACE_MAX_LINE + 1];
 	char *f[MAX_FIELDS + 1];
+	enum sim_trace_layout want = fmt ? fmt->layout : SIM_LAYOUT_AUTO;
 	memset(out, 0, sizeof(*out));
-	int r = next_line(&l, line, sizeof(line));
+	int r = trace_next_line(&l, line, sizeof(line));
 	if (r == 0)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s: empty file", l.file);
 	if (r < 0)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:1: header too long or binary",
 		                    l.file);
-	if (strcmp(line, "job_id,submission_time,duration,num_gpu") == 0)
-		out->kind = SIM_TRACE_ITP;
-	else if (strcmp(line, "job_id,submit_order,replicas,gpus_per_pod,duration_s") == 0)
-		out->kind = SIM_TRACE_GANG;
-	else
+	if (want == SIM_LAYOUT_COLUMNS)
+		return trace_columns_parse(&l, line, fmt, out, msg, mlen);
+	if (strcmp(line, ITP_HEADER) == 0 && want != SIM_LAYOUT_GANG)
+		out->layout = SIM_LAYOUT_ITP;
+	else if (strcmp(line, GANG_HEADER) == 0 && want != SIM_LAYOUT_ITP)
+		out->layout = SIM_LAYOUT_GANG;
+	else if (want == SIM_LAYOUT_AUTO)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
-		                    "%s:1: unknown header \"%.80s\" (want an ITP or gang trace)",
+		                    "%s:1: unknown header \"%.80s\" (want an ITP or gang trace, "
+		                    "or name its columns with --trace-columns)",
 		                    l.file, line);
+	else
+		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:1: header \"%.80s\" is not %s",
+		                    l.file, line,
+		                    want == SIM_LAYOUT_ITP ? ITP_HEADER : GANG_HEADER);
+	out->kind = out->layout == SIM_LAYOUT_GANG ? SIM_TRACE_GANG : SIM_TRACE_ITP;
 	size_t cap = 0;
 	drake_err err = DRAKE_OK;
 	int saw_blank = 0;
-	while ((r = next_line(&l, line, sizeof(line))) != 0) {
+	while ((r = trace_next_line(&l, line, sizeof(line))) != 0) {
 		if (r < 0) {
 			err = drake_errorf(DRAKE_ELIMIT, msg, mlen,
 			                   "%s:%zu: line longer than %d bytes or has a NUL", l.file,
@@ -203,8 +238,8 @@ drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct 
 			                   "%s:%zu: row after a blank line", l.file, l.lineno);
 			goto fail;
 		}
-		if ((err = grow((void **)&out->jobs, &cap, out->n, sizeof(*out->jobs), &l, msg,
-		                mlen)))
+		if ((err = trace_grow((void **)&out->jobs, &cap, out->n, sizeof(*out->jobs), &l,
+		                      msg, mlen)))
 			goto fail;
 		struct sim_trace_job *j = &out->jobs[out->n];
 		if ((err = parse_row(&l, out->kind, f, split(line, f), j, msg, mlen)))
@@ -248,17 +283,17 @@ void sim_trace_release(struct sim_trace *t)
 drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct sim_nodes *out,
                           char *msg, size_t mlen)
 {
-	struct lines l = {buf, buf + len, file ? file : "<nodes>", 0};
+	struct trace_lines l = {buf, buf + len, file ? file : "<nodes>", 0};
 	char line[SIM_TRACE_MAX_LINE + 1];
 	char *f[MAX_FIELDS + 1];
 	memset(out, 0, sizeof(*out));
-	int r = next_line(&l, line, sizeof(line));
+	int r = trace_next_line(&l, line, sizeof(line));
 	if (r <= 0 || strcmp(line, "sn,cpu_milli,memory_mib,gpu,model") != 0)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
 		                    "%s:1: want header sn,cpu_milli,memory_mib,gpu,model", l.file);
 	size_t cap = 0;
 	drake_err err = DRAKE_OK;
-	while ((r = next_line(&l, line, sizeof(line))) != 0) {
+	while ((r = trace_next_line(&l, line, sizeof(line))) != 0) {
 		if (r < 0) {
 			err = drake_errorf(DRAKE_ELIMIT, msg, mlen,
 			                   "%s:%zu: line too long or binary", l.file, l.lineno);
@@ -266,8 +301,8 @@ drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct 
 		}
 		if (line[0] == '\0')
 			continue;
-		if ((err = grow((void **)&out->rows, &cap, out->n, sizeof(*out->rows), &l, msg,
-		                mlen)))
+		if ((err = trace_grow((void **)&out->rows, &cap, out->n, sizeof(*out->rows), &l,
+		                      msg, mlen)))
 			goto fail;
 		struct sim_node_row *n = &out->rows[out->n];
 		memset(n, 0, sizeof(*n));
@@ -278,16 +313,17 @@ drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct 
 			                   l.file, l.lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf);
 			goto fail;
 		}
-		if ((err = field_id(&l, "sn", f[0], n->name, sizeof(n->name), msg, mlen)) ||
-		    (err = field_int(&l, "cpu_milli", f[1], 1, SIM_NODES_MAX_CPU_MILLI,
-		                     &n->cpu_milli, msg, mlen)) ||
-		    (err = field_int(&l, "memory_mib", f[2], 1, SIM_NODES_MAX_MEM_MIB,
-		                     &n->memory_mib, msg, mlen)) ||
-		    (err = field_int(&l, "gpu", f[3], 0, SIM_NODES_MAX_GPUS, &v, msg, mlen)))
+		if ((err = trace_field_id(&l, "sn", f[0], n->name, sizeof(n->name), msg, mlen)) ||
+		    (err = trace_field_int(&l, "cpu_milli", f[1], 1, SIM_NODES_MAX_CPU_MILLI,
+		                           &n->cpu_milli, NULL, msg, mlen)) ||
+		    (err = trace_field_int(&l, "memory_mib", f[2], 1, SIM_NODES_MAX_MEM_MIB,
+		                           &n->memory_mib, NULL, msg, mlen)) ||
+		    (err = trace_field_int(&l, "gpu", f[3], 0, SIM_NODES_MAX_GPUS, &v, NULL, msg,
+		                           mlen)))
 			goto fail;
 		n->gpu = (int)v;
-		if (f[4][0] &&
-		    (err = field_id(&l, "model", f[4], n->model, sizeof(n->model), msg, mlen)))
+		if (f[4][0] && (err = trace_field_id(&l, "model", f[4], n->model, sizeof(n->model),
+		                                     msg, mlen)))
 			goto fail;
 		out->n++;
 	}
@@ -341,12 +377,18 @@ drake_err sim_read_file(const char *path, size_t max, char **buf, size_t *len, c
 
 drake_err sim_trace_load(const char *path, struct sim_trace *out, char *msg, size_t mlen)
 {
+	return sim_trace_load_as(path, NULL, out, msg, mlen);
+}
+
+drake_err sim_trace_load_as(const char *path, const struct sim_trace_format *f,
+                            struct sim_trace *out, char *msg, size_t mlen)
+{
 	char *b;
 	size_t n;
 	drake_err err = sim_read_file(path, SIM_TRACE_MAX_BYTES, &b, &n, msg, mlen);
 	if (err)
 		return err;
-	err = sim_trace_parse(b, n, path, out, msg, mlen);
+	err = sim_trace_parse_as(b, n, path, f, out, msg, mlen);
 	free(b);
 	return err;
 }

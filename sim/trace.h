@@ -1,5 +1,5 @@
 /*
- * trace.h - strict parsers for the trace files `drake sim` replays
+ * trace.h - parsers for the trace files `drake sim` replays
  * (../shared/traces, PROVENANCE.txt there):
  *
  *   ITP      job_id,submission_time,duration,num_gpu          (Microsoft ITP)
@@ -12,6 +12,13 @@
  * the fuzzer can drive it; sim_trace_load/sim_nodes_load read a file (at
  * most SIM_TRACE_MAX_BYTES) and call it.
  *
+ * A user's own CSV is read by naming its columns (struct sim_trace_format,
+ * trace_columns.c): submit time, duration, GPUs, optionally an id; other
+ * columns are ignored. Unlike the fixed traces above, which stay strict,
+ * its bad rows are skipped and counted per reason (struct sim_trace_skips);
+ * the kept rows are stable-sorted by submit time and shifted so the first
+ * submits at 0. Such a trace's jobs are shaped like ITP jobs.
+ *
  * Ownership: the parse functions fill a caller-provided struct whose arrays
  * they allocate; sim_trace_release / sim_nodes_release free them.
  */
@@ -20,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 
@@ -27,16 +35,60 @@
 #define SIM_TRACE_MAX_ROWS      1000000
 #define SIM_TRACE_MAX_LINE      1024
 #define SIM_TRACE_MAX_ID        63
-#define SIM_TRACE_MAX_GPUS      4096      /* per job */
-#define SIM_TRACE_MAX_REPLICAS  4096      /* per job */
-#define SIM_TRACE_MAX_SECONDS   100000000 /* about three years: durations, times */
-#define SIM_NODES_MAX_GPUS      64        /* per node */
+#define SIM_TRACE_MAX_GPUS      4096                  /* per job */
+#define SIM_TRACE_MAX_REPLICAS  4096                  /* per job */
+#define SIM_TRACE_MAX_SECONDS   100000000             /* about three years: durations, times */
+#define SIM_TRACE_MAX_COLUMNS   64                    /* fields per line of a named-column trace */
+#define SIM_TRACE_MAX_TIMESTAMP INT64_C(100000000000) /* named-column submit, before the shift */
+#define SIM_TRACE_SKIP_EXAMPLES 5                     /* skipped rows quoted in a parse result */
+#define SIM_NODES_MAX_GPUS      64                    /* per node */
 #define SIM_NODES_MAX_CPU_MILLI 10000000
 #define SIM_NODES_MAX_MEM_MIB   (64 * 1024 * 1024)
 
+/* The job model a trace's rows get (sim_model_shape). */
 enum sim_trace_kind {
-	SIM_TRACE_ITP,
+	SIM_TRACE_ITP, /* a job of G GPUs: ITP and named-column traces */
 	SIM_TRACE_GANG,
+};
+
+/* How a trace's header is read. */
+enum sim_trace_layout {
+	SIM_LAYOUT_AUTO, /* the header picks ITP or gang */
+	SIM_LAYOUT_ITP,
+	SIM_LAYOUT_GANG,
+	SIM_LAYOUT_COLUMNS, /* a user's CSV, columns named in the format */
+};
+
+/* A layout and, for SIM_LAYOUT_COLUMNS, the header names of the columns
+ * (id "": jobs are named line-N after their line) and the seconds per unit
+ * of the two times (1, 60 or 3600). */
+struct sim_trace_format {
+	enum sim_trace_layout layout;
+	char submit[SIM_TRACE_MAX_ID + 1];
+	char duration[SIM_TRACE_MAX_ID + 1];
+	char gpus[SIM_TRACE_MAX_ID + 1];
+	char id[SIM_TRACE_MAX_ID + 1];
+	int64_t submit_unit, duration_unit;
+};
+
+/* Why a row of a named-column trace was skipped. */
+enum sim_trace_skip {
+	SIM_SKIP_FIELDS,   /* not as many fields as the header */
+	SIM_SKIP_QUOTE,    /* a stray or unterminated double quote */
+	SIM_SKIP_LINE,     /* longer than SIM_TRACE_MAX_LINE or has a NUL */
+	SIM_SKIP_SYNTAX,   /* a number that is not a decimal integer */
+	SIM_SKIP_NEGATIVE, /* a negative number */
+	SIM_SKIP_ZERO,     /* zero GPUs or a zero duration */
+	SIM_SKIP_RANGE,    /* above a SIM_TRACE_MAX_* limit */
+	SIM_SKIP_ID,       /* empty, too long, or a space, quote or control character */
+	SIM_SKIP_NREASONS,
+};
+
+struct sim_trace_skips {
+	size_t total;
+	size_t count[SIM_SKIP_NREASONS];
+	size_t n_examples; /* the first few skipped rows, "file:line: what" */
+	char example[SIM_TRACE_SKIP_EXAMPLES][200];
 };
 
 struct sim_trace_job {
@@ -51,8 +103,10 @@ struct sim_trace_job {
 
 struct sim_trace {
 	enum sim_trace_kind kind;
+	enum sim_trace_layout layout; /* how it was read: never AUTO */
 	struct sim_trace_job *jobs;
 	size_t n;
+	struct sim_trace_skips skipped; /* COLUMNS only: the fixed layouts fail instead */
 };
 
 struct sim_node_row {
@@ -68,11 +122,33 @@ struct sim_nodes {
 	size_t n;
 };
 
+/* Auto layout: the header must be the ITP or the gang one. */
 drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_trace *out,
                           char *msg, size_t mlen) DRAKE_MUST_CHECK;
 drake_err sim_trace_load(const char *path, struct sim_trace *out, char *msg,
                          size_t mlen) DRAKE_MUST_CHECK;
+/* The same in a given format (NULL: auto). A named-column trace with no row
+ * left after skipping is an error. */
+drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
+                             const struct sim_trace_format *f, struct sim_trace *out, char *msg,
+                             size_t mlen) DRAKE_MUST_CHECK;
+drake_err sim_trace_load_as(const char *path, const struct sim_trace_format *f,
+                            struct sim_trace *out, char *msg, size_t mlen) DRAKE_MUST_CHECK;
 void sim_trace_release(struct sim_trace *t);
+
+/* Fills f from a layout name (auto, itp, gang, columns; NULL or "" is auto)
+ * and a column list "submit=COL,duration=COL,gpus=COL[,id=COL]" where the
+ * two times may end in :s, :m or :h (seconds, the default, minutes, hours).
+ * A column list makes auto mean columns; it goes with no other layout. */
+drake_err sim_trace_format_parse(const char *layout, const char *columns,
+                                 struct sim_trace_format *f, char *msg,
+                                 size_t mlen) DRAKE_MUST_CHECK;
+
+const char *sim_trace_skip_name(enum sim_trace_skip why);
+
+/* Prints how many rows were skipped, per reason, and the examples; nothing
+ * when none was. */
+void sim_trace_skips_print(FILE *out, const char *file, const struct sim_trace *t);
 
 drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct sim_nodes *out,
                           char *msg, size_t mlen) DRAKE_MUST_CHECK;
