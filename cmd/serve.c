@@ -13,6 +13,7 @@
 
 #include "cmd/commands.h"
 #include "common/flags.h"
+#include "common/scale_flags.h"
 #include "common/log.h"
 #include "extender/server.h"
 #include "kube/client.h"
@@ -32,6 +33,7 @@ struct serve_opts {
 	const char *gang_resource;
 	bool gang, strict_fifo;
 	size_t gang_max_unbound;
+	struct scale_flag_vals scale;
 };
 
 struct serve {
@@ -204,15 +206,25 @@ int serve_main(int argc, char **argv)
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
 	};
-	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+	/* With --reconcile --gang: the scaling thresholds and speed model,
+	 * drake sim's table. */
+	struct flag all[sizeof(flags) / sizeof(flags[0]) + SCALE_FLAGS_N];
+	size_t nflags = sizeof(flags) / sizeof(flags[0]);
+	memcpy(all, flags, sizeof(flags));
+	scale_flags(&o.scale, all + nflags);
+	nflags += SCALE_FLAGS_N;
 	enum flags_outcome outcome;
 	char msg[512];
-	if (flags_parse(flags, nflags, argc, argv, &outcome, msg, sizeof(msg)) != DRAKE_OK) {
+	if (flags_parse(all, nflags, argc, argv, &outcome, msg, sizeof(msg)) != DRAKE_OK) {
 		fprintf(stderr, "drake serve: %s\n", msg);
 		return 2;
 	}
 	if (outcome == FLAGS_HELP)
-		return usage(flags, nflags);
+		return usage(all, nflags);
+	if (scale_flags_finish(&o.scale, msg, sizeof(msg)) != DRAKE_OK) {
+		fprintf(stderr, "drake serve: %s\n", msg);
+		return 2;
+	}
 	enum drake_log_level level;
 	if (drake_log_parse_level(o.log_level, &level) != DRAKE_OK) {
 		fprintf(stderr, "drake serve: --log-level must be debug, info, warn or error\n");
@@ -245,7 +257,8 @@ int serve_main(int argc, char **argv)
 		                                .gang = o.gang,
 		                                .strict_fifo = o.strict_fifo,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
-		                                .gang_max_unbound = (long)o.gang_max_unbound};
+		                                .gang_max_unbound = (long)o.gang_max_unbound,
+		                                .scale = &o.scale.opts};
 		/* A client of its own, so the controller's bursts of creates never
 		 * hold up a gang's Bindings in the in-flight queue. */
 		sv.kube_ctl = sv.kube ? make_kube(sv.base, &o) : NULL;

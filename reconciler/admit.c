@@ -17,15 +17,18 @@
  */
 #include "reconciler/admit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gang/protocol.h"
 #include "gang/replan.h"
+#include "gang/scale.h"
 #include "gang/vgpu.h"
 #include "kube/cache.h"
 #include "kube/object.h"
+#include "reconciler/scale.h"
 #include "reconciler/tfjob.h"
 
 /* A job's pods as admission sees them. */
@@ -37,9 +40,14 @@ struct candidate {
 	char key[320];               /* "ns/name": FIFO tie-break and messages */
 	int *ps_idx, *c_idx, *w_idx; /* the waiting PS, chief and worker indexes */
 	int n_ps_idx, n_c_idx, n_w_idx;
-	bool repair;    /* some of its pods are placed already */
+	bool repair;    /* some of its pods are placed already, some wait */
+	bool steady;    /* every member placed: a running job scaling may change */
 	char gang[128]; /* with repair: the wave its placed pods belong to */
 	int gang_size;
+	unsigned char member[TF_MAX_REPLICAS]; /* its worker indexes that are members */
+	int n_members;
+	struct tf_scale scale; /* drake.dev/scale when present and valid */
+	char scale_why[DRAKE_WHY_MAX];
 	struct drake_admission_entry entry;
 };
 
@@ -149,15 +157,18 @@ static void note(struct admit_waiting *w, const struct tfjob *job, enum drake_ad
 	snprintf(w->why, sizeof(w->why), "%s", why);
 }
 
-/* Indexes of type t in [0, n) that wait; false when one is missing. */
+/* Indexes of type t in [0, n) (workers: the members among them) that wait;
+ * false when one is missing. */
 static bool waiting_indexes(const struct kube_cache *pods, const struct tfjob *job, enum tf_rtype t,
-                            int n, int **out, int *count)
+                            int n, const unsigned char *member, int **out, int *count)
 {
 	*out = calloc((size_t)(n ? n : 1), sizeof(int));
 	*count = 0;
 	if (!*out)
 		return false;
 	for (int i = 0; i < n; i++) {
+		if (member && !member[i])
+			continue;
 		enum pod_state s = pod_state(pods, job, t, i);
 		if (s == POD_MISSING)
 			return false; /* being created or replaced: next round */
@@ -165,6 +176,59 @@ static bool waiting_indexes(const struct kube_cache *pods, const struct tfjob *j
 			(*out)[(*count)++] = i;
 	}
 	return true;
+}
+
+/* Workers the wave that admitted the job holds: its gang size less its PS
+ * and chief, read from any placed member; -1 when none is placed. */
+static int admitted_workers(const struct kube_cache *pods, const struct tfjob *job,
+                            const struct drake_gang_req *req)
+{
+	for (int t = 0; t < TF_NTYPES; t++) {
+		if (t != TF_PS && t != TF_CHIEF && t != TF_WORKER)
+			continue;
+		int n = t == TF_WORKER ? job->max_instances : t == TF_CHIEF ? req->n_chief : req->n_ps;
+		for (int i = 0; i < n; i++) {
+			if (pod_state(pods, job, (enum tf_rtype)t, i) != POD_PLACED)
+				continue;
+			char name[254];
+			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) != DRAKE_OK)
+				continue;
+			struct json_t *pod = kube_cache_get(pods, job->ns, name);
+			const char *sz = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE);
+			const char *g = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG);
+			if (!sz || !g)
+				continue;
+			return atoi(sz) - req->n_ps - req->n_chief;
+		}
+	}
+	return -1;
+}
+
+/* The job's member workers: drake.dev/scale when it is there and valid,
+ * else the admitting wave's workers, else (a new job) its initial ones. */
+static void members(struct collect_ctx *x, const struct json_t *obj, struct candidate *cd)
+{
+	const struct tfjob *job = &cd->job;
+	const struct drake_gang_req *req = &cd->entry.req;
+	drake_err e = tf_scale_decode(obj, job, &cd->scale, cd->scale_why, sizeof(cd->scale_why));
+	if (e == DRAKE_OK && cd->scale.present) {
+		memcpy(cd->member, cd->scale.member, sizeof(cd->member));
+		cd->n_members = cd->scale.n;
+		return;
+	}
+	if (e != DRAKE_EINVAL)
+		cd->scale_why[0] = '\0';
+	int n = admitted_workers(x->pods, job, req);
+	if (n < 0)
+		n = req->want_workers;
+	if (n < job->min_instances)
+		n = job->min_instances;
+	if (n > job->max_instances)
+		n = job->max_instances;
+	memset(cd->member, 0, sizeof(cd->member));
+	for (int i = 0; i < n && i < TF_MAX_REPLICAS; i++)
+		cd->member[i] = 1;
+	cd->n_members = n;
 }
 
 static bool collect(struct json_t *obj, void *arg)
@@ -196,23 +260,29 @@ static bool collect(struct json_t *obj, void *arg)
 		note(&x->invalid[x->n_invalid++], &cd->job, DRAKE_ADMIT_INVALID, msg);
 		return true;
 	}
+	members(x, obj, cd);
 	bool complete =
-	    waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, &cd->ps_idx, &cd->n_ps_idx) &&
-	    waiting_indexes(x->pods, &cd->job, TF_CHIEF, e->req.n_chief, &cd->c_idx,
+	    waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, NULL, &cd->ps_idx,
+	                    &cd->n_ps_idx) &&
+	    waiting_indexes(x->pods, &cd->job, TF_CHIEF, e->req.n_chief, NULL, &cd->c_idx,
 	                    &cd->n_c_idx) &&
-	    waiting_indexes(x->pods, &cd->job, TF_WORKER, e->req.want_workers, &cd->w_idx,
-	                    &cd->n_w_idx);
+	    waiting_indexes(x->pods, &cd->job, TF_WORKER, cd->job.max_instances, cd->member,
+	                    &cd->w_idx, &cd->n_w_idx);
 	int waiting = cd->n_ps_idx + cd->n_c_idx + cd->n_w_idx;
-	if (!complete || waiting == 0) {
+	int total = e->req.n_ps + e->req.n_chief + cd->n_members;
+	if (!complete) {
 		free(cd->ps_idx);
 		free(cd->c_idx);
 		free(cd->w_idx);
-		return true; /* pods still being created, or nothing to place */
+		tf_scale_release(&cd->scale);
+		return true; /* pods still being created or replaced: next round */
 	}
-	/* Every PS, chief and initial worker waiting: a new job. Some of
-	 * them: a running job whose lost members came back. */
-	cd->repair = waiting < e->req.n_ps + e->req.n_chief + e->req.want_workers;
-	if (cd->repair)
+	/* Every PS, chief and member worker waiting: a new job. Some of them:
+	 * a running job whose lost members came back, or that grew. None: a
+	 * running job, which scaling may change. */
+	cd->repair = waiting > 0 && waiting < total;
+	cd->steady = waiting == 0;
+	if (cd->repair || cd->steady)
 		current_wave(x->pods, &cd->job, &e->req, cd->gang, sizeof(cd->gang),
 		             &cd->gang_size);
 	snprintf(cd->key, sizeof(cd->key), "%s/%s", cd->job.ns, cd->job.name);
@@ -243,7 +313,9 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 	 * on record gets a new one. */
 	if (cd->repair && cd->gang[0]) {
 		snprintf(w->gang, sizeof(w->gang), "%s", cd->gang);
-		w->size = cd->gang_size;
+		/* Every member now, scaling included: the barrier releases once
+		 * those bound before and these are all there. */
+		w->size = cd->entry.req.n_ps + cd->entry.req.n_chief + cd->n_members;
 	} else {
 		snprintf(w->gang, sizeof(w->gang), "%s.%ld", cd->job.uid, now_s);
 		w->size = n;
@@ -320,6 +392,44 @@ static drake_err add_wave(struct admit_result *out, size_t cap, const struct dra
 	return e;
 }
 
+/* Workers a scale-up added wait with the node it chose for each
+ * (drake.dev/scale's place): they go there while those nodes still have
+ * room. ESTATE when any waiting member has no such node or room (the
+ * planner then decides), or when a PS or chief waits too. */
+static drake_err planned_growth(struct drake_cluster *c, const struct candidate *cd,
+                                const struct drake_gang_req *req, struct drake_plan *plan)
+{
+	*plan = (struct drake_plan){0};
+	if (req->n_ps || req->n_chief || !cd->n_w_idx || !cd->scale.n_place ||
+	    req->worker_share.milli)
+		return DRAKE_ESTATE;
+	plan->worker_node = malloc((size_t)cd->n_w_idx * sizeof(int));
+	if (!plan->worker_node)
+		return DRAKE_ENOMEM;
+	drake_err e = DRAKE_OK;
+	for (int k = 0; k < cd->n_w_idx && !e; k++) {
+		const char *name = tf_scale_place(&cd->scale, cd->w_idx[k]);
+		int node = name ? drake_cluster_find(c, name) : -1;
+		struct drake_res f;
+		if (node >= 0)
+			drake_cluster_free(c, (size_t)node, &f);
+		if (node < 0 || !c->nodes[node].schedulable || !drake_res_fits(&req->worker, &f)) {
+			e = DRAKE_ESTATE;
+			break;
+		}
+		drake_cluster_charge(c, (size_t)node, &req->worker, 1);
+		plan->worker_node[plan->n_workers++] = node;
+	}
+	for (int k = 0; k < plan->n_workers; k++) /* the caller charges the plan */
+		drake_cluster_charge(c, (size_t)plan->worker_node[k], &req->worker, -1);
+	if (e)
+		drake_plan_release(plan);
+	else
+		plan->nodes_spanned = drake_plan_count_nodes(NULL, 0, plan->worker_node,
+		                                             plan->n_workers);
+	return e;
+}
+
 /* Repairs first: the replacements of each running job, planned alone. */
 static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct admit_result *out,
                         long now_s)
@@ -334,7 +444,9 @@ static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct a
 		req.min_workers = req.want_workers = cd->n_w_idx;
 		struct drake_plan plan;
 		char why[DRAKE_WHY_MAX];
-		drake_err e = drake_plan_gang(c, &req, &plan, why, sizeof(why));
+		drake_err e = planned_growth(c, cd, &req, &plan);
+		if (e == DRAKE_ESTATE)
+			e = drake_plan_gang(c, &req, &plan, why, sizeof(why));
 		if (e == DRAKE_ENOMEM)
 			return e;
 		if (e) {
@@ -352,22 +464,275 @@ static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct a
 	return DRAKE_OK;
 }
 
-static drake_err admit_new(struct drake_cluster *c, struct collect_ctx *x,
-                           const struct admit_options *opts, struct admit_result *out)
+/* ---- the decision step ---- */
+
+/* The node a placed pod is bound to or planned on, as a snapshot index. */
+static int placed_node(const struct kube_cache *pods, const struct drake_cluster *c,
+                       const struct tfjob *job, enum tf_rtype t, int i)
 {
+	char name[254];
+	if (tf_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
+		return -1;
+	struct json_t *pod = kube_cache_get(pods, job->ns, name);
+	const char *phase = pod ? kube_obj_str(pod, "status.phase") : NULL;
+	if (!pod || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+		return -1; /* finishing: not a job to scale */
+	const char *node = kube_obj_str(pod, "spec.nodeName");
+	if (!node || !*node)
+		node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+	return node ? drake_cluster_find(c, node) : -1;
+}
+
+/* Seconds since the epoch a gang id "<uid>.<seconds>" was made, or 0. */
+static double gang_time(const char *gang)
+{
+	const char *dot = strrchr(gang, '.');
+	return dot ? strtod(dot + 1, NULL) : 0;
+}
+
+/* A steady running job as gang/ sees it. ps[] and wn[] (node per slot),
+ * wi[] (worker index per slot) are the caller's, sized for the job. False
+ * when some member's node cannot be told or it is finishing. */
+static bool running_view(const struct kube_cache *pods, const struct drake_cluster *c,
+                         const struct candidate *cd, struct drake_running_job *v, int *ps,
+                         int *wn, int *wi)
+{
+	const struct tfjob *job = &cd->job;
+	const struct drake_gang_req *req = &cd->entry.req;
+	*v = (struct drake_running_job){0};
+	for (int i = 0; i < req->n_ps; i++)
+		if ((ps[i] = placed_node(pods, c, job, TF_PS, i)) < 0)
+			return false;
+	if (req->n_chief && placed_node(pods, c, job, TF_CHIEF, 0) < 0)
+		return false;
+	int n = 0;
+	for (int i = 0; i < job->max_instances && i < TF_MAX_REPLICAS; i++) {
+		if (!cd->member[i])
+			continue;
+		if ((wn[n] = placed_node(pods, c, job, TF_WORKER, i)) < 0)
+			return false;
+		wi[n++] = i;
+	}
+	if (n == 0 || wi[0] != 0)
+		return false; /* worker 0 is slot 0, never given away */
+	v->name = cd->key;
+	v->admitted = gang_time(cd->gang);
+	if (v->admitted <= 0)
+		v->admitted = cd->entry.created;
+	v->progress = -1; /* unknown until replicas report it */
+	v->min_workers = job->min_instances;
+	v->max_workers = job->max_instances;
+	v->ps = req->ps;
+	v->worker = req->worker;
+	v->n_ps = req->n_ps;
+	v->ps_node = ps;
+	v->n_workers = n;
+	v->worker_node = wn;
+	v->last_scaled = cd->scale.present && cd->scale.at > 0 ? cd->scale.at : v->admitted;
+	return true;
+}
+
+/* The views of every steady job; *of maps each to its candidate. */
+struct views {
+	struct drake_running_job *v;
+	struct candidate **of;
+	int **wi; /* per view: worker index of each slot */
+	int *buf;
+	size_t n;
+};
+
+static void views_release(struct views *vs)
+{
+	free(vs->v);
+	free(vs->of);
+	free(vs->wi);
+	free(vs->buf);
+}
+
+static drake_err build_views(const struct kube_cache *pods, const struct drake_cluster *c,
+                             struct collect_ctx *x, struct views *vs)
+{
+	memset(vs, 0, sizeof(*vs));
+	size_t slots = 0, n = 0;
+	for (size_t i = 0; i < x->n; i++)
+		if (x->cand[i].steady) {
+			n++;
+			slots += (size_t)x->cand[i].entry.req.n_ps + 2 * (size_t)x->cand[i].n_members;
+		}
+	vs->v = calloc(n + 1, sizeof(*vs->v));
+	vs->of = calloc(n + 1, sizeof(*vs->of));
+	vs->wi = calloc(n + 1, sizeof(*vs->wi));
+	vs->buf = malloc((slots + 1) * sizeof(int));
+	if (!vs->v || !vs->of || !vs->wi || !vs->buf)
+		return DRAKE_ENOMEM;
+	int *p = vs->buf;
+	for (size_t i = 0; i < x->n; i++) {
+		struct candidate *cd = &x->cand[i];
+		if (!cd->steady)
+			continue;
+		int *ps = p, *wn = ps + cd->entry.req.n_ps, *wi = wn + cd->n_members;
+		p = wi + cd->n_members;
+		if (!running_view(pods, c, cd, &vs->v[vs->n], ps, wn, wi))
+			continue;
+		vs->of[vs->n] = cd;
+		vs->wi[vs->n] = wi;
+		vs->n++;
+	}
+	return DRAKE_OK;
+}
+
+static void set_patch(struct admit_scale *sc, const struct candidate *cd, struct tf_scale *rec)
+{
+	snprintf(sc->ns, sizeof(sc->ns), "%s", cd->job.ns);
+	snprintf(sc->job, sizeof(sc->job), "%s", cd->job.name);
+	snprintf(sc->uid, sizeof(sc->uid), "%s", cd->job.uid);
+	sc->value = tf_scale_value(rec);
+	sc->patch = sc->value ? tf_scale_patch(sc->value) : NULL;
+}
+
+/* The scale-down of view k: the actions a[0..n) (all SHRINK of it). */
+static drake_err shrink_record(const struct views *vs, size_t k, const struct drake_action *a,
+                               size_t n, struct drake_admission_entry *w, double now,
+                               struct admit_scale *sc)
+{
+	const struct candidate *cd = vs->of[k];
+	struct tf_scale rec = {.present = true, .at = now};
+	memcpy(rec.member, cd->member, sizeof(rec.member));
+	rec.n = cd->n_members;
+	sc->pods = calloc(n, sizeof(*sc->pods));
+	if (!sc->pods)
+		return DRAKE_ENOMEM;
+	int idx[TF_MAX_REPLICAS];
+	for (size_t i = 0; i < n; i++) {
+		idx[i] = vs->wi[k][a[i].slot];
+		rec.member[idx[i]] = 0;
+		rec.n--;
+	}
+	for (size_t i = 1; i < n; i++) /* highest index first */
+		for (size_t j = i; j > 0 && idx[j] > idx[j - 1]; j--) {
+			int t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (tf_replica_name(&cd->job, TF_WORKER, idx[i], sc->pods[i], sizeof(sc->pods[i])))
+			return DRAKE_EINVAL;
+	const struct drake_admission_entry *to = &w[a[n - 1].for_job];
+	snprintf(rec.for_key, sizeof(rec.for_key), "%s", to->name);
+	sc->n = (int)n;
+	snprintf(sc->why, sizeof(sc->why), "gave %zu worker%s to %s, waiting %.0f s (%d -> %d workers)",
+	         n, n == 1 ? "" : "s", to->name, now - to->created, cd->n_members, rec.n);
+	set_patch(sc, cd, &rec);
+	return sc->patch ? DRAKE_OK : DRAKE_ENOMEM;
+}
+
+/* The scale-up of view k: the actions a[0..n) (all GROW of it). Each takes
+ * the lowest gated worker that is not a member. */
+static drake_err grow_record(const struct kube_cache *pods, const struct drake_cluster *c,
+                             const struct views *vs, size_t k, const struct drake_action *a,
+                             size_t n, double now, struct admit_scale *sc)
+{
+	const struct candidate *cd = vs->of[k];
+	struct tf_scale rec = {.present = true, .at = now};
+	memcpy(rec.member, cd->member, sizeof(rec.member));
+	rec.n = cd->n_members;
+	rec.place = calloc(n, sizeof(*rec.place));
+	if (!rec.place)
+		return DRAKE_ENOMEM;
+	int next = 0;
+	char where[120] = "";
+	size_t wl = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (next < cd->job.max_instances &&
+		       (rec.member[next] || pod_state(pods, &cd->job, TF_WORKER, next) != POD_WAITING))
+			next++;
+		if (next >= cd->job.max_instances)
+			break;
+		rec.member[next] = 1;
+		rec.n++;
+		rec.place[rec.n_place].index = next;
+		snprintf(rec.place[rec.n_place].node, sizeof(rec.place[0].node), "%s",
+		         c->nodes[a[i].node].name);
+		if (!strstr(where, c->nodes[a[i].node].name) && wl < sizeof(where) - 1)
+			wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s", wl ? ", " : "",
+			                       c->nodes[a[i].node].name);
+		rec.n_place++;
+	}
+	if (rec.n_place == 0) {
+		tf_scale_release(&rec);
+		return DRAKE_ESTATE; /* no gated worker left to add */
+	}
+	sc->grow = true;
+	sc->n = rec.n_place;
+	snprintf(sc->why, sizeof(sc->why),
+	         "+%d worker%s on %s, modelled speed +%.0f%% (%d -> %d workers)", rec.n_place,
+	         rec.n_place == 1 ? "" : "s", where, a[0].gain * 100, cd->n_members, rec.n);
+	set_patch(sc, cd, &rec);
+	tf_scale_release(&rec);
+	return sc->patch ? DRAKE_OK : DRAKE_ENOMEM;
+}
+
+static drake_err scale_records(const struct kube_cache *pods, const struct drake_cluster *c,
+                               const struct views *vs, const struct drake_step *st,
+                               struct drake_admission_entry *w, double now,
+                               struct admit_result *out)
+{
+	out->scales = calloc(vs->n + 1, sizeof(*out->scales));
+	struct drake_action *mine = malloc((st->n + 1) * sizeof(*mine));
+	drake_err e = out->scales && mine ? DRAKE_OK : DRAKE_ENOMEM;
+	/* Per job, every action of a kind at once (a job may give workers to
+	 * two starving jobs in one step; it never both gives and grows). */
+	for (size_t k = 0; !e && k < vs->n; k++) {
+		for (int kind = DRAKE_ACT_SHRINK; !e && kind <= DRAKE_ACT_GROW; kind++) {
+			size_t n = 0;
+			for (size_t i = 0; i < st->n; i++)
+				if ((int)st->act[i].kind == kind && st->act[i].job == (int)k)
+					mine[n++] = st->act[i];
+			if (n == 0)
+				continue;
+			struct admit_scale *sc = &out->scales[out->n_scales];
+			e = kind == DRAKE_ACT_SHRINK ? shrink_record(vs, k, mine, n, w, now, sc)
+			                             : grow_record(pods, c, vs, k, mine, n, now, sc);
+			if (e != DRAKE_ESTATE)
+				out->n_scales++; /* counted even on failure, so release frees it */
+			if (e == DRAKE_ESTATE || e == DRAKE_EINVAL)
+				e = DRAKE_OK; /* nothing to add, or a name too long: skip it */
+			break;
+		}
+	}
+	free(mine);
+	return e;
+}
+
+/* New jobs and steady running ones go through gang/'s decision step. */
+static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster *c,
+                            struct collect_ctx *x, const struct admit_options *opts,
+                            struct admit_result *out)
+{
+	struct drake_scale_opts so;
+	if (opts->scale)
+		so = *opts->scale;
+	else
+		drake_scale_defaults(&so);
+	so.backfill = opts->backfill;
+	double now = (double)opts->now_s;
 	size_t n = 0;
 	struct drake_admission_entry *e = calloc(x->n ? x->n : 1, sizeof(*e));
 	struct candidate **of = calloc(x->n ? x->n : 1, sizeof(*of));
-	drake_err err = e && of ? DRAKE_OK : DRAKE_ENOMEM;
+	struct views vs;
+	drake_err err = e && of ? build_views(pods, c, x, &vs) : DRAKE_ENOMEM;
 	for (size_t i = 0; !err && i < x->n; i++) /* x->cand is in FIFO order already */
-		if (!x->cand[i].repair) {
+		if (!x->cand[i].repair && !x->cand[i].steady) {
 			e[n] = x->cand[i].entry;
 			of[n++] = &x->cand[i];
 		}
-	struct drake_admission_opts ao = {.backfill = opts->backfill};
-	size_t started = 0;
+	for (size_t k = 0; !err && k < vs.n; k++)
+		for (size_t i = 0; i < n && vs.of[k]->scale.for_key[0]; i++)
+			if (!strcmp(e[i].name, vs.of[k]->scale.for_key))
+				vs.v[k].gave_to_waiting = true;
+	struct drake_step st = {0};
 	if (!err)
-		err = drake_admit(c, e, n, &ao, &started);
+		err = drake_scale_step(c, e, n, vs.v, vs.n, now, &so, &st);
 	for (size_t i = 0; !err && i < n; i++) {
 		if (e[i].status == DRAKE_ADMIT_STARTED) {
 			struct drake_roles min = gang_min(&e[i].req);
@@ -378,8 +743,15 @@ static drake_err admit_new(struct drake_cluster *c, struct collect_ctx *x,
 			note(&out->waiting[out->n_waiting++], &of[i]->job, e[i].status,
 			     "behind a job that waits (strict FIFO)");
 	}
+	if (!err)
+		err = scale_records(pods, c, &vs, &st, e, now, out);
+	if (!err)
+		out->next = st.next;
+	drake_step_release(&st);
 	if (e)
 		drake_admission_release(e, n);
+	if (e && of)
+		views_release(&vs);
 	free(e);
 	free(of);
 	return err;
@@ -390,6 +762,7 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
                       struct admit_result *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
+	out->next = INFINITY;
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	drake_err e = admit_snapshot(nodes, pods, tfjobs, &c, &out->skipped, msg, msglen);
@@ -405,19 +778,25 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 			x.cand[i].entry.name = x.cand[i].key; /* qsort moved the keys */
 		out->waves = calloc(x.n ? x.n : 1, sizeof(*out->waves));
 		out->waiting = calloc(x.n + x.n_invalid + 1, sizeof(*out->waiting));
-		if (!out->waves || !out->waiting)
+		out->ignored = calloc(x.n + 1, sizeof(*out->ignored));
+		if (!out->waves || !out->waiting || !out->ignored)
 			e = DRAKE_ENOMEM;
 	}
+	for (size_t i = 0; !e && i < x.n; i++)
+		if (x.cand[i].scale_why[0])
+			note(&out->ignored[out->n_ignored++], &x.cand[i].job, DRAKE_ADMIT_INVALID,
+			     x.cand[i].scale_why);
 	if (!e)
 		e = repair(&c, &x, out, opts->now_s);
 	if (!e)
-		e = admit_new(&c, &x, opts, out);
+		e = admit_step(pods, &c, &x, opts, out);
 	for (size_t i = 0; !e && i < x.n_invalid; i++)
 		out->waiting[out->n_waiting++] = x.invalid[i];
 	for (size_t i = 0; i < x.n; i++) {
 		free(x.cand[i].ps_idx);
 		free(x.cand[i].c_idx);
 		free(x.cand[i].w_idx);
+		tf_scale_release(&x.cand[i].scale);
 	}
 	free(x.cand);
 	free(x.invalid);
@@ -438,6 +817,13 @@ void admit_result_release(struct admit_result *r)
 		free(r->waves[i].pods);
 	free(r->waves);
 	free(r->waiting);
+	for (size_t i = 0; i < r->n_scales; i++) {
+		free(r->scales[i].pods);
+		free(r->scales[i].value);
+		free(r->scales[i].patch);
+	}
+	free(r->scales);
+	free(r->ignored);
 	admit_skipped_release(&r->skipped);
 	memset(r, 0, sizeof(*r));
 }

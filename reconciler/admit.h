@@ -6,8 +6,11 @@
  * node and pod caches (bound pods, admitted members planned but not bound
  * yet, and pods kube-scheduler nominated for a node use that node's
  * capacity), collects the drake-managed TFJobs whose pods all exist
- * and are still gated, runs gang/'s FIFO admission with backfill over them,
- * and returns for each job it starts a wave: the pods to ungate (its PS, its
+ * and are still gated and the running ones, runs gang/'s decision step
+ * (gang/scale.h: FIFO admission with backfill, shrinking running jobs for
+ * one that starves, growing them into idle capacity) over them, and
+ * returns the scaling it decided (struct admit_scale) and for each job it
+ * starts a wave: the pods to ungate (its PS, its
  * Chief or Master, and its workers; never an evaluator), each with
  * its planned node and the gang annotations of gang/protocol.h. Jobs that
  * wait come back with the planner's reason ("needs 4 GPUs on one node;
@@ -84,17 +87,39 @@ struct admit_skipped_list {
 
 void admit_skipped_release(struct admit_skipped_list *l);
 
+/* A running job's new size (gang/scale.h decided it): the drake.dev/scale
+ * record to write on its TFJob, and for a scale-down the worker pods to
+ * delete once it is written. Added workers need nothing more: as members
+ * that wait, the next round ungates them on the nodes the record names. */
+struct admit_scale {
+	char ns[64], job[254], uid[64];
+	bool grow;
+	int n;             /* workers removed or added */
+	char (*pods)[254]; /* scale-down: n pods, highest index first */
+	char *value;       /* drake.dev/scale's new value */
+	char *patch;       /* the merge patch writing it */
+	char why[DRAKE_WHY_MAX + 64];
+};
+
 struct admit_result {
 	struct admit_wave *waves;
 	size_t n_waves;
 	struct admit_waiting *waiting;
 	size_t n_waiting;
 	struct admit_skipped_list skipped; /* nodes the round's snapshot left out */
+	struct admit_scale *scales;
+	size_t n_scales;
+	struct admit_waiting *ignored; /* jobs whose drake.dev/scale was ignored, and why */
+	size_t n_ignored;
+	double next; /* wall seconds of the next round a timer asks for; INFINITY: none */
 };
+
+struct drake_scale_opts;
 
 struct admit_options {
 	bool backfill; /* admit smaller jobs behind one that does not fit */
-	long now_s;    /* wall clock, seconds: makes wave ids unique */
+	long now_s;    /* wall clock, seconds: makes wave ids unique; the step's now */
+	const struct drake_scale_opts *scale; /* thresholds and model; NULL: defaults */
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches. */

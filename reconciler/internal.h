@@ -25,6 +25,7 @@
 #include "common/err.h"
 #include "gang/admission.h"
 #include "gang/pace.h"
+#include "gang/scale.h"
 #include "reconciler/admit.h"
 #include "reconciler/reconciler.h"
 #include "reconciler/status.h"
@@ -66,6 +67,16 @@ struct pending_wave {
 	int bound; /* members seen bound at the last scan */
 };
 
+/* A scale record written to a TFJob. Admission holds further rounds until
+ * the cache shows it (a round before would see the old membership and
+ * re-admit the workers just given away), or until it is old enough to have
+ * failed. */
+struct pending_scale {
+	char ns[64], job[254];
+	char *value;
+	long long sent_ms;
+};
+
 /* When the backstop first saw a job below its minimum (clock ms). The
  * verdict prefers the durable times the pods carry; this only covers what
  * they cannot say. */
@@ -99,10 +110,14 @@ struct reconciler {
 	struct event_base *base;
 	struct kube_client *client;
 	struct reconciler_options opts;
+	struct drake_scale_opts scale; /* opts.scale points here */
 	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services, *nodes;
 	struct pending_wave *pending;
 	size_t npending;
+	struct pending_scale *scaling;
+	size_t nscaling;
+	double admit_at; /* a round the decision step's timers ask for (wall s) */
 	struct drake_pace pace;
 	struct wait_note *waits;
 	size_t nwaits;

@@ -8,6 +8,7 @@
  */
 #include "reconciler/reconciler.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,11 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		r->last_resync_ms = now;
 		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
 	}
-	if (r->now.n || !r->was_synced || (r->admit_dirty || r->npending))
+	if (rec_now_s(r) >= r->admit_at) { /* a decision step's timer */
+		r->admit_at = INFINITY;
+		r->admit_dirty = true;
+	}
+	if (r->now.n || !r->was_synced || (r->admit_dirty || r->npending || r->nscaling))
 		event_active(&r->drain, 0, 0);
 }
 
@@ -138,6 +143,12 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 		r->opts.requeue_ms = 1000;
 	if (r->opts.gang_bind_timeout_s <= 0)
 		r->opts.gang_bind_timeout_s = 15;
+	if (r->opts.scale)
+		r->scale = *r->opts.scale;
+	else
+		drake_scale_defaults(&r->scale);
+	r->opts.scale = &r->scale; /* a copy: the caller's may go */
+	r->admit_at = INFINITY;
 	drake_pace_init(&r->pace);
 	r->last_requeue_ms = rec_now_ms(r);
 	if (opts && opts->cluster_domain && *opts->cluster_domain)
@@ -213,6 +224,9 @@ void reconciler_free(struct reconciler *r)
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);
+	for (size_t i = 0; i < r->nscaling; i++)
+		free(r->scaling[i].value);
+	free(r->scaling);
 	free(r->partials);
 	free(r->waits);
 	free(r->now.keys);

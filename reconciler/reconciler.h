@@ -39,12 +39,16 @@ struct reconciler_options {
 	                               admits what kube-scheduler binds in half of it */
 	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
 	                               once; 0 = adaptive (see gang/pace.h) */
+	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
+	 * defaults, those of drake serve's flags). */
+	const struct drake_scale_opts *scale;
 	/* The controller's clock: wall-clock seconds. NULL: the system's.
 	 * Tests pass their own, so deadlines need no real-time waits. */
 	double (*clock)(void *arg);
 	void *clock_arg;
 };
 
+struct drake_scale_opts;
 struct reconciler;
 
 struct reconciler *reconciler_new(struct event_base *base, struct kube_client *client,

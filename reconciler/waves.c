@@ -19,6 +19,7 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "reconciler/pod_codec.h"
+#include "reconciler/scale.h"
 
 /*
  * Follows the admitted waves: *unbound gets how many of their pods still wait
@@ -114,6 +115,64 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	}
 }
 
+/* True while a scale record just written is not in the cache yet. */
+static bool scale_settling(struct reconciler *r)
+{
+	long long now = rec_now_ms(r);
+	size_t kept = 0;
+	for (size_t i = 0; i < r->nscaling; i++) {
+		struct pending_scale *p = &r->scaling[i];
+		struct json_t *obj = kube_informer_get(r->jobs, p->ns, p->job);
+		const char *v = obj ? kube_obj_annotation(obj, TF_ANNOTATION_SCALE) : NULL;
+		if (!obj || (v && !strcmp(v, p->value)) || now - p->sent_ms > WAVE_SETTLE_MS) {
+			free(p->value);
+			continue;
+		}
+		r->scaling[kept++] = *p;
+	}
+	r->nscaling = kept;
+	return kept > 0;
+}
+
+/* Writes a job's new membership, then (a scale-down) deletes the workers it
+ * gave away, each only if it is still the pod that was chosen. The pods'
+ * replacements come back gated and, not being members, stay so. */
+static void apply_scale(struct reconciler *r, struct admit_scale *sc)
+{
+	if (!sc->patch || !sc->value)
+		return;
+	struct pending_scale *p = realloc(r->scaling, (r->nscaling + 1) * sizeof(*p));
+	if (!p)
+		return; /* nothing written: the next round decides again */
+	r->scaling = p;
+	p = &r->scaling[r->nscaling++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->ns, sizeof(p->ns), "%s", sc->ns);
+	snprintf(p->job, sizeof(p->job), "%s", sc->job);
+	p->value = sc->value;
+	sc->value = NULL;
+	p->sent_ms = rec_now_ms(r);
+	struct tfjob job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.ns, sizeof(job.ns), "%s", sc->ns);
+	snprintf(job.name, sizeof(job.name), "%s", sc->job);
+	snprintf(job.uid, sizeof(job.uid), "%s", sc->uid);
+	struct kube_resource res;
+	rec_job_res(&job, NULL, &res);
+	rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
+	for (int i = 0; !sc->grow && i < sc->n; i++) {
+		struct json_t *pod = kube_informer_get(r->pods, sc->ns, sc->pods[i]);
+		struct kube_meta m;
+		if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting)
+			continue;
+		rec_pod_res(&job, sc->pods[i], &res);
+		rec_write(r, &job, OP_DELETE, &res, NULL, m.uid, "scale down");
+	}
+	rec_event(r, &job, "Normal", sc->grow ? "ScaledUp" : "ScaledDown", sc->why);
+	log_info(sc->grow ? "job_scaled_up" : "job_scaled_down", "job=%s/%s workers=%d why=\"%s\"",
+	         sc->ns, sc->job, sc->n, sc->why);
+}
+
 static struct wait_note *wait_note(struct reconciler *r, const char *key)
 {
 	for (size_t i = 0; i < r->nwaits; i++)
@@ -153,6 +212,32 @@ static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
 	char msg[DRAKE_WHY_MAX + 64];
 	snprintf(msg, sizeof(msg), "gang %s: %s", drake_admit_status_name(wt->status), wt->why);
 	rec_event(r, &job, "Normal", "GangWaiting", msg);
+}
+
+/* A drake.dev/scale annotation that does not fit its job is ignored (the
+ * job keeps the members of the wave that admitted it): said once per
+ * reason, as a Warning. */
+static void note_ignored(struct reconciler *r, const struct admit_waiting *wt)
+{
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "scale:%.63s/%.240s", wt->ns, wt->job);
+	struct wait_note *n = wait_note(r, key);
+	if (!n)
+		return;
+	n->seen = true;
+	if (!strcmp(n->why, wt->why))
+		return;
+	snprintf(n->why, sizeof(n->why), "%s", wt->why);
+	struct json_t *obj = kube_informer_get(r->jobs, wt->ns, wt->job);
+	struct kube_meta m;
+	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
+		return;
+	struct tfjob job;
+	memset(&job, 0, sizeof(job));
+	snprintf(job.ns, sizeof(job.ns), "%s", wt->ns);
+	snprintf(job.name, sizeof(job.name), "%s", wt->job);
+	snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+	rec_event(r, &job, "Warning", "ScaleRecordIgnored", wt->why);
 }
 
 static bool was_skipped(const struct admit_skipped_list *l, const struct admit_skipped *s)
@@ -195,10 +280,12 @@ void rec_admit_pass(struct reconciler *r)
 	long binds, unbound;
 	bool settling = scan_waves(r, &binds, &unbound);
 	drake_pace_observe(&r->pace, rec_now_s(r), binds, unbound);
-	if (settling)
+	if (settling || scale_settling(r))
 		return;
 	r->admit_dirty = false;
-	struct admit_options ao = {.backfill = !r->opts.strict_fifo, .now_s = (long)rec_now_s(r)};
+	struct admit_options ao = {.backfill = !r->opts.strict_fifo,
+	                           .now_s = (long)rec_now_s(r),
+	                           .scale = r->opts.scale};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
@@ -230,10 +317,15 @@ void rec_admit_pass(struct reconciler *r)
 			held++;
 	}
 	note_skipped(r, &res.skipped);
+	r->admit_at = res.next;
+	for (size_t i = 0; i < res.n_scales; i++)
+		apply_scale(r, &res.scales[i]);
 	for (size_t i = 0; i < r->nwaits; i++)
 		r->waits[i].seen = false;
 	for (size_t i = 0; i < res.n_waiting; i++)
 		note_waiting(r, &res.waiting[i]);
+	for (size_t i = 0; i < res.n_ignored; i++)
+		note_ignored(r, &res.ignored[i]);
 	for (size_t i = 0; i < res.n_waves; i++) {
 		if (go[i])
 			continue;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/flags.h"
+#include "common/scale_flags.h"
 #include "common/log.h"
 #include "sim/report.h"
 #include "sim/sim.h"
@@ -16,7 +17,9 @@
 #define MAX_POLICIES 8
 
 struct cli {
-	const char *trace, *nodes_file, *policies, *out, *tag, *victim, *log_level;
+	const char *trace, *nodes_file, *policies, *out, *tag, *log_level;
+	struct scale_flag_vals scale;
+	bool backfill;
 	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker;
 	double node_cpu, ps_cpu, worker_cpu, time_scale;
 	size_t node_mem, ps_mem, worker_mem;
@@ -72,37 +75,27 @@ int sim_cli_main(int argc, char **argv)
 	     "max-instances = floor(initial workers * this)"},
 	    {"gang-elastic", NULL, FLAG_BOOL, &m->gang_elastic, "false",
 	     "let gang-trace jobs scale too (they are rigid by default)"},
-	    {"scaling-loss", NULL, FLAG_DOUBLE, &m->speed.scaling_loss, "0.05",
-	     "throughput of w workers = w / (1 + this * (w - 1))"},
-	    {"locality-penalty", NULL, FLAG_DOUBLE, &m->speed.locality_penalty, "0.15",
-	     "throughput divided by 1 + this per node spanned beyond the minimum"},
-	    {"rescale-pause", NULL, FLAG_DURATION, &m->speed.rescale_pause, "10s",
-	     "progress lost by a job on every change of its worker count"},
-	    {"starve-after", NULL, FLAG_DURATION, &c.cfg.scale.starve_after, "30s",
-	     "a job waiting this long may shrink running jobs (dragon, drake)"},
-	    {"idle-after", NULL, FLAG_DURATION, &c.cfg.scale.idle_after, "60s",
-	     "no action for this long lets running jobs grow (dragon, drake)"},
 	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
 	     "DRAGON's TFJob informer resync period"},
 	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
 	     "delay of the reconcile DRAGON's own pod changes trigger"},
 	    {"dragon-shuffle", NULL, FLAG_BOOL, &c.cfg.dragon_shuffle, "true",
 	     "DRAGON walks nodes in random (Go map) order; false: by name"},
-	    {"victim-order", NULL, FLAG_STRING, &c.victim, "newest",
-	     "drake shrinks jobs in this order: newest, oldest, least-progress"},
-	    {"lonely-first", NULL, FLAG_BOOL, &c.cfg.scale.shrink.lonely_first, "true",
-	     "drake shrinks workers off their PS's node first"},
-	    {"backfill", NULL, FLAG_BOOL, &c.cfg.scale.backfill, "true",
+	    {"backfill", NULL, FLAG_BOOL, &c.backfill, "true",
 	     "drake starts jobs behind one that does not fit"},
-	    {"shrink-tries", NULL, FLAG_INT, &c.cfg.scale.shrink_tries, "4",
-	     "starving jobs drake tries to make room for per decision"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &c.log_level, "info",
 	     "debug, info, warn, error"},
 	};
+	/* The scaling flags are drake serve's, one table for both. In the
+	 * simulator the speed model is also how fast jobs really run. */
+	struct flag all[sizeof(flags) / sizeof(flags[0]) + SCALE_FLAGS_N];
 	size_t nf = sizeof(flags) / sizeof(flags[0]);
+	memcpy(all, flags, sizeof(flags));
+	scale_flags(&c.scale, all + nf);
+	nf += SCALE_FLAGS_N;
 	enum flags_outcome oc;
 	char msg[512];
-	if (flags_parse(flags, nf, argc, argv, &oc, msg, sizeof(msg))) {
+	if (flags_parse(all, nf, argc, argv, &oc, msg, sizeof(msg))) {
 		fprintf(stderr, "drake sim: %s\n", msg);
 		return 2;
 	}
@@ -115,7 +108,7 @@ int sim_cli_main(int argc, char **argv)
 		       "  drake sim --trace jobs.csv "
 		       "--trace-columns submit=start_ts,duration=run_min:m,gpus=num_gpus,id=name\n"
 		       "\nflags:\n");
-		flags_usage(stdout, flags, nf);
+		flags_usage(stdout, all, nf);
 		return 0;
 	}
 	enum drake_log_level lvl;
@@ -128,15 +121,16 @@ int sim_cli_main(int argc, char **argv)
 		fprintf(stderr, "drake sim: --trace is required (see --help)\n");
 		return 2;
 	}
-	if (drake_victim_order_parse(c.victim, &c.cfg.scale.shrink.order)) {
-		fprintf(stderr, "drake sim: bad --victim-order %s\n", c.victim);
+	if (scale_flags_finish(&c.scale, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
 		return 2;
 	}
+	c.cfg.scale = c.scale.opts;
+	c.cfg.scale.backfill = c.backfill;
+	m->speed = c.scale.opts.speed;
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
 	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.max_jobs < 0 || m->min_frac <= 0 ||
-	    m->min_frac > 1 || m->max_factor < 1 || m->speed.scaling_loss < 0 ||
-	    m->speed.locality_penalty < 0 || m->speed.rescale_pause < 0 ||
-	    c.cfg.scale.shrink_tries < 0 || c.cfg.scale.starve_after < 0 || c.cfg.scale.idle_after < 0) {
+	    m->min_frac > 1 || m->max_factor < 1) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}

@@ -1,0 +1,46 @@
+/*
+ * scale_flags.c - the scaling flags shared by drake serve and drake sim.
+ */
+#include "common/scale_flags.h"
+
+void scale_flags(struct scale_flag_vals *v, struct flag *out)
+{
+	drake_scale_defaults(&v->opts);
+	struct drake_scale_opts *o = &v->opts;
+	const struct flag f[SCALE_FLAGS_N] = {
+	    {"starve-after", "DRAKE_STARVE_AFTER", FLAG_DURATION, &o->starve_after, "30s",
+	     "a job waiting this long may take workers from running jobs to start"},
+	    {"idle-after", "DRAKE_IDLE_AFTER", FLAG_DURATION, &o->idle_after, "60s",
+	     "running jobs grow only after this long without an admission or scaling"},
+	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "newest",
+	     "jobs give workers in this order: newest, oldest, least-progress"},
+	    {"lonely-first", "DRAKE_LONELY_FIRST", FLAG_BOOL, &o->shrink.lonely_first, "true",
+	     "workers off their PS's node are given first"},
+	    {"shrink-tries", "DRAKE_SHRINK_TRIES", FLAG_INT, &o->shrink_tries, "4",
+	     "starving jobs that may take workers per decision"},
+	    {"scaling-loss", "DRAKE_SCALING_LOSS", FLAG_DOUBLE, &o->speed.scaling_loss, "0.05",
+	     "speed model: throughput of w workers = w / (1 + this * (w - 1))"},
+	    {"locality-penalty", "DRAKE_LOCALITY_PENALTY", FLAG_DOUBLE,
+	     &o->speed.locality_penalty, "0.15",
+	     "speed model: throughput divided by 1 + this per node spanned beyond the fewest"},
+	    {"rescale-pause", "DRAKE_RESCALE_PAUSE", FLAG_DURATION, &o->speed.rescale_pause, "10s",
+	     "speed model: progress a job loses on every change of its worker count"},
+	};
+	for (size_t i = 0; i < SCALE_FLAGS_N; i++)
+		out[i] = f[i];
+}
+
+drake_err scale_flags_finish(struct scale_flag_vals *v, char *msg, size_t len)
+{
+	struct drake_scale_opts *o = &v->opts;
+	if (drake_victim_order_parse(v->victim, &o->shrink.order))
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "--victim-order must be newest, oldest or least-progress");
+	if (o->starve_after < 0 || o->idle_after < 0 || o->shrink_tries < 0 ||
+	    o->speed.scaling_loss < 0 || o->speed.locality_penalty < 0 ||
+	    o->speed.rescale_pause < 0)
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "--starve-after, --idle-after, --shrink-tries, --scaling-loss, "
+		                    "--locality-penalty and --rescale-pause cannot be negative");
+	return DRAKE_OK;
+}
