@@ -66,6 +66,9 @@ func withReconciler(t *testing.T) *env {
 			return
 		}
 		os.Setenv("DRAKE_RECONCILE", "true")
+		// scaling thresholds in seconds, so scale_test.go runs in a minute
+		os.Setenv("DRAKE_STARVE_AFTER", "5s")
+		os.Setenv("DRAKE_IDLE_AFTER", "10s")
 		if e.mode == "gang" {
 			// gang-only mode: TFJob pods must request the resource that
 			// routes them to drake (managedResources in the scheduler config)

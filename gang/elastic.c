@@ -38,6 +38,7 @@ const char *drake_victim_order_name(enum drake_victim_order o)
 struct cand {
 	int job, slot, lonely;
 	double key; /* smaller is taken first */
+	int tie;    /* then smaller: the jobs' order, reversed for newest first */
 };
 
 static int cmp_cand(const void *a, const void *b)
@@ -47,8 +48,8 @@ static int cmp_cand(const void *a, const void *b)
 		return y->lonely - x->lonely;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	if (x->job != y->job)
-		return x->job - y->job;
+	if (x->tie != y->tie)
+		return x->tie - y->tie;
 	return y->slot - x->slot; /* highest index first */
 }
 
@@ -102,9 +103,11 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 			continue;
 		int home = home_node(r);
 		for (int s = 1; s < r->n_workers; s++)
-			cand[nc++] =
-			    (struct cand){(int)j, s, o->lonely_first && r->worker_node[s] != home,
-			                  victim_key(r, o->order)};
+			cand[nc++] = (struct cand){
+			    (int)j, s, o->lonely_first && r->worker_node[s] != home,
+			    victim_key(r, o->order),
+			    /* jobs come in admission order; times tie at the second */
+			    o->order == DRAKE_VICTIM_NEWEST_FIRST ? -(int)j : (int)j};
 	}
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
 

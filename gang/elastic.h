@@ -8,6 +8,8 @@
  * first). Nothing is taken unless the whole starving job, PS included, then
  * fits; and workers that turn out not to be needed are given back before
  * answering, so the fewest are removed.
+ * Jobs are passed in admission order: newest-first breaks ties of
+ * admission time (seconds, on a cluster) by that order, reversed.
  *
  * Idle grow: free capacity goes to running jobs toward max workers, oldest
  * job first, new workers on the PS's node, then on nodes the job already

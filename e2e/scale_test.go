@@ -1,0 +1,130 @@
+package e2e
+
+// Load-aware scaling on the real control plane (issue 11): running elastic
+// jobs give workers to a job that starves and grow back into the capacity
+// it leaves, by gang/scale.h's step, with the thresholds drake serve is
+// started with in the e2e suite (--starve-after 5s, --idle-after 10s; see
+// withReconciler).
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// elasticJob is gpuJob with DRAGON's min-instances / max-instances.
+func elasticJob(workers, min, max, gpu int, runFor string) map[string]any {
+	j := gpuJob(workers, gpu, runFor)
+	j["min-instances"] = int64(min)
+	j["max-instances"] = int64(max)
+	return j
+}
+
+// gpuSlots counts how many workers of gpus nvidia.com/gpu the cluster holds.
+func gpuSlots(t *testing.T, e *env, gpus int) int {
+	t.Helper()
+	n := 0
+	for _, nd := range e.nodeList(t) {
+		q := nd.Status.Allocatable["nvidia.com/gpu"]
+		n += int(q.Value()) / gpus
+	}
+	return n
+}
+
+// liveWorkers counts a job's worker pods that are bound and not finished.
+func liveWorkers(t *testing.T, e *env, ns, job string) int {
+	n := 0
+	for _, p := range jobPods(t, e, ns, job) {
+		if strings.Contains(p.Name, "-worker-") && p.Spec.NodeName != "" &&
+			p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded &&
+			p.Status.Phase != corev1.PodFailed {
+			n++
+		}
+	}
+	return n
+}
+
+// scaleRecord is drake.dev/scale on a TFJob.
+func scaleRecord(t *testing.T, ns, job string) (workers []int, forKey string) {
+	t.Helper()
+	_, j := state(t, ns, job)
+	v := j.GetAnnotations()["drake.dev/scale"]
+	if v == "" {
+		return nil, ""
+	}
+	var rec struct {
+		Workers []int  `json:"workers"`
+		For     string `json:"for"`
+	}
+	if err := json.Unmarshal([]byte(v), &rec); err != nil {
+		t.Fatalf("drake.dev/scale on %s is not JSON: %q", job, v)
+	}
+	return rec.Workers, rec.For
+}
+
+func TestScaleRunningJobsShrinkForAStarvingJobAndGrowBack(t *testing.T) {
+	e := withReconciler(t)
+	_, gpus := clusterShape(t)
+	waitGPUsIdle(t, e)
+	ns := e.namespace(t)
+	slots := gpuSlots(t, e, gpus)
+	if slots < 4 {
+		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
+	}
+	// a and b fill every whole-node GPU slot at their max; each may give
+	// all but one worker.
+	aMax := slots / 2
+	bMax := slots - aMax
+	w := watchGangs(t, e, ns)
+	w.expect("a", roleNeed{"ps": 1, "worker": 1})
+	w.expect("b", roleNeed{"ps": 1, "worker": 1})
+	w.expect("c", roleNeed{"ps": 1, "worker": 2})
+	createTFJob(t, ns, "a", elasticJob(aMax, 1, aMax, gpus, ""))
+	poll(t, 120*time.Second, "a at max", func() (bool, error) { return liveWorkers(t, e, ns, "a") == aMax, nil })
+	createTFJob(t, ns, "b", elasticJob(bMax, 1, bMax, gpus, ""))
+	poll(t, 120*time.Second, "b at max", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax, nil })
+
+	// c needs two whole nodes: nothing is free, so it waits, then starves
+	// and takes two workers, from b (the newest) first.
+	created := time.Now()
+	createTFJob(t, ns, "c", elasticJob(2, 2, 2, gpus, "15s"))
+	ev := e.jobEvent(t, ns, "b", "ScaledDown", 90*time.Second)
+	waited := time.Since(created)
+	if !strings.Contains(ev.Message, "to "+ns+"/c") {
+		t.Errorf("ScaledDown on b says %q; want it to name %s/c", ev.Message, ns)
+	}
+	if waited < 5*time.Second {
+		t.Errorf("b gave workers %v after c was created; c had to wait --starve-after (5s)", waited)
+	}
+	if ws, forKey := scaleRecord(t, ns, "b"); len(ws) != bMax-2 || forKey != ns+"/c" {
+		t.Errorf("drake.dev/scale on b: workers %v, for %q; want %d workers, for %s/c", ws, forKey, bMax-2, ns)
+	}
+	poll(t, 120*time.Second, "c whole", func() (bool, error) { return w.whole("c"), nil })
+	if n := liveWorkers(t, e, ns, "a"); n != aMax {
+		t.Errorf("a has %d workers while c runs; only b needed to give (want %d)", n, aMax)
+	}
+	poll(t, 60*time.Second, "b down to its record", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax-2, nil })
+
+	// c finishes; after --idle-after without admission or scaling, b
+	// grows back to its max into the nodes c left.
+	waitState(t, ns, "c", "Succeeded", 120*time.Second)
+	finished := time.Now()
+	up := e.jobEvent(t, ns, "b", "ScaledUp", 120*time.Second)
+	if !strings.Contains(up.Message, "modelled speed +") {
+		t.Errorf("ScaledUp on b says %q", up.Message)
+	}
+	poll(t, 120*time.Second, "b back at max", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax, nil })
+	t.Logf("b: gave 2 workers %v after c arrived (%s); grew back %v after c finished (%s)",
+		waited.Round(time.Second), ev.Message, time.Since(finished).Round(time.Second), up.Message)
+	// Never partial, never below min: the watcher saw every job whole
+	// whenever any of its members ran.
+	w.check(t, normalWaveMax, false)
+	for _, job := range []string{"a", "b"} {
+		if !w.whole(job) {
+			t.Errorf("job %s is not whole at the end", job)
+		}
+	}
+}
