@@ -65,7 +65,7 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	switch (o) {
 	case DRAKE_VICTIM_NEWEST_FIRST: return -j->admitted;
 	case DRAKE_VICTIM_OLDEST_FIRST: return j->admitted;
-	case DRAKE_VICTIM_LEAST_PROGRESS: return j->progress;
+	case DRAKE_VICTIM_LEAST_PROGRESS: return j->progress < 0 ? -1 : j->progress;
 	}
 	return 0;
 }
@@ -107,7 +107,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 			    (int)j, s, o->lonely_first && r->worker_node[s] != home,
 			    victim_key(r, o->order),
 			    /* jobs come in admission order; times tie at the second */
-			    o->order == DRAKE_VICTIM_NEWEST_FIRST ? -(int)j : (int)j};
+			    o->order == DRAKE_VICTIM_OLDEST_FIRST ? (int)j : -(int)j};
 	}
 	qsort(cand, nc, sizeof(*cand), cmp_cand);
 

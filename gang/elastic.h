@@ -8,8 +8,10 @@
  * first). Nothing is taken unless the whole starving job, PS included, then
  * fits; and workers that turn out not to be needed are given back before
  * answering, so the fewest are removed.
- * Jobs are passed in admission order: newest-first breaks ties of
- * admission time (seconds, on a cluster) by that order, reversed.
+ * Jobs are passed in admission order: ties of the victim order (admission
+ * times are whole seconds on a cluster; progress may be unknown, negative)
+ * are broken by that order, reversed except for oldest-first. So with no
+ * progress known, least-progress takes from the newest job first.
  *
  * Idle grow: free capacity goes to running jobs toward max workers, oldest
  * job first, new workers on the PS's node, then on nodes the job already

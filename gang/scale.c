@@ -106,8 +106,7 @@ static bool starving(const struct step *s, const struct drake_admission_entry *x
 
 /* Applies drake_shrink_for's removals (slots of the current lists) to the
  * clone and the lists, and records them as actions for waiting entry to. */
-static drake_err apply_removals(struct step *s, const struct drake_scale_op *ops, size_t n,
-                                int to)
+static drake_err apply_removals(struct step *s, const struct drake_scale_op *ops, size_t n, int to)
 {
 	/* Per job, highest current slot first, so earlier removals never
 	 * shift a slot still to be removed. ops come grouped by nothing in
@@ -123,8 +122,9 @@ static drake_err apply_removals(struct step *s, const struct drake_scale_op *ops
 				break;
 			struct work *w = &s->work[j];
 			int slot = ops[best].slot;
-			drake_err e = push(s, (struct drake_action){DRAKE_ACT_SHRINK, (int)j,
-			                                            w->orig[slot], w->node[slot], to, 0});
+			drake_err e =
+			    push(s, (struct drake_action){DRAKE_ACT_SHRINK, (int)j, w->orig[slot],
+			                                  w->node[slot], to, 0});
 			if (e)
 				return e;
 			drake_cluster_charge(&s->c, (size_t)w->node[slot], &s->r[j].worker, -1);
@@ -285,13 +285,15 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 					out->reserved_nodes = held;
 					size_t l = strlen(x->why);
 					snprintf(x->why + l, sizeof(x->why) - l,
-					         "; %d node%s held for it", held, held == 1 ? "" : "s");
+					         "; %d node%s held for it", held,
+					         held == 1 ? "" : "s");
 					drake_cluster_free_sum(&s->c, &avail);
 				}
 			}
 		}
 		if (x->status == DRAKE_ADMIT_STARTED) {
-			if ((e = push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0})))
+			if ((e = push(
+			         s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0})))
 				return e;
 		} else if (x->status == DRAKE_ADMIT_WAITING && !o->backfill) {
 			blocked = true;
@@ -440,8 +442,7 @@ static int by_value(const void *a, const void *b)
 
 static bool growable(const struct step *s, size_t j)
 {
-	return !s->r[j].gave_to_waiting && s->work[j].n < s->r[j].max_workers &&
-	       s->work[j].n > 0;
+	return !s->r[j].gave_to_waiting && s->work[j].n < s->r[j].max_workers && s->work[j].n > 0;
 }
 
 /* When a batch that does not pay yet will, as the job ages (its expected
@@ -474,7 +475,8 @@ static drake_err grow(struct step *s, double *next)
 		struct batch b;
 		best_batch(s, j, nodes, &b);
 		if (b.k > 0 && b.saved > 0) {
-			double gpus = (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
+			double gpus =
+			    (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
 			cand[nc++] = (struct grow_cand){j, (b.after / b.before - 1) / gpus};
 		} else {
 			double t = pays_at(&s->r[j], &b, s->o->speed.rescale_pause);

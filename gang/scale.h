@@ -102,7 +102,8 @@ struct drake_step {
  */
 drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission_entry *w,
                            size_t nw, const struct drake_running_job *r, size_t nr, double now,
-                           const struct drake_scale_opts *o, struct drake_step *out) DRAKE_MUST_CHECK;
+                           const struct drake_scale_opts *o,
+                           struct drake_step *out) DRAKE_MUST_CHECK;
 
 void drake_step_release(struct drake_step *s);
 

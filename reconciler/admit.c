@@ -186,12 +186,15 @@ static int admitted_workers(const struct kube_cache *pods, const struct tfjob *j
 	for (int t = 0; t < TF_NTYPES; t++) {
 		if (t != TF_PS && t != TF_CHIEF && t != TF_WORKER)
 			continue;
-		int n = t == TF_WORKER ? job->max_instances : t == TF_CHIEF ? req->n_chief : req->n_ps;
+		int n = t == TF_WORKER  ? job->max_instances
+		        : t == TF_CHIEF ? req->n_chief
+		                        : req->n_ps;
 		for (int i = 0; i < n; i++) {
 			if (pod_state(pods, job, (enum tf_rtype)t, i) != POD_PLACED)
 				continue;
 			char name[254];
-			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) != DRAKE_OK)
+			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) !=
+			    DRAKE_OK)
 				continue;
 			struct json_t *pod = kube_cache_get(pods, job->ns, name);
 			const char *sz = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE);
@@ -261,13 +264,12 @@ static bool collect(struct json_t *obj, void *arg)
 		return true;
 	}
 	members(x, obj, cd);
-	bool complete =
-	    waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, NULL, &cd->ps_idx,
-	                    &cd->n_ps_idx) &&
-	    waiting_indexes(x->pods, &cd->job, TF_CHIEF, e->req.n_chief, NULL, &cd->c_idx,
-	                    &cd->n_c_idx) &&
-	    waiting_indexes(x->pods, &cd->job, TF_WORKER, cd->job.max_instances, cd->member,
-	                    &cd->w_idx, &cd->n_w_idx);
+	bool complete = waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, NULL, &cd->ps_idx,
+	                                &cd->n_ps_idx) &&
+	                waiting_indexes(x->pods, &cd->job, TF_CHIEF, e->req.n_chief, NULL,
+	                                &cd->c_idx, &cd->n_c_idx) &&
+	                waiting_indexes(x->pods, &cd->job, TF_WORKER, cd->job.max_instances,
+	                                cd->member, &cd->w_idx, &cd->n_w_idx);
 	int waiting = cd->n_ps_idx + cd->n_c_idx + cd->n_w_idx;
 	int total = e->req.n_ps + e->req.n_chief + cd->n_members;
 	if (!complete) {
@@ -425,8 +427,8 @@ static drake_err planned_growth(struct drake_cluster *c, const struct candidate 
 	if (e)
 		drake_plan_release(plan);
 	else
-		plan->nodes_spanned = drake_plan_count_nodes(NULL, 0, plan->worker_node,
-		                                             plan->n_workers);
+		plan->nodes_spanned =
+		    drake_plan_count_nodes(NULL, 0, plan->worker_node, plan->n_workers);
 	return e;
 }
 
@@ -494,8 +496,8 @@ static double gang_time(const char *gang)
  * wi[] (worker index per slot) are the caller's, sized for the job. False
  * when some member's node cannot be told or it is finishing. */
 static bool running_view(const struct kube_cache *pods, const struct drake_cluster *c,
-                         const struct candidate *cd, struct drake_running_job *v, int *ps,
-                         int *wn, int *wi)
+                         const struct candidate *cd, struct drake_running_job *v, int *ps, int *wn,
+                         int *wi)
 {
 	const struct tfjob *job = &cd->job;
 	const struct drake_gang_req *req = &cd->entry.req;
@@ -557,7 +559,8 @@ static drake_err build_views(const struct kube_cache *pods, const struct drake_c
 	for (size_t i = 0; i < x->n; i++)
 		if (x->cand[i].steady) {
 			n++;
-			slots += (size_t)x->cand[i].entry.req.n_ps + 2 * (size_t)x->cand[i].n_members;
+			slots +=
+			    (size_t)x->cand[i].entry.req.n_ps + 2 * (size_t)x->cand[i].n_members;
 		}
 	vs->v = calloc(n + 1, sizeof(*vs->v));
 	vs->of = calloc(n + 1, sizeof(*vs->of));
@@ -620,8 +623,9 @@ static drake_err shrink_record(const struct views *vs, size_t k, const struct dr
 	const struct drake_admission_entry *to = &w[a[n - 1].for_job];
 	snprintf(rec.for_key, sizeof(rec.for_key), "%s", to->name);
 	sc->n = (int)n;
-	snprintf(sc->why, sizeof(sc->why), "gave %zu worker%s to %s, waiting %.0f s (%d -> %d workers)",
-	         n, n == 1 ? "" : "s", to->name, now - to->created, cd->n_members, rec.n);
+	snprintf(sc->why, sizeof(sc->why),
+	         "gave %zu worker%s to %s, waiting %.0f s (%d -> %d workers)", n, n == 1 ? "" : "s",
+	         to->name, now - to->created, cd->n_members, rec.n);
 	set_patch(sc, cd, &rec);
 	return sc->patch ? DRAKE_OK : DRAKE_ENOMEM;
 }
@@ -643,8 +647,9 @@ static drake_err grow_record(const struct kube_cache *pods, const struct drake_c
 	char where[120] = "";
 	size_t wl = 0;
 	for (size_t i = 0; i < n; i++) {
-		while (next < cd->job.max_instances &&
-		       (rec.member[next] || pod_state(pods, &cd->job, TF_WORKER, next) != POD_WAITING))
+		while (
+		    next < cd->job.max_instances &&
+		    (rec.member[next] || pod_state(pods, &cd->job, TF_WORKER, next) != POD_WAITING))
 			next++;
 		if (next >= cd->job.max_instances)
 			break;
@@ -654,8 +659,8 @@ static drake_err grow_record(const struct kube_cache *pods, const struct drake_c
 		snprintf(rec.place[rec.n_place].node, sizeof(rec.place[0].node), "%s",
 		         c->nodes[a[i].node].name);
 		if (!strstr(where, c->nodes[a[i].node].name) && wl < sizeof(where) - 1)
-			wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s", wl ? ", " : "",
-			                       c->nodes[a[i].node].name);
+			wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s",
+			                       wl ? ", " : "", c->nodes[a[i].node].name);
 		rec.n_place++;
 	}
 	if (rec.n_place == 0) {
@@ -691,8 +696,9 @@ static drake_err scale_records(const struct kube_cache *pods, const struct drake
 			if (n == 0)
 				continue;
 			struct admit_scale *sc = &out->scales[out->n_scales];
-			e = kind == DRAKE_ACT_SHRINK ? shrink_record(vs, k, mine, n, w, now, sc)
-			                             : grow_record(pods, c, vs, k, mine, n, now, sc);
+			e = kind == DRAKE_ACT_SHRINK
+			        ? shrink_record(vs, k, mine, n, w, now, sc)
+			        : grow_record(pods, c, vs, k, mine, n, now, sc);
 			if (e != DRAKE_ESTATE)
 				out->n_scales++; /* counted even on failure, so release frees it */
 			if (e == DRAKE_ESTATE || e == DRAKE_EINVAL)

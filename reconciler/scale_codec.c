@@ -26,12 +26,10 @@ static drake_err bad(struct tf_scale *out, char *why, size_t len, const char *wh
 {
 	tf_scale_release(out);
 	memset(out, 0, sizeof(*out));
-	return drake_errorf(DRAKE_EINVAL, why, len, "annotation %s: %s", TF_ANNOTATION_SCALE,
-	                    what);
+	return drake_errorf(DRAKE_EINVAL, why, len, "annotation %s: %s", TF_ANNOTATION_SCALE, what);
 }
 
-static drake_err decode_place(json_t *pl, const struct tf_scale *s, struct tf_place **out,
-                              int *n)
+static drake_err decode_place(json_t *pl, const struct tf_scale *s, struct tf_place **out, int *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -97,14 +95,14 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 		err = "worker 0 is not a member";
 	if (!err && out->n < job->min_instances)
 		err = "fewer workers than min-instances";
-	if (!err && at && (!json_is_number(at) || json_number_value(at) < 0 ||
-	                   !isfinite(json_number_value(at))))
+	if (!err && at &&
+	    (!json_is_number(at) || json_number_value(at) < 0 || !isfinite(json_number_value(at))))
 		err = "\"at\" is not a time in seconds";
 	if (!err && fk && (!json_is_string(fk) || json_string_length(fk) >= sizeof(out->for_key)))
 		err = "\"for\" is not a job key";
 	if (!err) {
-		drake_err e = decode_place(json_object_get(root, "place"), out, &out->place,
-		                           &out->n_place);
+		drake_err e =
+		    decode_place(json_object_get(root, "place"), out, &out->place, &out->n_place);
 		if (e == DRAKE_ENOMEM) {
 			json_decref(root);
 			tf_scale_release(out);

@@ -129,10 +129,10 @@ static void what_drake_writes_reads_back_the_same(void **state)
 	json_error_t je;
 	json_t *p = json_loads(patch, 0, &je);
 	assert_non_null(p);
-	assert_string_equal(
-	    json_string_value(json_object_get(
-	        json_object_get(json_object_get(p, "metadata"), "annotations"), TF_ANNOTATION_SCALE)),
-	    value);
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_object_get(json_object_get(p, "metadata"), "annotations"),
+	                        TF_ANNOTATION_SCALE)),
+	                    value);
 	json_decref(p);
 	struct tf_scale r;
 	char why[200];

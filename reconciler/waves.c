@@ -283,9 +283,8 @@ void rec_admit_pass(struct reconciler *r)
 	if (settling || scale_settling(r))
 		return;
 	r->admit_dirty = false;
-	struct admit_options ao = {.backfill = !r->opts.strict_fifo,
-	                           .now_s = (long)rec_now_s(r),
-	                           .scale = r->opts.scale};
+	struct admit_options ao = {
+	    .backfill = !r->opts.strict_fifo, .now_s = (long)rec_now_s(r), .scale = r->opts.scale};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),

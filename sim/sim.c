@@ -145,8 +145,8 @@ static int job_nodes(const struct sim_job *j)
 static drake_err set_rate(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
-	j->rate =
-	    drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	j->rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
+	                           job_nodes(j));
 	j->gen++;
 	if (j->rate <= 0)
 		return DRAKE_OK; /* stalled: no finish until it gets workers back */
@@ -262,8 +262,8 @@ drake_err sim_rescaled(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
 	progress_to_now(j, s->now);
-	double r =
-	    drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu, job_nodes(j));
+	double r = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
+	                            job_nodes(j));
 	j->work_total += s->cfg->model.speed.rescale_pause * r;
 	j->scale_events++;
 	j->last_scaled = s->now;
@@ -420,8 +420,9 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 		if (!j->ps_node || ensure_workers(j, j->req.want_workers + 1))
 			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
 		int w0 = j->req.want_workers, g = (int)j->req.worker.gpu;
-		j->work_total = (double)j->t->duration *
-		                drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
+		j->work_total =
+		    (double)j->t->duration *
+		    drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
 		struct drake_plan p = {0};
 		char why[DRAKE_WHY_MAX];
 		drake_err err = drake_plan_gang(&s->c, &j->req, &p, why, sizeof(why));

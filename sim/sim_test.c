@@ -112,9 +112,10 @@ static void speed_grows_sublinearly_and_spreading_costs(void **state)
 	m.speed.node_gpus = 8;
 	double r1 = drake_speed_rate(&m.speed, 1, 1, 1), r8 = drake_speed_rate(&m.speed, 8, 1, 1);
 	assert_true(r1 == 1.0);
-	assert_true(r8 > 5.0 && r8 < 8.0);             /* 8 / 1.35 */
+	assert_true(r8 > 5.0 && r8 < 8.0);                     /* 8 / 1.35 */
 	assert_true(drake_speed_rate(&m.speed, 8, 1, 3) < r8); /* spread over 3 nodes */
-	assert_true(drake_speed_rate(&m.speed, 16, 1, 2) == drake_speed_rate(&m.speed, 16, 1, 3) * 1.15);
+	assert_true(drake_speed_rate(&m.speed, 16, 1, 2) ==
+	            drake_speed_rate(&m.speed, 16, 1, 3) * 1.15);
 	assert_int_equal(drake_speed_min_nodes(&m.speed, 16, 1), 2);
 	assert_int_equal(drake_speed_min_nodes(&m.speed, 3, 8), 3);
 	assert_true(drake_speed_rate(&m.speed, 0, 1, 1) == 0);
