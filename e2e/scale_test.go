@@ -8,6 +8,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +112,19 @@ func TestScaleRunningJobsShrinkForAStarvingJobAndGrowBack(t *testing.T) {
 		t.Errorf("a has %d workers while c runs; only b needed to give (want %d)", n, aMax)
 	}
 	poll(t, 60*time.Second, "b down to its record", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax-2, nil })
+	// GET /v1/jobs lists the running jobs with their scaling state.
+	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
+	want := fmt.Sprintf(`{"job":"%s/b","workers":%d,"min":1,"max":%d,"lastScaled":`, ns, bMax-2, bMax)
+	poll(t, 30*time.Second, "b's scaling state in GET /v1/jobs", func() (bool, error) {
+		resp, err := e.drakeHTTP(t).Get(jobsURL)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && strings.Contains(string(body), want) &&
+			strings.Contains(string(body), fmt.Sprintf(`"gaveTo":"%s/c"}`, ns)), nil
+	})
 
 	// c finishes; after --idle-after without admission or scaling, b
 	// grows back to its max into the nodes c left.
@@ -119,6 +137,17 @@ func TestScaleRunningJobsShrinkForAStarvingJobAndGrowBack(t *testing.T) {
 	poll(t, 120*time.Second, "b back at max", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax, nil })
 	t.Logf("b: gave 2 workers %v after c arrived (%s); grew back %v after c finished (%s)",
 		waited.Round(time.Second), ev.Message, time.Since(finished).Round(time.Second), up.Message)
+	// kubectl shows each job's workers against its min and max.
+	out, err := exec.Command(filepath.Join(os.Getenv("DRAKE_CP_BIN"), "kubectl"), "get", "tfjobs",
+		"-n", ns, "b").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get tfjobs: %v: %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "WORKERS") || !strings.Contains(lines[0], "MIN") ||
+		!strings.Contains(lines[0], "MAX") || !strings.Contains(lines[1], fmt.Sprintf("1   %d", bMax)) {
+		t.Errorf("kubectl get tfjobs b:\n%s\nwant WORKERS, MIN 1 and MAX %d columns", out, bMax)
+	}
 	// Never partial, never below min: the watcher saw every job whole
 	// whenever any of its members ran.
 	w.check(t, normalWaveMax, false)

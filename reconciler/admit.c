@@ -739,6 +739,17 @@ static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster 
 	struct drake_step st = {0};
 	if (!err)
 		err = drake_scale_step(c, e, n, vs.v, vs.n, now, &so, &st);
+	if (!err && !(out->running = calloc(vs.n + 1, sizeof(*out->running))))
+		err = DRAKE_ENOMEM;
+	for (size_t k = 0; !err && k < vs.n; k++) {
+		struct admit_running *j = &out->running[out->n_running++];
+		snprintf(j->key, sizeof(j->key), "%s", vs.of[k]->key);
+		j->workers = vs.v[k].n_workers;
+		j->min = vs.v[k].min_workers;
+		j->max = vs.v[k].max_workers;
+		j->last_scaled = vs.v[k].last_scaled;
+		snprintf(j->gave_to, sizeof(j->gave_to), "%s", vs.of[k]->scale.for_key);
+	}
 	for (size_t i = 0; !err && i < n; i++) {
 		if (e[i].status == DRAKE_ADMIT_STARTED) {
 			struct drake_roles min = gang_min(&e[i].req);
@@ -830,6 +841,7 @@ void admit_result_release(struct admit_result *r)
 	}
 	free(r->scales);
 	free(r->ignored);
+	free(r->running);
 	admit_skipped_release(&r->skipped);
 	memset(r, 0, sizeof(*r));
 }

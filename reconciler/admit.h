@@ -101,7 +101,17 @@ struct admit_scale {
 	char why[DRAKE_WHY_MAX + 64];
 };
 
+/* A running job the round could scale, as GET /v1/jobs shows it. */
+struct admit_running {
+	char key[320];
+	int workers, min, max;
+	double last_scaled; /* wall seconds: its admission or latest scaling */
+	char gave_to[320];  /* the job its latest scale-down gave workers to, or "" */
+};
+
 struct admit_result {
+	struct admit_running *running;
+	size_t n_running;
 	struct admit_wave *waves;
 	size_t n_waves;
 	struct admit_waiting *waiting;
@@ -201,8 +211,11 @@ struct admit_note {
 	const char *key, *status, *why;
 };
 /* With skipped (may be NULL): "nodesLeftOut":[{"node":"n","why":"..."}]
- * beside the jobs, and "nodesNotListed":N when more were left out. */
+ * beside the jobs, and "nodesNotListed":N when more were left out. With
+ * running jobs: "running":[{"job":"ns/name","workers":w,"min":m,"max":M,
+ * "lastScaled":seconds,"gaveTo":"ns/other"}] ("gaveTo" only when set). */
 char *admit_waiting_json(const struct admit_note *notes, size_t n,
-                         const struct admit_skipped_list *skipped);
+                         const struct admit_skipped_list *skipped,
+                         const struct admit_running *running, size_t n_running);
 
 #endif

@@ -506,7 +506,8 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 }
 
 char *admit_waiting_json(const struct admit_note *notes, size_t n,
-                         const struct admit_skipped_list *skipped)
+                         const struct admit_skipped_list *skipped,
+                         const struct admit_running *running, size_t n_running)
 {
 	json_t *jobs = json_array();
 	for (size_t i = 0; jobs && i < n; i++)
@@ -525,6 +526,18 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
 			json_object_set_new(root, "nodesNotListed",
 			                    json_integer((json_int_t)skipped->unlisted));
 	}
+	json_t *run = root && n_running ? json_array() : NULL;
+	for (size_t i = 0; run && i < n_running; i++) {
+		const struct admit_running *j = &running[i];
+		json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:I}", "job", j->key, "workers", j->workers,
+		                      "min", j->min, "max", j->max, "lastScaled",
+		                      (json_int_t)j->last_scaled);
+		if (o && j->gave_to[0])
+			json_object_set_new(o, "gaveTo", json_string(j->gave_to));
+		json_array_append_new(run, o);
+	}
+	if (run)
+		json_object_set_new(root, "running", run);
 	char *out = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
 	return out;

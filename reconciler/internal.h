@@ -129,6 +129,8 @@ struct reconciler {
 	size_t ninflight, capinflight;
 	struct write_ctx *writes;
 	struct admit_skipped_list skipped; /* nodes the last round left out */
+	struct admit_running *running;     /* the last round's running jobs */
+	size_t nrunning;
 	struct owned *owned;               /* scratch for one pass (large) */
 	struct svc_seen *svcs;             /* the same */
 	struct event drain, tick;

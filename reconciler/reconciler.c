@@ -224,6 +224,7 @@ void reconciler_free(struct reconciler *r)
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);
+	free(r->running);
 	for (size_t i = 0; i < r->nscaling; i++)
 		free(r->scaling[i].value);
 	free(r->scaling);

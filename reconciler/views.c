@@ -29,13 +29,18 @@ char *reconciler_jobs_json(const struct reconciler *r)
 	struct admit_note *notes = calloc(n ? n : 1, sizeof(*notes));
 	if (!notes)
 		return NULL;
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		notes[i].key = r->waits[i].key;
-		notes[i].status =
+		if (!strncmp(r->waits[i].key, "scale:", 6))
+			continue; /* an ignored scale record, not a waiting job */
+		notes[k].key = r->waits[i].key;
+		notes[k].status =
 		    drake_admit_status_name((enum drake_admit_status)r->waits[i].status);
-		notes[i].why = r->waits[i].why;
+		notes[k].why = r->waits[i].why;
+		k++;
 	}
-	char *out = admit_waiting_json(notes, n, r ? &r->skipped : NULL);
+	char *out = admit_waiting_json(notes, k, r ? &r->skipped : NULL, r ? r->running : NULL,
+	                               r ? r->nrunning : 0);
 	free(notes);
 	return out;
 }

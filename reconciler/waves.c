@@ -316,6 +316,11 @@ void rec_admit_pass(struct reconciler *r)
 			held++;
 	}
 	note_skipped(r, &res.skipped);
+	free(r->running);
+	r->running = res.running;
+	r->nrunning = res.n_running;
+	res.running = NULL;
+	res.n_running = 0;
 	r->admit_at = res.next;
 	for (size_t i = 0; i < res.n_scales; i++)
 		apply_scale(r, &res.scales[i]);
