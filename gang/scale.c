@@ -307,6 +307,8 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 			continue;
 		}
 		drake_err e = drake_admit_one(&s->c, x, o->backfill, &avail);
+		if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
+			e = rejected(s, x, DRAKE_ELIMIT, x->why);
 		if (e)
 			return e;
 		if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && tries < o->shrink_tries) {

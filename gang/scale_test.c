@@ -629,6 +629,17 @@ static const struct scase cases[] = {
      .status = "WS",
      .next = 30,
      .check = small_backfills_onto_b},
+    {.name = "a job behind the held node that needs more than the other nodes waits, it is not "
+             "told it can never fit",
+     .cluster = "a:8:0 b:8:0",
+     .r = {{"min-a", 0, 0, 7, 7, 'a', "aaaaaaa", false},
+           {"min-b", 10, 10, 6, 6, 'b', "bbbbbb", false}},
+     .w = {{"big", 0, 8, 8, 0}, {"small", 5, 2, 2, 0}, {"wide", 6, 10, 10, 0}},
+     .now = 30,
+     .status = "WWW",
+     .next = 35,
+     .held = "big",
+     .check = says_why},
     /* 7. growth onto a new node only when the model says it pays */
     {.name = "with the default model an old job grows onto another node",
      .cluster = "a:8:6 b:8:0",
