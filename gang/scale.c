@@ -496,6 +496,16 @@ static double pays_at(const struct drake_running_job *r, const struct batch *b, 
 	return r->admitted + pause / frac;
 }
 
+/* A batch is worth it when it saves more than its pause, and from the
+ * time pays_at() names: there it saves exactly its pause (up to rounding),
+ * and a step at that time would otherwise neither grow the job nor name a
+ * later time to look again. */
+static bool pays(const struct step *s, size_t j, const struct batch *b)
+{
+	return b->k > 0 &&
+	       (b->saved > 0 || pays_at(&s->r[j], b, s->o->speed.rescale_pause) <= s->now);
+}
+
 static drake_err grow(struct step *s, double *next)
 {
 	int maxw = 0;
@@ -515,7 +525,7 @@ static drake_err grow(struct step *s, double *next)
 			continue;
 		struct batch b;
 		best_batch(s, j, nodes, &b);
-		if (b.k > 0 && b.saved > 0) {
+		if (pays(s, j, &b)) {
 			double gpus = (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
 			cand[nc++] = (struct grow_cand){j, (b.after / b.before - 1) / gpus};
 		} else {
@@ -531,7 +541,7 @@ static drake_err grow(struct step *s, double *next)
 		size_t j = cand[i].job;
 		struct batch b;
 		best_batch(s, j, nodes, &b); /* on what earlier jobs left */
-		if (b.k == 0 || b.saved <= 0)
+		if (!pays(s, j, &b))
 			continue;
 		struct work *w = &s->work[j];
 		for (int p = 0; !e && p < b.k; p++) {

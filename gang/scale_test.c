@@ -683,6 +683,25 @@ static const struct scase cases[] = {
      .next = INFINITY},
 };
 
+/* A step at the time a batch was said to pay grows it (else the job would
+ * sleep forever: the step names no later time). */
+static void a_batch_grows_at_the_time_it_was_said_to_pay(void **state)
+{
+	(void)state;
+	struct world x;
+	static const struct scase k = {.cluster = "a:8:0",
+	                               .r = {{"young", 0, 0, 1, 8, 'a', "aaaaaaa", false}}};
+	world_build(&x, &k);
+	world_step(&x, 61);
+	double t = x.st.next;
+	assert_true(t > 61 && t < INFINITY);
+	world_step(&x, t);
+	if (count(&x.st, DRAKE_ACT_GROW, 0) != 1)
+		print_step(&x);
+	assert_int_equal(count(&x.st, DRAKE_ACT_GROW, 0), 1);
+	world_free(&x);
+}
+
 /* 8. Same input, same decision: a step with shrinks, admissions and a
  * reservation, run twice on fresh entries. */
 static void the_same_input_gives_the_same_actions(void **state)
@@ -724,10 +743,12 @@ static void the_same_input_gives_the_same_actions(void **state)
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
 	for (size_t i = 0; i < n; i++)
 		tests[i] =
 		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest)cmocka_unit_test(the_same_input_gives_the_same_actions);
-	return _cmocka_run_group_tests("scale", tests, n + 1, NULL, NULL);
+	tests[n + 1] =
+	    (struct CMUnitTest)cmocka_unit_test(a_batch_grows_at_the_time_it_was_said_to_pay);
+	return _cmocka_run_group_tests("scale", tests, n + 2, NULL, NULL);
 }
