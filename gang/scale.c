@@ -34,7 +34,9 @@ struct work {
 };
 
 struct step {
-	struct drake_cluster c; /* the clone */
+	const struct drake_cluster *orig; /* the caller's snapshot: no node held */
+	struct drake_cluster c;           /* the clone */
+	const char *held_for;             /* the job nodes are held for, or NULL */
 	const struct drake_running_job *r;
 	size_t nr;
 	struct work *work;
@@ -62,6 +64,7 @@ static drake_err push(struct step *s, struct drake_action a)
 static drake_err step_init(struct step *s, const struct drake_cluster *c,
                            const struct drake_running_job *r, size_t nr)
 {
+	s->orig = c;
 	s->r = r;
 	s->nr = nr;
 	if (drake_cluster_clone(&s->c, c))
@@ -222,6 +225,38 @@ static drake_err reserve(struct step *s, const struct drake_gang_req *req, int *
 	return e;
 }
 
+/*
+ * The planner rejected x outright on the clone (e: DRAKE_ELIMIT or
+ * DRAKE_EINVAL; why says why). The clone counts the nodes held for a
+ * starving job as absent, so a job that can never fit there may still fit
+ * the caller's cluster: it then waits for the held nodes. Otherwise x is
+ * NEVER (or INVALID), as drake_admit_one would say had it planned x.
+ */
+static drake_err rejected(const struct step *s, struct drake_admission_entry *x, drake_err e,
+                          const char *why)
+{
+	char tmp[DRAKE_WHY_MAX];
+	if (e == DRAKE_ELIMIT && s->held_for) {
+		struct drake_plan p = {0};
+		drake_err e2 = drake_plan_gang(s->orig, &x->req, &p, tmp, sizeof(tmp));
+		drake_plan_release(&p);
+		if (e2 == DRAKE_ENOMEM)
+			return e2;
+		if (e2 != DRAKE_ELIMIT) {
+			x->status = DRAKE_ADMIT_WAITING;
+			snprintf(x->why, sizeof(x->why),
+			         "waiting: the nodes held for %.80s leave too little for it",
+			         s->held_for);
+			return DRAKE_OK;
+		}
+		why = tmp;
+	}
+	x->status = e == DRAKE_EINVAL ? DRAKE_ADMIT_INVALID : DRAKE_ADMIT_NEVER;
+	if (why != x->why)
+		snprintf(x->why, sizeof(x->why), "%s", why);
+	return DRAKE_OK;
+}
+
 /* Starts waiting entry x by shrinking running jobs, if an allowed set of
  * removals makes it fit; else says why in x->why. */
 static drake_err shrink_for(struct step *s, struct drake_admission_entry *x, int xi)
@@ -236,6 +271,10 @@ static drake_err shrink_for(struct step *s, struct drake_admission_entry *x, int
 		snprintf(x->why, sizeof(x->why), "waited %.0f s; %.160s", s->now - x->created, why);
 		return DRAKE_OK;
 	}
+	/* Admission's cheap check lets a job wait without planning it while
+	 * the cluster is busy; planned here, it may never fit at all. */
+	if (e == DRAKE_ELIMIT || e == DRAKE_EINVAL)
+		return rejected(s, x, e, why);
 	if (e)
 		return e;
 	e = apply_removals(s, ops, n_ops, xi);
@@ -268,6 +307,8 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 			continue;
 		}
 		drake_err e = drake_admit_one(&s->c, x, o->backfill, &avail);
+		if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
+			e = rejected(s, x, DRAKE_ELIMIT, x->why);
 		if (e)
 			return e;
 		if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && tries < o->shrink_tries) {
@@ -276,13 +317,14 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 				return e;
 			if (x->status == DRAKE_ADMIT_STARTED)
 				drake_cluster_free_sum(&s->c, &avail);
-			else if (out->reserved_for < 0) {
+			else if (x->status == DRAKE_ADMIT_WAITING && out->reserved_for < 0) {
 				int held;
 				if ((e = reserve(s, &x->req, &held)))
 					return e;
 				if (held > 0) {
 					out->reserved_for = (int)i;
 					out->reserved_nodes = held;
+					s->held_for = x->name ? x->name : "";
 					size_t l = strlen(x->why);
 					snprintf(x->why + l, sizeof(x->why) - l,
 					         "; %d node%s held for it", held,
@@ -455,6 +497,16 @@ static double pays_at(const struct drake_running_job *r, const struct batch *b, 
 	return r->admitted + pause / frac;
 }
 
+/* A batch is worth it when it saves more than its pause, and from the
+ * time pays_at() names: there it saves exactly its pause (up to rounding),
+ * and a step at that time would otherwise neither grow the job nor name a
+ * later time to look again. */
+static bool pays(const struct step *s, size_t j, const struct batch *b)
+{
+	return b->k > 0 &&
+	       (b->saved > 0 || pays_at(&s->r[j], b, s->o->speed.rescale_pause) <= s->now);
+}
+
 static drake_err grow(struct step *s, double *next)
 {
 	int maxw = 0;
@@ -474,7 +526,7 @@ static drake_err grow(struct step *s, double *next)
 			continue;
 		struct batch b;
 		best_batch(s, j, nodes, &b);
-		if (b.k > 0 && b.saved > 0) {
+		if (pays(s, j, &b)) {
 			double gpus =
 			    (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
 			cand[nc++] = (struct grow_cand){j, (b.after / b.before - 1) / gpus};
@@ -491,7 +543,7 @@ static drake_err grow(struct step *s, double *next)
 		size_t j = cand[i].job;
 		struct batch b;
 		best_batch(s, j, nodes, &b); /* on what earlier jobs left */
-		if (b.k == 0 || b.saved <= 0)
+		if (!pays(s, j, &b))
 			continue;
 		struct work *w = &s->work[j];
 		for (int p = 0; !e && p < b.k; p++) {

@@ -70,7 +70,8 @@ void drake_scale_defaults(struct drake_scale_opts *o);
 enum drake_act_kind { DRAKE_ACT_ADMIT, DRAKE_ACT_SHRINK, DRAKE_ACT_GROW };
 
 /* One action. Running jobs lose (SHRINK) or gain (GROW) one worker per
- * action; the actions of one job are adjacent. */
+ * action. A job may give workers to two starving jobs in one step: its
+ * SHRINK actions are then split by the first one's ADMIT. */
 struct drake_action {
 	enum drake_act_kind kind;
 	int job;     /* ADMIT: index of the waiting entry; else of the running job */

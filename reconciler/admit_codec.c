@@ -529,9 +529,9 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
 	json_t *run = root && n_running ? json_array() : NULL;
 	for (size_t i = 0; run && i < n_running; i++) {
 		const struct admit_running *j = &running[i];
-		json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:I}", "job", j->key, "workers", j->workers,
-		                      "min", j->min, "max", j->max, "lastScaled",
-		                      (json_int_t)j->last_scaled);
+		json_t *o =
+		    json_pack("{s:s,s:i,s:i,s:i,s:I}", "job", j->key, "workers", j->workers, "min",
+		              j->min, "max", j->max, "lastScaled", (json_int_t)j->last_scaled);
 		if (o && j->gave_to[0])
 			json_object_set_new(o, "gaveTo", json_string(j->gave_to));
 		json_array_append_new(run, o);

@@ -131,8 +131,8 @@ struct reconciler {
 	struct admit_skipped_list skipped; /* nodes the last round left out */
 	struct admit_running *running;     /* the last round's running jobs */
 	size_t nrunning;
-	struct owned *owned;               /* scratch for one pass (large) */
-	struct svc_seen *svcs;             /* the same */
+	struct owned *owned;   /* scratch for one pass (large) */
+	struct svc_seen *svcs; /* the same */
 	struct event drain, tick;
 	long long last_resync_ms;
 	long long last_requeue_ms;
