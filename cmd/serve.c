@@ -151,7 +151,9 @@ int serve_main(int argc, char **argv)
 	    {"tls-key", "DRAKE_TLS_KEY", FLAG_STRING, &o.srv.key_file, NULL,
 	     "private key of the serving certificate, PEM (required)"},
 	    {"client-ca", "DRAKE_CLIENT_CA", FLAG_STRING, &o.srv.client_ca_file, NULL,
-	     "CA bundle for client certificates; when set, clients must present one (mTLS)"},
+	     "CA bundle for client certificates (mTLS); when set, a certificate it does not verify "
+	     "fails the handshake, and every request but GET /healthz and /readyz needs a verified "
+	     "one (403 without)"},
 	    {"kubeconfig", "DRAKE_KUBECONFIG", FLAG_STRING, &o.kubeconfig, NULL,
 	     "kubeconfig for the API server; empty: in-cluster service account when in a pod"},
 	    {"api-qps", "DRAKE_API_QPS", FLAG_DOUBLE, &o.api_qps, "100",

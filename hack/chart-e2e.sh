@@ -184,6 +184,38 @@ else
   wait_for "drake ready" 60 chart-drake readyz "$work/pki" "$work/pki" 127.0.0.1
 fi
 ok "drake is ready with the chart's ServiceAccount token and flags"
+# The kubelet's probes as the chart renders them: HTTPS GETs with no client
+# certificate (and no check of drake's), answered under the chart's mTLS;
+# anything else without a certificate is refused.
+mapfile -t probes < <(python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Deployment" and d["metadata"]["name"] == "drake":
+        c = d["spec"]["template"]["spec"]["containers"][0]
+        for p in ("livenessProbe", "readinessProbe", "startupProbe"):
+            g = c[p]["httpGet"]
+            print(p, g["scheme"], g["path"])' "$work/manifest.yaml")
+nocert() { curl -sk -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
+if [ "${#probes[@]}" -eq 3 ]; then
+  for p in "${probes[@]}"; do
+    read -r pname scheme path <<<"$p"
+    code=$(nocert "${scheme,,}://127.0.0.1:$port$path" || true)
+    if [ "$scheme" = HTTPS ] && [ "$code" = 200 ]; then
+      ok "$pname: $scheme GET $path without a client certificate answers 200"
+    else
+      bad "$pname: $scheme GET $path without a client certificate answered ${code:-nothing}"
+    fi
+  done
+else
+  bad "the Deployment's probes are not three httpGet probes: ${probes[*]}"
+fi
+for req in "GET /metrics" "GET /v1/jobs" "POST /scheduler/filter"; do
+  body=()
+  [ "${req%% *}" = POST ] && body=(-d '{}')
+  code=$(nocert -X "${req%% *}" "${body[@]}" "https://127.0.0.1:$port${req#* }" || true)
+  if [ "$code" = 403 ]; then ok "$req without a client certificate: 403"; else
+    bad "$req without a client certificate answered ${code:-nothing}, not 403"; fi
+done
 
 sched=default-scheduler
 if [ "$mode" = secondScheduler ]; then
