@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "extender/server.h"
 #include "kube/client.h"
+#include "kube/object.h"
 #include "reconciler/reconciler.h"
 
 struct serve_opts {
@@ -30,6 +31,7 @@ struct serve_opts {
 	bool reconcile;
 	const char *cluster_domain;
 	const char *gang_resource;
+	const char *scheduler_name;
 	bool gang, strict_fifo;
 	size_t gang_max_unbound;
 };
@@ -205,6 +207,10 @@ int serve_main(int argc, char **argv)
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
+	    {"scheduler-name", "DRAKE_SCHEDULER_NAME", FLAG_STRING, &o.scheduler_name, NULL,
+	     "with --reconcile: spec.schedulerName of the pods created for TFJobs whose template "
+	     "names no scheduler (a template's own schedulerName is kept); empty: none is set, so "
+	     "the API server's default (default-scheduler) applies"},
 	};
 	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	enum flags_outcome outcome;
@@ -223,6 +229,11 @@ int serve_main(int argc, char **argv)
 	drake_log_set_level(level);
 	if (o.srv.port < 0 || o.srv.port > 65535) {
 		fprintf(stderr, "drake serve: --port must be 0..65535\n");
+		return 2;
+	}
+	if (o.scheduler_name && *o.scheduler_name && !kube_name_valid(o.scheduler_name)) {
+		/* else every pod create would be refused by the API server */
+		fprintf(stderr, "drake serve: --scheduler-name must be a DNS-1123 subdomain\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -247,7 +258,8 @@ int serve_main(int argc, char **argv)
 		                                .gang = o.gang,
 		                                .strict_fifo = o.strict_fifo,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
-		                                .gang_max_unbound = (long)o.gang_max_unbound};
+		                                .gang_max_unbound = (long)o.gang_max_unbound,
+		                                .scheduler_name = o.scheduler_name};
 		/* A client of its own, so the controller's bursts of creates never
 		 * hold up a gang's Bindings in the in-flight queue. */
 		sv.kube_ctl = sv.kube ? make_kube(sv.base, &o) : NULL;

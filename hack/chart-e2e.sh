@@ -16,10 +16,14 @@
 #      and a local kube-scheduler runs the KubeSchedulerConfiguration from
 #      the chart's ConfigMap (URL and file paths made local) with a token of
 #      the chart's scheduler ServiceAccount. extenderOnly: the cluster's
-#      kube-scheduler calls it as before.
-#   4. a TFJob gang (1 PS, 2 workers) is bound whole, every Binding posted
-#      by the chart's ServiceAccount (audit log); requests the chart does not
-#      grant (delete a node, list secrets, update a TFJob) are refused.
+#      kube-scheduler calls it as before. The Deployment's probes, made as
+#      the kubelet makes them (HTTPS, no client certificate), get 200; other
+#      requests without a client certificate get 403.
+#   4. a TFJob gang (1 PS, 2 workers) whose templates name no scheduler is
+#      bound whole, its pods carrying the mode's schedulerName, every
+#      Binding posted by the chart's ServiceAccount (audit log); requests the
+#      chart does not grant (delete a node, list secrets, update a TFJob)
+#      are refused.
 # Each check prints ok/FAIL; the last line is
 #   chart-e2e-second-scheduler|chart-e2e-extender-only: N passed, N failed
 set -euo pipefail
@@ -250,6 +254,9 @@ EOP
 fi
 
 # --- 4. a TFJob gang, bound whole ---------------------------------------------
+# The templates name no scheduler: in secondScheduler mode drake's controller
+# gives the pods the chart's (--scheduler-name), in extenderOnly mode they
+# keep the API server's default-scheduler.
 echo "chart e2e ($mode): a TFJob gang"
 k create namespace chart-e2e >/dev/null
 replica() {
@@ -259,7 +266,6 @@ replica() {
       restartPolicy: OnFailure
       template:
         spec:
-          schedulerName: $sched
           terminationGracePeriodSeconds: 0
           containers:
           - name: tensorflow
@@ -285,6 +291,13 @@ bound() {
 if wait_for "TFJob gang bound" 90 chart-drake bound; then :; fi
 k get pods -n chart-e2e -o wide --no-headers | sed 's/^/    /'
 if bound; then ok "TFJob gang: its PS and 2 workers are all bound"; else bad "TFJob gang not bound whole"; fi
+scheds=$(k get pods -n chart-e2e -l training.kubeflow.org/job-name=gang \
+  -o jsonpath='{range .items[*]}{.spec.schedulerName}{"\n"}{end}' | sort | uniq -c | sed 's/^ *//')
+if [ "$scheds" = "3 $sched" ]; then
+  ok "TFJob pods' schedulerName is $sched (templates name none)"
+else
+  bad "TFJob pods' schedulerName: ${scheds:-none} (want 3 $sched)"
+fi
 # who posted the Bindings (the audit policy records exactly pods/binding)
 by=$(python3 - "$cluster_dir/logs/audit.log" <<'EOP'
 import json, sys
