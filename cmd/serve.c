@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "extender/server.h"
 #include "kube/client.h"
+#include "kube/object.h"
 #include "reconciler/reconciler.h"
 
 struct serve_opts {
@@ -31,6 +32,7 @@ struct serve_opts {
 	bool reconcile;
 	const char *cluster_domain;
 	const char *gang_resource;
+	const char *scheduler_name;
 	bool gang, strict_fifo;
 	size_t gang_max_unbound;
 	struct scale_flag_vals scale;
@@ -153,7 +155,9 @@ int serve_main(int argc, char **argv)
 	    {"tls-key", "DRAKE_TLS_KEY", FLAG_STRING, &o.srv.key_file, NULL,
 	     "private key of the serving certificate, PEM (required)"},
 	    {"client-ca", "DRAKE_CLIENT_CA", FLAG_STRING, &o.srv.client_ca_file, NULL,
-	     "CA bundle for client certificates; when set, clients must present one (mTLS)"},
+	     "CA bundle for client certificates (mTLS); when set, a certificate it does not verify "
+	     "fails the handshake, and every request but GET /healthz and /readyz needs a verified "
+	     "one (403 without)"},
 	    {"kubeconfig", "DRAKE_KUBECONFIG", FLAG_STRING, &o.kubeconfig, NULL,
 	     "kubeconfig for the API server; empty: in-cluster service account when in a pod"},
 	    {"api-qps", "DRAKE_API_QPS", FLAG_DOUBLE, &o.api_qps, "100",
@@ -205,6 +209,10 @@ int serve_main(int argc, char **argv)
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
+	    {"scheduler-name", "DRAKE_SCHEDULER_NAME", FLAG_STRING, &o.scheduler_name, NULL,
+	     "with --reconcile: spec.schedulerName of the pods created for TFJobs whose template "
+	     "names no scheduler (a template's own schedulerName is kept); empty: none is set, so "
+	     "the API server's default (default-scheduler) applies"},
 	};
 	/* With --reconcile --gang: the scaling thresholds and speed model,
 	 * drake sim's table. */
@@ -235,6 +243,11 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "drake serve: --port must be 0..65535\n");
 		return 2;
 	}
+	if (o.scheduler_name && *o.scheduler_name && !kube_name_valid(o.scheduler_name)) {
+		/* else every pod create would be refused by the API server */
+		fprintf(stderr, "drake serve: --scheduler-name must be a DNS-1123 subdomain\n");
+		return 2;
+	}
 	signal(SIGPIPE, SIG_IGN);
 
 	struct serve sv = {0};
@@ -258,7 +271,8 @@ int serve_main(int argc, char **argv)
 		                                .strict_fifo = o.strict_fifo,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
-		                                .scale = &o.scale.opts};
+		                                .scale = &o.scale.opts,
+		                                .scheduler_name = o.scheduler_name};
 		/* A client of its own, so the controller's bursts of creates never
 		 * hold up a gang's Bindings in the in-flight queue. */
 		sv.kube_ctl = sv.kube ? make_kube(sv.base, &o) : NULL;

@@ -14,7 +14,7 @@ static const double bucket_le[METRICS_N_BUCKETS - 1] = {
 };
 
 /* Status codes drake answers with; anything else is counted as "other". */
-static const int codes[METRICS_N_CODES - 1] = {200, 400, 404, 405, 413, 500, 503, 504};
+static const int codes[METRICS_N_CODES - 1] = {200, 400, 403, 404, 405, 413, 500, 503, 504};
 
 const char *metrics_verb_name(enum ext_verb v)
 {

@@ -28,7 +28,7 @@ enum ext_verb {
 const char *metrics_verb_name(enum ext_verb v);
 
 #define METRICS_N_BUCKETS 17
-#define METRICS_N_CODES   9
+#define METRICS_N_CODES   10
 
 struct metrics {
 	uint64_t requests[VERB_COUNT][METRICS_N_CODES];

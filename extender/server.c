@@ -2,10 +2,11 @@
  * server.c - the HTTPS listener, routing, and the life of a request.
  *
  * Path of a request: evhttp reads it over a TLS bufferevent made in
- * on_new_connection(); on_request() wraps it in an ext_call, finds its route
- * and hands it to a verb; the verb answers through call_reply_*(), which
- * records metrics and frees the call. Calls not yet answered sit on
- * srv->calls, so shutdown can wait for them and answer stragglers.
+ * on_new_connection(); on_request() wraps it in an ext_call, finds its route,
+ * checks the client certificate when mTLS is on, and hands it to a verb; the
+ * verb answers through call_reply_*(), which records metrics and frees the
+ * call. Calls not yet answered sit on srv->calls, so shutdown can wait for
+ * them and answer stragglers.
  */
 #include "extender/server.h"
 
@@ -43,6 +44,7 @@ struct ext_server {
 	struct ext_server_config cfg;
 	char *prefix; /* normalised: "" or "/x" without a trailing slash */
 	char *cert_file, *key_file, *client_ca_file;
+	bool client_auth; /* a client CA is set: requests need a verified certificate */
 	struct kube_client *kube;
 	struct kube_informer *pods;
 	struct bind_service *binds;
@@ -69,22 +71,25 @@ static void on_readyz(struct ext_call *call);
 static void on_metrics(struct ext_call *call);
 static void on_jobs(struct ext_call *call);
 
-/* The route table: the four verbs live under the prefix, the rest at the root. */
+/* The route table: the four verbs live under the prefix, the rest at the root.
+ * A probe route answers a GET without a client certificate under mTLS: the
+ * kubelet presents none, and liveness and readiness reveal nothing else. */
 static const struct route {
 	const char *path;
 	bool prefixed;
 	enum evhttp_cmd_type method;
 	enum ext_verb verb;
+	bool probe;
 	void (*handle)(struct ext_call *);
 } routes[] = {
-    {"/filter", true, EVHTTP_REQ_POST, VERB_FILTER, verb_filter},
-    {"/prioritize", true, EVHTTP_REQ_POST, VERB_PRIORITIZE, verb_prioritize},
-    {"/bind", true, EVHTTP_REQ_POST, VERB_BIND, verb_bind},
-    {"/preempt", true, EVHTTP_REQ_POST, VERB_PREEMPT, verb_preempt},
-    {"/healthz", false, EVHTTP_REQ_GET, VERB_HEALTHZ, on_healthz},
-    {"/readyz", false, EVHTTP_REQ_GET, VERB_READYZ, on_readyz},
-    {"/metrics", false, EVHTTP_REQ_GET, VERB_METRICS, on_metrics},
-    {"/v1/jobs", false, EVHTTP_REQ_GET, VERB_OTHER, on_jobs},
+    {"/filter", true, EVHTTP_REQ_POST, VERB_FILTER, false, verb_filter},
+    {"/prioritize", true, EVHTTP_REQ_POST, VERB_PRIORITIZE, false, verb_prioritize},
+    {"/bind", true, EVHTTP_REQ_POST, VERB_BIND, false, verb_bind},
+    {"/preempt", true, EVHTTP_REQ_POST, VERB_PREEMPT, false, verb_preempt},
+    {"/healthz", false, EVHTTP_REQ_GET, VERB_HEALTHZ, true, on_healthz},
+    {"/readyz", false, EVHTTP_REQ_GET, VERB_READYZ, true, on_readyz},
+    {"/metrics", false, EVHTTP_REQ_GET, VERB_METRICS, false, on_metrics},
+    {"/v1/jobs", false, EVHTTP_REQ_GET, VERB_OTHER, false, on_jobs},
 };
 
 void ext_server_config_default(struct ext_server_config *cfg)
@@ -113,6 +118,7 @@ static const char *reason_phrase(int code)
 	switch (code) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 413: return "Payload Too Large";
@@ -336,6 +342,16 @@ static const struct route *find_route(const struct ext_server *s, const char *pa
 	return NULL;
 }
 
+/* Whether the request's connection presented a client certificate that
+ * verified against the client CA. A connection without TLS state (the
+ * refuse_all fallback) has none. */
+static bool client_verified(struct evhttp_request *req)
+{
+	struct evhttp_connection *conn = evhttp_request_get_connection(req);
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	return bev && tls_client_verified(bufferevent_openssl_get_ssl(bev));
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct ext_server *s = arg;
@@ -357,12 +373,24 @@ static void on_request(struct evhttp_request *req, void *arg)
 		path = "/";
 	bool known;
 	const struct route *r = find_route(s, path, &known);
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	if (r)
+		call->verb = r->verb;
+	/* Under mTLS a client without a verified certificate gets only the
+	 * probes; anything else, unknown paths too, is refused before routing,
+	 * so it learns nothing and changes nothing. 403, not 401: there is no
+	 * WWW-Authenticate challenge for a TLS client certificate. */
+	if (s->client_auth && !(r && r->probe && (m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD)) &&
+	    !client_verified(req)) {
+		call_reply_error(call, 403,
+		                 "a client certificate signed by drake's client CA is required "
+		                 "(without one, only GET /healthz and /readyz are answered)");
+		return;
+	}
 	if (!r) {
 		call_reply_error(call, 404, "no such path: %.200s", path);
 		return;
 	}
-	call->verb = r->verb;
-	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	if (m != r->method && !(m == EVHTTP_REQ_HEAD && r->method == EVHTTP_REQ_GET)) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
 		                  r->method == EVHTTP_REQ_POST ? "POST" : "GET, HEAD");
@@ -463,12 +491,14 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	s->cert_file = dup_or_null(cfg->cert_file);
 	s->key_file = dup_or_null(cfg->key_file);
 	s->client_ca_file = dup_or_null(cfg->client_ca_file);
+	/* From the flag, not the copy: a failed strdup must not turn mTLS off. */
+	s->client_auth = cfg->client_ca_file && *cfg->client_ca_file;
 	s->cfg.cert_file = s->cert_file;
 	s->cfg.key_file = s->key_file;
 	s->cfg.client_ca_file = s->client_ca_file;
 	s->cfg.prefix = s->prefix;
 	s->cfg.address = NULL; /* not kept; only used below */
-	if (!s->prefix) {
+	if (!s->prefix || (s->client_auth && !s->client_ca_file)) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		goto fail;
 	}

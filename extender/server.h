@@ -1,7 +1,10 @@
 /*
  * server.h - drake's HTTPS server: one evhttp on the caller's event_base,
  * TLS through libevent's OpenSSL bufferevents, routes under a prefix for the
- * four extender verbs plus /healthz, /readyz and /metrics.
+ * four extender verbs plus /healthz, /readyz, /metrics and /v1/jobs. With a
+ * client CA (mTLS), every request needs a verified client certificate except
+ * GET /healthz and GET /readyz, which the kubelet's probes make without one;
+ * the others get 403.
  *
  * Every request is answered exactly once, including requests held open (a
  * bind waiting on the API server or, later, on its gang) when the server
@@ -27,7 +30,7 @@ struct ext_server_config {
 	const char *prefix;  /* e.g. "/scheduler"; "" or "/" for none */
 	const char *cert_file;
 	const char *key_file;
-	const char *client_ca_file; /* NULL or "": no client certificate required */
+	const char *client_ca_file; /* NULL or "": no client certificate asked for */
 	size_t max_body;            /* request bodies above this get 413 */
 	size_t max_headers;         /* request header block limit */
 	double request_timeout;     /* seconds a connection may take to send a request */

@@ -1,8 +1,11 @@
 /*
  * tls.h - the OpenSSL server context for drake's HTTPS endpoint: TLS 1.2+,
  * ALPN that picks http/1.1 and never h2 (libevent's evhttp speaks HTTP/1.1
- * only; Go clients fall back cleanly), an optional client CA that makes a
- * client certificate mandatory (mTLS).
+ * only; Go clients fall back cleanly), an optional client CA (mTLS): every
+ * client is asked for a certificate, one that does not verify against the CA
+ * fails the handshake, and a client that sends none is let in so that the
+ * server can answer it per path (the kubelet's probes have no certificate;
+ * everything else needs one, see server.c).
  *
  * Ownership: tls_context_new() returns a context with one reference, the
  * caller's; SSL objects made from it hold their own, so a reload may drop the
@@ -12,6 +15,7 @@
 #define DRAKE_EXTENDER_TLS_H
 
 #include <openssl/ssl.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/err.h"
@@ -24,5 +28,9 @@ struct tls_files {
 
 drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *msg,
                           size_t msglen) DRAKE_MUST_CHECK;
+
+/* True when the connection's client presented a certificate and it verified
+ * against the client CA. False for NULL (no TLS) and for no certificate. */
+bool tls_client_verified(const SSL *ssl);
 
 #endif

@@ -59,11 +59,16 @@ kinds second CustomResourceDefinition ServiceAccount ClusterRole ClusterRoleBind
   ConfigMap Service Deployment PodDisruptionBudget Secret
 has second 'image: "registry.k8s.io/kube-scheduler:v1.31.4"' "kube-scheduler tag from the cluster version"
 has second 'schedulerName: drake-scheduler' "profile drake-scheduler"
+has second '^        - --scheduler-name=drake-scheduler$' "drake gives TFJob pods schedulerName drake-scheduler"
 has second 'httpTimeout: 30s' "httpTimeout 30s"
 has second 'name: system:volume-scheduler' "binds system:volume-scheduler"
 has second 'name: extension-apiserver-authentication-reader' "binds the authentication reader"
 hasnt second 'managedResources' "simple mode: no managedResources"
 has second 'readOnlyRootFilesystem: true' "read-only root"
+has second '^        - --client-ca=' "mTLS by default: drake gets --client-ca"
+has second 'path: /healthz' "mTLS: HTTPS liveness and startup probes on /healthz"
+has second 'path: /readyz' "mTLS: HTTPS readiness probe on /readyz"
+hasnt second 'tcpSocket' "mTLS: no TCP probes"
 has second 'helm.sh/resource-policy: keep' "CRD kept on uninstall"
 render second-gang --set gangOnly=true
 has second-gang '- name: drake.dev/gang' "managedResources drake.dev/gang"
@@ -72,6 +77,10 @@ has second-gang '- --gang-resource=drake.dev/gang' "drake gets --gang-resource"
 render extender --set mode=extenderOnly
 hasnt extender '^kind: ConfigMap$' "no second scheduler"
 hasnt extender 'kube-scheduler:' "no kube-scheduler image"
+hasnt extender '--scheduler-name' "extenderOnly: pods keep their template's schedulerName"
+render other-name --set scheduler.name=gpu-gang
+has other-name '^        - --scheduler-name=gpu-gang$' "drake's --scheduler-name follows scheduler.name"
+has other-name 'schedulerName: gpu-gang' "the profile follows scheduler.name"
 render extender-gang --set mode=extenderOnly,gangOnly=true
 render plain-tls --set tls.clientAuth=false
 has plain-tls 'path: /readyz' "HTTPS readiness probe on /readyz"
@@ -109,6 +118,8 @@ refused "an unknown flag" --set flags.gangBindTimeot=5s
 refused "a flag the chart sets" --set flags.address=0.0.0.0
 refused "an unknown tls source" --set tls.source=vault
 refused "a port out of range" --set service.port=70000
+refused "a scheduler name that is no DNS-1123 subdomain" --set scheduler.name=Drake_Scheduler
+refused "a flag the chart sets (schedulerName)" --set flags.schedulerName=x
 
 echo "chart: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

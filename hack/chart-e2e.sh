@@ -16,10 +16,14 @@
 #      and a local kube-scheduler runs the KubeSchedulerConfiguration from
 #      the chart's ConfigMap (URL and file paths made local) with a token of
 #      the chart's scheduler ServiceAccount. extenderOnly: the cluster's
-#      kube-scheduler calls it as before.
-#   4. a TFJob gang (1 PS, 2 workers) is bound whole, every Binding posted
-#      by the chart's ServiceAccount (audit log); requests the chart does not
-#      grant (delete a node, list secrets, update a TFJob) are refused.
+#      kube-scheduler calls it as before. The Deployment's probes, made as
+#      the kubelet makes them (HTTPS, no client certificate), get 200; other
+#      requests without a client certificate get 403.
+#   4. a TFJob gang (1 PS, 2 workers) whose templates name no scheduler is
+#      bound whole, its pods carrying the mode's schedulerName, every
+#      Binding posted by the chart's ServiceAccount (audit log); requests the
+#      chart does not grant (delete a node, list secrets, update a TFJob)
+#      are refused.
 # Each check prints ok/FAIL; the last line is
 #   chart-e2e-second-scheduler|chart-e2e-extender-only: N passed, N failed
 set -euo pipefail
@@ -184,6 +188,38 @@ else
   wait_for "drake ready" 60 chart-drake readyz "$work/pki" "$work/pki" 127.0.0.1
 fi
 ok "drake is ready with the chart's ServiceAccount token and flags"
+# The kubelet's probes as the chart renders them: HTTPS GETs with no client
+# certificate (and no check of drake's), answered under the chart's mTLS;
+# anything else without a certificate is refused.
+mapfile -t probes < <(python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Deployment" and d["metadata"]["name"] == "drake":
+        c = d["spec"]["template"]["spec"]["containers"][0]
+        for p in ("livenessProbe", "readinessProbe", "startupProbe"):
+            g = c[p]["httpGet"]
+            print(p, g["scheme"], g["path"])' "$work/manifest.yaml")
+nocert() { curl -sk -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
+if [ "${#probes[@]}" -eq 3 ]; then
+  for p in "${probes[@]}"; do
+    read -r pname scheme path <<<"$p"
+    code=$(nocert "${scheme,,}://127.0.0.1:$port$path" || true)
+    if [ "$scheme" = HTTPS ] && [ "$code" = 200 ]; then
+      ok "$pname: $scheme GET $path without a client certificate answers 200"
+    else
+      bad "$pname: $scheme GET $path without a client certificate answered ${code:-nothing}"
+    fi
+  done
+else
+  bad "the Deployment's probes are not three httpGet probes: ${probes[*]}"
+fi
+for req in "GET /metrics" "GET /v1/jobs" "POST /scheduler/filter"; do
+  body=()
+  [ "${req%% *}" = POST ] && body=(-d '{}')
+  code=$(nocert -X "${req%% *}" "${body[@]}" "https://127.0.0.1:$port${req#* }" || true)
+  if [ "$code" = 403 ]; then ok "$req without a client certificate: 403"; else
+    bad "$req without a client certificate answered ${code:-nothing}, not 403"; fi
+done
 
 sched=default-scheduler
 if [ "$mode" = secondScheduler ]; then
@@ -218,6 +254,9 @@ EOP
 fi
 
 # --- 4. a TFJob gang, bound whole ---------------------------------------------
+# The templates name no scheduler: in secondScheduler mode drake's controller
+# gives the pods the chart's (--scheduler-name), in extenderOnly mode they
+# keep the API server's default-scheduler.
 echo "chart e2e ($mode): a TFJob gang"
 k create namespace chart-e2e >/dev/null
 replica() {
@@ -227,7 +266,6 @@ replica() {
       restartPolicy: OnFailure
       template:
         spec:
-          schedulerName: $sched
           terminationGracePeriodSeconds: 0
           containers:
           - name: tensorflow
@@ -253,6 +291,13 @@ bound() {
 if wait_for "TFJob gang bound" 90 chart-drake bound; then :; fi
 k get pods -n chart-e2e -o wide --no-headers | sed 's/^/    /'
 if bound; then ok "TFJob gang: its PS and 2 workers are all bound"; else bad "TFJob gang not bound whole"; fi
+scheds=$(k get pods -n chart-e2e -l training.kubeflow.org/job-name=gang \
+  -o jsonpath='{range .items[*]}{.spec.schedulerName}{"\n"}{end}' | sort | uniq -c | sed 's/^ *//')
+if [ "$scheds" = "3 $sched" ]; then
+  ok "TFJob pods' schedulerName is $sched (templates name none)"
+else
+  bad "TFJob pods' schedulerName: ${scheds:-none} (want 3 $sched)"
+fi
 # who posted the Bindings (the audit policy records exactly pods/binding)
 by=$(python3 - "$cluster_dir/logs/audit.log" <<'EOP'
 import json, sys

@@ -91,8 +91,21 @@ static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, in
 	return 0;
 }
 
+/* A scheduler the template names is the user's choice and stays (as
+ * Kubeflow's training-operator keeps it over its gang scheduler); only a
+ * template that names none (absent, null, "") gets drake's. */
+static void set_scheduler(json_t *spec, const char *scheduler_name)
+{
+	if (!scheduler_name || !*scheduler_name)
+		return;
+	const char *own = json_string_value(json_object_get(spec, "schedulerName"));
+	if (own && *own)
+		return;
+	json_object_set_new(spec, "schedulerName", json_string(scheduler_name));
+}
+
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
-                  const char *gang_resource, char *msg, size_t msglen)
+                  const char *gang_resource, const char *scheduler_name, char *msg, size_t msglen)
 {
 	char name[TF_SERVICE_NAME_MAX + 1];
 	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK || !job->rs[t].tmpl) {
@@ -141,6 +154,7 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const cha
 	                                                             : "Never"));
 	json_array_append_new(array_or_new(spec, "schedulingGates"),
 	                      json_pack("{s:s}", "name", TF_GANG_GATE));
+	set_scheduler(spec, scheduler_name);
 	size_t i;
 	json_t *c;
 	int rc = 0;

@@ -21,9 +21,12 @@ struct json_t;
 
 /* gang_resource, when not NULL, is requested (1) by the tensorflow container
  * so that, in gang-only mode, kube-scheduler sends only gang pods to drake
- * (a managedResources entry with ignoredByScheduler). */
+ * (a managedResources entry with ignoredByScheduler). scheduler_name, when
+ * neither NULL nor "", becomes spec.schedulerName unless the template names
+ * a scheduler of its own (any non-empty name, default-scheduler too), which
+ * is kept. */
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
-                  const char *gang_resource, char *msg, size_t msglen);
+                  const char *gang_resource, const char *scheduler_name, char *msg, size_t msglen);
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
 /* Index of drake's scheduling gate (TF_GANG_GATE) in the pod's
  * spec.schedulingGates, or -1 when it has none. */

@@ -46,6 +46,11 @@ struct reconciler_options {
 	 * Tests pass their own, so deadlines need no real-time waits. */
 	double (*clock)(void *arg);
 	void *clock_arg;
+	/* drake serve --scheduler-name: spec.schedulerName of every pod the
+	 * controller creates whose template names no scheduler (a template's
+	 * own is kept); see tf_pod_json. NULL or "": templates as they are.
+	 * Borrowed, not copied: it must outlive the reconciler. */
+	const char *scheduler_name;
 };
 
 struct drake_scale_opts;

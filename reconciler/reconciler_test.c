@@ -450,6 +450,27 @@ static void test_a_template_cannot_forge_drakes_plan(void **state)
 	assert_non_null(strstr(e->bodies, "Worker drake.dev/planned-node, Worker drake.dev/gang"));
 }
 
+/* drake serve --scheduler-name reaches every pod the controller creates,
+ * except where the template names a scheduler of its own. */
+static void test_pods_get_the_scheduler_name_unless_their_template_names_one(void **state)
+{
+	struct env *e = *state;
+	e->jobs = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+	          "\"name\":\"job1\",\"namespace\":\"default\",\"uid\":\"uid-job1\","
+	          "\"resourceVersion\":\"3\"},\"spec\":{\"tfReplicaSpecs\":{\"PS\":{"
+	          "\"replicas\":1,\"template\":" TMPL "},\"Worker\":{\"replicas\":2,"
+	          "\"template\":{\"spec\":{\"schedulerName\":\"volcano\",\"containers\":[{"
+	          "\"name\":\"tensorflow\",\"image\":\"tf\"}]}}}}}}";
+	struct reconciler_options ro = {.requeue_ms = 30000, .scheduler_name = "drake-scheduler"};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+	run(e, 7); /* 3 services, 3 pods, status */
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods\n"), 3);
+	assert_int_equal(count(e->bodies, "\"schedulerName\":\"drake-scheduler\""), 1); /* PS */
+	assert_int_equal(count(e->bodies, "\"schedulerName\":\"volcano\""), 2); /* workers */
+}
+
 #define POD_PATCH "PATCH /api/v1/namespaces/default/pods/"
 
 static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before(void **state)
@@ -833,6 +854,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_fresh_job_gets_services_and_gated_pods),
 	    T(test_a_template_cannot_forge_drakes_plan),
+	    T(test_pods_get_the_scheduler_name_unless_their_template_names_one),
 	    T(test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not),
 	    T(test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers),
 	    T(test_gated_pods_of_started_replicas_are_ungated),

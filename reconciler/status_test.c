@@ -157,7 +157,7 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	struct tfjob j = job(1, 2, 4, TF_RESTART_EXIT_CODE);
 	j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
 	char msg[128];
-	char *s = tf_pod_json(&j, TF_WORKER, 0, NULL, "drake.dev/gang", msg, sizeof(msg));
+	char *s = tf_pod_json(&j, TF_WORKER, 0, NULL, "drake.dev/gang", NULL, msg, sizeof(msg));
 	assert_non_null(s);
 	json_t *p = load(s);
 	free(s);
@@ -220,6 +220,47 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	assert_null(tf_pod_ungate_patch(p));
 	json_decref(p);
 	json_decref(tmpl);
+}
+
+/* --scheduler-name fills in a scheduler only where the template names none. */
+static void test_pod_gets_the_scheduler_name_unless_its_template_names_one(void **state)
+{
+	const struct {
+		const char *name, *tmpl_spec, *flag, *want; /* want NULL: no schedulerName */
+	} cases[] = {
+	    {"a template without one gets the flag's", "{}", "drake-scheduler", "drake-scheduler"},
+	    {"an empty one counts as none", "{\"schedulerName\":\"\"}", "drake-scheduler",
+	     "drake-scheduler"},
+	    {"a null one counts as none", "{\"schedulerName\":null}", "drake-scheduler",
+	     "drake-scheduler"},
+	    {"the template's own name is kept", "{\"schedulerName\":\"volcano\"}",
+	     "drake-scheduler", "volcano"},
+	    {"default-scheduler named in the template is kept",
+	     "{\"schedulerName\":\"default-scheduler\"}", "drake-scheduler", "default-scheduler"},
+	    {"no flag leaves a template without one alone", "{}", NULL, NULL},
+	    {"an empty flag leaves a template without one alone", "{}", "", NULL},
+	    {"no flag keeps the template's", "{\"schedulerName\":\"volcano\"}", NULL, "volcano"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *tmpl = json_pack("{s:o}", "spec", load(cases[i].tmpl_spec));
+		json_t *before = json_deep_copy(tmpl);
+		struct tfjob j = job(1, 1, 1, TF_RESTART_NEVER);
+		j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
+		char msg[128];
+		char *s = tf_pod_json(&j, TF_PS, 0, NULL, NULL, cases[i].flag, msg, sizeof(msg));
+		assert_non_null(s);
+		json_t *p = load(s);
+		free(s);
+		const char *got =
+		    json_string_value(json_object_get(json_object_get(p, "spec"), "schedulerName"));
+		if (cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL)
+			fail_msg("%s: schedulerName %s, want %s", cases[i].name,
+			         got ? got : "(none)", cases[i].want ? cases[i].want : "(none)");
+		assert_true(json_equal(tmpl, before)); /* the cached template is not modified */
+		json_decref(p);
+		json_decref(before);
+		json_decref(tmpl);
+	}
 }
 
 static void test_service_is_headless_and_selects_its_replica(void **state)
@@ -363,6 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_failed_pod_already_deleting_is_not_deleted_again),
 	    cmocka_unit_test(test_backoff_limit_and_deadline_fail_the_job),
 	    cmocka_unit_test(test_pod_has_labels_owner_gate_port_and_tf_config),
+	    cmocka_unit_test(test_pod_gets_the_scheduler_name_unless_its_template_names_one),
 	    cmocka_unit_test(test_service_is_headless_and_selects_its_replica),
 	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),
 	    cmocka_unit_test(test_invalid_patch_is_written_once),

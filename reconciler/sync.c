@@ -103,7 +103,8 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 				struct kube_resource res = {
 				    .version = "v1", .plural = "pods", .ns = job->ns};
 				char *body = tf_pod_json(job, (enum tf_rtype)t, i, r->domain,
-				                         r->gang_resource, msg, sizeof(msg));
+				                         r->gang_resource, r->opts.scheduler_name,
+				                         msg, sizeof(msg));
 				if (!body)
 					log_warn("reconciler_pod_build", "job=%s/%s err=%s",
 					         job->ns, job->name, msg);

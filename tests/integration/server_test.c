@@ -1,8 +1,9 @@
 /*
  * server_test.c - the real drake binary on a loopback port, spoken to over
  * TLS and mTLS with libcurl (and raw OpenSSL where curl is too polite):
- * every route, every bad-input case, certificate reload on SIGHUP, and
- * SIGTERM with a bind in flight.
+ * every route, every bad-input case, what a client without a certificate
+ * gets under mTLS, certificate reload on SIGHUP, and SIGTERM with a bind in
+ * flight.
  *
  * DRAKE_BIN names the binary (the Makefile sets it). Certificates come from
  * hack/gen-certs.sh under build/itest/. Every drake started here is stopped
@@ -201,21 +202,75 @@ static void test_http2_is_not_negotiated(void **state)
 	curl_easy_cleanup(h);
 }
 
-static void test_clients_without_a_trusted_certificate_are_refused(void **state)
+static const struct tls none = {CERTS "/ca.crt", NULL, NULL, 0};
+
+/* Under mTLS a certificate that does not verify, or TLS below 1.2, fails
+ * the handshake: no HTTP answer at all, even on the probes' paths. */
+static void test_clients_with_an_untrusted_certificate_fail_the_handshake(void **state)
 {
-	const struct tls none = {CERTS "/ca.crt", NULL, NULL, 0};
 	const struct tls rogue = {CERTS "/ca.crt", CERTS "/rogue.crt", CERTS "/rogue.key", 0};
 	const struct tls old = {CERTS "/ca.crt", CERTS "/client.crt", CERTS "/client.key",
 	                        CURL_SSLVERSION_TLSv1_0 | CURL_SSLVERSION_MAX_TLSv1_1};
 	struct resp r;
-	request(g.port, "GET", "/healthz", NULL, &none, &r);
-	assert_int_not_equal(r.rc, CURLE_OK);
 	request(g.port, "GET", "/healthz", NULL, &rogue, &r);
 	assert_int_not_equal(r.rc, CURLE_OK);
+	assert_int_equal(r.code, 0);
+	request(g.port, "POST", "/scheduler/filter", "{}", &rogue, &r);
+	assert_int_not_equal(r.rc, CURLE_OK);
+	assert_int_equal(r.code, 0);
 	request(g.port, "GET", "/healthz", NULL, &old, &r);
 	assert_int_not_equal(r.rc, CURLE_OK);
+	assert_int_equal(r.code, 0);
 	request(g.port, "GET", "/healthz", NULL, &good, &r);
 	assert_int_equal(r.code, 200);
+}
+
+/* A client without a certificate (the kubelet's probes) completes the
+ * handshake and gets GET /healthz and /readyz; every other request, on any
+ * path and with any method, is refused with 403 and counted. */
+static void test_a_client_without_a_certificate_gets_only_the_probes(void **state)
+{
+	const struct {
+		const char *method, *path, *body;
+		long code;
+	} cases[] = {
+	    {"GET", "/healthz", NULL, 200},
+	    {"GET", "/readyz", NULL, 200},
+	    {"HEAD", "/healthz", NULL, 200},
+	    {"POST", "/scheduler/filter",
+	     "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}", 403},
+	    {"POST", "/scheduler/prioritize", "{}", 403},
+	    {"POST", "/scheduler/bind", "{}", 403},
+	    {"POST", "/scheduler/preempt", "{}", 403},
+	    {"GET", "/metrics", NULL, 403},
+	    {"GET", "/v1/jobs", NULL, 403},
+	    {"POST", "/healthz", "{}", 403}, /* not a GET: not a probe */
+	    {"GET", "/nope", NULL, 403},     /* refused before routing: no 404 */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct resp r;
+		CURL *h = curl_easy_init();
+		setup_easy(h, g.port, cases[i].method, cases[i].path, cases[i].body,
+		           cases[i].body ? strlen(cases[i].body) : 0, &none, &r);
+		if (!strcmp(cases[i].method, "HEAD"))
+			curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+		r.rc = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.code);
+		curl_easy_cleanup(h);
+		bool ok = r.rc == CURLE_OK && r.code == cases[i].code;
+		if (ok && cases[i].code == 403)
+			ok = strstr(r.body, "{\"Error\":\"a client certificate signed by drake's "
+			                    "client CA is required") != NULL;
+		if (!ok)
+			fail_msg("case %zu %s %s without a certificate: got rc=%d %ld %s; want %ld",
+			         i, cases[i].method, cases[i].path, r.rc, r.code, r.body,
+			         cases[i].code);
+	}
+	struct resp r;
+	request(g.port, "GET", "/metrics", NULL, &good, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body, "drake_requests_total{verb=\"filter\",code=\"403\"} 1\n"));
+	assert_non_null(strstr(r.body, "drake_requests_total{verb=\"metrics\",code=\"403\"} 1\n"));
 }
 
 static int tcp_connect(int port)
@@ -484,6 +539,35 @@ static void test_bind_reports_the_api_servers_own_message(void **state)
 	assert_int_equal(stop_drake(&d), 0);
 }
 
+/* A bind from a client without a certificate never reaches the API server. */
+static void test_a_bind_without_a_client_certificate_posts_nothing(void **state)
+{
+	struct hold h = {201, "{\"kind\":\"Status\",\"status\":\"Success\"}"};
+	struct fake_api api;
+	fake_api_start(&api, on_api, &h);
+	fake_api_kubeconfig(&api, DIR "/fake-api-nocert.kubeconfig");
+	struct drake d;
+	start_drake(&d, "nocert", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
+	            "--kubeconfig", DIR "/fake-api-nocert.kubeconfig", NULL);
+	wait_healthy(&d, &none);
+	CURLM *m = curl_multi_init();
+	CURL *hd = curl_easy_init();
+	struct resp r;
+	char *body = slurp("tests/golden/bind.request.json");
+	setup_easy(hd, d.port, "POST", "/scheduler/bind", body, strlen(body), &none, &r);
+	curl_multi_add_handle(m, hd);
+	assert_true(fake_api_finish(&api, m, 10));
+	curl_easy_getinfo(hd, CURLINFO_RESPONSE_CODE, &r.code);
+	assert_int_equal(r.code, 403);
+	assert_int_equal(api.n_reqs, 0); /* not even the pod was read */
+	curl_multi_remove_handle(m, hd);
+	curl_easy_cleanup(hd);
+	curl_multi_cleanup(m);
+	fake_api_stop(&api);
+	free(body);
+	assert_int_equal(stop_drake(&d), 0);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -496,7 +580,9 @@ int main(void)
 	    cmocka_unit_test(test_a_body_over_the_limit_gets_413),
 	    cmocka_unit_test(test_keep_alive_reuses_the_connection),
 	    cmocka_unit_test(test_http2_is_not_negotiated),
-	    cmocka_unit_test(test_clients_without_a_trusted_certificate_are_refused),
+	    cmocka_unit_test(test_clients_with_an_untrusted_certificate_fail_the_handshake),
+	    cmocka_unit_test(test_a_client_without_a_certificate_gets_only_the_probes),
+	    cmocka_unit_test(test_a_bind_without_a_client_certificate_posts_nothing),
 	    cmocka_unit_test(test_plain_http_on_the_tls_port_is_refused),
 	    cmocka_unit_test(test_a_stalled_client_is_timed_out_without_affecting_others),
 	    cmocka_unit_test(test_sighup_reloads_certificates_without_dropping_the_listener),
