@@ -614,9 +614,14 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 			}
 		}
 	}
-	if (!e && !someone_waits(w, nw) && room_to_grow(&s)) {
-		/* This step's own actions restart the idle timer. */
-		double since = s.n_act ? now : last_action(r, nr);
+	if (!e && s.n_act && !someone_waits(w, nw)) {
+		/* This step's own actions restart the idle timer; a job it
+		 * admitted is not among r yet, so look again then whatever r
+		 * holds. */
+		if (now + o->idle_after < out->next)
+			out->next = now + o->idle_after;
+	} else if (!e && !someone_waits(w, nw) && room_to_grow(&s)) {
+		double since = last_action(r, nr);
 		if (now - since >= o->idle_after)
 			e = grow(&s, &out->next);
 		else if (since + o->idle_after < out->next)

@@ -6,12 +6,5 @@ SIM_ARGS ?=
 
 .PHONY: bench-sim
 
-bench-sim: $(DRAKE) ## replay the ITP, gang and Alibaba-node traces through default/dragon/drake
-	@mkdir -p $(SIM_OUT)
-	$(DRAKE) sim --trace $(TRACES)/knavigator_gang53.csv --out $(SIM_OUT) --tag gang53 \
-		--progress=false $(SIM_ARGS)
-	$(DRAKE) sim --trace $(TRACES)/ms_itp_cluster03.csv --out $(SIM_OUT) --tag itp512 \
-		--progress=false $(SIM_ARGS)
-	$(DRAKE) sim --trace $(TRACES)/ms_itp_cluster03.csv \
-		--nodes-file $(TRACES)/alibaba2023_openb_nodes.csv --time-scale 0.1 \
-		--out $(SIM_OUT) --tag itp-alibaba --progress=false $(SIM_ARGS)
+bench-sim: $(DRAKE) ## drake / dragon (and default) on the gang, ITP (time scale 0.5, 1, 2) and Alibaba-node traces
+	@hack/bench-sim.sh $(DRAKE) $(TRACES) $(SIM_OUT) $(SIM_ARGS)

@@ -47,6 +47,8 @@ struct candidate {
 	unsigned char member[TF_MAX_REPLICAS]; /* its worker indexes that are members */
 	int n_members;
 	struct tf_scale scale; /* drake.dev/scale when present and valid */
+	int strays[8];         /* placed workers the record does not list */
+	int n_strays;
 	char scale_why[DRAKE_WHY_MAX];
 	struct drake_admission_entry entry;
 };
@@ -178,6 +180,16 @@ static bool waiting_indexes(const struct kube_cache *pods, const struct tfjob *j
 	return true;
 }
 
+/* Worker i is placed and neither Succeeded nor Failed. */
+static bool placed_live(const struct kube_cache *pods, const struct tfjob *job, int i)
+{
+	char name[254];
+	if (tf_replica_name(job, TF_WORKER, i, name, sizeof(name)) != DRAKE_OK)
+		return false;
+	const char *phase = kube_obj_str(kube_cache_get(pods, job->ns, name), "status.phase");
+	return !phase || (strcmp(phase, "Succeeded") && strcmp(phase, "Failed"));
+}
+
 /* Workers the wave that admitted the job holds: its gang size less its PS
  * and chief, read from any placed member; -1 when none is placed. */
 static int admitted_workers(const struct kube_cache *pods, const struct tfjob *job,
@@ -284,6 +296,10 @@ static bool collect(struct json_t *obj, void *arg)
 	 * running job, which scaling may change. */
 	cd->repair = waiting > 0 && waiting < total;
 	cd->steady = waiting == 0;
+	for (int i = 0; cd->scale.present && i < cd->job.max_instances && cd->n_strays < 8; i++)
+		if (!cd->member[i] && pod_state(x->pods, &cd->job, TF_WORKER, i) == POD_PLACED &&
+		    placed_live(x->pods, &cd->job, i))
+			cd->strays[cd->n_strays++] = i;
 	if (cd->repair || cd->steady)
 		current_wave(x->pods, &cd->job, &e->req, cd->gang, sizeof(cd->gang),
 		             &cd->gang_size);
@@ -710,6 +726,37 @@ static drake_err scale_records(const struct kube_cache *pods, const struct drake
 	return e;
 }
 
+/* Workers still running that their job's record no longer lists. */
+static drake_err stray_records(const struct collect_ctx *x, struct admit_result *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < x->n; i++)
+		n += x->cand[i].n_strays > 0;
+	if (n == 0)
+		return DRAKE_OK;
+	struct admit_scale *p = realloc(out->scales, (out->n_scales + n) * sizeof(*p));
+	if (!p)
+		return DRAKE_ENOMEM;
+	out->scales = p;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct candidate *cd = &x->cand[i];
+		if (!cd->n_strays)
+			continue;
+		struct admit_scale *sc = &out->scales[out->n_scales++];
+		memset(sc, 0, sizeof(*sc));
+		snprintf(sc->ns, sizeof(sc->ns), "%s", cd->job.ns);
+		snprintf(sc->job, sizeof(sc->job), "%s", cd->job.name);
+		snprintf(sc->uid, sizeof(sc->uid), "%s", cd->job.uid);
+		if (!(sc->pods = calloc((size_t)cd->n_strays, sizeof(*sc->pods))))
+			return DRAKE_ENOMEM;
+		for (int k = cd->n_strays; k-- > 0;) /* highest index first */
+			if (tf_replica_name(&cd->job, TF_WORKER, cd->strays[k], sc->pods[sc->n],
+			                    sizeof(sc->pods[0])) == DRAKE_OK)
+				sc->n++;
+	}
+	return DRAKE_OK;
+}
+
 /* New jobs and steady running ones go through gang/'s decision step. */
 static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster *c,
                             struct collect_ctx *x, const struct admit_options *opts,
@@ -762,6 +809,8 @@ static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster 
 	}
 	if (!err)
 		err = scale_records(pods, c, &vs, &st, e, now, out);
+	if (!err)
+		err = stray_records(x, out);
 	if (!err)
 		out->next = st.next;
 	drake_step_release(&st);

@@ -90,7 +90,10 @@ void admit_skipped_release(struct admit_skipped_list *l);
 /* A running job's new size (gang/scale.h decided it): the drake.dev/scale
  * record to write on its TFJob, and for a scale-down the worker pods to
  * delete once it is written. Added workers need nothing more: as members
- * that wait, the next round ungates them on the nodes the record names. */
+ * that wait, the next round ungates them on the nodes the record names.
+ * Without a record (patch NULL): workers of a job the record already on
+ * its TFJob no longer lists, still running because their deletion was lost
+ * (drake restarted after writing it): only deleted. */
 struct admit_scale {
 	char ns[64], job[254], uid[64];
 	bool grow;

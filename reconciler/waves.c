@@ -139,19 +139,21 @@ static bool scale_settling(struct reconciler *r)
  * replacements come back gated and, not being members, stay so. */
 static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 {
-	if (!sc->patch || !sc->value)
+	if (sc->patch && !sc->value)
 		return;
-	struct pending_scale *p = realloc(r->scaling, (r->nscaling + 1) * sizeof(*p));
-	if (!p)
-		return; /* nothing written: the next round decides again */
-	r->scaling = p;
-	p = &r->scaling[r->nscaling++];
-	memset(p, 0, sizeof(*p));
-	snprintf(p->ns, sizeof(p->ns), "%s", sc->ns);
-	snprintf(p->job, sizeof(p->job), "%s", sc->job);
-	p->value = sc->value;
-	sc->value = NULL;
-	p->sent_ms = rec_now_ms(r);
+	if (sc->patch) {
+		struct pending_scale *p = realloc(r->scaling, (r->nscaling + 1) * sizeof(*p));
+		if (!p)
+			return; /* nothing written: the next round decides again */
+		r->scaling = p;
+		p = &r->scaling[r->nscaling++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->ns, sizeof(p->ns), "%s", sc->ns);
+		snprintf(p->job, sizeof(p->job), "%s", sc->job);
+		p->value = sc->value;
+		sc->value = NULL;
+		p->sent_ms = rec_now_ms(r);
+	}
 	struct tfjob job;
 	memset(&job, 0, sizeof(job));
 	snprintf(job.ns, sizeof(job.ns), "%s", sc->ns);
@@ -159,7 +161,8 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 	snprintf(job.uid, sizeof(job.uid), "%s", sc->uid);
 	struct kube_resource res;
 	rec_job_res(&job, NULL, &res);
-	rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
+	if (sc->patch)
+		rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
 	for (int i = 0; !sc->grow && i < sc->n; i++) {
 		struct json_t *pod = kube_informer_get(r->pods, sc->ns, sc->pods[i]);
 		struct kube_meta m;
@@ -167,6 +170,11 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 			continue;
 		rec_pod_res(&job, sc->pods[i], &res);
 		rec_write(r, &job, OP_DELETE, &res, NULL, m.uid, "scale down");
+	}
+	if (!sc->patch) {
+		log_warn("scale_strays_deleted", "job=%s/%s workers=%d first=%s", sc->ns, sc->job,
+		         sc->n, sc->n ? sc->pods[0] : "");
+		return;
 	}
 	rec_event(r, &job, "Normal", sc->grow ? "ScaledUp" : "ScaledDown", sc->why);
 	log_info(sc->grow ? "job_scaled_up" : "job_scaled_down", "job=%s/%s workers=%d why=\"%s\"",

@@ -1,0 +1,192 @@
+/* admit_scale_test.c - scaling in admission rounds: a running job's members
+ * come from drake.dev/scale, a starving job's round returns the record and
+ * the pods to delete, a grown job's record names where its new workers go
+ * and the next round puts them there, and a record that does not fit its
+ * job is ignored with why. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube/cache.h"
+#include "reconciler/admit.h"
+#include "reconciler/admit_testutil.h"
+
+/* A DRAGON-layout TFJob with replicas workers (1 GPU each) between min and
+ * max, and optionally a drake.dev/scale record (a JSON string). */
+static void elastic(struct world *w, const char *name, const char *created, int replicas, int min,
+                    int max, const char *record)
+{
+	json_t *o = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s},s:{s:i,s:i,s:{s:{s:i,s:{s:{s:[{s:s,s:s,s:{s:{s:s,s:s}}}]}}},"
+	    "s:{s:i,s:{s:{s:[{s:s,s:s,s:{s:{s:s,s:s,s:s}}}]}}}}}}",
+	    "apiVersion", "kubeflow.org/v1", "kind", "TFJob", "metadata", "name", name, "namespace",
+	    "ml", "uid", "", "resourceVersion", "1", "creationTimestamp", created, "spec",
+	    "min-instances", min, "max-instances", max, "tfReplicaSpecs", "PS", "replicas", 1,
+	    "template", "spec", "containers", "name", "tensorflow", "image", "tf", "resources",
+	    "limits", "cpu", "1", "memory", "1Gi", "Worker", "replicas", replicas, "template", "spec",
+	    "containers", "name", "tensorflow", "image", "tf", "resources", "limits", "cpu", "1",
+	    "memory", "1Gi", "nvidia.com/gpu", "1");
+	assert_non_null(o);
+	char uid[64];
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	json_object_set_new(json_object_get(o, "metadata"), "uid", json_string(uid));
+	if (record)
+		json_object_set_new(json_object_get(o, "metadata"), "annotations",
+		                    json_pack("{s:s}", "drake.dev/scale", record));
+	char *text = json_dumps(o, JSON_COMPACT);
+	put(&w->jobs, text);
+	free(text);
+	json_decref(o);
+}
+
+/* A running job: its PS and workers [0, placed) on node, in one wave of
+ * 1 + placed pods; workers [placed, max) gated. */
+static void running(struct world *w, const char *name, int placed, int max, const char *node)
+{
+	pod_in(w, name, "ps", 0, 0, node, node, 1 + placed);
+	for (int i = 0; i < max; i++)
+		if (i < placed)
+			pod_in(w, name, "worker", i, 1, node, node, 1 + placed);
+		else
+			pod(w, name, "worker", i, 1, NULL, NULL);
+}
+
+static const struct admit_scale *scale_of(const struct admit_result *r, const char *job)
+{
+	for (size_t i = 0; i < r->n_scales; i++)
+		if (!strcmp(r->scales[i].job, job))
+			return &r->scales[i];
+	return NULL;
+}
+
+static void test_a_starving_job_gets_workers_highest_index_first_and_the_record_says_so(void **s)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 6, 2, 6, NULL);
+	running(&w, "run", 6, 6, "gpu-a"); /* 6 of 8 GPUs */
+	/* created long before now: starving; needs 4 GPUs, 2 are free */
+	elastic(&w, "late", "2023-11-14T22:10:00Z", 4, 4, 4, NULL);
+	for (int i = 0; i < 4; i++)
+		pod(&w, "late", "worker", i, 1, NULL, NULL);
+	pod(&w, "late", "ps", 0, 0, NULL, NULL);
+	struct admit_result res;
+	round_of(&w, true, &res);
+	const struct admit_scale *sc = scale_of(&res, "run");
+	assert_non_null(sc);
+	assert_false(sc->grow);
+	assert_int_equal(sc->n, 2);
+	assert_string_equal(sc->pods[0], "run-worker-5");
+	assert_string_equal(sc->pods[1], "run-worker-4");
+	assert_non_null(strstr(sc->value, "\"for\":\"ml/late\""));
+	assert_non_null(strstr(sc->value, "\"workers\":[0,1,2,3]"));
+	assert_non_null(strstr(sc->patch, "drake.dev/scale"));
+	assert_non_null(strstr(sc->why, "gave 2 workers to ml/late"));
+	/* and late starts in the same round, on the GPUs given */
+	assert_int_equal(res.n_waves, 1);
+	assert_string_equal(res.waves[0].job, "late");
+	assert_string_equal(res.waves[0].pods[0].node, "gpu-a");
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_the_record_decides_members_gated_others_wait_and_strays_go(void **s)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	/* admitted with 3 workers, then shrunk to [0,1]; worker 2's deletion
+	 * was lost, worker 3 never joined */
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 3, 1, 4, "{\"workers\":[0,1],\"at\":1700000000}");
+	running(&w, "run", 3, 4, "gpu-a");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 0); /* worker 3 is no member: not repaired */
+	const struct admit_scale *sc = scale_of(&res, "run");
+	assert_non_null(sc);
+	assert_null(sc->patch); /* only a deletion */
+	assert_int_equal(sc->n, 1);
+	assert_string_equal(sc->pods[0], "run-worker-2");
+	assert_int_equal(res.n_running, 1);
+	assert_int_equal(res.running[0].workers, 2);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_growth_records_where_then_the_next_round_puts_them_there(void **s)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	node(&w, "gpu-b", 8);
+	/* admitted at 1 (its wave id), long idle: grows into gpu-a's room */
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 2, 1, 4, NULL);
+	running(&w, "run", 2, 4, "gpu-a");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	const struct admit_scale *sc = scale_of(&res, "run");
+	assert_non_null(sc);
+	assert_true(sc->grow);
+	assert_int_equal(sc->n, 2);
+	assert_non_null(strstr(sc->value, "\"workers\":[0,1,2,3]"));
+	assert_non_null(strstr(sc->value, "\"place\":{\"2\":\"gpu-a\",\"3\":\"gpu-a\"}"));
+	assert_int_equal(res.n_waves, 0);
+	admit_result_release(&res);
+	/* a record that placed them on gpu-b lands (the planner alone would
+	 * pick gpu-a, beside the PS): the members that wait are ungated where
+	 * it says, joining the job's wave, now of 5 */
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 2, 1, 4,
+	        "{\"at\":1700000000,\"place\":{\"2\":\"gpu-b\",\"3\":\"gpu-b\"},"
+	        "\"workers\":[0,1,2,3]}");
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_waves, 1);
+	assert_string_equal(res.waves[0].gang, "uid-run.1");
+	assert_int_equal(res.waves[0].size, 5);
+	assert_int_equal(res.waves[0].n_pods, 2);
+	assert_string_equal(res.waves[0].pods[0].name, "run-worker-2");
+	assert_string_equal(res.waves[0].pods[0].node, "gpu-b");
+	assert_string_equal(res.waves[0].pods[1].node, "gpu-b");
+	assert_null(scale_of(&res, "run")); /* it just grew: no new decision */
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+static void test_a_record_that_does_not_fit_is_ignored_with_why(void **s)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	/* forged: lists worker 9 of a job of at most 4 */
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 2, 1, 4, "{\"workers\":[0,1,9]}");
+	running(&w, "run", 2, 4, "gpu-a");
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_ignored, 1);
+	assert_string_equal(res.ignored[0].job, "run");
+	assert_non_null(strstr(res.ignored[0].why, "below max-instances"));
+	/* without it the job's members are its wave's: 2 running, not 3 */
+	assert_int_equal(res.n_running, 1);
+	assert_int_equal(res.running[0].workers, 2);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(
+	        test_a_starving_job_gets_workers_highest_index_first_and_the_record_says_so),
+	    cmocka_unit_test(test_the_record_decides_members_gated_others_wait_and_strays_go),
+	    cmocka_unit_test(test_growth_records_where_then_the_next_round_puts_them_there),
+	    cmocka_unit_test(test_a_record_that_does_not_fit_is_ignored_with_why),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
