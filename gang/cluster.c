@@ -105,12 +105,6 @@ void drake_cluster_free(const struct drake_cluster *c, size_t i, struct drake_re
 			out->ext[k] = 0;
 }
 
-void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *out)
-{
-	*out = c->alloc_total;
-	drake_res_sub(out, &c->used_total);
-}
-
 void drake_cluster_free_sum(const struct drake_cluster *c, struct drake_res *out)
 {
 	drake_res_zero(out);

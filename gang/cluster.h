@@ -63,10 +63,9 @@ int drake_cluster_find(const struct drake_cluster *c, const char *name);
 /* What is left on node i: alloc - used, never below zero. */
 void drake_cluster_free(const struct drake_cluster *c, size_t i, struct drake_res *out);
 
-/* Free resources summed over schedulable nodes. */
-void drake_cluster_free_total(const struct drake_cluster *c, struct drake_res *out);
-/* The same, but each node's free clamped at zero first, so an overcommitted
- * node takes nothing from the others: an upper bound on what a plan can use. */
+/* Free resources summed over schedulable nodes, each node's free clamped
+ * at zero first, so an overcommitted node takes nothing from the others:
+ * an upper bound on what a plan can use. */
 void drake_cluster_free_sum(const struct drake_cluster *c, struct drake_res *out);
 
 /* Charges (count > 0) or refunds (count < 0) count copies of req on node i. */

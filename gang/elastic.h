@@ -1,5 +1,5 @@
 /*
- * elastic.h - drake's elastic scaling rules for running gangs.
+ * elastic.h - drake's starvation shrink for running gangs.
  *
  * Starvation shrink: a job that has waited past the threshold may take
  * workers from running jobs, down to each one's min, never a PS and never
@@ -8,17 +8,16 @@
  * first). Nothing is taken unless the whole starving job, PS included, then
  * fits; and workers that turn out not to be needed are given back before
  * answering, so the fewest are removed.
+ *
  * Jobs are passed in admission order: ties of the victim order (admission
  * times are whole seconds on a cluster; progress may be unknown, negative)
  * are broken by that order, reversed except for oldest-first. So with no
  * progress known, least-progress takes from the newest job first.
  *
- * Idle grow: free capacity goes to running jobs toward max workers, oldest
- * job first, new workers on the PS's node, then on nodes the job already
- * uses, and only if allowed on new nodes (which would spread the job).
+ * Growth is gang/scale.h's (by modelled gain).
  *
  * Pure: reads the snapshot (a private clone is made and freed inside). The
- * op arrays and the plan returned belong to the caller: free(ops) and
+ * op array and the plan returned belong to the caller: free(ops) and
  * drake_plan_release(plan).
  */
 #ifndef DRAKE_GANG_ELASTIC_H
@@ -49,7 +48,7 @@ struct drake_running_job {
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job
- * `job` on `node` (grow; slot is -1). */
+ * `job` on `node` (slot -1: DRAGON's ScaleUp). */
 struct drake_scale_op {
 	int job;
 	int slot;
@@ -67,10 +66,6 @@ struct drake_shrink_opts {
 	bool lonely_first;
 };
 
-struct drake_grow_opts {
-	bool new_nodes; /* may grow a job onto nodes it does not use yet */
-};
-
 /* Parses "newest", "oldest", "least-progress". */
 drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out) DRAKE_MUST_CHECK;
 const char *drake_victim_order_name(enum drake_victim_order o);
@@ -86,10 +81,5 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
                            const struct drake_shrink_opts *o, struct drake_scale_op **ops,
                            size_t *n_ops, struct drake_plan *plan, char *why,
                            size_t len) DRAKE_MUST_CHECK;
-
-/* Workers to add now; *ops may come back empty (NULL, 0). */
-drake_err drake_grow(const struct drake_cluster *c, const struct drake_running_job *jobs, size_t n,
-                     const struct drake_grow_opts *o, struct drake_scale_op **ops,
-                     size_t *n_ops) DRAKE_MUST_CHECK;
 
 #endif

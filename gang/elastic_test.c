@@ -1,5 +1,5 @@
-/* elastic_test.c - starvation shrink and idle grow (drake's rules), and
- * DRAGON's originals beside them. */
+/* elastic_test.c - starvation shrink (drake's rule; growth is gang/scale.c's,
+ * tested in scale_test.c), and DRAGON's originals beside it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,48 +109,6 @@ static void shrink_removes_only_what_the_starving_job_needs(void **state)
 	drake_cluster_release(&cl);
 }
 
-static void grow_adds_beside_the_ps_and_stops_at_max(void **state)
-{
-	(void)state;
-	struct drake_cluster cl;
-	assert_int_equal(cluster_from(&cl, "a:8:0 b:8:0"), 0);
-	struct drake_gang_req g = gpu_job(1, 1, 2);
-	static const int ps[] = {1}, w[] = {1, 1};
-	struct drake_running_job j = {"j", 1, 0, 1, 4, g.ps, g.worker, 1, ps, 2, w};
-	drake_cluster_charge(&cl, 1, &g.ps, 1);
-	drake_cluster_charge(&cl, 1, &g.worker, 2);
-	struct drake_grow_opts o = {true};
-	struct drake_scale_op *ops;
-	size_t n;
-	assert_int_equal(drake_grow(&cl, &j, 1, &o, &ops, &n), DRAKE_OK);
-	assert_int_equal(n, 2);
-	assert_int_equal(ops[0].node, 1);
-	assert_int_equal(ops[1].node, 1);
-	free(ops);
-	drake_cluster_release(&cl);
-}
-
-static void grow_does_not_spread_a_job_unless_allowed(void **state)
-{
-	(void)state;
-	struct drake_cluster cl;
-	assert_int_equal(cluster_from(&cl, "a:8:0 b:8:8"), 0);
-	struct drake_gang_req g = gpu_job(1, 1, 1);
-	static const int ps[] = {1}, w[] = {1};
-	struct drake_running_job j = {"j", 1, 0, 1, 4, g.ps, g.worker, 1, ps, 1, w};
-	struct drake_grow_opts o = {false};
-	struct drake_scale_op *ops;
-	size_t n;
-	assert_int_equal(drake_grow(&cl, &j, 1, &o, &ops, &n), DRAKE_OK);
-	assert_int_equal(n, 0);
-	o.new_nodes = true;
-	assert_int_equal(drake_grow(&cl, &j, 1, &o, &ops, &n), DRAKE_OK);
-	assert_int_equal(n, 3);
-	assert_int_equal(ops[0].node, 0);
-	free(ops);
-	drake_cluster_release(&cl);
-}
-
 static void dragon_first_fit_takes_the_first_node_in_its_order(void **state)
 {
 	(void)state;
@@ -214,8 +172,6 @@ int main(void)
 	    cmocka_unit_test(shrink_takes_lonely_workers_first_and_never_worker_zero),
 	    cmocka_unit_test(shrink_never_goes_below_min_and_removes_nothing_when_hopeless),
 	    cmocka_unit_test(shrink_removes_only_what_the_starving_job_needs),
-	    cmocka_unit_test(grow_adds_beside_the_ps_and_stops_at_max),
-	    cmocka_unit_test(grow_does_not_spread_a_job_unless_allowed),
 	    cmocka_unit_test(dragon_first_fit_takes_the_first_node_in_its_order),
 	    cmocka_unit_test(dragon_scale_down_counts_only_min_workers_not_the_ps),
 	    cmocka_unit_test(dragon_scale_up_never_exceeds_max),
