@@ -34,9 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int t = 0; t < TF_NTYPES; t++) {
 			int n = tf_replica_slots(&job, (enum tf_rtype)t);
 			for (int i = 0; i < n && i < 3; i++) {
-				char *pod = tf_pod_json(
-				    &job, (enum tf_rtype)t, i, NULL, i ? NULL : "drake.dev/gang",
-				    i ? NULL : "drake-scheduler", msg, sizeof(msg));
+				struct tf_pod_opts po = {
+				    NULL, i ? NULL : "drake.dev/gang", i ? NULL : "drake-scheduler",
+				    i ? NULL : "https://drake:8443/v1/progress"};
+				char *pod =
+				    tf_pod_json(&job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
 				char *svc = tf_service_json(&job, (enum tf_rtype)t, i);
 				char *cfg =
 				    tf_config_json(&job, (enum tf_rtype)t, i, "example.org");

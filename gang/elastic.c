@@ -36,7 +36,7 @@ const char *drake_victim_order_name(enum drake_victim_order o)
 }
 
 struct cand {
-	int job, slot, lonely;
+	int job, slot, slow, lonely;
 	double key; /* smaller is taken first */
 	int tie;    /* then smaller: the jobs' order, reversed for newest first */
 };
@@ -44,6 +44,8 @@ struct cand {
 static int cmp_cand(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
+	if (x->slow != y->slow)
+		return y->slow - x->slow;
 	if (x->lonely != y->lonely)
 		return y->lonely - x->lonely;
 	if (x->key != y->key)
@@ -104,7 +106,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 		int home = home_node(r);
 		for (int s = 1; s < r->n_workers; s++)
 			cand[nc++] = (struct cand){
-			    (int)j, s, o->lonely_first && r->worker_node[s] != home,
+			    (int)j, s, r->slow, o->lonely_first && r->worker_node[s] != home,
 			    victim_key(r, o->order),
 			    /* jobs come in admission order; times tie at the second */
 			    o->order == DRAKE_VICTIM_OLDEST_FIRST ? (int)j : -(int)j};

@@ -5,9 +5,10 @@
  * workers from running jobs, down to each one's min, never a PS and never
  * worker 0, "lonely" workers (not on their PS's node) first, then in the
  * victim order chosen (newest admitted, oldest admitted, or least progress
- * first). Nothing is taken unless the whole starving job, PS included, then
- * fits; and workers that turn out not to be needed are given back before
- * answering, so the fewest are removed.
+ * first), a job whose progress is slowing or converged before any other
+ * (SpeCon: slow-growing jobs yield first). Nothing is taken unless the whole starving job, PS
+ * included, then fits; and workers that turn out not to be needed are given back before answering,
+ * so the fewest are removed.
  *
  * Jobs are passed in admission order: ties of the victim order (admission
  * times are whole seconds on a cluster; progress may be unknown, negative)
@@ -45,6 +46,7 @@ struct drake_running_job {
 	const int *worker_node;
 	double last_scaled;   /* its latest change of size (admitted if none) */
 	bool gave_to_waiting; /* shrunk for a job that still waits: not grown */
+	bool slow;            /* its progress is slowing or converged: gives first, never grows */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

@@ -484,7 +484,8 @@ static int by_value(const void *a, const void *b)
 
 static bool growable(const struct step *s, size_t j)
 {
-	return !s->r[j].gave_to_waiting && s->work[j].n < s->r[j].max_workers && s->work[j].n > 0;
+	return !s->r[j].gave_to_waiting && !s->r[j].slow && s->work[j].n < s->r[j].max_workers &&
+	       s->work[j].n > 0;
 }
 
 /* When a batch that does not pay yet will, as the job ages (its expected

@@ -23,8 +23,8 @@
  *  4. Growth, only when nothing else happened for idle_after (the newest
  *     admission or scaling of any running job), nobody waits who could ever
  *     fit, and the job did not just give workers to a job that still
- *     waits. For each job, the batch of k new workers (1 <= k <= max - w;
- *     on its PS's node, then on nodes it uses, then on the node with most
+ *     waits, nor reports its progress slowing or converged. For each job, the batch of k new
+ * workers (1 <= k <= max - w; on its PS's node, then on nodes it uses, then on the node with most
  *     room) that maximises its modelled speed T (gang/speed.h) is worth it
  *     when
  *

@@ -28,6 +28,7 @@
 #include "gang/vgpu.h"
 #include "kube/cache.h"
 #include "kube/object.h"
+#include "reconciler/migration.h"
 #include "reconciler/scale.h"
 #include "reconciler/tfjob.h"
 
@@ -47,6 +48,7 @@ struct candidate {
 	unsigned char member[TF_MAX_REPLICAS]; /* its worker indexes that are members */
 	int n_members;
 	struct tf_scale scale; /* drake.dev/scale when present and valid */
+	struct tf_move move;   /* drake.dev/migrations' move in flight, if any */
 	int strays[8];         /* placed workers the record does not list */
 	int n_strays;
 	char scale_why[DRAKE_WHY_MAX];
@@ -276,6 +278,10 @@ static bool collect(struct json_t *obj, void *arg)
 		return true;
 	}
 	members(x, obj, cd);
+	struct tf_migrations mg;
+	char mwhy[DRAKE_WHY_MAX];
+	if (tf_migrations_decode(obj, &cd->job, &mg, mwhy, sizeof(mwhy)) == DRAKE_OK)
+		cd->move = mg.moving;
 	bool complete = waiting_indexes(x->pods, &cd->job, TF_PS, e->req.n_ps, NULL, &cd->ps_idx,
 	                                &cd->n_ps_idx) &&
 	                waiting_indexes(x->pods, &cd->job, TF_CHIEF, e->req.n_chief, NULL,
@@ -410,42 +416,75 @@ static drake_err add_wave(struct admit_result *out, size_t cap, const struct dra
 	return e;
 }
 
-/* Workers a scale-up added wait with the node it chose for each
- * (drake.dev/scale's place): they go there while those nodes still have
- * room. ESTATE when any waiting member has no such node or room (the
- * planner then decides), or when a PS or chief waits too. */
-static drake_err planned_growth(struct drake_cluster *c, const struct candidate *cd,
-                                const struct drake_gang_req *req, struct drake_plan *plan)
+/* The node recorded for a waiting member: where a migration in flight
+ * moves it, or (a worker) where the scale-up that added it chose. */
+static const char *hinted_node(const struct candidate *cd, enum tf_rtype t, int index)
+{
+	if (cd->move.active && cd->move.type == t && cd->move.index == index && cd->move.to[0])
+		return cd->move.to;
+	return t == TF_WORKER ? tf_scale_place(&cd->scale, index) : NULL;
+}
+
+/* One waiting member onto its hinted node if it has room there (charged
+ * to c as it goes; -1 when not). */
+static int hinted(struct drake_cluster *c, const struct candidate *cd, enum tf_rtype t, int index,
+                  const struct drake_res *req)
+{
+	const char *name = hinted_node(cd, t, index);
+	int node = name ? drake_cluster_find(c, name) : -1;
+	struct drake_res f;
+	if (node >= 0)
+		drake_cluster_free(c, (size_t)node, &f);
+	if (node < 0 || !c->nodes[node].schedulable || !drake_res_fits(req, &f))
+		return -1;
+	drake_cluster_charge(c, (size_t)node, req, 1);
+	return node;
+}
+
+/* Members that wait with a node recorded for each (a scale-up's place, a
+ * migration's target) go there while those nodes still have room.
+ * ESTATE when any waiting member has no such node or room (the planner
+ * then decides), or when a member shares a GPU (its vGPU is the planner's). */
+static drake_err planned_hints(struct drake_cluster *c, const struct candidate *cd,
+                               const struct drake_gang_req *req, struct drake_plan *plan)
 {
 	*plan = (struct drake_plan){0};
-	if (req->n_ps || req->n_chief || !cd->n_w_idx || !cd->scale.n_place ||
-	    req->worker_share.milli)
+	if ((!cd->scale.n_place && !cd->move.active) || req->worker_share.milli ||
+	    req->ps_share.milli || req->chief_share.milli)
 		return DRAKE_ESTATE;
-	plan->worker_node = malloc((size_t)cd->n_w_idx * sizeof(int));
-	if (!plan->worker_node)
-		return DRAKE_ENOMEM;
-	drake_err e = DRAKE_OK;
-	for (int k = 0; k < cd->n_w_idx && !e; k++) {
-		const char *name = tf_scale_place(&cd->scale, cd->w_idx[k]);
-		int node = name ? drake_cluster_find(c, name) : -1;
-		struct drake_res f;
-		if (node >= 0)
-			drake_cluster_free(c, (size_t)node, &f);
-		if (node < 0 || !c->nodes[node].schedulable || !drake_res_fits(&req->worker, &f)) {
-			e = DRAKE_ESTATE;
-			break;
-		}
-		drake_cluster_charge(c, (size_t)node, &req->worker, 1);
-		plan->worker_node[plan->n_workers++] = node;
-	}
-	for (int k = 0; k < plan->n_workers; k++) /* the caller charges the plan */
-		drake_cluster_charge(c, (size_t)plan->worker_node[k], &req->worker, -1);
-	if (e)
+	plan->ps_node = malloc((size_t)(req->n_ps + 1) * sizeof(int));
+	plan->worker_node = malloc((size_t)(req->want_workers + 1) * sizeof(int));
+	if (!plan->ps_node || !plan->worker_node) {
 		drake_plan_release(plan);
-	else
-		plan->nodes_spanned =
-		    drake_plan_count_nodes(NULL, 0, plan->worker_node, plan->n_workers);
-	return e;
+		return DRAKE_ENOMEM;
+	}
+	bool ok = true;
+	for (int k = 0; ok && k < req->n_ps; k++)
+		ok = (plan->ps_node[plan->n_ps++] =
+		          hinted(c, cd, TF_PS, cd->ps_idx[k], &req->ps)) >= 0;
+	if (ok && req->n_chief) {
+		plan->n_chief = 1;
+		ok = (plan->chief_node = hinted(c, cd, TF_CHIEF, cd->c_idx[0], &req->chief)) >= 0;
+	}
+	for (int k = 0; ok && k < req->want_workers; k++)
+		ok = (plan->worker_node[plan->n_workers++] =
+		          hinted(c, cd, TF_WORKER, cd->w_idx[k], &req->worker)) >= 0;
+	/* give back what was charged: the caller charges the plan */
+	for (int k = 0; k < plan->n_ps; k++)
+		if (plan->ps_node[k] >= 0)
+			drake_cluster_charge(c, (size_t)plan->ps_node[k], &req->ps, -1);
+	if (plan->n_chief && plan->chief_node >= 0)
+		drake_cluster_charge(c, (size_t)plan->chief_node, &req->chief, -1);
+	for (int k = 0; k < plan->n_workers; k++)
+		if (plan->worker_node[k] >= 0)
+			drake_cluster_charge(c, (size_t)plan->worker_node[k], &req->worker, -1);
+	if (!ok) {
+		drake_plan_release(plan);
+		return DRAKE_ESTATE;
+	}
+	plan->nodes_spanned =
+	    drake_plan_count_nodes(plan->ps_node, plan->n_ps, plan->worker_node, plan->n_workers);
+	return DRAKE_OK;
 }
 
 /* Repairs first: the replacements of each running job, planned alone. */
@@ -462,7 +501,7 @@ static drake_err repair(struct drake_cluster *c, struct collect_ctx *x, struct a
 		req.min_workers = req.want_workers = cd->n_w_idx;
 		struct drake_plan plan;
 		char why[DRAKE_WHY_MAX];
-		drake_err e = planned_growth(c, cd, &req, &plan);
+		drake_err e = planned_hints(c, cd, &req, &plan);
 		if (e == DRAKE_ESTATE)
 			e = drake_plan_gang(c, &req, &plan, why, sizeof(why));
 		if (e == DRAKE_ENOMEM)
@@ -512,8 +551,8 @@ static double gang_time(const char *gang)
  * wi[] (worker index per slot) are the caller's, sized for the job. False
  * when some member's node cannot be told or it is finishing. */
 static bool running_view(const struct kube_cache *pods, const struct drake_cluster *c,
-                         const struct candidate *cd, struct drake_running_job *v, int *ps, int *wn,
-                         int *wi)
+                         const struct candidate *cd, const struct admit_options *opts,
+                         struct drake_running_job *v, int *ps, int *wn, int *wi)
 {
 	const struct tfjob *job = &cd->job;
 	const struct drake_gang_req *req = &cd->entry.req;
@@ -538,6 +577,8 @@ static bool running_view(const struct kube_cache *pods, const struct drake_clust
 	if (v->admitted <= 0)
 		v->admitted = cd->entry.created;
 	v->progress = -1; /* unknown until replicas report it */
+	if (opts->progress)
+		v->slow = opts->progress(opts->progress_arg, job, &v->progress);
 	v->min_workers = job->min_instances;
 	v->max_workers = job->max_instances;
 	v->ps = req->ps;
@@ -568,7 +609,8 @@ static void views_release(struct views *vs)
 }
 
 static drake_err build_views(const struct kube_cache *pods, const struct drake_cluster *c,
-                             struct collect_ctx *x, struct views *vs)
+                             struct collect_ctx *x, const struct admit_options *opts,
+                             struct views *vs)
 {
 	memset(vs, 0, sizeof(*vs));
 	size_t slots = 0, n = 0;
@@ -591,7 +633,7 @@ static drake_err build_views(const struct kube_cache *pods, const struct drake_c
 			continue;
 		int *ps = p, *wn = ps + cd->entry.req.n_ps, *wi = wn + cd->n_members;
 		p = wi + cd->n_members;
-		if (!running_view(pods, c, cd, &vs->v[vs->n], ps, wn, wi))
+		if (!running_view(pods, c, cd, opts, &vs->v[vs->n], ps, wn, wi))
 			continue;
 		vs->of[vs->n] = cd;
 		vs->wi[vs->n] = wi;
@@ -773,7 +815,7 @@ static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster 
 	struct drake_admission_entry *e = calloc(x->n ? x->n : 1, sizeof(*e));
 	struct candidate **of = calloc(x->n ? x->n : 1, sizeof(*of));
 	struct views vs;
-	drake_err err = e && of ? build_views(pods, c, x, &vs) : DRAKE_ENOMEM;
+	drake_err err = e && of ? build_views(pods, c, x, opts, &vs) : DRAKE_ENOMEM;
 	for (size_t i = 0; !err && i < x->n; i++) /* x->cand is in FIFO order already */
 		if (!x->cand[i].repair && !x->cand[i].steady) {
 			e[n] = x->cand[i].entry;

@@ -128,11 +128,16 @@ struct admit_result {
 };
 
 struct drake_scale_opts;
+struct tfjob;
 
 struct admit_options {
 	bool backfill; /* admit smaller jobs behind one that does not fit */
 	long now_s;    /* wall clock, seconds: makes wave ids unique; the step's now */
 	const struct drake_scale_opts *scale; /* thresholds and model; NULL: defaults */
+	/* What a running job's replicas report (NULL: nothing): slow when its
+	 * progress is slowing or converged, *frac its fraction of steps. */
+	bool (*progress)(void *arg, const struct tfjob *job, double *frac);
+	void *progress_arg;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches. */

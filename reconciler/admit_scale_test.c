@@ -24,15 +24,16 @@ static void elastic(struct world *w, const char *name, const char *created, int 
                     int max, const char *record)
 {
 	json_t *o = json_pack(
-	    "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s},s:{s:i,s:i,s:{s:{s:i,s:{s:{s:[{s:s,s:s,s:{s:{s:s,s:s}}}]}}},"
+	    "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s},s:{s:i,s:i,s:{s:{s:i,s:{s:{s:[{s:s,s:s,s:{s:{s:s,s:s}"
+	    "}}]}}},"
 	    "s:{s:i,s:{s:{s:[{s:s,s:s,s:{s:{s:s,s:s,s:s}}}]}}}}}}",
 	    "apiVersion", "kubeflow.org/v1", "kind", "TFJob", "metadata", "name", name, "namespace",
 	    "ml", "uid", "", "resourceVersion", "1", "creationTimestamp", created, "spec",
 	    "min-instances", min, "max-instances", max, "tfReplicaSpecs", "PS", "replicas", 1,
 	    "template", "spec", "containers", "name", "tensorflow", "image", "tf", "resources",
-	    "limits", "cpu", "1", "memory", "1Gi", "Worker", "replicas", replicas, "template", "spec",
-	    "containers", "name", "tensorflow", "image", "tf", "resources", "limits", "cpu", "1",
-	    "memory", "1Gi", "nvidia.com/gpu", "1");
+	    "limits", "cpu", "1", "memory", "1Gi", "Worker", "replicas", replicas, "template",
+	    "spec", "containers", "name", "tensorflow", "image", "tf", "resources", "limits", "cpu",
+	    "1", "memory", "1Gi", "nvidia.com/gpu", "1");
 	assert_non_null(o);
 	char uid[64];
 	snprintf(uid, sizeof(uid), "uid-%s", name);
@@ -105,7 +106,8 @@ static void test_the_record_decides_members_gated_others_wait_and_strays_go(void
 	node(&w, "gpu-a", 8);
 	/* admitted with 3 workers, then shrunk to [0,1]; worker 2's deletion
 	 * was lost, worker 3 never joined */
-	elastic(&w, "run", "2023-11-14T22:00:00Z", 3, 1, 4, "{\"workers\":[0,1],\"at\":1700000000}");
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 3, 1, 4,
+	        "{\"workers\":[0,1],\"at\":1700000000}");
 	running(&w, "run", 3, 4, "gpu-a");
 	struct admit_result res;
 	round_of(&w, true, &res);

@@ -43,7 +43,7 @@ static inline void node(struct world *w, const char *name, int gpus)
 
 /* A DRAGON-layout TFJob: 1 PS, `workers` workers of `gpu` GPUs each. */
 static inline void job(struct world *w, const char *name, const char *created, int workers, int min,
-                int gpu)
+                       int gpu)
 {
 	char b[2048];
 	snprintf(
@@ -96,8 +96,8 @@ static inline void pod(struct world *w, const char *job, const char *type, int i
 	pod_in(w, job, type, i, gpu, planned, bound, 3);
 }
 
-static inline void gated_job(struct world *w, const char *name, const char *created, int workers, int min,
-                      int gpu)
+static inline void gated_job(struct world *w, const char *name, const char *created, int workers,
+                             int min, int gpu)
 {
 	job(w, name, created, workers, min, gpu);
 	pod(w, name, "ps", 0, 0, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "gang/pace.h"
 #include "gang/scale.h"
 #include "reconciler/admit.h"
+#include "reconciler/migration.h"
 #include "reconciler/reconciler.h"
 #include "reconciler/status.h"
 #include "reconciler/tfjob.h"
@@ -36,6 +37,11 @@ struct kube_resource;
 struct write_ctx;
 
 #define KEY_MAX (64 + 254 + 2)
+
+#define RECONCILER_MAX_PROGRESS 4096 /* jobs whose progress is kept */
+#define RECONCILER_MOVES_KEPT   64   /* decisions GET /v1/migrations lists */
+
+struct rec_progress;
 
 struct keyset {
 	char (*keys)[KEY_MAX];
@@ -73,6 +79,7 @@ struct pending_wave {
  * failed. */
 struct pending_scale {
 	char ns[64], job[254];
+	const char *annotation; /* drake.dev/scale or drake.dev/migrations */
 	char *value;
 	long long sent_ms;
 };
@@ -131,6 +138,10 @@ struct reconciler {
 	struct admit_skipped_list skipped; /* nodes the last round left out */
 	struct admit_running *running;     /* the last round's running jobs */
 	size_t nrunning;
+	struct rec_progress *progress; /* per job, what its replicas report */
+	size_t nprogress;
+	struct tf_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
+	size_t moves_head, nmoves;
 	struct owned *owned;   /* scratch for one pass (large) */
 	struct svc_seen *svcs; /* the same */
 	struct event drain, tick;
@@ -178,6 +189,14 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name);
 void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct owned *o,
                   const char *key);
 void rec_backstop_forget(struct reconciler *r, const char *key);
+
+/* ---- migrations.c ---- */
+
+/* Carries out moves in flight; starts one the policy decides (--migrate). */
+void rec_migrate_pass(struct reconciler *r);
+/* The job's replicas report it slowing or converged; *frac its fraction of
+ * steps (-1 unknown). */
+bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac);
 
 /* ---- waves.c ---- */
 

@@ -53,10 +53,26 @@ static json_t *array_or_new(json_t *parent, const char *key)
 	return v;
 }
 
-/* Adds tfjob-port and TF_CONFIG to the tensorflow container. */
-static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, int index,
-                         const char *domain, const char *gang_resource)
+/* Sets name=value in env, replacing a user's entries of that name. */
+static void set_env(json_t *env, const char *name, const char *value)
 {
+	for (size_t i = json_array_size(env); i > 0; i--) {
+		const char *n =
+		    json_string_value(json_object_get(json_array_get(env, i - 1), "name"));
+		if (n && !strcmp(n, name))
+			json_array_remove(env, i - 1);
+	}
+	json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
+}
+
+/* Adds tfjob-port, TF_CONFIG and DRAKE_PROGRESS_URL to the tensorflow
+ * container. */
+static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, int index,
+                         const struct tf_pod_opts *o)
+{
+	const char *gang_resource = o->gang_resource && *o->gang_resource ? o->gang_resource : NULL;
+	if (o->progress_url && *o->progress_url)
+		set_env(array_or_new(c, "env"), "DRAKE_PROGRESS_URL", o->progress_url);
 	if (gang_resource) { /* extended resources need requests == limits */
 		json_t *res = object_or_new(c, "resources");
 		json_object_set_new(object_or_new(res, "requests"), gang_resource,
@@ -76,17 +92,10 @@ static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, in
 		                                       "containerPort", job->rs[t].port));
 	if (!tf_config_wanted(job))
 		return 0;
-	char *cfg = tf_config_json(job, t, index, domain);
+	char *cfg = tf_config_json(job, t, index, o->domain);
 	if (!cfg)
 		return -1;
-	json_t *env = array_or_new(c, "env");
-	for (i = json_array_size(env); i > 0; i--) { /* ours replaces a user's TF_CONFIG */
-		const char *n =
-		    json_string_value(json_object_get(json_array_get(env, i - 1), "name"));
-		if (n && !strcmp(n, "TF_CONFIG"))
-			json_array_remove(env, i - 1);
-	}
-	json_array_append_new(env, json_pack("{s:s,s:s}", "name", "TF_CONFIG", "value", cfg));
+	set_env(array_or_new(c, "env"), "TF_CONFIG", cfg);
 	free(cfg);
 	return 0;
 }
@@ -104,8 +113,8 @@ static void set_scheduler(json_t *spec, const char *scheduler_name)
 	json_object_set_new(spec, "schedulerName", json_string(scheduler_name));
 }
 
-char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
-                  const char *gang_resource, const char *scheduler_name, char *msg, size_t msglen)
+char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const struct tf_pod_opts *o,
+                  char *msg, size_t msglen)
 {
 	char name[TF_SERVICE_NAME_MAX + 1];
 	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK || !job->rs[t].tmpl) {
@@ -154,14 +163,14 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const cha
 	                                                             : "Never"));
 	json_array_append_new(array_or_new(spec, "schedulingGates"),
 	                      json_pack("{s:s}", "name", TF_GANG_GATE));
-	set_scheduler(spec, scheduler_name);
+	set_scheduler(spec, o->scheduler_name);
 	size_t i;
 	json_t *c;
 	int rc = 0;
 	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		const char *cn = json_string_value(json_object_get(c, "name"));
 		if (cn && !strcmp(cn, TF_CONTAINER))
-			rc |= fix_container(c, job, t, index, domain, gang_resource);
+			rc |= fix_container(c, job, t, index, o);
 	}
 	char *out = rc == 0 ? json_dumps(pod, JSON_COMPACT) : NULL;
 	if (!out)

@@ -19,14 +19,22 @@
 
 struct json_t;
 
-/* gang_resource, when not NULL, is requested (1) by the tensorflow container
- * so that, in gang-only mode, kube-scheduler sends only gang pods to drake
- * (a managedResources entry with ignoredByScheduler). scheduler_name, when
- * neither NULL nor "", becomes spec.schedulerName unless the template names
- * a scheduler of its own (any non-empty name, default-scheduler too), which
- * is kept. */
-char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
-                  const char *gang_resource, const char *scheduler_name, char *msg, size_t msglen);
+/* How the controller builds pods; NULL or "" leaves each alone.
+ * gang_resource is requested (1) by the tensorflow container so that, in
+ * gang-only mode, kube-scheduler sends only gang pods to drake (a
+ * managedResources entry with ignoredByScheduler). scheduler_name becomes
+ * spec.schedulerName unless the template names a scheduler of its own (any
+ * non-empty name, default-scheduler too), which is kept. progress_url
+ * becomes DRAKE_PROGRESS_URL in the tensorflow container's environment,
+ * where `drake progress` and the examples/ hooks find drake. */
+struct tf_pod_opts {
+	const char *domain; /* cluster domain of TF_CONFIG's hosts */
+	const char *gang_resource;
+	const char *scheduler_name;
+	const char *progress_url;
+};
+char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const struct tf_pod_opts *o,
+                  char *msg, size_t msglen);
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
 /* Index of drake's scheduling gate (TF_GANG_GATE) in the pod's
  * spec.schedulingGates, or -1 when it has none. */

@@ -13,6 +13,7 @@
 #define DRAKE_RECONCILER_RECONCILER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "common/err.h"
@@ -42,6 +43,8 @@ struct reconciler_options {
 	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;
+	bool migrate; /* with gang: the migration policy moves replicas off overloaded nodes */
+	const char *progress_url; /* DRAKE_PROGRESS_URL in TFJob pods, or NULL */
 	/* The controller's clock: wall-clock seconds. NULL: the system's.
 	 * Tests pass their own, so deadlines need no real-time waits. */
 	double (*clock)(void *arg);
@@ -73,5 +76,22 @@ bool reconciler_replan(const struct reconciler *r, const char *ns, const char *p
                        char *why, size_t whylen);
 /* What each waiting gang waits for, as JSON ({"jobs":[...]}); caller frees. */
 char *reconciler_jobs_json(const struct reconciler *r);
+
+/* A progress report from pod ns/pod (uid pod_uid, as its token names it):
+ * EINVAL with why when the pod is not a replica of a TFJob drake manages
+ * or the sample does not fit the job's series; nothing is kept then. */
+drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *pod,
+                              const char *pod_uid, int64_t step, double value, bool loss,
+                              int64_t total_steps, double t, char *why,
+                              size_t len) DRAKE_MUST_CHECK;
+/* An explicit request to move replica ns/pod (away from node away and/or
+ * onto node onto; "" or NULL for either: the policy picks). DRAKE_OK: the
+ * move is recorded (id names it); ESTATE: refused, why says by which rule;
+ * EINVAL: no such replica. */
+drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *pod,
+                             const char *away, const char *onto, const char *user, char *id,
+                             size_t idlen, char *why, size_t len) DRAKE_MUST_CHECK;
+/* The recent migration decisions, outcomes and refusals, newest first. */
+char *reconciler_migrations_json(const struct reconciler *r);
 
 #endif

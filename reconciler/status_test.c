@@ -157,7 +157,9 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	struct tfjob j = job(1, 2, 4, TF_RESTART_EXIT_CODE);
 	j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
 	char msg[128];
-	char *s = tf_pod_json(&j, TF_WORKER, 0, NULL, "drake.dev/gang", NULL, msg, sizeof(msg));
+	struct tf_pod_opts po = {.gang_resource = "drake.dev/gang",
+	                         .progress_url = "https://drake.example:8443/v1/progress"};
+	char *s = tf_pod_json(&j, TF_WORKER, 0, &po, msg, sizeof(msg));
 	assert_non_null(s);
 	json_t *p = load(s);
 	free(s);
@@ -191,8 +193,15 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	    json_string_value(json_object_get(json_object_get(res, "limits"), "drake.dev/gang")),
 	    "1");
 	json_t *env = json_object_get(tf, "env");
-	assert_int_equal(json_array_size(env), 1); /* the user's TF_CONFIG replaced */
-	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(env, 0), "value")),
+	/* DRAKE_PROGRESS_URL, then TF_CONFIG, the user's replaced */
+	assert_int_equal(json_array_size(env), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(env, 0), "name")),
+	                    "DRAKE_PROGRESS_URL");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(env, 0), "value")),
+	                    "https://drake.example:8443/v1/progress");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(env, 1), "name")),
+	                    "TF_CONFIG");
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(env, 1), "value")),
 	                       "job1-worker-3.ml.svc:2222"));
 	assert_null(json_object_get(json_array_get(json_object_get(spec, "containers"), 1), "env"));
 	/* the template is not modified */
@@ -247,7 +256,8 @@ static void test_pod_gets_the_scheduler_name_unless_its_template_names_one(void 
 		struct tfjob j = job(1, 1, 1, TF_RESTART_NEVER);
 		j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
 		char msg[128];
-		char *s = tf_pod_json(&j, TF_PS, 0, NULL, NULL, cases[i].flag, msg, sizeof(msg));
+		struct tf_pod_opts po = {.scheduler_name = cases[i].flag};
+		char *s = tf_pod_json(&j, TF_PS, 0, &po, msg, sizeof(msg));
 		assert_non_null(s);
 		json_t *p = load(s);
 		free(s);

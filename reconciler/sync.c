@@ -102,9 +102,11 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 			if (!find(o, (enum tf_rtype)t, i)) {
 				struct kube_resource res = {
 				    .version = "v1", .plural = "pods", .ns = job->ns};
-				char *body = tf_pod_json(job, (enum tf_rtype)t, i, r->domain,
-				                         r->gang_resource, r->opts.scheduler_name,
-				                         msg, sizeof(msg));
+				struct tf_pod_opts po = {r->domain, r->gang_resource,
+				                         r->opts.scheduler_name,
+				                         r->opts.progress_url};
+				char *body =
+				    tf_pod_json(job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
 				if (!body)
 					log_warn("reconciler_pod_build", "job=%s/%s err=%s",
 					         job->ns, job->name, msg);

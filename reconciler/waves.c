@@ -123,7 +123,7 @@ static bool scale_settling(struct reconciler *r)
 	for (size_t i = 0; i < r->nscaling; i++) {
 		struct pending_scale *p = &r->scaling[i];
 		struct json_t *obj = kube_informer_get(r->jobs, p->ns, p->job);
-		const char *v = obj ? kube_obj_annotation(obj, TF_ANNOTATION_SCALE) : NULL;
+		const char *v = obj ? kube_obj_annotation(obj, p->annotation) : NULL;
 		if (!obj || (v && !strcmp(v, p->value)) || now - p->sent_ms > WAVE_SETTLE_MS) {
 			free(p->value);
 			continue;
@@ -150,6 +150,7 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 		memset(p, 0, sizeof(*p));
 		snprintf(p->ns, sizeof(p->ns), "%s", sc->ns);
 		snprintf(p->job, sizeof(p->job), "%s", sc->job);
+		p->annotation = TF_ANNOTATION_SCALE;
 		p->value = sc->value;
 		sc->value = NULL;
 		p->sent_ms = rec_now_ms(r);
@@ -281,6 +282,11 @@ static void note_skipped(struct reconciler *r, struct admit_skipped_list *now)
 /* What a job held back by pacing is told (stable, so it is posted once). */
 #define PACED_WHY "paced: starts once kube-scheduler has bound the gangs admitted before it"
 
+static bool slow_of(void *arg, const struct tfjob *job, double *frac)
+{
+	return rec_job_slow(arg, job, frac);
+}
+
 void rec_admit_pass(struct reconciler *r)
 {
 	if (!r->opts.gang || !kube_informer_synced(r->nodes))
@@ -291,8 +297,11 @@ void rec_admit_pass(struct reconciler *r)
 	if (settling || scale_settling(r))
 		return;
 	r->admit_dirty = false;
-	struct admit_options ao = {
-	    .backfill = !r->opts.strict_fifo, .now_s = (long)rec_now_s(r), .scale = r->opts.scale};
+	struct admit_options ao = {.backfill = !r->opts.strict_fifo,
+	                           .now_s = (long)rec_now_s(r),
+	                           .scale = r->opts.scale,
+	                           .progress = slow_of,
+	                           .progress_arg = r};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
@@ -370,4 +379,5 @@ void rec_admit_pass(struct reconciler *r)
 	}
 	free(go);
 	admit_result_release(&res);
+	rec_migrate_pass(r);
 }

@@ -1,0 +1,569 @@
+/*
+ * migrations.c - migration, the adapter side: what replicas report about
+ * their progress (kept per job in migrate/progress.h's ring), the moves the
+ * policy (migrate/migrate.h) or an explicit request decides, and carrying
+ * each out from its record on the TFJob (reconciler/migration.h).
+ *
+ * One move at a time in the whole cluster: a move deletes a pod and waits
+ * for its replacement to be bound elsewhere, and the next is decided on
+ * the cluster as that one left it. A move is started by writing its
+ * record; each pass then makes the cluster match the record: the pod with
+ * the recorded uid is deleted, admission plans its replacement onto the
+ * target (admit.c reads the record), and once a pod of another uid is
+ * bound the record is cleared. Nothing of a move lives only in memory.
+ */
+#include "reconciler/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "gang/protocol.h"
+#include "kube/api.h"
+#include "kube/cache.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+#include "migrate/migrate.h"
+#include "migrate/progress.h"
+#include "reconciler/migration.h"
+#include "reconciler/pod_codec.h"
+
+/* A move that has not finished this long after it started is given up
+ * (its replica stays wherever it is now). */
+#define MOVE_TIMEOUT_S 300.0
+
+/* ---- progress ---- */
+
+struct rec_progress {
+	char key[KEY_MAX]; /* "ns/job" */
+	char uid[64];      /* the job's uid: a new job of the same name starts afresh */
+	struct mig_progress p;
+};
+
+static struct rec_progress *progress_of(const struct reconciler *r, const char *key, const char *uid)
+{
+	for (size_t i = 0; i < r->nprogress; i++)
+		if (!strcmp(r->progress[i].key, key) && !strcmp(r->progress[i].uid, uid))
+			return &r->progress[i];
+	return NULL;
+}
+
+/* The TFJob drake manages that controls pod (its key and uid), or false. */
+static bool owner_job(const struct reconciler *r, const struct json_t *pod, struct tfjob *job,
+                      struct json_t **job_obj)
+{
+	struct kube_meta m;
+	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || !m.owner_uid)
+		return false;
+	const char *name = kube_obj_label(pod, "training.kubeflow.org/job-name");
+	if (!name)
+		return false;
+	struct json_t *obj = kube_informer_get(r->jobs, m.ns, name);
+	bool managed;
+	char why[DRAKE_WHY_MAX];
+	if (!obj || tfjob_decode(obj, job, &managed, why, sizeof(why)) != DRAKE_OK || !managed ||
+	    strcmp(job->uid, m.owner_uid) != 0)
+		return false;
+	if (job_obj)
+		*job_obj = obj;
+	return true;
+}
+
+drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *pod_name,
+                              const char *pod_uid, int64_t step, double value, bool loss,
+                              int64_t total_steps, double t, char *why, size_t len)
+{
+	struct json_t *pod = kube_informer_get(r->pods, ns, pod_name);
+	struct kube_meta m;
+	struct tfjob job;
+	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || strcmp(m.uid, pod_uid) != 0)
+		return drake_errorf(DRAKE_EINVAL, why, len, "pod %s/%s (uid %s) is not in drake's cache",
+		                    ns, pod_name, pod_uid);
+	if (!owner_job(r, pod, &job, NULL))
+		return drake_errorf(DRAKE_EINVAL, why, len,
+		                    "pod %s/%s is not a replica of a TFJob drake manages", ns, pod_name);
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", job.ns, job.name);
+	struct rec_progress *e = progress_of(r, key, job.uid);
+	if (!e) {
+		if (r->nprogress == RECONCILER_MAX_PROGRESS)
+			return drake_errorf(DRAKE_ELIMIT, why, len,
+			                    "progress of %d jobs is kept already", RECONCILER_MAX_PROGRESS);
+		struct rec_progress *p = realloc(r->progress, (r->nprogress + 1) * sizeof(*p));
+		if (!p)
+			return drake_errorf(DRAKE_ENOMEM, why, len, "out of memory");
+		r->progress = p;
+		e = &r->progress[r->nprogress++];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		snprintf(e->uid, sizeof(e->uid), "%s", job.uid);
+		mig_progress_init(&e->p, loss ? MIG_KIND_LOSS : MIG_KIND_ACCURACY, total_steps);
+	}
+	if ((e->p.kind == MIG_KIND_LOSS) != loss)
+		return drake_errorf(DRAKE_EINVAL, why, len,
+		                    "job %s reports a %s metric; this report says %s", key,
+		                    e->p.kind == MIG_KIND_LOSS ? "loss" : "accuracy",
+		                    loss ? "loss" : "accuracy");
+	if (total_steps > 0)
+		e->p.total_steps = total_steps;
+	struct mig_sample s = {t, step, value};
+	struct mig_progress_opts o;
+	mig_progress_defaults(&o);
+	drake_err err = mig_progress_add(&e->p, &s, &o, why, len);
+	if (!err)
+		log_debug("progress", "job=%s pod=%s step=%lld value=%g class=%s", key, pod_name,
+		          (long long)step, value, mig_class_name(e->p.cls));
+	return err;
+}
+
+/* The job's progress class and fraction of its steps (-1 unknown). */
+static enum mig_class class_of(const struct reconciler *r, const struct tfjob *job, double *frac)
+{
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
+	const struct rec_progress *e = progress_of(r, key, job->uid);
+	if (frac)
+		*frac = e ? mig_progress_fraction(&e->p) : -1;
+	return e ? e->p.cls : MIG_CLASS_UNKNOWN;
+}
+
+bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac)
+{
+	enum mig_class c = class_of(r, job, frac);
+	return c == MIG_CLASS_SLOWING || c == MIG_CLASS_CONVERGED;
+}
+
+/* Forgets the progress of jobs that are gone. */
+static void progress_gc(struct reconciler *r)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < r->nprogress; i++) {
+		char ns[64] = "", name[254] = "";
+		sscanf(r->progress[i].key, "%63[^/]/%253s", ns, name);
+		struct json_t *obj = kube_informer_get(r->jobs, ns, name);
+		struct kube_meta m;
+		if (obj && kube_obj_meta(obj, &m) == DRAKE_OK && !strcmp(m.uid, r->progress[i].uid))
+			r->progress[kept++] = r->progress[i];
+	}
+	r->nprogress = kept;
+}
+
+/* ---- the recent decisions, for GET /v1/migrations ---- */
+
+static void remember(struct reconciler *r, const char *job, const char *replica, const char *from,
+                     const char *to, const char *by, const char *what)
+{
+	struct tf_move_note *n = &r->moves[r->moves_head];
+	r->moves_head = (r->moves_head + 1) % RECONCILER_MOVES_KEPT;
+	if (r->nmoves < RECONCILER_MOVES_KEPT)
+		r->nmoves++;
+	memset(n, 0, sizeof(*n));
+	n->at = rec_now_s(r);
+	snprintf(n->job, sizeof(n->job), "%s", job);
+	snprintf(n->replica, sizeof(n->replica), "%s", replica);
+	snprintf(n->from, sizeof(n->from), "%s", from);
+	snprintf(n->to, sizeof(n->to), "%s", to);
+	snprintf(n->by, sizeof(n->by), "%s", by);
+	snprintf(n->what, sizeof(n->what), "%s", what);
+}
+
+/* ---- building the policy's inputs ---- */
+
+struct mig_world {
+	struct drake_cluster c;
+	struct mig_replica *r;
+	char (*pods)[254];
+	char (*jobs)[KEY_MAX];
+	struct tfjob *job_of; /* per replica */
+	int *type_of, *index_of;
+	size_t n, cap;
+	bool any_moving;
+};
+
+static void world_release(struct mig_world *w)
+{
+	drake_cluster_release(&w->c);
+	free(w->r);
+	free(w->pods);
+	free(w->jobs);
+	free(w->job_of);
+	free(w->type_of);
+	free(w->index_of);
+}
+
+static bool grow_world(struct mig_world *w)
+{
+	if (w->n < w->cap)
+		return true;
+	size_t cap = w->cap ? w->cap * 2 : 64;
+	void *a = realloc(w->r, cap * sizeof(*w->r)), *b = realloc(w->pods, cap * sizeof(*w->pods));
+	if (a)
+		w->r = a;
+	if (b)
+		w->pods = b;
+	void *c = realloc(w->jobs, cap * sizeof(*w->jobs)),
+	     *d = realloc(w->job_of, cap * sizeof(*w->job_of));
+	if (c)
+		w->jobs = c;
+	if (d)
+		w->job_of = d;
+	void *e = realloc(w->type_of, cap * sizeof(int)), *f = realloc(w->index_of, cap * sizeof(int));
+	if (e)
+		w->type_of = e;
+	if (f)
+		w->index_of = f;
+	if (!a || !b || !c || !d || !e || !f)
+		return false;
+	w->cap = cap;
+	return true;
+}
+
+static int role_of_type(enum tf_rtype t)
+{
+	return t == TF_PS ? DRAKE_ROLE_PS : t == TF_CHIEF ? DRAKE_ROLE_CHIEF : DRAKE_ROLE_WORKER;
+}
+
+struct add_ctx {
+	struct reconciler *r;
+	struct mig_world *w;
+	drake_err err;
+};
+
+/* The bound, live members of one running job, as the policy sees them. */
+static bool add_job(struct json_t *obj, void *arg)
+{
+	struct add_ctx *x = arg;
+	struct tfjob job;
+	bool managed;
+	char why[DRAKE_WHY_MAX];
+	if (tfjob_decode(obj, &job, &managed, why, sizeof(why)) != DRAKE_OK || !managed ||
+	    job.suspend)
+		return true;
+	struct tf_migrations mg;
+	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK)
+		return true; /* a broken record: no move until it is fixed */
+	if (mg.moving.active)
+		x->w->any_moving = true;
+	double frac;
+	class_of(x->r, &job, &frac);
+	int live[DRAKE_NROLES] = {0};
+	size_t first = x->w->n;
+	const enum tf_rtype types[] = {TF_PS, TF_CHIEF, TF_WORKER};
+	for (size_t k = 0; k < 3; k++) {
+		enum tf_rtype t = types[k];
+		for (int i = 0; i < tf_replica_slots(&job, t); i++) {
+			char name[254];
+			if (tf_replica_name(&job, t, i, name, sizeof(name)) != DRAKE_OK)
+				continue;
+			struct json_t *pod = kube_informer_get(x->r->pods, job.ns, name);
+			struct kube_meta m;
+			const char *phase = pod ? kube_obj_str(pod, "status.phase") : NULL;
+			if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting || !m.node_name ||
+			    !*m.node_name || !m.owner_uid || strcmp(m.owner_uid, job.uid) ||
+			    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+				continue;
+			int node = drake_cluster_find(&x->w->c, m.node_name);
+			struct drake_res req;
+			if (node < 0 ||
+			    admit_pod_requests(pod, &x->w->c.names, &req, why, sizeof(why)) != DRAKE_OK)
+				continue;
+			if (!grow_world(x->w)) {
+				x->err = DRAKE_ENOMEM;
+				return false;
+			}
+			size_t n = x->w->n++;
+			live[role_of_type(t)]++;
+			double last;
+			int count = tf_migrations_count(&mg, t, i, &last);
+			snprintf(x->w->pods[n], sizeof(x->w->pods[n]), "%s", name);
+			snprintf(x->w->jobs[n], sizeof(x->w->jobs[n]), "%s/%s", job.ns, job.name);
+			x->w->job_of[n] = job;
+			x->w->type_of[n] = (int)t;
+			x->w->index_of[n] = i;
+			x->w->r[n] = (struct mig_replica){
+			    .job = NULL, /* set once the arrays stop moving */
+			    .pod = NULL,
+			    .role = (enum drake_role)role_of_type(t),
+			    .node = node,
+			    .req = req,
+			    .migrations = count,
+			    .last_migrated = last,
+			    .progress = frac,
+			};
+		}
+	}
+	int min[DRAKE_NROLES] = {0};
+	min[DRAKE_ROLE_PS] = job.rs[TF_PS].present ? job.rs[TF_PS].replicas : 0;
+	min[DRAKE_ROLE_CHIEF] = job.rs[TF_CHIEF].present && job.rs[TF_CHIEF].replicas > 0;
+	min[DRAKE_ROLE_WORKER] = job.min_instances;
+	for (size_t i = first; i < x->w->n; i++) {
+		x->w->r[i].role_live = live[x->w->r[i].role];
+		x->w->r[i].role_min = min[x->w->r[i].role];
+	}
+	return true;
+}
+
+static drake_err build_world(struct reconciler *r, struct mig_world *w, char *why, size_t len)
+{
+	memset(w, 0, sizeof(*w));
+	drake_cluster_init(&w->c);
+	drake_err e = admit_snapshot(kube_informer_cache(r->nodes), kube_informer_cache(r->pods),
+	                             kube_informer_cache(r->jobs), &w->c, NULL, why, len);
+	if (e)
+		return e;
+	struct add_ctx x = {r, w, DRAKE_OK};
+	kube_cache_foreach(kube_informer_cache(r->jobs), add_job, &x);
+	for (size_t i = 0; i < w->n; i++) {
+		w->r[i].job = w->jobs[i];
+		w->r[i].pod = w->pods[i];
+	}
+	return x.err ? drake_errorf(x.err, why, len, "out of memory") : DRAKE_OK;
+}
+
+/* ---- starting and carrying out a move ---- */
+
+static void job_ref(struct tfjob *ref, const struct tfjob *job)
+{
+	memset(ref, 0, sizeof(*ref));
+	snprintf(ref->ns, sizeof(ref->ns), "%s", job->ns);
+	snprintf(ref->name, sizeof(ref->name), "%s", job->name);
+	snprintf(ref->uid, sizeof(ref->uid), "%s", job->uid);
+}
+
+/* Writes mg on the job and holds admission until the cache shows it. */
+static drake_err write_record(struct reconciler *r, const struct tfjob *job,
+                              const struct tf_migrations *mg, const char *what)
+{
+	char *value = tf_migrations_value(mg);
+	char *patch = value ? tf_migrations_patch(value) : NULL;
+	if (!patch) {
+		free(value);
+		free(patch);
+		return DRAKE_ENOMEM;
+	}
+	struct pending_scale *p = realloc(r->scaling, (r->nscaling + 1) * sizeof(*p));
+	if (!p) {
+		free(value);
+		free(patch);
+		return DRAKE_ENOMEM;
+	}
+	r->scaling = p;
+	p = &r->scaling[r->nscaling++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->ns, sizeof(p->ns), "%s", job->ns);
+	snprintf(p->job, sizeof(p->job), "%s", job->name);
+	p->annotation = TF_ANNOTATION_MIGRATIONS;
+	p->value = value;
+	p->sent_ms = rec_now_ms(r);
+	struct tfjob ref;
+	job_ref(&ref, job);
+	struct kube_resource res;
+	rec_job_res(&ref, NULL, &res);
+	rec_write(r, &ref, OP_MERGE, &res, patch, NULL, what);
+	free(patch);
+	return DRAKE_OK;
+}
+
+static drake_err start_move(struct reconciler *r, const struct mig_world *w,
+                            const struct mig_decision *d, const char *by, char *id, size_t idlen,
+                            char *why, size_t len)
+{
+	const struct tfjob *job = &w->job_of[d->replica];
+	struct json_t *obj = kube_informer_get(r->jobs, job->ns, job->name);
+	struct json_t *pod = kube_informer_get(r->pods, job->ns, w->pods[d->replica]);
+	struct tf_migrations mg;
+	struct kube_meta m;
+	if (!obj || !pod || kube_obj_meta(pod, &m) != DRAKE_OK ||
+	    tf_migrations_decode(obj, job, &mg, why, len) != DRAKE_OK)
+		return drake_errorf(DRAKE_ESTATE, why, len, "the job or pod changed; ask again");
+	if (mg.moving.active) {
+		char k[32];
+		tf_replica_key(mg.moving.type, mg.moving.index, k, sizeof(k));
+		return drake_errorf(DRAKE_ESTATE, why, len, "a move of its %s is in flight", k);
+	}
+	enum tf_rtype t = (enum tf_rtype)w->type_of[d->replica];
+	int index = w->index_of[d->replica];
+	double now = rec_now_s(r);
+	if (tf_migrations_bump(&mg, t, index, now) != DRAKE_OK)
+		return drake_errorf(DRAKE_ESTATE, why, len, "the job's migration record is full");
+	struct tf_move *mv = &mg.moving;
+	*mv = (struct tf_move){.active = true, .type = t, .index = index, .at = now};
+	snprintf(mv->from, sizeof(mv->from), "%s", w->c.nodes[d->from].name);
+	snprintf(mv->to, sizeof(mv->to), "%s", w->c.nodes[d->to].name);
+	snprintf(mv->uid, sizeof(mv->uid), "%s", m.uid);
+	snprintf(mv->reason, sizeof(mv->reason), "%s", d->why);
+	snprintf(mv->by, sizeof(mv->by), "%s", by);
+	drake_err e = write_record(r, job, &mg, "record migration");
+	if (e)
+		return drake_errorf(e, why, len, "out of memory");
+	char k[32], msg[600];
+	tf_replica_key(t, index, k, sizeof(k));
+	snprintf(msg, sizeof(msg), "moving %s from %s to %s (%s; by %s)", k, mv->from, mv->to,
+	         d->why, by);
+	struct tfjob ref;
+	job_ref(&ref, job);
+	rec_event(r, &ref, "Normal", "MigrationStarted", msg);
+	log_info("migration_started", "job=%s/%s replica=%s from=%s to=%s by=%s why=\"%s\"", job->ns,
+	         job->name, k, mv->from, mv->to, by, d->why);
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
+	remember(r, key, k, mv->from, mv->to, by, d->why);
+	if (id)
+		snprintf(id, idlen, "%s/%s@%.0f", job->ns, w->pods[d->replica], now);
+	return DRAKE_OK;
+}
+
+/* Clears the move of job, with an Event saying how it ended. */
+static void end_move(struct reconciler *r, const struct tfjob *job, struct tf_migrations *mg,
+                     const char *reason, const char *type, const char *msg)
+{
+	char k[32];
+	tf_replica_key(mg->moving.type, mg->moving.index, k, sizeof(k));
+	char key[KEY_MAX];
+	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
+	remember(r, key, k, mg->moving.from, mg->moving.to, mg->moving.by, msg);
+	mg->moving.active = false;
+	if (write_record(r, job, mg, "clear migration") != DRAKE_OK)
+		return;
+	struct tfjob ref;
+	job_ref(&ref, job);
+	rec_event(r, &ref, type, reason, msg);
+	log_info("migration_ended", "job=%s/%s replica=%s how=%s msg=\"%s\"", job->ns, job->name, k,
+	         reason, msg);
+}
+
+/* One job's move in flight, carried one step further. */
+static bool carry(struct json_t *obj, void *arg)
+{
+	struct reconciler *r = arg;
+	struct tfjob job;
+	bool managed;
+	char why[DRAKE_WHY_MAX];
+	if (tfjob_decode(obj, &job, &managed, why, sizeof(why)) != DRAKE_OK || !managed)
+		return true;
+	struct tf_migrations mg;
+	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK ||
+	    !mg.moving.active)
+		return true;
+	const struct tf_move *mv = &mg.moving;
+	char name[254], k[32], msg[600];
+	tf_replica_key(mv->type, mv->index, k, sizeof(k));
+	if (tf_replica_name(&job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
+		return true;
+	struct json_t *pod = kube_informer_get(r->pods, job.ns, name);
+	struct kube_meta m;
+	bool have = pod && kube_obj_meta(pod, &m) == DRAKE_OK;
+	if (have && !strcmp(m.uid, mv->uid)) {
+		if (!m.deleting) {
+			struct tfjob ref;
+			job_ref(&ref, &job);
+			struct kube_resource res;
+			rec_pod_res(&ref, name, &res);
+			rec_write(r, &ref, OP_DELETE, &res, NULL, mv->uid, "migrate");
+		}
+		return true;
+	}
+	if (have && m.node_name && *m.node_name && !m.deleting) {
+		snprintf(msg, sizeof(msg), "%s moved from %s to %s%s%s", k, mv->from, m.node_name,
+		         strcmp(m.node_name, mv->to) ? " (planned: " : "",
+		         strcmp(m.node_name, mv->to) ? mv->to : "");
+		if (strcmp(m.node_name, mv->to))
+			strncat(msg, ")", sizeof(msg) - strlen(msg) - 1);
+		end_move(r, &job, &mg, "Migrated", "Normal", msg);
+		return true;
+	}
+	if (rec_now_s(r) - mv->at > MOVE_TIMEOUT_S) {
+		snprintf(msg, sizeof(msg), "%s: gave up moving it from %s to %s after %.0f s", k,
+		         mv->from, mv->to, MOVE_TIMEOUT_S);
+		end_move(r, &job, &mg, "MigrationAbandoned", "Warning", msg);
+	}
+	return true;
+}
+
+void rec_migrate_pass(struct reconciler *r)
+{
+	if (!r->opts.gang)
+		return;
+	progress_gc(r);
+	kube_cache_foreach(kube_informer_cache(r->jobs), carry, r);
+	if (!r->opts.migrate || r->nscaling)
+		return;
+	struct mig_world w;
+	char why[DRAKE_WHY_MAX];
+	if (build_world(r, &w, why, sizeof(why)) != DRAKE_OK || w.any_moving) {
+		world_release(&w);
+		return;
+	}
+	struct mig_opts o;
+	mig_defaults(&o);
+	struct mig_decision *d = NULL;
+	size_t n = 0;
+	if (mig_decide(&w.c, w.r, w.n, rec_now_s(r), &o, &d, &n) == DRAKE_OK && n > 0 &&
+	    start_move(r, &w, &d[0], "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
+		log_warn("migration_not_started", "why=\"%s\"", why);
+	free(d);
+	world_release(&w);
+}
+
+drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *pod_name,
+                             const char *away, const char *onto, const char *user, char *id,
+                             size_t idlen, char *why, size_t len)
+{
+	if (!r->opts.gang)
+		return drake_errorf(DRAKE_ESTATE, why, len, "migration needs --gang");
+	struct mig_world w;
+	drake_err e = build_world(r, &w, why, len);
+	if (e) {
+		world_release(&w);
+		return e == DRAKE_ENOMEM ? e : drake_errorf(DRAKE_ESTATE, why, len, "%s", why);
+	}
+	size_t i = 0;
+	char key[KEY_MAX];
+	while (i < w.n && !(strcmp(w.pods[i], pod_name) == 0 && !strncmp(w.jobs[i], ns, strlen(ns)) &&
+	                    w.jobs[i][strlen(ns)] == '/'))
+		i++;
+	if (i == w.n) {
+		world_release(&w);
+		return drake_errorf(DRAKE_EINVAL, why, len,
+		                    "%s/%s is no bound replica of a running TFJob drake manages", ns,
+		                    pod_name);
+	}
+	snprintf(key, sizeof(key), "%s", w.jobs[i]);
+	int away_i = away && *away ? drake_cluster_find(&w.c, away) : -1;
+	int onto_i = onto && *onto ? drake_cluster_find(&w.c, onto) : -1;
+	if ((away && *away && away_i < 0) || (onto && *onto && onto_i < 0)) {
+		world_release(&w);
+		return drake_errorf(DRAKE_ESTATE, why, len, "no node %s in drake's snapshot",
+		                    away_i < 0 && away && *away ? away : onto);
+	}
+	struct mig_opts o;
+	mig_defaults(&o);
+	struct mig_decision d;
+	e = mig_explicit(&w.c, w.r, w.n, i, away_i, onto_i, rec_now_s(r), &o, &d, why, len);
+	if (!e)
+		e = start_move(r, &w, &d, user && *user ? user : "request", id, idlen, why, len);
+	if (e == DRAKE_ESTATE) {
+		char replica[32];
+		tf_replica_key((enum tf_rtype)w.type_of[i], w.index_of[i], replica, sizeof(replica));
+		remember(r, key, replica, w.c.nodes[w.r[i].node].name, onto ? onto : "",
+		         user && *user ? user : "request", why);
+	}
+	world_release(&w);
+	return e;
+}
+
+char *reconciler_migrations_json(const struct reconciler *r)
+{
+	size_t n = r ? r->nmoves : 0;
+	struct tf_move_note *v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	/* newest first */
+	for (size_t i = 0; i < n; i++)
+		v[i] = r->moves[(r->moves_head + RECONCILER_MOVES_KEPT - 1 - i) % RECONCILER_MOVES_KEPT];
+	char *out = tf_moves_json(v, n);
+	free(v);
+	return out;
+}
