@@ -26,6 +26,8 @@
 #include "gang/admission.h"
 #include "gang/pace.h"
 #include "gang/scale.h"
+#include "migrate/migrate.h"
+#include "migrate/progress.h"
 #include "reconciler/admit.h"
 #include "reconciler/migration.h"
 #include "reconciler/reconciler.h"
@@ -118,6 +120,8 @@ struct reconciler {
 	struct kube_client *client;
 	struct reconciler_options opts;
 	struct drake_scale_opts scale; /* opts.scale points here */
+	struct mig_opts mig;           /* opts.mig points here */
+	struct mig_progress_opts prog; /* opts.progress points here */
 	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services, *nodes;
 	struct pending_wave *pending;

@@ -75,8 +75,8 @@ static const char *decode_moving(const json_t *mv, const struct tfjob *job, stru
 	return NULL;
 }
 
-drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job, struct tf_migrations *out,
-                               char *why, size_t whylen)
+drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job,
+                               struct tf_migrations *out, char *why, size_t whylen)
 {
 	memset(out, 0, sizeof(*out));
 	const char *v = kube_obj_annotation(obj, TF_ANNOTATION_MIGRATIONS);
@@ -101,8 +101,9 @@ drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job, struc
 				err = "more replicas counted than drake keeps";
 				break;
 			}
-			if (!parse_replica(key, job, &mc->type, &mc->index) || !json_is_integer(n) ||
-			    json_integer_value(n) < 0 || json_integer_value(n) > 1000000 ||
+			if (!parse_replica(key, job, &mc->type, &mc->index) ||
+			    !json_is_integer(n) || json_integer_value(n) < 0 ||
+			    json_integer_value(n) > 1000000 ||
 			    !time_of(json_object_get(c, "last"), &mc->last)) {
 				err = "a count names no replica of the job or is malformed";
 				break;
@@ -166,10 +167,10 @@ char *tf_migrations_value(const struct tf_migrations *m)
 		const struct tf_move *mv = &m->moving;
 		tf_replica_key(mv->type, mv->index, k, sizeof(k));
 		ok = !json_object_set_new(root, "moving",
-		                          json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s}", "replica", k, "from",
-		                                    mv->from, "to", mv->to, "uid", mv->uid, "at",
-		                                    (json_int_t)mv->at, "reason", mv->reason, "by",
-		                                    mv->by));
+		                          json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s}", "replica", k,
+		                                    "from", mv->from, "to", mv->to, "uid", mv->uid,
+		                                    "at", (json_int_t)mv->at, "reason", mv->reason,
+		                                    "by", mv->by));
 	} else if (ok) {
 		ok = !json_object_set_new(root, "moving", json_null());
 	}
@@ -195,8 +196,8 @@ char *tf_moves_json(const struct tf_move_note *v, size_t n)
 	for (size_t i = 0; a && i < n; i++)
 		json_array_append_new(a, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:s}", "at",
 		                                   (json_int_t)v[i].at, "job", v[i].job, "replica",
-		                                   v[i].replica, "from", v[i].from, "to", v[i].to, "by",
-		                                   v[i].by, "what", v[i].what));
+		                                   v[i].replica, "from", v[i].from, "to", v[i].to,
+		                                   "by", v[i].by, "what", v[i].what));
 	json_t *root = a ? json_pack("{s:o}", "migrations", a) : NULL;
 	char *out = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);

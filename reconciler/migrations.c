@@ -42,7 +42,8 @@ struct rec_progress {
 	struct mig_progress p;
 };
 
-static struct rec_progress *progress_of(const struct reconciler *r, const char *key, const char *uid)
+static struct rec_progress *progress_of(const struct reconciler *r, const char *key,
+                                        const char *uid)
 {
 	for (size_t i = 0; i < r->nprogress; i++)
 		if (!strcmp(r->progress[i].key, key) && !strcmp(r->progress[i].uid, uid))
@@ -79,18 +80,21 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
 	struct kube_meta m;
 	struct tfjob job;
 	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || strcmp(m.uid, pod_uid) != 0)
-		return drake_errorf(DRAKE_EINVAL, why, len, "pod %s/%s (uid %s) is not in drake's cache",
-		                    ns, pod_name, pod_uid);
+		return drake_errorf(DRAKE_EINVAL, why, len,
+		                    "pod %s/%s (uid %s) is not in drake's cache", ns, pod_name,
+		                    pod_uid);
 	if (!owner_job(r, pod, &job, NULL))
 		return drake_errorf(DRAKE_EINVAL, why, len,
-		                    "pod %s/%s is not a replica of a TFJob drake manages", ns, pod_name);
+		                    "pod %s/%s is not a replica of a TFJob drake manages", ns,
+		                    pod_name);
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", job.ns, job.name);
 	struct rec_progress *e = progress_of(r, key, job.uid);
 	if (!e) {
 		if (r->nprogress == RECONCILER_MAX_PROGRESS)
 			return drake_errorf(DRAKE_ELIMIT, why, len,
-			                    "progress of %d jobs is kept already", RECONCILER_MAX_PROGRESS);
+			                    "progress of %d jobs is kept already",
+			                    RECONCILER_MAX_PROGRESS);
 		struct rec_progress *p = realloc(r->progress, (r->nprogress + 1) * sizeof(*p));
 		if (!p)
 			return drake_errorf(DRAKE_ENOMEM, why, len, "out of memory");
@@ -102,16 +106,13 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
 		mig_progress_init(&e->p, loss ? MIG_KIND_LOSS : MIG_KIND_ACCURACY, total_steps);
 	}
 	if ((e->p.kind == MIG_KIND_LOSS) != loss)
-		return drake_errorf(DRAKE_EINVAL, why, len,
-		                    "job %s reports a %s metric; this report says %s", key,
-		                    e->p.kind == MIG_KIND_LOSS ? "loss" : "accuracy",
-		                    loss ? "loss" : "accuracy");
+		return drake_errorf(
+		    DRAKE_EINVAL, why, len, "job %s reports a %s metric; this report says %s", key,
+		    e->p.kind == MIG_KIND_LOSS ? "loss" : "accuracy", loss ? "loss" : "accuracy");
 	if (total_steps > 0)
 		e->p.total_steps = total_steps;
 	struct mig_sample s = {t, step, value};
-	struct mig_progress_opts o;
-	mig_progress_defaults(&o);
-	drake_err err = mig_progress_add(&e->p, &s, &o, why, len);
+	drake_err err = mig_progress_add(&e->p, &s, &r->prog, why, len);
 	if (!err)
 		log_debug("progress", "job=%s pod=%s step=%lld value=%g class=%s", key, pod_name,
 		          (long long)step, value, mig_class_name(e->p.cls));
@@ -209,7 +210,8 @@ static bool grow_world(struct mig_world *w)
 		w->jobs = c;
 	if (d)
 		w->job_of = d;
-	void *e = realloc(w->type_of, cap * sizeof(int)), *f = realloc(w->index_of, cap * sizeof(int));
+	void *e = realloc(w->type_of, cap * sizeof(int)),
+	     *f = realloc(w->index_of, cap * sizeof(int));
 	if (e)
 		w->type_of = e;
 	if (f)
@@ -260,14 +262,15 @@ static bool add_job(struct json_t *obj, void *arg)
 			struct json_t *pod = kube_informer_get(x->r->pods, job.ns, name);
 			struct kube_meta m;
 			const char *phase = pod ? kube_obj_str(pod, "status.phase") : NULL;
-			if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting || !m.node_name ||
-			    !*m.node_name || !m.owner_uid || strcmp(m.owner_uid, job.uid) ||
+			if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting ||
+			    !m.node_name || !*m.node_name || !m.owner_uid ||
+			    strcmp(m.owner_uid, job.uid) ||
 			    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
 				continue;
 			int node = drake_cluster_find(&x->w->c, m.node_name);
 			struct drake_res req;
-			if (node < 0 ||
-			    admit_pod_requests(pod, &x->w->c.names, &req, why, sizeof(why)) != DRAKE_OK)
+			if (node < 0 || admit_pod_requests(pod, &x->w->c.names, &req, why,
+			                                   sizeof(why)) != DRAKE_OK)
 				continue;
 			if (!grow_world(x->w)) {
 				x->err = DRAKE_ENOMEM;
@@ -398,15 +401,15 @@ static drake_err start_move(struct reconciler *r, const struct mig_world *w,
 	drake_err e = write_record(r, job, &mg, "record migration");
 	if (e)
 		return drake_errorf(e, why, len, "out of memory");
-	char k[32], msg[600];
+	char k[32], msg[1024];
 	tf_replica_key(t, index, k, sizeof(k));
 	snprintf(msg, sizeof(msg), "moving %s from %s to %s (%s; by %s)", k, mv->from, mv->to,
 	         d->why, by);
 	struct tfjob ref;
 	job_ref(&ref, job);
 	rec_event(r, &ref, "Normal", "MigrationStarted", msg);
-	log_info("migration_started", "job=%s/%s replica=%s from=%s to=%s by=%s why=\"%s\"", job->ns,
-	         job->name, k, mv->from, mv->to, by, d->why);
+	log_info("migration_started", "job=%s/%s replica=%s from=%s to=%s by=%s why=\"%s\"",
+	         job->ns, job->name, k, mv->from, mv->to, by, d->why);
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
 	remember(r, key, k, mv->from, mv->to, by, d->why);
@@ -444,11 +447,10 @@ static bool carry(struct json_t *obj, void *arg)
 	if (tfjob_decode(obj, &job, &managed, why, sizeof(why)) != DRAKE_OK || !managed)
 		return true;
 	struct tf_migrations mg;
-	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK ||
-	    !mg.moving.active)
+	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK || !mg.moving.active)
 		return true;
 	const struct tf_move *mv = &mg.moving;
-	char name[254], k[32], msg[600];
+	char name[254], k[32], msg[1024];
 	tf_replica_key(mv->type, mv->index, k, sizeof(k));
 	if (tf_replica_name(&job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
 		return true;
@@ -496,11 +498,9 @@ void rec_migrate_pass(struct reconciler *r)
 		world_release(&w);
 		return;
 	}
-	struct mig_opts o;
-	mig_defaults(&o);
 	struct mig_decision *d = NULL;
 	size_t n = 0;
-	if (mig_decide(&w.c, w.r, w.n, rec_now_s(r), &o, &d, &n) == DRAKE_OK && n > 0 &&
+	if (mig_decide(&w.c, w.r, w.n, rec_now_s(r), &r->mig, &d, &n) == DRAKE_OK && n > 0 &&
 	    start_move(r, &w, &d[0], "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
 		log_warn("migration_not_started", "why=\"%s\"", why);
 	free(d);
@@ -521,14 +521,14 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 	}
 	size_t i = 0;
 	char key[KEY_MAX];
-	while (i < w.n && !(strcmp(w.pods[i], pod_name) == 0 && !strncmp(w.jobs[i], ns, strlen(ns)) &&
-	                    w.jobs[i][strlen(ns)] == '/'))
+	while (i < w.n && !(strcmp(w.pods[i], pod_name) == 0 &&
+	                    !strncmp(w.jobs[i], ns, strlen(ns)) && w.jobs[i][strlen(ns)] == '/'))
 		i++;
 	if (i == w.n) {
 		world_release(&w);
 		return drake_errorf(DRAKE_EINVAL, why, len,
-		                    "%s/%s is no bound replica of a running TFJob drake manages", ns,
-		                    pod_name);
+		                    "%s/%s is no bound replica of a running TFJob drake manages",
+		                    ns, pod_name);
 	}
 	snprintf(key, sizeof(key), "%s", w.jobs[i]);
 	int away_i = away && *away ? drake_cluster_find(&w.c, away) : -1;
@@ -538,15 +538,14 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 		return drake_errorf(DRAKE_ESTATE, why, len, "no node %s in drake's snapshot",
 		                    away_i < 0 && away && *away ? away : onto);
 	}
-	struct mig_opts o;
-	mig_defaults(&o);
 	struct mig_decision d;
-	e = mig_explicit(&w.c, w.r, w.n, i, away_i, onto_i, rec_now_s(r), &o, &d, why, len);
+	e = mig_explicit(&w.c, w.r, w.n, i, away_i, onto_i, rec_now_s(r), &r->mig, &d, why, len);
 	if (!e)
 		e = start_move(r, &w, &d, user && *user ? user : "request", id, idlen, why, len);
 	if (e == DRAKE_ESTATE) {
 		char replica[32];
-		tf_replica_key((enum tf_rtype)w.type_of[i], w.index_of[i], replica, sizeof(replica));
+		tf_replica_key((enum tf_rtype)w.type_of[i], w.index_of[i], replica,
+		               sizeof(replica));
 		remember(r, key, replica, w.c.nodes[w.r[i].node].name, onto ? onto : "",
 		         user && *user ? user : "request", why);
 	}
@@ -562,7 +561,8 @@ char *reconciler_migrations_json(const struct reconciler *r)
 		return NULL;
 	/* newest first */
 	for (size_t i = 0; i < n; i++)
-		v[i] = r->moves[(r->moves_head + RECONCILER_MOVES_KEPT - 1 - i) % RECONCILER_MOVES_KEPT];
+		v[i] = r->moves[(r->moves_head + RECONCILER_MOVES_KEPT - 1 - i) %
+		                RECONCILER_MOVES_KEPT];
 	char *out = tf_moves_json(v, n);
 	free(v);
 	return out;

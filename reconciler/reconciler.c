@@ -148,6 +148,16 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	else
 		drake_scale_defaults(&r->scale);
 	r->opts.scale = &r->scale; /* a copy: the caller's may go */
+	if (r->opts.mig)
+		r->mig = *r->opts.mig;
+	else
+		mig_defaults(&r->mig);
+	r->opts.mig = &r->mig;
+	if (r->opts.progress)
+		r->prog = *r->opts.progress;
+	else
+		mig_progress_defaults(&r->prog);
+	r->opts.progress = &r->prog;
 	r->admit_at = INFINITY;
 	drake_pace_init(&r->pace);
 	r->last_requeue_ms = rec_now_ms(r);

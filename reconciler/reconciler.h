@@ -44,7 +44,9 @@ struct reconciler_options {
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;
 	bool migrate; /* with gang: the migration policy moves replicas off overloaded nodes */
-	const char *progress_url; /* DRAKE_PROGRESS_URL in TFJob pods, or NULL */
+	const struct mig_opts *mig;               /* its thresholds; NULL: migrate/'s defaults */
+	const struct mig_progress_opts *progress; /* progress classes; NULL: defaults */
+	const char *progress_url;                 /* DRAKE_PROGRESS_URL in TFJob pods, or NULL */
 	/* The controller's clock: wall-clock seconds. NULL: the system's.
 	 * Tests pass their own, so deadlines need no real-time waits. */
 	double (*clock)(void *arg);
@@ -57,6 +59,8 @@ struct reconciler_options {
 };
 
 struct drake_scale_opts;
+struct mig_opts;
+struct mig_progress_opts;
 struct reconciler;
 
 struct reconciler *reconciler_new(struct event_base *base, struct kube_client *client,

@@ -1,0 +1,138 @@
+package e2e
+
+// Migration on the real control plane (issue 12): a worker on an
+// overloaded node is recreated elsewhere under its own name, index,
+// service and TF_CONFIG, through the normal gang path; requests and
+// progress reports are authenticated and refused with reasons.
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// withDrakeEnv restarts drake with key=value in its environment (a
+// DRAKE_<FLAG> fallback) for the rest of the test, and restarts it as it
+// was when the test ends.
+func withDrakeEnv(t *testing.T, e *env, key, value string) {
+	t.Helper()
+	prev, had := os.LookupEnv(key)
+	os.Setenv(key, value)
+	e.drakeCtl(t, "restart")
+	t.Cleanup(func() {
+		if had {
+			os.Setenv(key, prev)
+		} else {
+			os.Unsetenv(key)
+		}
+		e.drakeCtl(t, "restart")
+	})
+}
+
+// podEnv is the value of name in the tensorflow container's environment.
+func podEnv(p *corev1.Pod, name string) string {
+	for _, c := range p.Spec.Containers {
+		for _, ev := range c.Env {
+			if ev.Name == name {
+				return ev.Value
+			}
+		}
+	}
+	return ""
+}
+
+func TestMigrateAWorkerOffAnOverloadedNodeKeepsItsNameAndTFConfig(t *testing.T) {
+	e := withReconciler(t)
+	waitQuiet(t, e)
+	withDrakeEnv(t, e, "DRAKE_MIGRATE", "true")
+	ns := e.namespace(t)
+	// Three small CPU jobs: drake packs each whole onto the tightest node,
+	// so all three share one node, far above the others' load.
+	w := watchGangs(t, e, ns)
+	for _, job := range []string{"m1", "m2", "m3"} {
+		w.expect(job, roleNeed{"ps": 1, "worker": 1})
+		// two workers, min one: a worker may move without the job going
+		// below its minimum
+		createTFJob(t, ns, job, map[string]any{
+			"min-instances": int64(1), "max-instances": int64(2),
+			"runPolicy": map[string]any{"cleanPodPolicy": "None"},
+			"tfReplicaSpecs": map[string]any{
+				"PS":     cpuReplica(1, "1", 0, map[string]string{"kwok.drake.dev/run-for": "90s"}),
+				"Worker": cpuReplica(2, "3", 0, map[string]string{"kwok.drake.dev/run-for": "90s"}),
+			},
+		})
+		poll(t, 60*time.Second, job+" whole", func() (bool, error) { return w.whole(job), nil })
+	}
+	nodes := map[string]bool{}
+	before := map[string]*corev1.Pod{}
+	for _, job := range []string{"m1", "m2", "m3"} {
+		for _, p := range jobPods(t, e, ns, job) {
+			nodes[p.Spec.NodeName] = true
+			p := p
+			before[p.Name] = &p
+		}
+	}
+	if len(nodes) != 1 {
+		t.Skipf("the three jobs landed on %d nodes (%v), not one: nothing is overloaded", len(nodes), nodes)
+	}
+	var source string
+	for n := range nodes {
+		source = n
+	}
+	// drake moves one worker off it.
+	var moved corev1.Event
+	poll(t, 120*time.Second, "a Migrated event", func() (bool, error) {
+		l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second),
+			metav1.ListOptions{FieldSelector: "reason=Migrated"})
+		if err != nil || len(l.Items) == 0 {
+			return false, err
+		}
+		moved = l.Items[0]
+		return true, nil
+	})
+	t.Logf("%s: %s", moved.InvolvedObject.Name, moved.Message)
+	if !strings.Contains(moved.Message, "from "+source) {
+		t.Errorf("Migrated says %q; want a move from %s", moved.Message, source)
+	}
+	job := moved.InvolvedObject.Name
+	var after *corev1.Pod
+	for _, p := range jobPods(t, e, ns, job) {
+		if strings.Contains(p.Name, "-worker-") && p.Spec.NodeName != "" && p.Spec.NodeName != source {
+			p := p
+			after = &p
+		}
+	}
+	if after == nil {
+		t.Fatalf("job %s has no worker bound off %s after the move", job, source)
+	}
+	old := before[after.Name]
+	switch {
+	case old == nil:
+		t.Errorf("worker %s did not exist before: a move keeps the pod's name", after.Name)
+	case after.UID == old.UID:
+		t.Errorf("worker %s kept its uid: it was not recreated", after.Name)
+	case after.Spec.NodeName == source:
+		t.Errorf("worker %s is back on %s", after.Name, source)
+	case podEnv(after, "TF_CONFIG") != podEnv(old, "TF_CONFIG"):
+		t.Errorf("TF_CONFIG changed:\n%s\n%s", podEnv(old, "TF_CONFIG"), podEnv(after, "TF_CONFIG"))
+	case after.Labels["training.kubeflow.org/replica-index"] != old.Labels["training.kubeflow.org/replica-index"]:
+		t.Errorf("replica index changed")
+	}
+	// the record is cleared, the move counted
+	_, j := state(t, ns, job)
+	rec := j.GetAnnotations()["drake.dev/migrations"]
+	if !strings.Contains(rec, `"moving":null`) || !strings.Contains(rec, `"n":1`) {
+		t.Errorf("drake.dev/migrations on %s: %s; want the move counted and none in flight", job, rec)
+	}
+	for _, jb := range []string{"m1", "m2", "m3"} {
+		waitState(t, ns, jb, "Succeeded", 180*time.Second)
+	}
+	// A worker move never leaves a job below its minimum: each job's
+	// single worker was briefly gone, which the watch sees as short; the
+	// backstop's bound applies.
+	w.check(t, gangBound(), false)
+}
