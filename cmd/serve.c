@@ -13,6 +13,7 @@
 
 #include "cmd/commands.h"
 #include "common/flags.h"
+#include "common/migrate_flags.h"
 #include "common/scale_flags.h"
 #include "common/log.h"
 #include "extender/server.h"
@@ -36,6 +37,9 @@ struct serve_opts {
 	bool gang, strict_fifo;
 	size_t gang_max_unbound;
 	struct scale_flag_vals scale;
+	struct migrate_flag_vals mig;
+	bool migrate;
+	const char *progress_url;
 };
 
 struct serve {
@@ -206,6 +210,12 @@ int serve_main(int argc, char **argv)
 	     "with --gang: most admitted gang pods waiting for kube-scheduler at once; 0: "
 	     "adaptive, "
 	     "what kube-scheduler binds in half of --gang-bind-timeout (at least 64)"},
+	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o.migrate, "false",
+	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
+	     "explicit POST /v1/migrations works either way"},
+	    {"progress-url", "DRAKE_PROGRESS_URL", FLAG_STRING, &o.progress_url, NULL,
+	     "with --reconcile: drake's /v1/progress as TFJob pods reach it, written into their "
+	     "DRAKE_PROGRESS_URL (for drake progress and the examples/ hooks)"},
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
@@ -216,11 +226,13 @@ int serve_main(int argc, char **argv)
 	};
 	/* With --reconcile --gang: the scaling thresholds and speed model,
 	 * drake sim's table. */
-	struct flag all[sizeof(flags) / sizeof(flags[0]) + SCALE_FLAGS_N];
+	struct flag all[sizeof(flags) / sizeof(flags[0]) + SCALE_FLAGS_N + MIGRATE_FLAGS_N];
 	size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	memcpy(all, flags, sizeof(flags));
 	scale_flags(&o.scale, all + nflags);
 	nflags += SCALE_FLAGS_N;
+	migrate_flags(&o.mig, all + nflags);
+	nflags += MIGRATE_FLAGS_N;
 	enum flags_outcome outcome;
 	char msg[512];
 	if (flags_parse(all, nflags, argc, argv, &outcome, msg, sizeof(msg)) != DRAKE_OK) {
@@ -229,7 +241,8 @@ int serve_main(int argc, char **argv)
 	}
 	if (outcome == FLAGS_HELP)
 		return usage(all, nflags);
-	if (scale_flags_finish(&o.scale, msg, sizeof(msg)) != DRAKE_OK) {
+	if (scale_flags_finish(&o.scale, msg, sizeof(msg)) != DRAKE_OK ||
+	    migrate_flags_finish(&o.mig, msg, sizeof(msg)) != DRAKE_OK) {
 		fprintf(stderr, "drake serve: %s\n", msg);
 		return 2;
 	}
@@ -272,6 +285,10 @@ int serve_main(int argc, char **argv)
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
 		                                .scale = &o.scale.opts,
+		                                .migrate = o.migrate,
+		                                .mig = &o.mig.opts,
+		                                .progress = &o.mig.progress,
+		                                .progress_url = o.progress_url,
 		                                .scheduler_name = o.scheduler_name};
 		/* A client of its own, so the controller's bursts of creates never
 		 * hold up a gang's Bindings in the in-flight queue. */
