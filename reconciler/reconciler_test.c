@@ -837,6 +837,51 @@ test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not(v
 	                 count(e->writes, POD_PATCH "job1-evaluator-0\n"));
 }
 
+/* job1 with drake.dev/migrations recording worker-2's move from n1 to n2,
+ * started at the test clock, of the pod with uid `uid`. */
+#define JOB_MOVING(uid)                                                                            \
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job1\","  \
+	"\"namespace\":\"default\",\"uid\":\"uid-job1\",\"resourceVersion\":\"3\",\"annotations\":{" \
+	"\"drake.dev/migrations\":\"{\\\"counts\\\":{\\\"worker-2\\\":{\\\"n\\\":1,\\\"last\\\":"           \
+	"1767225600}},\\\"moving\\\":{\\\"replica\\\":\\\"worker-2\\\",\\\"from\\\":\\\"n1\\\",\\\"to\\\":"  \
+	"\\\"n2\\\",\\\"uid\\\":\\\"" uid "\\\",\\\"at\\\":1767225600,\\\"reason\\\":\\\"test\\\","   \
+	"\\\"by\\\":\\\"policy\\\"}}\"}},\"spec\":{\"max-instances\":4,\"min-instances\":1,"           \
+	"\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL   \
+	"},\"Worker\":{\"replicas\":4,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL "}}}}"
+
+static void test_a_move_in_flight_deletes_the_pod_the_record_names(void **state)
+{
+	struct env *e = *state;
+	/* drake restarted after recording the move: the pod with the recorded
+	 * uid is still on n1, and is deleted (by that uid, so never its
+	 * replacement) */
+	e->jobs = JOB_MOVING("uid-worker2");
+	e->pods = GANG_PODS(BOUND, BOUND, BOUND, BOUND, BOUND);
+	e->services = SVCS4;
+	start_gang(e, 1);
+	assert_true(run_until(e, DELETE_POD "worker-2", 1, 3) >= 1);
+	assert_non_null(strstr(e->bodies, "\"uid\":\"uid-worker2\""));
+	assert_int_equal(count(e->writes, DELETE_POD), 1); /* nothing else */
+}
+
+static void test_a_move_ends_once_another_pod_of_that_name_is_bound(void **state)
+{
+	struct env *e = *state;
+	/* the pod the record names (uid-old) is gone; worker-2 now is a new
+	 * pod, bound: the record is cleared and the move reported */
+	e->jobs = JOB_MOVING("uid-old");
+	e->pods = GANG_PODS(BOUND, BOUND, BOUND, BOUND, BOUND);
+	e->services = SVCS4;
+	start_gang(e, 1);
+	assert_true(run_until(e, "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/job1", 1, 3) >=
+	            1);
+	run_until(e, "\"reason\":\"Migrated\"", 1, 2);
+	assert_non_null(strstr(e->bodies, "\\\"moving\\\":null"));
+	assert_non_null(strstr(e->bodies, "\"reason\":\"Migrated\""));
+	assert_non_null(strstr(e->bodies, "worker-2 moved from n1 to n1 (planned: n2)"));
+	assert_null(strstr(e->writes, DELETE_POD));
+}
+
 static void test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers(void **state)
 {
 	struct env *e = *state;
@@ -857,6 +902,8 @@ int main(void)
 	    T(test_pods_get_the_scheduler_name_unless_their_template_names_one),
 	    T(test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not),
 	    T(test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers),
+	    T(test_a_move_in_flight_deletes_the_pod_the_record_names),
+	    T(test_a_move_ends_once_another_pod_of_that_name_is_bound),
 	    T(test_gated_pods_of_started_replicas_are_ungated),
 	    T(test_restart_over_a_healthy_job_creates_and_deletes_nothing),
 	    T(test_failed_on_failure_pod_is_deleted_for_recreation),
