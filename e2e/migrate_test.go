@@ -8,7 +8,10 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,7 +88,29 @@ func TestMigrateAWorkerOffAnOverloadedNodeKeepsItsNameAndTFConfig(t *testing.T) 
 	}
 	// Now drake may move them (the pods above are the "before").
 	withDrakeEnv(t, e, "DRAKE_MIGRATE", "true")
-	// drake moves one worker off it.
+	// The moment a move is recorded, drake is SIGKILLed and started again:
+	// the move must complete from its record, the replica neither lost
+	// nor doubled.
+	var started corev1.Event
+	poll(t, 120*time.Second, "a MigrationStarted event", func() (bool, error) {
+		l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second),
+			metav1.ListOptions{FieldSelector: "reason=MigrationStarted"})
+		if err != nil || len(l.Items) == 0 {
+			return false, err
+		}
+		started = l.Items[0]
+		return true, nil
+	})
+	pidText, err := os.ReadFile(filepath.Join(e.dir, "pids", "drake.pid"))
+	if err != nil {
+		t.Fatalf("drake pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	poll(t, 30*time.Second, "killed drake reaped", func() (bool, error) { return syscall.Kill(pid, 0) != nil, nil })
+	t.Logf("drake SIGKILLed at %s: %s", started.InvolvedObject.Name, started.Message)
+	e.drakeCtl(t, "start")
+	// drake completes the move.
 	var moved corev1.Event
 	poll(t, 120*time.Second, "a Migrated event", func() (bool, error) {
 		l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second),
@@ -120,6 +145,20 @@ func TestMigrateAWorkerOffAnOverloadedNodeKeepsItsNameAndTFConfig(t *testing.T) 
 		t.Errorf("TF_CONFIG changed:\n%s\n%s", podEnv(old, "TF_CONFIG"), podEnv(after, "TF_CONFIG"))
 	case after.Labels["training.kubeflow.org/replica-index"] != old.Labels["training.kubeflow.org/replica-index"]:
 		t.Errorf("replica index changed")
+	}
+	// exactly once: the job has its two workers, both bound, one of them
+	// the moved replica on its target
+	workers := 0
+	for _, p := range jobPods(t, e, ns, job) {
+		if strings.Contains(p.Name, "-worker-") {
+			workers++
+			if p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
+				t.Errorf("worker %s is not bound (or is being deleted) after the move", p.Name)
+			}
+		}
+	}
+	if workers != 2 {
+		t.Errorf("job %s has %d worker pods after the move; want its 2", job, workers)
 	}
 	// the move is counted on the TFJob (the cap reads it)
 	_, j := state(t, ns, job)
