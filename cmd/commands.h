@@ -3,5 +3,6 @@
 #define DRAKE_CMD_COMMANDS_H
 
 int serve_main(int argc, char **argv);
+int progress_main(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const struct command {
 	const char *summary;
 } commands[] = {
     {"serve", serve_main, "run the scheduler extender (HTTPS) and its controllers"},
+    {"progress", progress_main, "report a training replica's progress to drake (from its pod)"},
     {"sim", sim_cli_main, "replay a trace through the scheduling policies in virtual time"},
     {"version", cmd_version, "print the version"},
 };

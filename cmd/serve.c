@@ -103,7 +103,8 @@ static int usage(const struct flag *flags, size_t n)
 	printf("usage: drake serve [flags]\n\n"
 	       "Serves kube-scheduler's extender verbs over HTTPS: POST <prefix>/filter,\n"
 	       "<prefix>/prioritize, <prefix>/bind and <prefix>/preempt, plus GET /healthz,\n"
-	       "/readyz and /metrics. SIGHUP reloads the certificates; SIGTERM stops\n"
+	       "/readyz, /metrics, /v1/jobs, and the progress and migration API\n"
+	       "(/v1/progress, /v1/migrations). SIGHUP reloads the certificates; SIGTERM stops\n"
 	       "accepting, answers what is in flight, and exits.\n\nflags:\n");
 	flags_usage(stdout, flags, n);
 	return 0;
@@ -161,7 +162,8 @@ int serve_main(int argc, char **argv)
 	    {"client-ca", "DRAKE_CLIENT_CA", FLAG_STRING, &o.srv.client_ca_file, NULL,
 	     "CA bundle for client certificates (mTLS); when set, a certificate it does not verify "
 	     "fails the handshake, and every request but GET /healthz and /readyz needs a verified "
-	     "one (403 without)"},
+	     "one (403 without), except that POST /v1/progress and /v1/migrations may bring a "
+	     "bearer token instead"},
 	    {"kubeconfig", "DRAKE_KUBECONFIG", FLAG_STRING, &o.kubeconfig, NULL,
 	     "kubeconfig for the API server; empty: in-cluster service account when in a pod"},
 	    {"api-qps", "DRAKE_API_QPS", FLAG_DOUBLE, &o.api_qps, "100",

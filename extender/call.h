@@ -15,12 +15,14 @@
 #include "common/err.h"
 #include "extender/codec.h"
 #include "extender/metrics.h"
+#include "extender/server.h"
 
 struct evhttp_request;
 struct ext_server;
 struct kube_client;
 struct kube_informer;
 struct bind_service;
+struct access_service;
 
 struct ext_call {
 	struct ext_server *srv;
@@ -56,10 +58,34 @@ bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
                  size_t whylen);
 struct metrics *call_metrics(const struct ext_call *call);
 
+/* A request header's value, or NULL. */
+const char *call_header(const struct ext_call *call, const char *name);
+/* Adds a header to the reply (before call_reply_*). */
+void call_add_header(struct ext_call *call, const char *name, const char *value);
+/* Whether the connection presented a client certificate that verified
+ * against drake's client CA (always false without --client-ca). */
+bool call_client_verified(const struct ext_call *call);
+
+/* The progress and migration API: tokens, reviews, rate limits (access.h),
+ * and the controller's hooks (server.h; NULL when unset). */
+struct access_service *call_access(const struct ext_call *call);
+struct ext_api_hooks {
+	ext_progress_fn progress;
+	void *progress_arg;
+	ext_migrate_fn migrate;
+	ext_migrations_fn migrations;
+	void *migrations_arg;
+};
+const struct ext_api_hooks *call_api_hooks(const struct ext_call *call);
+
 /* The verbs (verbs.c). Each answers its call exactly once, now or later. */
 void verb_filter(struct ext_call *call);
 void verb_prioritize(struct ext_call *call);
 void verb_bind(struct ext_call *call);
 void verb_preempt(struct ext_call *call);
+/* The progress and migration API (progress.c, migrations.c). */
+void verb_progress(struct ext_call *call);
+void verb_migrations_post(struct ext_call *call);
+void verb_migrations_get(struct ext_call *call);
 
 #endif

@@ -4,7 +4,20 @@
 #include <event2/buffer.h>
 
 static const char *const verb_names[VERB_COUNT] = {
-    "filter", "prioritize", "bind", "preempt", "healthz", "readyz", "metrics", "other",
+    "filter", "prioritize", "bind",     "preempt",    "healthz",
+    "readyz", "metrics",    "progress", "migrations", "other",
+};
+
+static const char *const outcome_names[API_OUTCOME_COUNT] = {
+    "accepted",          "bad_request",  "unauthenticated", "forbidden", "unknown_replica",
+    "refused_by_policy", "rate_limited", "unavailable",     "error",
+};
+
+static const char *const token_names[TOKEN_RESULT_COUNT] = {
+    "cached",
+    "authenticated",
+    "rejected",
+    "failed",
 };
 
 /* Upper bounds in seconds; the last bucket is +Inf. */
@@ -14,11 +27,17 @@ static const double bucket_le[METRICS_N_BUCKETS - 1] = {
 };
 
 /* Status codes drake answers with; anything else is counted as "other". */
-static const int codes[METRICS_N_CODES - 1] = {200, 400, 403, 404, 405, 413, 500, 503, 504};
+static const int codes[METRICS_N_CODES - 1] = {200, 202, 400, 401, 403, 404, 405,
+                                               409, 413, 429, 500, 503, 504};
 
 const char *metrics_verb_name(enum ext_verb v)
 {
 	return v < VERB_COUNT ? verb_names[v] : "other";
+}
+
+const char *api_outcome_name(enum api_outcome o)
+{
+	return o < API_OUTCOME_COUNT ? outcome_names[o] : "error";
 }
 
 static size_t code_index(int code)
@@ -42,6 +61,36 @@ void metrics_observe(struct metrics *m, enum ext_verb v, int code, double second
 	m->buckets[v][b]++;
 	m->latency_count[v]++;
 	m->latency_sum[v] += seconds;
+}
+
+/* Progress reports and migration requests by outcome; each lists only the
+ * outcomes its endpoint can have. */
+static void render_api(const struct metrics *m, struct evbuffer *buf)
+{
+	static const struct {
+		const char *name, *help;
+		unsigned skip; /* bit per outcome that cannot happen */
+	} kinds[API_KIND_COUNT] = {
+	    {"drake_progress_reports_total", "Progress reports (POST /v1/progress), by outcome.",
+	     1u << API_REFUSED_BY_POLICY},
+	    {"drake_migration_requests_total",
+	     "Migration requests (POST /v1/migrations), by outcome.", 1u << API_RATE_LIMITED},
+	};
+	for (int k = 0; k < API_KIND_COUNT; k++) {
+		evbuffer_add_printf(buf, "# HELP %s %s\n# TYPE %s counter\n", kinds[k].name,
+		                    kinds[k].help, kinds[k].name);
+		for (int o = 0; o < API_OUTCOME_COUNT; o++)
+			if (!(kinds[k].skip & (1u << o)))
+				evbuffer_add_printf(buf, "%s{outcome=\"%s\"} %llu\n", kinds[k].name,
+				                    outcome_names[o],
+				                    (unsigned long long)m->api_outcomes[k][o]);
+	}
+	evbuffer_add_printf(buf, "# HELP drake_token_reviews_total Bearer tokens checked, by "
+	                         "result (cached: a TokenReview under a minute old said yes).\n"
+	                         "# TYPE drake_token_reviews_total counter\n");
+	for (int r = 0; r < TOKEN_RESULT_COUNT; r++)
+		evbuffer_add_printf(buf, "drake_token_reviews_total{result=\"%s\"} %llu\n",
+		                    token_names[r], (unsigned long long)m->token_reviews[r]);
 }
 
 void metrics_render(const struct metrics *m, const char *version, struct evbuffer *buf)
@@ -124,4 +173,5 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    (unsigned long long)m->gang_waves_rolled_back,
 	    (unsigned long long)m->gang_joins_refused, (unsigned long long)m->tls_reloads,
 	    (unsigned long long)m->tls_reload_failures);
+	render_api(m, buf);
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "extender/access.h"
 #include "extender/bind.h"
 #include "extender/call.h"
 #include "extender/tls.h"
@@ -48,6 +49,8 @@ struct ext_server {
 	struct kube_client *kube;
 	struct kube_informer *pods;
 	struct bind_service *binds;
+	struct access_service *access;
+	struct ext_api_hooks api;
 	struct metrics metrics;
 	struct call_list calls;
 	size_t n_calls;
@@ -71,25 +74,39 @@ static void on_readyz(struct ext_call *call);
 static void on_metrics(struct ext_call *call);
 static void on_jobs(struct ext_call *call);
 
-/* The route table: the four verbs live under the prefix, the rest at the root.
- * A probe route answers a GET without a client certificate under mTLS: the
- * kubelet presents none, and liveness and readiness reveal nothing else. */
+/* Who may reach a route under mTLS. */
+enum route_auth {
+	/* a verified client certificate, checked before routing */
+	AUTH_CERT,
+	/* anyone, for GET and HEAD: the kubelet's probes present no
+	 * certificate, and liveness and readiness reveal nothing else */
+	AUTH_PROBE,
+	/* the handler decides: a bearer token reviewed by the API server, or a
+	 * verified certificate where that names enough (access.h) */
+	AUTH_TOKEN,
+};
+
+/* The route table: the four verbs live under the prefix, the rest at the
+ * root. A path may have a route per method. */
 static const struct route {
 	const char *path;
 	bool prefixed;
 	enum evhttp_cmd_type method;
 	enum ext_verb verb;
-	bool probe;
+	enum route_auth auth;
 	void (*handle)(struct ext_call *);
 } routes[] = {
-    {"/filter", true, EVHTTP_REQ_POST, VERB_FILTER, false, verb_filter},
-    {"/prioritize", true, EVHTTP_REQ_POST, VERB_PRIORITIZE, false, verb_prioritize},
-    {"/bind", true, EVHTTP_REQ_POST, VERB_BIND, false, verb_bind},
-    {"/preempt", true, EVHTTP_REQ_POST, VERB_PREEMPT, false, verb_preempt},
-    {"/healthz", false, EVHTTP_REQ_GET, VERB_HEALTHZ, true, on_healthz},
-    {"/readyz", false, EVHTTP_REQ_GET, VERB_READYZ, true, on_readyz},
-    {"/metrics", false, EVHTTP_REQ_GET, VERB_METRICS, false, on_metrics},
-    {"/v1/jobs", false, EVHTTP_REQ_GET, VERB_OTHER, false, on_jobs},
+    {"/filter", true, EVHTTP_REQ_POST, VERB_FILTER, AUTH_CERT, verb_filter},
+    {"/prioritize", true, EVHTTP_REQ_POST, VERB_PRIORITIZE, AUTH_CERT, verb_prioritize},
+    {"/bind", true, EVHTTP_REQ_POST, VERB_BIND, AUTH_CERT, verb_bind},
+    {"/preempt", true, EVHTTP_REQ_POST, VERB_PREEMPT, AUTH_CERT, verb_preempt},
+    {"/healthz", false, EVHTTP_REQ_GET, VERB_HEALTHZ, AUTH_PROBE, on_healthz},
+    {"/readyz", false, EVHTTP_REQ_GET, VERB_READYZ, AUTH_PROBE, on_readyz},
+    {"/metrics", false, EVHTTP_REQ_GET, VERB_METRICS, AUTH_CERT, on_metrics},
+    {"/v1/jobs", false, EVHTTP_REQ_GET, VERB_OTHER, AUTH_CERT, on_jobs},
+    {"/v1/progress", false, EVHTTP_REQ_POST, VERB_PROGRESS, AUTH_TOKEN, verb_progress},
+    {"/v1/migrations", false, EVHTTP_REQ_POST, VERB_MIGRATIONS, AUTH_TOKEN, verb_migrations_post},
+    {"/v1/migrations", false, EVHTTP_REQ_GET, VERB_MIGRATIONS, AUTH_CERT, verb_migrations_get},
 };
 
 void ext_server_config_default(struct ext_server_config *cfg)
@@ -117,11 +134,15 @@ static const char *reason_phrase(int code)
 {
 	switch (code) {
 	case 200: return "OK";
+	case 202: return "Accepted";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
 	case 413: return "Payload Too Large";
+	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
 	default: return "Error";
@@ -188,7 +209,7 @@ void call_reply_json(struct ext_call *call, int code, char *json, bool error)
 		call_finish(call, 500, "text/plain", NULL, true);
 		return;
 	}
-	call_finish(call, code, "application/json", buf, error || code != 200);
+	call_finish(call, code, "application/json", buf, error || code < 200 || code >= 300);
 	evbuffer_free(buf);
 }
 
@@ -219,7 +240,7 @@ void call_reply_text(struct ext_call *call, int code, const char *content_type, 
 	struct evbuffer *buf = evbuffer_new();
 	if (buf)
 		evbuffer_add(buf, text, len);
-	call_finish(call, code, content_type, buf, code != 200);
+	call_finish(call, code, content_type, buf, code < 200 || code >= 300);
 	if (buf)
 		evbuffer_free(buf);
 }
@@ -272,6 +293,40 @@ struct metrics *call_metrics(const struct ext_call *call)
 	return &call->srv->metrics;
 }
 
+const char *call_header(const struct ext_call *call, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(call->req), name);
+}
+
+void call_add_header(struct ext_call *call, const char *name, const char *value)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(call->req), name, value);
+}
+
+struct access_service *call_access(const struct ext_call *call)
+{
+	return call->srv->access;
+}
+
+const struct ext_api_hooks *call_api_hooks(const struct ext_call *call)
+{
+	return &call->srv->api;
+}
+
+void ext_server_set_progress(struct ext_server *s, ext_progress_fn fn, void *arg)
+{
+	s->api.progress = fn;
+	s->api.progress_arg = arg;
+}
+
+void ext_server_set_migrations(struct ext_server *s, ext_migrate_fn post, ext_migrations_fn list,
+                               void *arg)
+{
+	s->api.migrate = post;
+	s->api.migrations = list;
+	s->api.migrations_arg = arg;
+}
+
 static void on_healthz(struct ext_call *call)
 {
 	call_reply_text(call, 200, "text/plain", "ok\n", 3);
@@ -322,11 +377,13 @@ void ext_server_set_jobs(struct ext_server *s, char *(*fn)(void *arg), void *arg
 	s->jobs_arg = arg;
 }
 
+/* The route of path and method (HEAD finds GET). NULL when there is none;
+ * *allow then lists the methods the path has, "" for an unknown path. */
 static const struct route *find_route(const struct ext_server *s, const char *path,
-                                      bool *path_known)
+                                      enum evhttp_cmd_type m, char *allow, size_t allowlen)
 {
 	size_t plen = strlen(s->prefix);
-	*path_known = false;
+	allow[0] = '\0';
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		const char *p = path;
 		if (routes[i].prefixed) {
@@ -334,10 +391,14 @@ static const struct route *find_route(const struct ext_server *s, const char *pa
 				continue;
 			p += plen;
 		}
-		if (strcmp(p, routes[i].path) == 0) {
-			*path_known = true;
+		if (strcmp(p, routes[i].path) != 0)
+			continue;
+		if (m == routes[i].method ||
+		    (m == EVHTTP_REQ_HEAD && routes[i].method == EVHTTP_REQ_GET))
 			return &routes[i];
-		}
+		size_t n = strlen(allow);
+		snprintf(allow + n, allowlen - n, "%s%s", n ? ", " : "",
+		         routes[i].method == EVHTTP_REQ_POST ? "POST" : "GET, HEAD");
 	}
 	return NULL;
 }
@@ -350,6 +411,11 @@ static bool client_verified(struct evhttp_request *req)
 	struct evhttp_connection *conn = evhttp_request_get_connection(req);
 	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
 	return bev && tls_client_verified(bufferevent_openssl_get_ssl(bev));
+}
+
+bool call_client_verified(const struct ext_call *call)
+{
+	return call->srv->client_auth && client_verified(call->req);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)
@@ -371,34 +437,33 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
 	if (!path || !*path)
 		path = "/";
-	bool known;
-	const struct route *r = find_route(s, path, &known);
+	char allow[64];
 	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	const struct route *r = find_route(s, path, m, allow, sizeof(allow));
 	if (r)
 		call->verb = r->verb;
 	/* Under mTLS a client without a verified certificate gets only the
-	 * probes; anything else, unknown paths too, is refused before routing,
-	 * so it learns nothing and changes nothing. 403, not 401: there is no
+	 * probes and the routes that take a bearer token instead; anything
+	 * else, unknown paths too, is refused before routing, so it learns
+	 * nothing and changes nothing. 403, not 401: there is no
 	 * WWW-Authenticate challenge for a TLS client certificate. */
-	if (s->client_auth && !(r && r->probe && (m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD)) &&
-	    !client_verified(req)) {
+	if (s->client_auth && !(r && r->auth != AUTH_CERT) && !client_verified(req)) {
 		call_reply_error(call, 403,
 		                 "a client certificate signed by drake's client CA is required "
-		                 "(without one, only GET /healthz and /readyz are answered)");
+		                 "(without one, only GET /healthz and /readyz are answered, and "
+		                 "POST /v1/progress and /v1/migrations with a bearer token)");
 		return;
 	}
-	if (!r) {
+	if (!r && !allow[0]) {
 		call_reply_error(call, 404, "no such path: %.200s", path);
 		return;
 	}
-	if (m != r->method && !(m == EVHTTP_REQ_HEAD && r->method == EVHTTP_REQ_GET)) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-		                  r->method == EVHTTP_REQ_POST ? "POST" : "GET, HEAD");
-		call_reply_error(call, 405, "%.200s accepts only %s", path,
-		                 r->method == EVHTTP_REQ_POST ? "POST" : "GET");
+	if (!r) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+		call_reply_error(call, 405, "%.200s accepts only %s", path, allow);
 		return;
 	}
-	if (s->draining && r->prefixed) {
+	if (s->draining && (r->prefixed || r->auth == AUTH_TOKEN)) {
 		call_reply_error(call, 503, "drake is shutting down");
 		return;
 	}
@@ -506,7 +571,8 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	if (tls_context_new(&files, &s->ctx, msg, msglen))
 		goto fail;
 	s->binds = bind_service_new(base, cfg->gang_bind_timeout);
-	if (!s->binds) {
+	s->access = access_service_new();
+	if (!s->binds || !s->access) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		goto fail;
 	}
@@ -641,6 +707,7 @@ void ext_server_free(struct ext_server *s)
 		return;
 	bind_service_free(s->binds); /* answers held gang binds */
 	answer_all(s, 503, "drake is shutting down");
+	access_service_free(s->access); /* the calls that used it are answered */
 	if (s->http)
 		evhttp_free(s->http);
 	if (s->grace_timer)

@@ -1,10 +1,12 @@
 /*
  * server.h - drake's HTTPS server: one evhttp on the caller's event_base,
  * TLS through libevent's OpenSSL bufferevents, routes under a prefix for the
- * four extender verbs plus /healthz, /readyz, /metrics and /v1/jobs. With a
- * client CA (mTLS), every request needs a verified client certificate except
- * GET /healthz and GET /readyz, which the kubelet's probes make without one;
- * the others get 403.
+ * four extender verbs plus /healthz, /readyz, /metrics, /v1/jobs, and the
+ * progress and migration API (/v1/progress, /v1/migrations). With a client
+ * CA (mTLS), every request needs a verified client certificate except
+ * GET /healthz and GET /readyz, which the kubelet's probes make without one,
+ * and POST /v1/progress and /v1/migrations, whose callers may prove who they
+ * are with a bearer token instead (access.h); the others get 403.
  *
  * Every request is answered exactly once, including requests held open (a
  * bind waiting on the API server or, later, on its gang) when the server
@@ -15,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "extender/codec.h"
@@ -73,6 +76,48 @@ typedef bool (*ext_replan_fn)(void *arg, const char *ns, const char *pod,
                               const char *const *candidates, size_t n, char *node, size_t nodelen,
                               char *why, size_t whylen);
 void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg);
+
+/* ---- The progress and migration API (issue 12). The controller sets these
+ * hooks; unset, the three endpoints answer 503. Each hook runs on the loop,
+ * after the caller was authenticated (and, for a migration, authorised), and
+ * returns at once. */
+
+/* A progress report from a replica, after authentication. */
+struct ext_progress {
+	/* Who: from the caller's verified bearer token, never from the body. A
+	 * caller with a client certificate (a trusted in-cluster agent; a
+	 * certificate names no pod) names ns and pod in the body, and pod_uid
+	 * is then "". */
+	char ns[64], pod[254], pod_uid[64];
+	int64_t step; /* global step, >= 0 */
+	double value; /* metric value, finite */
+	bool loss;    /* metric kind: true = loss-like (lower is better), false = accuracy-like */
+	int64_t total_steps; /* 0 when not given */
+	double t;            /* server receive time, seconds since the epoch */
+};
+/* Returns DRAKE_OK (accepted, 202), DRAKE_EINVAL (rejected, 403: why, e.g.
+ * "pod ml/x is not a replica of a TFJob drake manages"), other errors as
+ * 500. why is NUL-terminated and empty on entry. */
+typedef drake_err (*ext_progress_fn)(void *arg, const struct ext_progress *p, char *why,
+                                     size_t len);
+void ext_server_set_progress(struct ext_server *s, ext_progress_fn fn, void *arg);
+
+struct ext_migration_req {
+	char ns[64], pod[254];
+	char away[254]; /* "" = from wherever it is */
+	char onto[254]; /* "" = the policy picks */
+	char user[256]; /* the authorised caller (TokenReview username), for the record */
+};
+/* DRAKE_OK: accepted, 202 (*id filled, e.g. "ml/job-worker-1@1763880000");
+ * DRAKE_ESTATE: refused by policy, 409 (why); DRAKE_EINVAL: no such
+ * replica, 404 (why); other errors as 500. */
+typedef drake_err (*ext_migrate_fn)(void *arg, const struct ext_migration_req *r, char *id,
+                                    size_t idlen, char *why, size_t len);
+/* GET /v1/migrations: a malloc'd JSON document, like the jobs hook (NULL:
+ * out of memory, 500). */
+typedef char *(*ext_migrations_fn)(void *arg);
+void ext_server_set_migrations(struct ext_server *s, ext_migrate_fn post, ext_migrations_fn list,
+                               void *arg);
 
 /* Stops accepting connections; calls done once every received request has
  * been answered, or when shutdown_grace runs out (then the rest get 503). */

@@ -70,6 +70,17 @@ has second 'path: /healthz' "mTLS: HTTPS liveness and startup probes on /healthz
 has second 'path: /readyz' "mTLS: HTTPS readiness probe on /readyz"
 hasnt second 'tcpSocket' "mTLS: no TCP probes"
 has second 'helm.sh/resource-policy: keep' "CRD kept on uninstall"
+has second 'resources: \["tokenreviews"\]' "drake may create TokenReviews (progress and migration API)"
+has second 'resources: \["subjectaccessreviews"\]' "drake may create SubjectAccessReviews (migrations)"
+has second '^  name: drake-migrator$' "renders the drake-migrator ClusterRole"
+has second 'resources: \["tfjobs/migrations"\]' "drake-migrator grants tfjobs/migrations"
+has second 'rbac.authorization.k8s.io/aggregate-to-edit: "true"' "drake-migrator aggregates to edit"
+has second 'rbac.authorization.k8s.io/aggregate-to-admin: "true"' "drake-migrator aggregates to admin"
+render no-migrator --set migratorRole.create=false
+hasnt no-migrator 'resources: \["tfjobs/migrations"\]' "migratorRole.create=false: no drake-migrator"
+render migrator-admin-only --set migratorRole.aggregateToEdit=false
+hasnt migrator-admin-only 'aggregate-to-edit' "aggregateToEdit=false: not in edit"
+has migrator-admin-only 'aggregate-to-admin: "true"' "aggregateToEdit=false: still in admin"
 render second-gang --set gangOnly=true
 has second-gang '- name: drake.dev/gang' "managedResources drake.dev/gang"
 has second-gang 'ignoredByScheduler: true' "ignoredByScheduler"
@@ -120,6 +131,7 @@ refused "an unknown tls source" --set tls.source=vault
 refused "a port out of range" --set service.port=70000
 refused "a scheduler name that is no DNS-1123 subdomain" --set scheduler.name=Drake_Scheduler
 refused "a flag the chart sets (schedulerName)" --set flags.schedulerName=x
+refused "an unknown migratorRole key" --set migratorRole.aggregateToView=true
 
 echo "chart: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -244,6 +244,7 @@ static void test_a_client_without_a_certificate_gets_only_the_probes(void **stat
 	    {"POST", "/scheduler/preempt", "{}", 403},
 	    {"GET", "/metrics", NULL, 403},
 	    {"GET", "/v1/jobs", NULL, 403},
+	    {"GET", "/v1/migrations", NULL, 403},
 	    {"POST", "/healthz", "{}", 403}, /* not a GET: not a probe */
 	    {"GET", "/nope", NULL, 403},     /* refused before routing: no 404 */
 	};
@@ -271,6 +272,58 @@ static void test_a_client_without_a_certificate_gets_only_the_probes(void **stat
 	assert_int_equal(r.code, 200);
 	assert_non_null(strstr(r.body, "drake_requests_total{verb=\"filter\",code=\"403\"} 1\n"));
 	assert_non_null(strstr(r.body, "drake_requests_total{verb=\"metrics\",code=\"403\"} 1\n"));
+}
+
+/* drake serve without --reconcile sets no progress or migration hooks: the
+ * API answers 503 saying why, also to a client that has only a bearer
+ * token (those routes take one instead of a certificate), and looks at no
+ * token. The listing needs a certificate, like /v1/jobs. */
+static void test_the_progress_and_migration_api_answers_503_without_the_controller(void **state)
+{
+	const struct {
+		const char *method, *path, *body;
+		const struct tls *t;
+		bool bearer;
+		long code;
+		const char *error;
+	} cases[] = {
+	    {"POST", "/v1/progress", "{\"step\":1,\"value\":1,\"metric\":\"loss\"}", &none, true,
+	     503,
+	     "progress reports need drake's TFJob controller (drake serve --reconcile), "
+	     "and none has registered for them"},
+	    {"POST", "/v1/progress", "{}", &good, false, 503, "progress reports need"},
+	    {"POST", "/v1/progress", "not json", &none, false, 503, "progress reports need"},
+	    {"POST", "/v1/migrations", "{\"namespace\":\"ml\",\"pod\":\"p\"}", &none, true, 503,
+	     "migrations need drake's TFJob controller"},
+	    {"GET", "/v1/migrations", NULL, &good, false, 503, "migrations need"},
+	    {"GET", "/v1/migrations", NULL, &none, true, 403, "a client certificate"},
+	    {"PUT", "/v1/progress", "{}", &good, false, 405, "accepts only POST"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct resp r;
+		CURL *h = curl_easy_init();
+		setup_easy(h, g.port, cases[i].method, cases[i].path, cases[i].body,
+		           cases[i].body ? strlen(cases[i].body) : 0, cases[i].t, &r);
+		struct curl_slist *hdrs =
+		    cases[i].bearer ? curl_slist_append(NULL, "Authorization: Bearer some-token")
+		                    : NULL;
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		r.rc = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.code);
+		curl_easy_cleanup(h);
+		curl_slist_free_all(hdrs);
+		if (r.rc != CURLE_OK || r.code != cases[i].code || !strstr(r.body, cases[i].error))
+			fail_msg("case %zu %s %s: got rc=%d %ld %s; want %ld with \"%s\"", i,
+			         cases[i].method, cases[i].path, r.rc, r.code, r.body,
+			         cases[i].code, cases[i].error);
+	}
+	struct resp r;
+	request(g.port, "GET", "/metrics", NULL, &good, &r);
+	assert_non_null(
+	    strstr(r.body, "drake_progress_reports_total{outcome=\"unavailable\"} 3\n"));
+	assert_non_null(
+	    strstr(r.body, "drake_migration_requests_total{outcome=\"unavailable\"} 1\n"));
+	assert_non_null(strstr(r.body, "drake_token_reviews_total{result=\"authenticated\"} 0\n"));
 }
 
 static int tcp_connect(int port)
@@ -582,6 +635,8 @@ int main(void)
 	    cmocka_unit_test(test_http2_is_not_negotiated),
 	    cmocka_unit_test(test_clients_with_an_untrusted_certificate_fail_the_handshake),
 	    cmocka_unit_test(test_a_client_without_a_certificate_gets_only_the_probes),
+	    cmocka_unit_test(
+	        test_the_progress_and_migration_api_answers_503_without_the_controller),
 	    cmocka_unit_test(test_a_bind_without_a_client_certificate_posts_nothing),
 	    cmocka_unit_test(test_plain_http_on_the_tls_port_is_refused),
 	    cmocka_unit_test(test_a_stalled_client_is_timed_out_without_affecting_others),
