@@ -87,6 +87,24 @@ static bool on_ready(void *arg, char *why, size_t whylen)
 	return false;
 }
 
+static drake_err progress(void *arg, const struct ext_progress *p, char *why, size_t len)
+{
+	return reconciler_progress(arg, p->ns, p->pod, p->pod_uid, p->step, p->value, p->loss,
+	                           p->total_steps, p->t, why, len);
+}
+
+static drake_err migrate(void *arg, const struct ext_migration_req *r, char *id, size_t idlen,
+                         char *why, size_t len)
+{
+	return reconciler_migrate(arg, r->ns, r->pod, r->away, r->onto, r->user, id, idlen, why,
+	                          len);
+}
+
+static char *migrations_json(void *arg)
+{
+	return reconciler_migrations_json(arg);
+}
+
 static char *jobs_json(void *arg)
 {
 	return reconciler_jobs_json(arg);
@@ -311,6 +329,8 @@ int serve_main(int argc, char **argv)
 		/* The gang verbs read the controller's pod cache. */
 		ext_server_set_pods(sv.server, reconciler_pods(sv.rec));
 		ext_server_set_jobs(sv.server, jobs_json, sv.rec);
+		ext_server_set_progress(sv.server, progress, sv.rec);
+		ext_server_set_migrations(sv.server, migrate, migrations_json, sv.rec);
 		ext_server_set_replan(sv.server, replan, sv.rec);
 	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);

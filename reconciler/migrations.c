@@ -79,7 +79,10 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
 	struct json_t *pod = kube_informer_get(r->pods, ns, pod_name);
 	struct kube_meta m;
 	struct tfjob job;
-	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || strcmp(m.uid, pod_uid) != 0)
+	/* a pod's token names its uid; a trusted agent (client certificate)
+	 * names none */
+	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK ||
+	    (pod_uid && *pod_uid && strcmp(m.uid, pod_uid) != 0))
 		return drake_errorf(DRAKE_EINVAL, why, len,
 		                    "pod %s/%s (uid %s) is not in drake's cache", ns, pod_name,
 		                    pod_uid);

@@ -81,7 +81,8 @@ bool reconciler_replan(const struct reconciler *r, const char *ns, const char *p
 /* What each waiting gang waits for, as JSON ({"jobs":[...]}); caller frees. */
 char *reconciler_jobs_json(const struct reconciler *r);
 
-/* A progress report from pod ns/pod (uid pod_uid, as its token names it):
+/* A progress report from pod ns/pod (uid pod_uid, as its token names it;
+ * "" from a trusted agent, which names no uid):
  * EINVAL with why when the pod is not a replica of a TFJob drake manages
  * or the sample does not fit the job's series; nothing is kept then. */
 drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *pod,

@@ -841,12 +841,16 @@ test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not(v
  * started at the test clock, of the pod with uid `uid`. */
 #define JOB_MOVING(uid)                                                                            \
 	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job1\","  \
-	"\"namespace\":\"default\",\"uid\":\"uid-job1\",\"resourceVersion\":\"3\",\"annotations\":{" \
-	"\"drake.dev/migrations\":\"{\\\"counts\\\":{\\\"worker-2\\\":{\\\"n\\\":1,\\\"last\\\":"           \
-	"1767225600}},\\\"moving\\\":{\\\"replica\\\":\\\"worker-2\\\",\\\"from\\\":\\\"n1\\\",\\\"to\\\":"  \
-	"\\\"n2\\\",\\\"uid\\\":\\\"" uid "\\\",\\\"at\\\":1767225600,\\\"reason\\\":\\\"test\\\","   \
-	"\\\"by\\\":\\\"policy\\\"}}\"}},\"spec\":{\"max-instances\":4,\"min-instances\":1,"           \
-	"\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL   \
+	"\"namespace\":\"default\",\"uid\":\"uid-job1\",\"resourceVersion\":\"3\","                \
+	"\"annotations\":{"                                                                        \
+	"\"drake.dev/migrations\":\"{\\\"counts\\\":{\\\"worker-2\\\":{\\\"n\\\":1,\\\"last\\\":"  \
+	"1767225600}},\\\"moving\\\":{\\\"replica\\\":\\\"worker-2\\\",\\\"from\\\":\\\"n1\\\","   \
+	"\\\"to\\\":"                                                                              \
+	"\\\"n2\\\",\\\"uid\\\":\\\"" uid                                                          \
+	"\\\",\\\"at\\\":1767225600,\\\"reason\\\":\\\"test\\\","                                  \
+	"\\\"by\\\":\\\"policy\\\"}}\"}},\"spec\":{\"max-instances\":4,\"min-instances\":1,"       \
+	"\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"restartPolicy\":\"OnFailure\","              \
+	"\"template\":" TMPL                                                                       \
 	"},\"Worker\":{\"replicas\":4,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL "}}}}"
 
 static void test_a_move_in_flight_deletes_the_pod_the_record_names(void **state)
@@ -873,8 +877,8 @@ static void test_a_move_ends_once_another_pod_of_that_name_is_bound(void **state
 	e->pods = GANG_PODS(BOUND, BOUND, BOUND, BOUND, BOUND);
 	e->services = SVCS4;
 	start_gang(e, 1);
-	assert_true(run_until(e, "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/job1", 1, 3) >=
-	            1);
+	assert_true(
+	    run_until(e, "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/job1", 1, 3) >= 1);
 	run_until(e, "\"reason\":\"Migrated\"", 1, 2);
 	assert_non_null(strstr(e->bodies, "\\\"moving\\\":null"));
 	assert_non_null(strstr(e->bodies, "\"reason\":\"Migrated\""));
