@@ -838,6 +838,7 @@ static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster 
 		j->max = vs.v[k].max_workers;
 		j->last_scaled = vs.v[k].last_scaled;
 		snprintf(j->gave_to, sizeof(j->gave_to), "%s", vs.of[k]->scale.for_key);
+		j->slow = vs.v[k].slow;
 	}
 	for (size_t i = 0; !err && i < n; i++) {
 		if (e[i].status == DRAKE_ADMIT_STARTED) {

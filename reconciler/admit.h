@@ -110,6 +110,7 @@ struct admit_running {
 	int workers, min, max;
 	double last_scaled; /* wall seconds: its admission or latest scaling */
 	char gave_to[320];  /* the job its latest scale-down gave workers to, or "" */
+	bool slow;          /* its replicas report its progress slowing or converged */
 };
 
 struct admit_result {
@@ -221,7 +222,8 @@ struct admit_note {
 /* With skipped (may be NULL): "nodesLeftOut":[{"node":"n","why":"..."}]
  * beside the jobs, and "nodesNotListed":N when more were left out. With
  * running jobs: "running":[{"job":"ns/name","workers":w,"min":m,"max":M,
- * "lastScaled":seconds,"gaveTo":"ns/other"}] ("gaveTo" only when set). */
+ * "lastScaled":seconds,"gaveTo":"ns/other","slow":true}] ("gaveTo" and
+ * "slow" only when set). */
 char *admit_waiting_json(const struct admit_note *notes, size_t n,
                          const struct admit_skipped_list *skipped,
                          const struct admit_running *running, size_t n_running);

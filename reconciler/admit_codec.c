@@ -534,6 +534,8 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
 		              j->min, "max", j->max, "lastScaled", (json_int_t)j->last_scaled);
 		if (o && j->gave_to[0])
 			json_object_set_new(o, "gaveTo", json_string(j->gave_to));
+		if (o && j->slow)
+			json_object_set_new(o, "slow", json_true());
 		json_array_append_new(run, o);
 	}
 	if (run)

@@ -1,0 +1,284 @@
+package e2e
+
+// The progress and migration API on the real control plane (issue 12):
+// tokens are real service-account tokens reviewed by the real API server,
+// authorisation is a real SubjectAccessReview against real RBAC.
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// drakePlain trusts drake's CA but presents no client certificate: what a
+// training pod or a user's tool is.
+func (e *env) drakePlain(t *testing.T) *http.Client {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(e.certDir, "ca.crt"))
+	if err != nil {
+		t.Fatalf("ca: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+	}}
+}
+
+// kubectl runs the control plane's kubectl and returns its trimmed output.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(os.Getenv("DRAKE_CP_BIN"), "kubectl"), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// podToken is a token of ns's default ServiceAccount bound to pod p, as the
+// kubelet projects into the pod.
+func podToken(t *testing.T, p *corev1.Pod) string {
+	t.Helper()
+	return kubectl(t, "create", "token", "default", "-n", p.Namespace, "--duration", "10m",
+		"--bound-object-kind", "Pod", "--bound-object-name", p.Name, "--bound-object-uid", string(p.UID))
+}
+
+// post sends body to drake's path with token (none when ""), answering the
+// status and body.
+func (e *env) post(t *testing.T, c *http.Client, path, token, body string) (int, string) {
+	t.Helper()
+	url := strings.TrimSuffix(e.metricsURL, "/metrics") + path
+	req, _ := http.NewRequest("POST", url, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// twoWorkerJob is a CPU job: a PS and two workers, min one.
+func twoWorkerJob(runFor string) map[string]any {
+	ann := map[string]string{}
+	if runFor != "" {
+		ann["kwok.drake.dev/run-for"] = runFor
+	}
+	return map[string]any{
+		"min-instances": int64(1), "max-instances": int64(2),
+		"runPolicy": map[string]any{"cleanPodPolicy": "None"},
+		"tfReplicaSpecs": map[string]any{
+			"PS":     cpuReplica(1, "1", 0, ann),
+			"Worker": cpuReplica(2, "2", 0, ann),
+		},
+	}
+}
+
+func TestProgressReportsAreAuthenticatedByThePodsOwnToken(t *testing.T) {
+	e := withReconciler(t)
+	ns := e.namespace(t)
+	w := watchGangs(t, e, ns)
+	w.expect("p", roleNeed{"ps": 1, "worker": 1})
+	createTFJob(t, ns, "p", twoWorkerJob(""))
+	poll(t, 90*time.Second, "p whole", func() (bool, error) { return w.whole("p"), nil })
+	w0 := e.getPod(t, ns, "p-worker-0")
+	w1 := e.getPod(t, ns, "p-worker-1")
+	if podEnv(w0, "DRAKE_PROGRESS_URL") == "" {
+		t.Errorf("p-worker-0 has no DRAKE_PROGRESS_URL in its environment")
+	}
+	tok := podToken(t, w0)
+	c := e.drakePlain(t)
+	good := `{"step":10,"value":0.5,"metric":"accuracy","totalSteps":1000}`
+	cases := []struct {
+		what, token, body string
+		code             int
+	}{
+		{"no token", "", good, 401},
+		{"a token the API server does not know", "not-a-token", good, 401},
+		{"a malformed body", tok, `{"step":"ten","value":0.5,"metric":"accuracy"}`, 400},
+		{"an unknown metric", tok, `{"step":10,"value":0.5,"metric":"vibes"}`, 400},
+		{"a report for another pod", tok,
+			fmt.Sprintf(`{"step":10,"value":0.5,"metric":"accuracy","namespace":%q,"pod":%q}`, ns, w1.Name), 403},
+		{"the pod's own report", tok, good, 202},
+	}
+	for _, k := range cases {
+		code, body := e.post(t, c, "/v1/progress", k.token, k.body)
+		if code != k.code {
+			t.Errorf("%s: %d %s; want %d", k.what, code, body, k.code)
+		}
+	}
+	// a pod no TFJob of drake's controls: its own token, refused
+	stray := e.createPod(t, ns, "stray")
+	stray = e.waitPhase(t, ns, stray.Name, corev1.PodRunning, 60*time.Second)
+	if code, body := e.post(t, c, "/v1/progress", podToken(t, stray), good); code != 403 ||
+		!strings.Contains(body, "not a replica of a TFJob drake manages") {
+		t.Errorf("a report from a pod of no TFJob: %d %s; want 403 saying why", code, body)
+	}
+}
+
+func TestMigrationRequestsAreAuthorisedAndRefusedWithTheirReason(t *testing.T) {
+	e := withReconciler(t)
+	waitQuiet(t, e)
+	ns := e.namespace(t)
+	w := watchGangs(t, e, ns)
+	w.expect("mv", roleNeed{"ps": 1, "worker": 1})
+	createTFJob(t, ns, "mv", twoWorkerJob("120s"))
+	poll(t, 90*time.Second, "mv whole", func() (bool, error) { return w.whole("mv"), nil })
+	pod := e.getPod(t, ns, "mv-worker-1")
+	source := pod.Spec.NodeName
+	// a user with no right to ask
+	kubectl(t, "create", "serviceaccount", "mover", "-n", ns)
+	tok := kubectl(t, "create", "token", "mover", "-n", ns, "--duration", "10m")
+	c := e.drakePlain(t)
+	req := func(onto string) string {
+		return fmt.Sprintf(`{"namespace":%q,"pod":"mv-worker-1","onto":%q}`, ns, onto)
+	}
+	if code, body := e.post(t, c, "/v1/migrations", tok, req("")); code != 403 ||
+		!strings.Contains(body, "tfjobs/migrations") {
+		t.Errorf("a user without the right: %d %s; want 403 naming tfjobs/migrations", code, body)
+	}
+	// given the right, as the chart's migrator role grants it
+	_, err := e.client.RbacV1().Roles(ns).Create(ctxFor(t, 10*time.Second), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "migrator"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kubeflow.org"}, Resources: []string{"tfjobs/migrations"},
+			Verbs: []string{"create"}}},
+	}, metav1.CreateOptions{})
+	if err == nil {
+		_, err = e.client.RbacV1().RoleBindings(ns).Create(ctxFor(t, 10*time.Second), &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "migrator"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "migrator"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "mover", Namespace: ns}},
+		}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatalf("rbac: %v", err)
+	}
+	// onto its own node: refused by the policy, with that reason
+	var code int
+	var body string
+	poll(t, 30*time.Second, "the RoleBinding in effect", func() (bool, error) {
+		code, body = e.post(t, c, "/v1/migrations", tok, req(source))
+		return code != 403, nil
+	})
+	if code != 409 || !strings.Contains(body, source) {
+		t.Errorf("onto its own node %s: %d %s; want 409 saying so", source, code, body)
+	}
+	// no such replica
+	if code, body := e.post(t, c, "/v1/migrations", tok,
+		fmt.Sprintf(`{"namespace":%q,"pod":"mv-worker-9"}`, ns)); code != 404 {
+		t.Errorf("a replica that does not exist: %d %s; want 404", code, body)
+	}
+	// anywhere else: accepted, and carried out
+	code, body = e.post(t, c, "/v1/migrations", tok, req(""))
+	if code != 202 || !strings.Contains(body, `"id"`) {
+		t.Fatalf("a move the policy allows: %d %s; want 202 with an id", code, body)
+	}
+	ev := e.jobEvent(t, ns, "mv", "Migrated", 90*time.Second)
+	after := e.getPod(t, ns, "mv-worker-1")
+	if after.UID == pod.UID || after.Spec.NodeName == source || after.Spec.NodeName == "" {
+		t.Errorf("after %q the worker is %s on %q (was %s on %s)", ev.Message, after.UID,
+			after.Spec.NodeName, pod.UID, source)
+	}
+	if !strings.Contains(ev.Message, "mover") && !strings.Contains(e.migrationsList(t), "mover") {
+		t.Errorf("GET /v1/migrations does not name the user who asked")
+	}
+	w.check(t, normalWaveMax, false)
+}
+
+// migrationsList is GET /v1/migrations (a client certificate, like /v1/jobs).
+func (e *env) migrationsList(t *testing.T) string {
+	t.Helper()
+	resp, err := e.drakeHTTP(t).Get(strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/migrations")
+	if err != nil {
+		t.Fatalf("GET /v1/migrations: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// runningEntry is a job's entry in GET /v1/jobs' "running" list, or "".
+func (e *env) runningEntry(t *testing.T, key string) string {
+	t.Helper()
+	resp, err := e.drakeHTTP(t).Get(strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs")
+	if err != nil {
+		t.Fatalf("GET /v1/jobs: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	s := string(b)
+	i := strings.Index(s, `{"job":"`+key+`"`)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(s[i:], "}")
+	return s[i : i+j+1]
+}
+
+func TestAConvergedJobGivesWorkersFirstToAStarvingJob(t *testing.T) {
+	e := withReconciler(t)
+	_, gpus := clusterShape(t)
+	waitGPUsIdle(t, e)
+	ns := e.namespace(t)
+	slots := gpuSlots(t, e, gpus)
+	if slots < 4 {
+		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
+	}
+	aMax := slots / 2
+	bMax := slots - aMax
+	w := watchGangs(t, e, ns)
+	w.expect("a", roleNeed{"ps": 1, "worker": 1})
+	w.expect("b", roleNeed{"ps": 1, "worker": 1})
+	w.expect("c", roleNeed{"ps": 1, "worker": 2})
+	createTFJob(t, ns, "a", elasticJob(aMax, 1, aMax, gpus, ""))
+	poll(t, 120*time.Second, "a at max", func() (bool, error) { return liveWorkers(t, e, ns, "a") == aMax, nil })
+	createTFJob(t, ns, "b", elasticJob(bMax, 1, bMax, gpus, ""))
+	poll(t, 120*time.Second, "b at max", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax, nil })
+	// a's worker 0 reports its accuracy: it has stopped improving.
+	tok := podToken(t, e.getPod(t, ns, "a-worker-0"))
+	c := e.drakePlain(t)
+	for step := 0; e.runningEntry(t, ns+"/a") == "" || !strings.Contains(e.runningEntry(t, ns+"/a"), `"slow":true`); step++ {
+		if step > 40 {
+			t.Fatalf("a is not slow after %d flat reports: %s", step, e.runningEntry(t, ns+"/a"))
+		}
+		code, body := e.post(t, c, "/v1/progress", tok,
+			fmt.Sprintf(`{"step":%d,"value":0.91,"metric":"accuracy","totalSteps":100000}`, 100*step))
+		if code == 429 { // the per-pod limit: 1 report a second after a burst of 5
+			step--
+			time.Sleep(time.Second)
+			continue
+		}
+		if code != 202 {
+			t.Fatalf("report %d: %d %s", step, code, body)
+		}
+	}
+	// c needs two whole nodes: newest-first would take them from b; a,
+	// which stopped learning, gives them instead.
+	createTFJob(t, ns, "c", elasticJob(2, 2, 2, gpus, "15s"))
+	ev := e.jobEvent(t, ns, "a", "ScaledDown", 90*time.Second)
+	if !strings.Contains(ev.Message, "to "+ns+"/c") {
+		t.Errorf("ScaledDown on a says %q; want it to name %s/c", ev.Message, ns)
+	}
+	poll(t, 120*time.Second, "c whole", func() (bool, error) { return w.whole("c"), nil })
+	if n := liveWorkers(t, e, ns, "b"); n != bMax {
+		t.Errorf("b has %d workers while c runs; a, which stopped learning, should have given (want %d)", n, bMax)
+	}
+	w.check(t, normalWaveMax, false)
+}
