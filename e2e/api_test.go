@@ -148,6 +148,9 @@ func TestMigrationRequestsAreAuthorisedAndRefusedWithTheirReason(t *testing.T) {
 	tok := kubectl(t, "create", "token", "mover", "-n", ns, "--duration", "10m")
 	c := e.drakePlain(t)
 	req := func(onto string) string {
+		if onto == "" {
+			return fmt.Sprintf(`{"namespace":%q,"pod":"mv-worker-1"}`, ns)
+		}
 		return fmt.Sprintf(`{"namespace":%q,"pod":"mv-worker-1","onto":%q}`, ns, onto)
 	}
 	if code, body := e.post(t, c, "/v1/migrations", tok, req("")); code != 403 ||
@@ -241,16 +244,16 @@ func TestAConvergedJobGivesWorkersFirstToAStarvingJob(t *testing.T) {
 	if slots < 4 {
 		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
 	}
-	aMax := slots / 2
-	bMax := slots - aMax
-	w := watchGangs(t, e, ns)
-	w.expect("a", roleNeed{"ps": 1, "worker": 1})
-	w.expect("b", roleNeed{"ps": 1, "worker": 1})
-	w.expect("c", roleNeed{"ps": 1, "worker": 2})
-	createTFJob(t, ns, "a", elasticJob(aMax, 1, aMax, gpus, ""))
-	poll(t, 120*time.Second, "a at max", func() (bool, error) { return liveWorkers(t, e, ns, "a") == aMax, nil })
-	createTFJob(t, ns, "b", elasticJob(bMax, 1, bMax, gpus, ""))
-	poll(t, 120*time.Second, "b at max", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax, nil })
+	w, aMax, bMax := fillWithTwoElasticJobs(t, e, ns, slots, gpus)
+	// c needs two workers: a gives all it can above its min, b the rest.
+	fromA := aMax - 1
+	if fromA > 2 {
+		fromA = 2
+	}
+	fromB := 2 - fromA
+	if fromB >= 2 {
+		t.Skipf("a has %d workers: it cannot give any, the test shows nothing", aMax)
+	}
 	// a's worker 0 reports its accuracy: it has stopped improving.
 	tok := podToken(t, e.getPod(t, ns, "a-worker-0"))
 	c := e.drakePlain(t)
@@ -277,8 +280,12 @@ func TestAConvergedJobGivesWorkersFirstToAStarvingJob(t *testing.T) {
 		t.Errorf("ScaledDown on a says %q; want it to name %s/c", ev.Message, ns)
 	}
 	poll(t, 120*time.Second, "c whole", func() (bool, error) { return w.whole("c"), nil })
-	if n := liveWorkers(t, e, ns, "b"); n != bMax {
-		t.Errorf("b has %d workers while c runs; a, which stopped learning, should have given (want %d)", n, bMax)
+	if n := liveWorkers(t, e, ns, "a"); n != aMax-fromA {
+		t.Errorf("a has %d workers while c runs; it stopped learning and should have given %d (want %d)",
+			n, fromA, aMax-fromA)
+	}
+	if n := liveWorkers(t, e, ns, "b"); n != bMax-fromB {
+		t.Errorf("b has %d workers while c runs; a, which stopped learning, gives first (want %d)", n, bMax-fromB)
 	}
 	w.check(t, normalWaveMax, false)
 }

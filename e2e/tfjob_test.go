@@ -69,6 +69,8 @@ func withReconciler(t *testing.T) *env {
 		// scaling thresholds in seconds, so scale_test.go runs in a minute
 		os.Setenv("DRAKE_STARVE_AFTER", "5s")
 		os.Setenv("DRAKE_IDLE_AFTER", "10s")
+		// where TFJob pods send progress reports
+		os.Setenv("DRAKE_PROGRESS_URL", strings.TrimSuffix(e.metricsURL, "/metrics")+"/v1/progress")
 		if e.mode == "gang" {
 			// gang-only mode: TFJob pods must request the resource that
 			// routes them to drake (managedResources in the scheduler config)

@@ -197,10 +197,11 @@ static struct wait_note *wait_note(struct reconciler *r, const char *key)
 	return n;
 }
 
-static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
+/* Posts an Event on job ns/name once per (status, why) the note keyed key
+ * has not said yet. */
+static void note_once(struct reconciler *r, const char *key, const struct admit_waiting *wt,
+                      const char *type, const char *reason, const char *msg)
 {
-	char key[KEY_MAX];
-	snprintf(key, sizeof(key), "%s/%s", wt->ns, wt->job);
 	struct wait_note *n = wait_note(r, key);
 	if (!n)
 		return;
@@ -218,9 +219,15 @@ static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
 	snprintf(job.ns, sizeof(job.ns), "%s", wt->ns);
 	snprintf(job.name, sizeof(job.name), "%s", wt->job);
 	snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
-	char msg[DRAKE_WHY_MAX + 64];
+	rec_event(r, &job, type, reason, msg);
+}
+
+static void note_waiting(struct reconciler *r, const struct admit_waiting *wt)
+{
+	char key[KEY_MAX], msg[DRAKE_WHY_MAX + 64];
+	snprintf(key, sizeof(key), "%s/%s", wt->ns, wt->job);
 	snprintf(msg, sizeof(msg), "gang %s: %s", drake_admit_status_name(wt->status), wt->why);
-	rec_event(r, &job, "Normal", "GangWaiting", msg);
+	note_once(r, key, wt, "Normal", "GangWaiting", msg);
 }
 
 /* A drake.dev/scale annotation that does not fit its job is ignored (the
@@ -230,23 +237,7 @@ static void note_ignored(struct reconciler *r, const struct admit_waiting *wt)
 {
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "scale:%.63s/%.240s", wt->ns, wt->job);
-	struct wait_note *n = wait_note(r, key);
-	if (!n)
-		return;
-	n->seen = true;
-	if (!strcmp(n->why, wt->why))
-		return;
-	snprintf(n->why, sizeof(n->why), "%s", wt->why);
-	struct json_t *obj = kube_informer_get(r->jobs, wt->ns, wt->job);
-	struct kube_meta m;
-	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
-		return;
-	struct tfjob job;
-	memset(&job, 0, sizeof(job));
-	snprintf(job.ns, sizeof(job.ns), "%s", wt->ns);
-	snprintf(job.name, sizeof(job.name), "%s", wt->job);
-	snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
-	rec_event(r, &job, "Warning", "ScaleRecordIgnored", wt->why);
+	note_once(r, key, wt, "Warning", "ScaleRecordIgnored", wt->why);
 }
 
 static bool was_skipped(const struct admit_skipped_list *l, const struct admit_skipped *s)
