@@ -3,6 +3,9 @@
 # per row, drake / dragon for mean JCT, p95 JCT and makespan, side by side
 # from one run (issue 11's table). Every policy's full table, CSVs and
 # plots land under OUT (bench/results/sim by default), one tag per row.
+# Then (issue 12) drake again on three rows with learning curves, with
+# migrate/'s overload policy, and with both, against drake without (the
+# first section's drake), next to SpeCon's reported gains.
 #
 # usage: hack/bench-sim.sh DRAKE_BIN TRACES_DIR OUT [extra drake sim flags...]
 set -euo pipefail
@@ -41,3 +44,69 @@ for r in "${rows[@]}"; do
       printf "%-12s %9.0fs %9.0fs %10.3f %9.0fs %10.3f %10.4f  %s\n", tag, mean["drake"], mean["dragon"], rm, p95["drake"], rp, rk, ok
     }' "$out/$tag-summary.csv"
 done
+
+# ---- progress and migration (issue 12) ----
+mig_rows=(gang53 itp-ts1 itp-ts0.5)
+variants=(
+  "curves|--learning-curves"
+  "migrate|--migrate"
+  "curves+migrate|--learning-curves --migrate"
+)
+for tag in "${mig_rows[@]}"; do
+  for r in "${rows[@]}"; do [ "${r%%|*}" = "$tag" ] && args=${r#*|}; done
+  for v in "${variants[@]}"; do
+    name=${v%%|*} flags=${v#*|}
+    echo "== $tag $name: drake sim $args $flags"
+    # shellcheck disable=SC2086
+    "$drake" sim $args --policies drake $flags --out "$out" --tag "$tag-$name" --plots=false \
+      --progress=false "$@" >/dev/null
+  done
+done
+
+echo
+echo "drake with learning curves (--learning-curves) and migrate/'s overload policy (--migrate),"
+echo "against drake without them (off = the drake rows above); changes vs off, negative is better"
+printf '%-10s %-15s %9s %9s %9s %6s %10s %10s %8s %8s %9s %9s\n' row variant meanJCT p95JCT \
+  makespan moves "JCT-early" "JCT-late" "d-mean" "d-p95" "d-makesp" "best-job"
+for tag in "${mig_rows[@]}"; do
+  for name in off curves migrate curves+migrate; do
+    if [ "$name" = off ]; then sum=$out/$tag-summary.csv jobs=$out/$tag-jobs-drake.csv
+    else sum=$out/$tag-$name-summary.csv jobs=$out/$tag-$name-jobs-drake.csv; fi
+    awk -F, -v tag="$tag" -v name="$name" -v offsum="$out/$tag-summary.csv" \
+        -v offjobs="$out/$tag-jobs-drake.csv" -v jobs="$jobs" '
+      function fmt(s) { return s >= 172800 ? sprintf("%.1fd", s / 86400) : s >= 7200 ? sprintf("%.1fh", s / 3600) : sprintf("%.0fs", s) }
+      function pct(a, b) { return b > 0 ? sprintf("%+.1f%%", 100 * (a / b - 1)) : "-" }
+      function drake_row(file, v,   line, n, f, i, col) {
+        while ((getline line < file) > 0) {
+          n = split(line, f, ",")
+          if (f[1] == "policy") { for (i = 1; i <= n; i++) col[f[i]] = i; continue }
+          if (f[1] == "drake") for (k in col) v[k] = f[col[k]]
+        }
+        close(file)
+      }
+      function jcts(file, j,   line, f) {
+        while ((getline line < file) > 0) { split(line, f, ","); if (f[1] != "job" && f[6] >= 0) j[f[1]] = f[6] }
+        close(file)
+      }
+      BEGIN {
+        drake_row(offsum, o); drake_row(ARGV[1], v); ARGV[1] = ""
+        if (!("mean_jct_s" in v)) { print tag " " name ": missing drake row"; exit 1 }
+        best = "-"
+        if (name != "off") {
+          jcts(offjobs, a); jcts(jobs, b); m = 0
+          for (k in a) if ((k in b) && a[k] > 0 && b[k] / a[k] - 1 < m) m = b[k] / a[k] - 1
+          best = sprintf("%+.1f%%", 100 * m)
+        }
+        printf "%-10s %-15s %9s %9s %9s %6d %10s %10s %8s %8s %9s %9s\n", tag, name,
+          fmt(v["mean_jct_s"]), fmt(v["p95_jct_s"]), fmt(v["makespan_s"]), v["moves"],
+          fmt(v["mean_jct_early_s"]), fmt(v["mean_jct_late_s"]),
+          name == "off" ? "-" : pct(v["mean_jct_s"], o["mean_jct_s"]),
+          name == "off" ? "-" : pct(v["p95_jct_s"], o["p95_jct_s"]),
+          name == "off" ? "-" : pct(v["makespan_s"], o["makespan_s"]), best
+      }' "$sum"
+  done
+done
+echo "JCT-early / JCT-late: mean JCT of the jobs whose learning curve converges early / keeps"
+echo "improving (the same jobs in every variant); best-job: the largest JCT cut of one job."
+echo "SpeCon's reported gains, on its own testbed (short-lived jobs, CloudLab), NOT reproduced"
+echo "here: mean JCT -14.8 %, makespan -24.7 %, one job up to -41.5 % (reference/policies.md 4)."

@@ -48,6 +48,28 @@ void sim_report_table(FILE *out, const char *title, const struct sim_result *r, 
 	fflush(out);
 }
 
+void sim_report_progress(FILE *out, bool curves, bool migrate, const struct sim_result *r, size_t n)
+{
+	fprintf(out, "\nprogress and migration (learning curves %s, migration %s):\n",
+	        curves ? "on" : "off", migrate ? "on" : "off");
+	fprintf(out, "%-8s %7s %10s %10s %13s %13s %8s\n", "policy", "moves", "early", "late",
+	        "meanJCT-early", "meanJCT-late", "flagged");
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_result *x = &r[i];
+		char a[16], b[16], fe[16], fl[16], fg[32];
+		fmt_secs(a, sizeof(a), x->mean_jct_early);
+		fmt_secs(b, sizeof(b), x->mean_jct_late);
+		snprintf(fe, sizeof(fe), "%zu", x->early_done);
+		snprintf(fl, sizeof(fl), "%zu", x->late_done);
+		snprintf(fg, sizeof(fg), "%zu/%zu", x->flagged_early, x->flagged_late);
+		fprintf(out, "%-8s %7zu %10s %10s %13s %13s %8s\n", x->policy, x->moves, fe, fl, a,
+		        b, fg);
+	}
+	fprintf(out, "(early/late: finished jobs whose curve converges early / keeps improving; "
+	             "flagged: jobs ever classed slowing or converged, early/late)\n");
+	fflush(out);
+}
+
 static drake_err mkdir_p(const char *dir, char *msg, size_t mlen)
 {
 	char buf[1024];
@@ -118,20 +140,22 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 	           "mean_queue_s,makespan_s,gpu_util,goodput_util,held_gpu_hours,ever_partial,"
 	           "deadlock_jobs,"
 	           "deadlock_gpus,scale_up,scale_down,decisions,policy_cpu_us_per_decision,"
-	           "policy_cpu_max_us\n");
+	           "policy_cpu_max_us,moves,early_done,late_done,mean_jct_early_s,"
+	           "mean_jct_late_s,flagged_early,flagged_late\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_result *x = &r[i];
 		fprintf(f,
 		        "%s,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f,%.1f,%zu,%zu,%lld,%zu,%"
 		        "zu,%zu,"
-		        "%.2f,%.1f\n",
+		        "%.2f,%.1f,%zu,%zu,%zu,%.1f,%.1f,%zu,%zu\n",
 		        x->policy, x->jobs, x->finished, x->never_fit, x->mean_jct, x->median_jct,
 		        x->p95_jct, x->mean_queue, x->makespan, x->gpu_util, x->goodput_util,
 		        x->held_gpu_hours, x->ever_partial, x->deadlock_jobs,
 		        (long long)x->deadlock_gpus, x->scale_up_events, x->scale_down_events,
 		        x->decisions,
 		        x->decisions ? 1e6 * x->policy_cpu_s / (double)x->decisions : 0,
-		        1e6 * x->policy_cpu_max_s);
+		        1e6 * x->policy_cpu_max_s, x->moves, x->early_done, x->late_done,
+		        x->mean_jct_early, x->mean_jct_late, x->flagged_early, x->flagged_late);
 	}
 	fclose(f);
 	double t0 = -1, t1 = 0;
@@ -146,11 +170,12 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 		const struct sim_result *x = &r[i];
 		if (!(f = open_out(dir, tag, "jobs", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
-		fprintf(f, "job,gpus,submit_s,start_s,finish_s,jct_s\n");
+		fprintf(f, "job,gpus,submit_s,start_s,finish_s,jct_s,early,slow_at\n");
 		for (size_t k = 0; k < x->jobs; k++)
-			fprintf(f, "%zu,%d,%.1f,%.1f,%.1f,%.1f\n", k, x->job_gpus[k],
+			fprintf(f, "%zu,%d,%.1f,%.1f,%.1f,%.1f,%d,%.3f\n", k, x->job_gpus[k],
 			        x->job_submit[k], x->job_start[k], x->job_finish[k],
-			        x->job_finish[k] >= 0 ? x->job_finish[k] - x->job_submit[k] : -1);
+			        x->job_finish[k] >= 0 ? x->job_finish[k] - x->job_submit[k] : -1,
+			        x->job_early[k], x->job_slow_at[k]);
 		fclose(f);
 		if (!(f = open_out(dir, tag, "jct", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));

@@ -18,6 +18,9 @@
 #define SIM_REPORT_BUCKETS 400
 
 void sim_report_table(FILE *out, const char *title, const struct sim_result *r, size_t n);
+/* Moves, and mean JCT of early-converging and of late jobs, per run. */
+void sim_report_progress(FILE *out, bool curves, bool migrate, const struct sim_result *r,
+                         size_t n);
 drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_result *r, size_t n,
                          char *msg, size_t mlen) DRAKE_MUST_CHECK;
 /* Runs gnuplot; DRAKE_ENOTFOUND when it is not installed. */

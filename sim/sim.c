@@ -4,6 +4,7 @@
  * account for what it did.
  */
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,28 +14,6 @@
 
 #include "common/log.h"
 #include "gang/admission.h"
-
-#define MAX_WAKES 256
-
-struct sim {
-	const struct sim_config *cfg;
-	const struct sim_policy *policy;
-	struct drake_cluster c;
-	struct sim_job *jobs;
-	size_t n;
-	struct sim_evq q;
-	double now;
-	int *waiting, *running, *arrived;
-	size_t n_waiting, n_running, n_arrived, n_done, n_never;
-	int64_t busy, held;
-	double last_acct, busy_gpu_s, held_gpu_s;
-	struct sim_sample *samples;
-	size_t n_samples, cap_samples;
-	double wakes[MAX_WAKES];
-	size_t n_wakes;
-	uint64_t rng;
-	size_t scale_up, scale_down;
-};
 
 void sim_config_defaults(struct sim_config *c)
 {
@@ -50,6 +29,8 @@ void sim_config_defaults(struct sim_config *c)
 	drake_scale_defaults(&c->scale);
 	c->seed = 1;
 	sim_model_defaults(&c->model);
+	sim_curve_defaults(&c->curves);
+	mig_progress_defaults(&c->prog);
 }
 
 const struct sim_config *sim_cfg(const struct sim *s)
@@ -85,6 +66,11 @@ const int *sim_arrived(const struct sim *s, size_t *n)
 {
 	*n = s->n_arrived;
 	return s->arrived;
+}
+
+size_t sim_scale_count(const struct sim *s)
+{
+	return s->scale_up + s->scale_down;
 }
 
 uint64_t sim_rand(struct sim *s)
@@ -127,7 +113,7 @@ static drake_err account(struct sim *s)
 	return DRAKE_OK;
 }
 
-static void progress_to_now(struct sim_job *j, double now)
+void sim_progress_to_now(struct sim_job *j, double now)
 {
 	if (j->state == SIM_JOB_RUNNING && now > j->last_update) {
 		j->work_done += j->rate * (now - j->last_update);
@@ -166,6 +152,7 @@ static void list_remove(int *a, size_t *n, int v)
 	}
 }
 
+/* Room for n workers in the per-slot arrays (node, moves, moved_at). */
 static drake_err ensure_workers(struct sim_job *j, int n)
 {
 	if (n <= j->cap_workers)
@@ -175,8 +162,25 @@ static drake_err ensure_workers(struct sim_job *j, int n)
 	if (!p)
 		return DRAKE_ENOMEM;
 	j->worker_node = p;
+	int *m = realloc(j->moves, (size_t)cap * sizeof(int));
+	if (!m)
+		return DRAKE_ENOMEM;
+	j->moves = m;
+	double *at = realloc(j->moved_at, (size_t)cap * sizeof(double));
+	if (!at)
+		return DRAKE_ENOMEM;
+	j->moved_at = at;
 	j->cap_workers = cap;
 	return DRAKE_OK;
+}
+
+/* Slots [from, to) are new workers: never moved. */
+static void fresh_slots(struct sim_job *j, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		j->moves[i] = 0;
+		j->moved_at[i] = -1;
+	}
 }
 
 static drake_err begin_running(struct sim *s, int ji)
@@ -189,7 +193,9 @@ static drake_err begin_running(struct sim *s, int ji)
 	list_remove(s->waiting, &s->n_waiting, ji);
 	s->running[s->n_running++] = ji;
 	s->busy += j->req.worker.gpu * j->n_workers;
-	return set_rate(s, ji);
+	fresh_slots(j, 0, j->n_workers);
+	drake_err err = sim_schedule_sample(s);
+	return err ? err : set_rate(s, ji);
 }
 
 drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
@@ -235,9 +241,11 @@ void sim_remove_worker(struct sim *s, int ji, int slot)
 	struct sim_job *j = &s->jobs[ji];
 	if (slot <= 0 || slot >= j->n_workers)
 		return;
-	progress_to_now(j, s->now);
+	sim_progress_to_now(j, s->now);
 	drake_cluster_charge(&s->c, (size_t)j->worker_node[slot], &j->req.worker, -1);
 	j->worker_node[slot] = j->worker_node[j->n_workers - 1];
+	j->moves[slot] = j->moves[j->n_workers - 1];
+	j->moved_at[slot] = j->moved_at[j->n_workers - 1];
 	j->n_workers--;
 	s->busy -= j->req.worker.gpu;
 	s->scale_down++;
@@ -250,7 +258,8 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 		return DRAKE_ESTATE;
 	if (ensure_workers(j, j->n_workers + 1))
 		return DRAKE_ENOMEM;
-	progress_to_now(j, s->now);
+	sim_progress_to_now(j, s->now);
+	fresh_slots(j, j->n_workers, j->n_workers + 1);
 	j->worker_node[j->n_workers++] = node;
 	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 	s->busy += j->req.worker.gpu;
@@ -258,28 +267,39 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	return DRAKE_OK;
 }
 
-drake_err sim_rescaled(struct sim *s, int ji)
+/* The job stops for the rescale pause: that much more work at its new rate. */
+static drake_err charge_pause(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
-	progress_to_now(j, s->now);
+	sim_progress_to_now(j, s->now);
 	double r = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
 	                            job_nodes(j));
 	j->work_total += s->cfg->model.speed.rescale_pause * r;
+	return set_rate(s, ji);
+}
+
+drake_err sim_rescaled(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
 	j->scale_events++;
 	j->last_scaled = s->now;
-	return set_rate(s, ji);
+	return charge_pause(s, ji);
 }
 
 drake_err sim_move_worker(struct sim *s, int ji, int slot, int node)
 {
 	struct sim_job *j = &s->jobs[ji];
-	if (j->state != SIM_JOB_RUNNING || slot < 0 || slot >= j->n_workers)
+	if (j->state != SIM_JOB_RUNNING || slot < 0 || slot >= j->n_workers || node < 0 ||
+	    (size_t)node >= s->c.n || node == j->worker_node[slot])
 		return DRAKE_ESTATE;
-	progress_to_now(j, s->now);
+	sim_progress_to_now(j, s->now);
 	drake_cluster_charge(&s->c, (size_t)j->worker_node[slot], &j->req.worker, -1);
 	j->worker_node[slot] = node;
 	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
-	return sim_rescaled(s, ji);
+	j->moves[slot]++;
+	j->moved_at[slot] = s->now;
+	s->moves++;
+	return charge_pause(s, ji);
 }
 
 drake_err sim_wake_at(struct sim *s, double t)
@@ -298,7 +318,7 @@ drake_err sim_wake_at(struct sim *s, double t)
 void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 {
 	struct sim_job *j = &s->jobs[ji];
-	progress_to_now(j, s->now);
+	sim_progress_to_now(j, s->now);
 	*out = (struct drake_running_job){
 	    .name = j->t->id,
 	    .admitted = j->start,
@@ -315,12 +335,17 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	    .gave_to_waiting =
 	        j->shrunk_for >= 0 && s->jobs[j->shrunk_for].state == SIM_JOB_WAITING,
 	};
+	if (j->prog) { /* as reconciler/migrations.c rec_job_slow */
+		out->progress = mig_progress_fraction(j->prog);
+		out->slow =
+		    j->prog->cls == MIG_CLASS_SLOWING || j->prog->cls == MIG_CLASS_CONVERGED;
+	}
 }
 
 static void finish(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
-	progress_to_now(j, s->now);
+	sim_progress_to_now(j, s->now);
 	for (int i = 0; i < j->n_ps; i++)
 		drake_cluster_charge(&s->c, (size_t)j->ps_node[i], &j->req.ps, -1);
 	for (int i = 0; i < j->n_workers; i++)
@@ -416,6 +441,7 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 		j->submit = (double)j->t->submit * s->cfg->time_scale;
 		j->start = j->finish = -1;
 		j->shrunk_for = -1;
+		j->slow_at = -1;
 		j->ps_node = malloc(((size_t)j->req.n_ps + 1) * sizeof(int));
 		if (!j->ps_node || ensure_workers(j, j->req.want_workers + 1))
 			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
@@ -423,6 +449,15 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 		j->work_total =
 		    (double)j->t->duration *
 		    drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
+		j->work_orig = j->work_total;
+		/* drawn whatever the flags, so runs with and without curves split
+		 * the same jobs into early and late */
+		sim_curve_draw(&s->cfg->curves, s->cfg->seed, i, &j->curve);
+		if (s->cfg->curves.on) {
+			if (!(j->prog = malloc(sizeof(*j->prog))))
+				return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
+			mig_progress_init(j->prog, MIG_KIND_ACCURACY, j->t->duration);
+		}
 		struct drake_plan p = {0};
 		char why[DRAKE_WHY_MAX];
 		drake_err err = drake_plan_gang(&s->c, &j->req, &p, why, sizeof(why));
@@ -442,78 +477,14 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 	return DRAKE_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static drake_err collect(struct sim *s, struct sim_result *r)
-{
-	r->jobs = s->n;
-	r->never_fit = s->n_never;
-	r->jct = malloc((s->n + 1) * sizeof(double));
-	r->queue = malloc((s->n + 1) * sizeof(double));
-	r->job_submit = malloc((s->n + 1) * sizeof(double));
-	r->job_start = malloc((s->n + 1) * sizeof(double));
-	r->job_finish = malloc((s->n + 1) * sizeof(double));
-	r->job_gpus = malloc((s->n + 1) * sizeof(int));
-	if (!r->jct || !r->queue || !r->job_submit || !r->job_start || !r->job_finish ||
-	    !r->job_gpus)
-		return DRAKE_ENOMEM;
-	double sum_jct = 0, sum_q = 0, useful = 0;
-	r->first_submit = -1;
-	for (size_t i = 0; i < s->n; i++) {
-		const struct sim_job *j = &s->jobs[i];
-		r->job_submit[i] = j->submit;
-		r->job_start[i] = j->start;
-		r->job_finish[i] = j->state == SIM_JOB_DONE ? j->finish : -1;
-		r->job_gpus[i] = j->t->gpus;
-		if (!j->never_fits && (r->first_submit < 0 || j->submit < r->first_submit))
-			r->first_submit = j->submit;
-		r->ever_partial += j->ever_partial;
-		if (j->state != SIM_JOB_DONE)
-			continue;
-		r->jct[r->finished] = j->finish - j->submit;
-		r->queue[r->finished] = j->start - j->submit;
-		sum_jct += r->jct[r->finished];
-		useful += (double)j->t->duration * j->t->gpus;
-		sum_q += r->queue[r->finished];
-		if (j->finish > r->last_finish)
-			r->last_finish = j->finish;
-		r->finished++;
-	}
-	qsort(r->jct, r->finished, sizeof(double), cmp_double);
-	if (r->finished) {
-		r->mean_jct = sum_jct / (double)r->finished;
-		r->mean_queue = sum_q / (double)r->finished;
-		r->median_jct = r->jct[(r->finished - 1) / 2];
-		size_t k = (size_t)ceil(0.95 * (double)r->finished);
-		r->p95_jct = r->jct[k > 0 ? k - 1 : 0];
-	}
-	r->makespan = r->finished ? r->last_finish - r->first_submit : 0;
-	r->total_gpus = s->c.alloc_total.gpu;
-	if (r->makespan > 0 && r->total_gpus > 0) {
-		r->gpu_util = s->busy_gpu_s / ((double)r->total_gpus * r->makespan);
-		r->goodput_util = useful / ((double)r->total_gpus * r->makespan);
-	}
-	r->held_gpu_hours = s->held_gpu_s / 3600.0;
-	r->deadlock_jobs = s->n - s->n_done - s->n_never;
-	r->deadlocked = r->deadlock_jobs > 0;
-	r->deadlock_gpus = s->held;
-	r->scale_up_events = s->scale_up;
-	r->scale_down_events = s->scale_down;
-	r->samples = s->samples;
-	r->n_samples = s->n_samples;
-	s->samples = NULL;
-	return DRAKE_OK;
-}
-
 static void sim_free(struct sim *s)
 {
 	for (size_t i = 0; s->jobs && i < s->n; i++) {
 		free(s->jobs[i].ps_node);
 		free(s->jobs[i].worker_node);
+		free(s->jobs[i].moves);
+		free(s->jobs[i].moved_at);
+		free(s->jobs[i].prog);
 	}
 	free(s->jobs);
 	free(s->waiting);
@@ -570,6 +541,8 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 			if ((err = handle(&s, &ev)))
 				break;
 		}
+		if ((err = sim_report_samples(&s, msg, mlen)))
+			break;
 		double c0 = cpu_seconds();
 		err = policy->decide(&s, pstate);
 		if (!err && mig && mig->decide)
@@ -602,7 +575,7 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 		if (quiet > 10000)
 			break;
 	}
-	if (!err && (err = collect(&s, out)))
+	if (!err && (err = sim_collect(&s, out)))
 		drake_errorf(err, msg, mlen, "out of memory");
 	if (!err && out->deadlocked)
 		log_warn("sim_deadlock", "policy=%s stuck_jobs=%zu held_gpus=%lld t=%.0f",
@@ -614,22 +587,6 @@ done:
 	if (err)
 		sim_result_release(out);
 	return err;
-}
-
-void sim_result_release(struct sim_result *r)
-{
-	if (!r)
-		return;
-	free(r->jct);
-	free(r->queue);
-	free(r->samples);
-	free(r->job_submit);
-	free(r->job_start);
-	free(r->job_finish);
-	free(r->job_gpus);
-	const char *p = r->policy;
-	memset(r, 0, sizeof(*r));
-	r->policy = p;
 }
 
 const struct sim_policy *sim_policy_find(const char *name)

@@ -9,9 +9,16 @@
  * seed give the same run.
  *
  * The seams: struct sim_policy is the placement policy (default, dragon,
- * drake in policy_*.c); struct sim_migrator is where a migration policy
- * (migrate/) plugs in later: it is called after the placement policy with
+ * drake in policy_*.c); struct sim_migrator is the migration policy
+ * (migrate/'s, in migrator.c): it is called after the placement policy with
  * the same view and the same actions, plus sim_move_worker().
+ *
+ * Progress: with cfg.curves.on every running job reports a sample of its
+ * learning curve (sim/progress_model.h) every cfg.curves.interval seconds
+ * of virtual time, on a grid shared by all jobs (one wake-up per grid
+ * point while anything runs), into a struct mig_progress of its own; its
+ * class and fraction of steps then show in sim_running_view() as the
+ * controller shows them (reconciler/admit.c running_view).
  *
  * Ownership: sim_run() owns everything it allocates and frees it before
  * returning, except the result, which sim_result_release() frees.
@@ -27,8 +34,10 @@
 #include "gang/cluster.h"
 #include "gang/elastic.h"
 #include "gang/scale.h"
+#include "migrate/progress.h"
 #include "sim/evq.h"
 #include "sim/model.h"
+#include "sim/progress_model.h"
 #include "sim/trace.h"
 
 enum sim_job_state { SIM_JOB_FUTURE, SIM_JOB_WAITING, SIM_JOB_RUNNING, SIM_JOB_DONE };
@@ -50,6 +59,14 @@ struct sim_job {
 	int scale_events;
 	double last_scaled; /* start, then every change of size */
 	int shrunk_for;     /* the job it last gave workers to, or -1 */
+	/* progress and migration */
+	double work_orig;          /* work_total before any pause was charged */
+	struct sim_curve curve;    /* drawn for every job, reported with curves.on */
+	struct mig_progress *prog; /* its samples (curves.on), else NULL */
+	int64_t last_step;         /* latest reported step */
+	double slow_at;            /* fraction done when first slowing/converged, -1 never */
+	int *moves;                /* per worker slot, like worker_node: moves so far */
+	double *moved_at;          /* per worker slot: time of its latest move, -1 never */
 };
 
 struct sim_config {
@@ -69,8 +86,11 @@ struct sim_config {
 	double dragon_reconcile_delay;
 	bool dragon_shuffle; /* random node order as Go's map walk, else by name */
 	uint64_t seed;
-	bool progress;
+	bool progress; /* log progress lines on long runs (nothing to do with curves) */
 	struct sim_model model;
+	/* learning curves and the progress classes fed from them */
+	struct sim_curve_opts curves;
+	struct mig_progress_opts prog;
 };
 
 void sim_config_defaults(struct sim_config *c);
@@ -119,6 +139,7 @@ struct sim_result {
 	size_t deadlock_jobs;
 	int64_t deadlock_gpus;
 	size_t scale_up_events, scale_down_events;
+	size_t moves; /* sim_move_worker calls */
 	size_t decisions;
 	double policy_cpu_s, policy_cpu_max_s;
 	struct sim_sample *samples;
@@ -126,6 +147,14 @@ struct sim_result {
 	/* per job, trace order: submit, start (-1 never), finish (-1 never) */
 	double *job_submit, *job_start, *job_finish;
 	int *job_gpus;
+	/* per job: its curve converges early; fraction done when first
+	 * classed slowing or converged (-1 never, or curves off) */
+	bool *job_early;
+	double *job_slow_at;
+	/* finished jobs split by curve (the same split with curves off) */
+	size_t early_done, late_done;
+	double mean_jct_early, mean_jct_late;
+	size_t flagged_early, flagged_late; /* jobs ever classed slow, by curve */
 };
 
 drake_err sim_run(const struct sim_config *cfg, const struct sim_trace *trace,
@@ -158,8 +187,13 @@ drake_err sim_bind_pod(struct sim *s, int j, bool ps, int node) DRAKE_MUST_CHECK
 void sim_remove_worker(struct sim *s, int j, int slot);
 drake_err sim_add_worker(struct sim *s, int j, int node) DRAKE_MUST_CHECK;
 drake_err sim_rescaled(struct sim *s, int j) DRAKE_MUST_CHECK;
-/* Moves a worker to another node (for a migration policy). */
+/* Moves a worker to another node (for a migration policy): instantaneous
+ * apart from its job's rescale pause, which it is charged. Counts the move
+ * on the slot (moves[], moved_at[]); it is not a change of size, so
+ * last_scaled and the scale counters stay. */
 drake_err sim_move_worker(struct sim *s, int j, int slot, int node) DRAKE_MUST_CHECK;
+/* Workers added plus removed by the placement policy so far. */
+size_t sim_scale_count(const struct sim *s);
 /* Asks for a decide() call at time t (>= now). */
 drake_err sim_wake_at(struct sim *s, double t) DRAKE_MUST_CHECK;
 /* Applies scale ops from gang/ (job = index into ids, the running jobs the
@@ -169,9 +203,11 @@ drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_o
                              size_t n_ops) DRAKE_MUST_CHECK;
 drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_scale_op *ops,
                               size_t n_ops) DRAKE_MUST_CHECK;
-/* Fills a drake_running_job view of running job j (arrays borrowed). Its
- * progress is unknown (-1), as it is to the controller: the policy sees
- * what the cluster would. */
+/* Fills a drake_running_job view of running job j (arrays borrowed). The
+ * policy sees what the cluster would: without curves its progress is
+ * unknown (-1) and it is not slow; with them, progress is the fraction of
+ * steps of its latest sample (-1 before one) and slow is its class being
+ * slowing or converged. */
 void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
 /* Views of every running job, in admission order, with a copy of their ids
  * (the running list changes as jobs start). Caller frees both. */

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "common/flags.h"
-#include "common/scale_flags.h"
 #include "common/log.h"
+#include "common/migrate_flags.h"
+#include "common/scale_flags.h"
+#include "sim/migrator.h"
 #include "sim/report.h"
 #include "sim/sim.h"
 
@@ -19,7 +21,8 @@
 struct cli {
 	const char *trace, *nodes_file, *policies, *out, *tag, *log_level;
 	struct scale_flag_vals scale;
-	bool backfill;
+	struct migrate_flag_vals mig;
+	bool backfill, migrate;
 	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker;
 	double node_cpu, ps_cpu, worker_cpu, time_scale;
 	size_t node_mem, ps_mem, worker_mem;
@@ -33,6 +36,7 @@ int sim_cli_main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	sim_config_defaults(&c.cfg);
 	struct sim_model *m = &c.cfg.model;
+	struct sim_curve_opts *cv = &c.cfg.curves;
 	const char *trace_format = NULL, *trace_columns = NULL;
 	const struct flag flags[] = {
 	    {"trace", "DRAKE_SIM_TRACE", FLAG_STRING, &c.trace, NULL,
@@ -85,14 +89,45 @@ int sim_cli_main(int argc, char **argv)
 	     "drake starts jobs behind one that does not fit"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &c.log_level, "info",
 	     "debug, info, warn, error"},
+	    {"learning-curves", NULL, FLAG_BOOL, &cv->on, "false",
+	     "jobs report a learning curve's samples; their progress classes (slowing, "
+	     "converged) reach the policy as the controller's do"},
+	    {"progress-interval", NULL, FLAG_DURATION, &cv->interval, "60s",
+	     "learning curves: virtual time between a job's samples"},
+	    {"converge-frac", NULL, FLAG_DOUBLE, &cv->converge_frac, "0.5",
+	     "learning curves: share of jobs that converge early"},
+	    {"tau-early-min", NULL, FLAG_DOUBLE, &cv->tau_early_min, "0.02",
+	     "learning curves: tau range (a fraction of the work) of early-converging jobs, low "
+	     "end"},
+	    {"tau-early-max", NULL, FLAG_DOUBLE, &cv->tau_early_max, "0.05",
+	     "learning curves: tau range of early-converging jobs, high end"},
+	    {"tau-late-min", NULL, FLAG_DOUBLE, &cv->tau_late_min, "0.3",
+	     "learning curves: tau range of jobs that keep improving, low end"},
+	    {"tau-late-max", NULL, FLAG_DOUBLE, &cv->tau_late_max, "1",
+	     "learning curves: tau range of jobs that keep improving, high end"},
+	    {"curve-max", NULL, FLAG_DOUBLE, &cv->a_max, "0.9",
+	     "learning curves: the accuracy every curve tends to"},
+	    {"curve-resolution", NULL, FLAG_DOUBLE, &cv->resolution, "0.0001",
+	     "learning curves: reported accuracy is a multiple of this (an evaluation set of "
+	     "10,000 examples); 0: exact"},
+	    {"curve-noise", NULL, FLAG_DOUBLE, &cv->noise, "0",
+	     "learning curves: standard deviation of the noise on a reported value"},
+	    {"migrate", NULL, FLAG_BOOL, &c.migrate, "false",
+	     "run migrate/'s overload policy after each placement decision (one move at a "
+	     "time)"},
 	};
 	/* The scaling flags are drake serve's, one table for both. In the
 	 * simulator the speed model is also how fast jobs really run. */
-	struct flag all[sizeof(flags) / sizeof(flags[0]) + SCALE_FLAGS_N];
+	struct flag all[sizeof(flags) / sizeof(flags[0]) + SCALE_FLAGS_N + MIGRATE_FLAGS_N];
 	size_t nf = sizeof(flags) / sizeof(flags[0]);
 	memcpy(all, flags, sizeof(flags));
 	scale_flags(&c.scale, all + nf);
 	nf += SCALE_FLAGS_N;
+	/* The migration flags are drake serve's too: the thresholds of
+	 * migrate/'s overload policy (--migrate) and of the progress classes
+	 * (--learning-curves). */
+	migrate_flags(&c.mig, all + nf);
+	nf += MIGRATE_FLAGS_N;
 	enum flags_outcome oc;
 	char msg[512];
 	if (flags_parse(all, nf, argc, argv, &oc, msg, sizeof(msg))) {
@@ -121,10 +156,13 @@ int sim_cli_main(int argc, char **argv)
 		fprintf(stderr, "drake sim: --trace is required (see --help)\n");
 		return 2;
 	}
-	if (scale_flags_finish(&c.scale, msg, sizeof(msg))) {
+	if (scale_flags_finish(&c.scale, msg, sizeof(msg)) ||
+	    migrate_flags_finish(&c.mig, msg, sizeof(msg)) ||
+	    sim_curve_opts_check(cv, msg, sizeof(msg))) {
 		fprintf(stderr, "drake sim: %s\n", msg);
 		return 2;
 	}
+	c.cfg.prog = c.mig.progress;
 	c.cfg.scale = c.scale.opts;
 	c.cfg.scale.backfill = c.backfill;
 	m->speed = c.scale.opts.speed;
@@ -190,7 +228,11 @@ int sim_cli_main(int argc, char **argv)
 	for (; done < np; done++) {
 		log_info("sim_start", "policy=%s trace=%s jobs=%zu", pol[done]->name, c.trace,
 		         trace.n);
-		if (sim_run(&c.cfg, &trace, pol[done], NULL, &res[done], msg, sizeof(msg))) {
+		struct sim_migrator mig;
+		struct sim_mig_state mst;
+		sim_migrator_init(&mig, &mst, &c.mig.opts);
+		if (sim_run(&c.cfg, &trace, pol[done], c.migrate ? &mig : NULL, &res[done], msg,
+		            sizeof(msg))) {
 			fprintf(stderr, "drake sim: %s\n", msg);
 			rc = 1;
 			break;
@@ -201,6 +243,8 @@ int sim_cli_main(int argc, char **argv)
 		snprintf(title, sizeof(title), "%s: %zu jobs, %lld GPUs", c.trace, trace.n,
 		         (long long)res[0].total_gpus);
 		sim_report_table(stdout, title, res, done);
+		if (cv->on || c.migrate)
+			sim_report_progress(stdout, cv->on, c.migrate, res, done);
 		if (sim_report_csv(c.out, c.tag, res, done, msg, sizeof(msg))) {
 			fprintf(stderr, "drake sim: %s\n", msg);
 			rc = 1;
