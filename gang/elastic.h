@@ -46,7 +46,7 @@ struct drake_running_job {
 	const int *worker_node;
 	double last_scaled;   /* its latest change of size (admitted if none) */
 	bool gave_to_waiting; /* shrunk for a job that still waits: not grown */
-	bool slow;            /* its progress is slowing or converged: gives first, never grows */
+	bool slow;            /* its progress is slowing or converged: gives first, grows last */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

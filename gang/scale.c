@@ -471,12 +471,15 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 
 struct grow_cand {
 	size_t job;
+	bool slow;      /* its progress is slowing or converged: served last */
 	double per_gpu; /* relative speed-up per GPU added */
 };
 
 static int by_value(const void *a, const void *b)
 {
 	const struct grow_cand *x = a, *y = b;
+	if (x->slow != y->slow)
+		return x->slow ? 1 : -1;
 	if (x->per_gpu != y->per_gpu)
 		return x->per_gpu > y->per_gpu ? -1 : 1;
 	return x->job < y->job ? -1 : x->job > y->job;
@@ -484,8 +487,7 @@ static int by_value(const void *a, const void *b)
 
 static bool growable(const struct step *s, size_t j)
 {
-	return !s->r[j].gave_to_waiting && !s->r[j].slow && s->work[j].n < s->r[j].max_workers &&
-	       s->work[j].n > 0;
+	return !s->r[j].gave_to_waiting && s->work[j].n < s->r[j].max_workers && s->work[j].n > 0;
 }
 
 /* When a batch that does not pay yet will, as the job ages (its expected
@@ -530,7 +532,8 @@ static drake_err grow(struct step *s, double *next)
 		if (pays(s, j, &b)) {
 			double gpus =
 			    (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
-			cand[nc++] = (struct grow_cand){j, (b.after / b.before - 1) / gpus};
+			cand[nc++] =
+			    (struct grow_cand){j, s->r[j].slow, (b.after / b.before - 1) / gpus};
 		} else {
 			double t = pays_at(&s->r[j], &b, s->o->speed.rescale_pause);
 			if (t > s->now && t < *next)

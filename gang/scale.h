@@ -23,7 +23,7 @@
  *  4. Growth, only when nothing else happened for idle_after (the newest
  *     admission or scaling of any running job), nobody waits who could ever
  *     fit, and the job did not just give workers to a job that still
- *     waits, nor reports its progress slowing or converged. For each job, the batch of k new
+ *     waits. For each job, the batch of k new
  * workers (1 <= k <= max - w; on its PS's node, then on nodes it uses, then on the node with most
  *     room) that maximises its modelled speed T (gang/speed.h) is worth it
  *     when
@@ -35,7 +35,8 @@
  *     heavy-tailed run times of training jobs, a job that has run for t is
  *     expected to run about t more). Jobs are served in order of relative
  *     speed-up per GPU added, T(w + k, n') / T(w, n) - 1 over k's GPUs
- *     (the time a GPU saves per second it is held), each re-planned on
+ *     (the time a GPU saves per second it is held), jobs whose progress
+ *     is slowing or converged after every other, each re-planned on
  *     what the previous ones left. A batch that does not pay yet is
  *     looked at again when the job is old enough for it to.
  *
