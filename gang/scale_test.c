@@ -748,15 +748,44 @@ static void the_same_input_gives_the_same_actions(void **state)
 	world_free(&x);
 }
 
+/* SpeCon: a job whose progress is slowing or converged grows only after
+ * every other job; here the other takes all there is. The slow job is the
+ * first one, which growth would serve first on a tie. */
+static void a_slow_job_grows_after_every_other(void **state)
+{
+	(void)state;
+	struct world x;
+	static const struct scase k = {.cluster = "a:8:0",
+	                               .r = {{"slow", 0, 0, 1, 8, 'a', "a", false},
+	                                     {"fast", 0, 0, 1, 8, 'a', "a", false}}};
+	world_build(&x, &k);
+	x.r[0].slow = true;
+	world_step(&x, 1000);
+	if (count(&x.st, DRAKE_ACT_GROW, 1) != 6 || count(&x.st, DRAKE_ACT_GROW, 0) != 0)
+		print_step(&x);
+	assert_int_equal(count(&x.st, DRAKE_ACT_GROW, 1), 6);
+	assert_int_equal(count(&x.st, DRAKE_ACT_GROW, 0), 0);
+	world_free(&x);
+	/* alone, it grows */
+	static const struct scase alone = {.cluster = "a:8:0",
+	                                   .r = {{"slow", 0, 0, 1, 8, 'a', "a", false}}};
+	world_build(&x, &alone);
+	x.r[0].slow = true;
+	world_step(&x, 1000);
+	assert_true(count(&x.st, DRAKE_ACT_GROW, 0) > 0);
+	world_free(&x);
+}
+
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 3];
 	for (size_t i = 0; i < n; i++)
 		tests[i] =
 		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest)cmocka_unit_test(the_same_input_gives_the_same_actions);
 	tests[n + 1] =
 	    (struct CMUnitTest)cmocka_unit_test(a_batch_grows_at_the_time_it_was_said_to_pay);
-	return _cmocka_run_group_tests("scale", tests, n + 2, NULL, NULL);
+	tests[n + 2] = (struct CMUnitTest)cmocka_unit_test(a_slow_job_grows_after_every_other);
+	return _cmocka_run_group_tests("scale", tests, n + 3, NULL, NULL);
 }
