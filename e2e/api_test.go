@@ -237,14 +237,8 @@ func (e *env) runningEntry(t *testing.T, key string) string {
 
 func TestAConvergedJobGivesWorkersFirstToAStarvingJob(t *testing.T) {
 	e := withReconciler(t)
-	_, gpus := clusterShape(t)
-	waitGPUsIdle(t, e)
-	ns := e.namespace(t)
-	slots := gpuSlots(t, e, gpus)
-	if slots < 4 {
-		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
-	}
-	w, aMax, bMax := fillWithTwoElasticJobs(t, e, ns, slots, gpus)
+	f := fillWithTwoElasticJobs(t, e)
+	ns, w, gpus, aMax, bMax := f.ns, f.w, f.gpus, f.aMax, f.bMax
 	// c needs two workers: a gives all it can above its min, b the rest.
 	fromA := aMax - 1
 	if fromA > 2 {

@@ -70,11 +70,27 @@ func scaleRecord(t *testing.T, ns, job string) (workers []int, forKey string) {
 	return rec.Workers, rec.For
 }
 
+// twoElasticJobs is what fillWithTwoElasticJobs set up.
+type twoElasticJobs struct {
+	ns         string
+	w          *gangWatch
+	gpus       int
+	aMax, bMax int
+}
+
 // fillWithTwoElasticJobs starts a, then b (min 1 each) at their max, filling
-// every whole-node GPU slot; the watch expects them and c (a PS and two
-// workers), the job each test then makes starve.
-func fillWithTwoElasticJobs(t *testing.T, e *env, ns string, slots, gpus int) (*gangWatch, int, int) {
+// every whole-node GPU slot of a quiet cluster in a new namespace; the
+// watch expects them and c (a PS and two workers), the job each test then
+// makes starve.
+func fillWithTwoElasticJobs(t *testing.T, e *env) twoElasticJobs {
 	t.Helper()
+	_, gpus := clusterShape(t)
+	waitGPUsIdle(t, e)
+	ns := e.namespace(t)
+	slots := gpuSlots(t, e, gpus)
+	if slots < 4 {
+		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
+	}
 	aMax := slots / 2
 	bMax := slots - aMax
 	w := watchGangs(t, e, ns)
@@ -85,19 +101,13 @@ func fillWithTwoElasticJobs(t *testing.T, e *env, ns string, slots, gpus int) (*
 	poll(t, 120*time.Second, "a at max", func() (bool, error) { return liveWorkers(t, e, ns, "a") == aMax, nil })
 	createTFJob(t, ns, "b", elasticJob(bMax, 1, bMax, gpus, ""))
 	poll(t, 120*time.Second, "b at max", func() (bool, error) { return liveWorkers(t, e, ns, "b") == bMax, nil })
-	return w, aMax, bMax
+	return twoElasticJobs{ns, w, gpus, aMax, bMax}
 }
 
 func TestScaleRunningJobsShrinkForAStarvingJobAndGrowBack(t *testing.T) {
 	e := withReconciler(t)
-	_, gpus := clusterShape(t)
-	waitGPUsIdle(t, e)
-	ns := e.namespace(t)
-	slots := gpuSlots(t, e, gpus)
-	if slots < 4 {
-		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
-	}
-	w, aMax, bMax := fillWithTwoElasticJobs(t, e, ns, slots, gpus)
+	f := fillWithTwoElasticJobs(t, e)
+	ns, w, gpus, aMax, bMax := f.ns, f.w, f.gpus, f.aMax, f.bMax
 
 	// c needs two whole nodes: nothing is free, so it waits, then starves
 	// and takes two workers, from b (the newest) first.

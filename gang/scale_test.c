@@ -755,9 +755,9 @@ static void a_slow_job_grows_after_every_other(void **state)
 {
 	(void)state;
 	struct world x;
-	static const struct scase k = {.cluster = "a:8:0",
-	                               .r = {{"slow", 0, 0, 1, 8, 'a', "a", false},
-	                                     {"fast", 0, 0, 1, 8, 'a', "a", false}}};
+	static const struct scase k = {
+	    .cluster = "a:8:0",
+	    .r = {{"slow", 0, 0, 1, 8, 'a', "a", false}, {"fast", 0, 0, 1, 8, 'a', "a", false}}};
 	world_build(&x, &k);
 	x.r[0].slow = true;
 	world_step(&x, 1000);

@@ -195,7 +195,7 @@ static bool placed_live(const struct kube_cache *pods, const struct tfjob *job, 
 /* Workers the wave that admitted the job holds: its gang size less its PS
  * and chief, read from any placed member; -1 when none is placed. */
 static int admitted_workers(const struct kube_cache *pods, const struct tfjob *job,
-                            const struct drake_gang_req *req)
+                            const struct drake_gang_req *req, char *gang, size_t gang_len)
 {
 	for (int t = 0; t < TF_NTYPES; t++) {
 		if (t != TF_PS && t != TF_CHIEF && t != TF_WORKER)
@@ -215,6 +215,7 @@ static int admitted_workers(const struct kube_cache *pods, const struct tfjob *j
 			const char *g = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG);
 			if (!sz || !g)
 				continue;
+			snprintf(gang, gang_len, "%s", g);
 			return atoi(sz) - req->n_ps - req->n_chief;
 		}
 	}
@@ -227,15 +228,19 @@ static void members(struct collect_ctx *x, const struct json_t *obj, struct cand
 {
 	const struct tfjob *job = &cd->job;
 	const struct drake_gang_req *req = &cd->entry.req;
+	char gang[128] = "";
+	int n = admitted_workers(x->pods, job, req, gang, sizeof(gang));
 	drake_err e = tf_scale_decode(obj, job, &cd->scale, cd->scale_why, sizeof(cd->scale_why));
-	if (e == DRAKE_OK && cd->scale.present) {
+	if (e == DRAKE_OK && cd->scale.present && gang[0] && !strcmp(cd->scale.gang, gang)) {
 		memcpy(cd->member, cd->scale.member, sizeof(cd->member));
 		cd->n_members = cd->scale.n;
 		return;
 	}
 	if (e != DRAKE_EINVAL)
 		cd->scale_why[0] = '\0';
-	int n = admitted_workers(x->pods, job, req);
+	/* none, or the record of an earlier wave: the job was admitted again */
+	tf_scale_release(&cd->scale);
+	memset(&cd->scale, 0, sizeof(cd->scale));
 	if (n < 0)
 		n = req->want_workers;
 	if (n < job->min_instances)
@@ -644,6 +649,7 @@ static drake_err build_views(const struct kube_cache *pods, const struct drake_c
 
 static void set_patch(struct admit_scale *sc, const struct candidate *cd, struct tf_scale *rec)
 {
+	snprintf(rec->gang, sizeof(rec->gang), "%s", cd->gang);
 	snprintf(sc->ns, sizeof(sc->ns), "%s", cd->job.ns);
 	snprintf(sc->job, sizeof(sc->job), "%s", cd->job.name);
 	snprintf(sc->uid, sizeof(sc->uid), "%s", cd->job.uid);

@@ -107,7 +107,7 @@ static void test_the_record_decides_members_gated_others_wait_and_strays_go(void
 	/* admitted with 3 workers, then shrunk to [0,1]; worker 2's deletion
 	 * was lost, worker 3 never joined */
 	elastic(&w, "run", "2023-11-14T22:00:00Z", 3, 1, 4,
-	        "{\"workers\":[0,1],\"at\":1700000000}");
+	        "{\"workers\":[0,1],\"at\":1700000000,\"gang\":\"uid-run.1\"}");
 	running(&w, "run", 3, 4, "gpu-a");
 	struct admit_result res;
 	round_of(&w, true, &res);
@@ -140,14 +140,15 @@ static void test_growth_records_where_then_the_next_round_puts_them_there(void *
 	assert_int_equal(sc->n, 2);
 	assert_non_null(strstr(sc->value, "\"workers\":[0,1,2,3]"));
 	assert_non_null(strstr(sc->value, "\"place\":{\"2\":\"gpu-a\",\"3\":\"gpu-a\"}"));
+	assert_non_null(strstr(sc->value, "\"gang\":\"uid-run.1\""));
 	assert_int_equal(res.n_waves, 0);
 	admit_result_release(&res);
 	/* a record that placed them on gpu-b lands (the planner alone would
 	 * pick gpu-a, beside the PS): the members that wait are ungated where
 	 * it says, joining the job's wave, now of 5 */
 	elastic(&w, "run", "2023-11-14T22:00:00Z", 2, 1, 4,
-	        "{\"at\":1700000000,\"place\":{\"2\":\"gpu-b\",\"3\":\"gpu-b\"},"
-	        "\"workers\":[0,1,2,3]}");
+	        "{\"at\":1700000000,\"gang\":\"uid-run.1\",\"place\":{\"2\":\"gpu-b\","
+	        "\"3\":\"gpu-b\"},\"workers\":[0,1,2,3]}");
 	round_of(&w, true, &res);
 	assert_int_equal(res.n_waves, 1);
 	assert_string_equal(res.waves[0].gang, "uid-run.1");
@@ -157,6 +158,27 @@ static void test_growth_records_where_then_the_next_round_puts_them_there(void *
 	assert_string_equal(res.waves[0].pods[0].node, "gpu-b");
 	assert_string_equal(res.waves[0].pods[1].node, "gpu-b");
 	assert_null(scale_of(&res, "run")); /* it just grew: no new decision */
+	admit_result_release(&res);
+	world_release(&w);
+}
+
+/* A job rolled back and admitted again keeps its old record on the TFJob
+ * until it scales: the record names the earlier wave and is ignored, the
+ * new wave's workers are the members. */
+static void test_the_record_of_an_earlier_wave_is_ignored(void **s)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 3, 1, 3,
+	        "{\"workers\":[0],\"at\":1600000000,\"gang\":\"uid-run.0\"}");
+	running(&w, "run", 3, 3, "gpu-a"); /* wave uid-run.1 of 1 PS + 3 workers, at max */
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_running, 1);
+	assert_int_equal(res.running[0].workers, 3); /* not 1 */
+	assert_null(scale_of(&res, "run"));          /* workers 1 and 2 are no strays */
+	assert_int_equal(res.n_ignored, 0);
 	admit_result_release(&res);
 	world_release(&w);
 }
@@ -188,6 +210,7 @@ int main(void)
 	        test_a_starving_job_gets_workers_highest_index_first_and_the_record_says_so),
 	    cmocka_unit_test(test_the_record_decides_members_gated_others_wait_and_strays_go),
 	    cmocka_unit_test(test_growth_records_where_then_the_next_round_puts_them_there),
+	    cmocka_unit_test(test_the_record_of_an_earlier_wave_is_ignored),
 	    cmocka_unit_test(test_a_record_that_does_not_fit_is_ignored_with_why),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -516,6 +516,14 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 {
 	if (!r->opts.gang)
 		return drake_errorf(DRAKE_ESTATE, why, len, "migration needs --gang");
+	for (size_t k = 0; k < r->nscaling; k++) /* a record on its way: decide on it */
+		if (!strcmp(r->scaling[k].ns, ns) && r->scaling[k].annotation &&
+		    !strcmp(r->scaling[k].annotation, TF_ANNOTATION_MIGRATIONS))
+			return drake_errorf(
+			    DRAKE_ESTATE, why, len,
+			    "a migration in %s was just recorded and is not in drake's "
+			    "cache yet; ask again in a moment",
+			    ns);
 	struct mig_world w;
 	drake_err e = build_world(r, &w, why, len);
 	if (e) {

@@ -4,13 +4,16 @@
  *
  * drake.dev/scale on the TFJob holds JSON:
  *
- *   {"workers":[0,1,2,5],"at":1763880000,"for":"ml/big","place":{"5":"node-3"}}
+ *   {"workers":[0,1,2,5],"at":1763880000,"for":"ml/big","place":{"5":"node-3"},
+ *    "gang":"<tfjob uid>.<wave>"}
  *
  * workers: the worker indexes that are members of the running gang (the
  * rest of the max-instances worker pods stay gated); at: when the job was
  * last scaled (seconds); for: the job a scale-down gave workers to (so the
  * job is not grown back while that one still waits); place: the node each
- * worker added by the latest scale-up was planned on.
+ * worker added by the latest scale-up was planned on; gang: the wave of
+ * the job the record was written for. A record of another wave (the job
+ * was rolled back and admitted again since) is stale and ignored.
  *
  * Without the annotation, a running job's members are the workers of the
  * wave that admitted it. The annotation is checked against the job: every
@@ -46,6 +49,7 @@ struct tf_scale {
 	int n;                                 /* members */
 	double at;                             /* seconds; 0 unknown */
 	char for_key[320];                     /* "" when none */
+	char gang[128];                        /* the wave the record applies to */
 	struct tf_place *place;
 	int n_place;
 };

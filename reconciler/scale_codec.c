@@ -75,6 +75,7 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 	json_t *ws = json_object_get(root, "workers");
 	json_t *at = json_object_get(root, "at");
 	json_t *fk = json_object_get(root, "for");
+	json_t *gk = json_object_get(root, "gang");
 	size_t i;
 	json_t *x;
 	if (!json_is_array(ws))
@@ -100,6 +101,8 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 		err = "\"at\" is not a time in seconds";
 	if (!err && fk && (!json_is_string(fk) || json_string_length(fk) >= sizeof(out->for_key)))
 		err = "\"for\" is not a job key";
+	if (!err && gk && (!json_is_string(gk) || json_string_length(gk) >= sizeof(out->gang)))
+		err = "\"gang\" is not a wave id";
 	if (!err) {
 		drake_err e =
 		    decode_place(json_object_get(root, "place"), out, &out->place, &out->n_place);
@@ -119,6 +122,8 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 	out->at = at ? json_number_value(at) : 0;
 	if (fk)
 		snprintf(out->for_key, sizeof(out->for_key), "%s", json_string_value(fk));
+	if (gk)
+		snprintf(out->gang, sizeof(out->gang), "%s", json_string_value(gk));
 	json_decref(root);
 	return DRAKE_OK;
 }
@@ -139,6 +144,8 @@ char *tf_scale_value(const struct tf_scale *s)
 	     !json_object_set_new(v, "at", json_integer((json_int_t)s->at));
 	if (ok && s->for_key[0])
 		ok = !json_object_set_new(v, "for", json_string(s->for_key));
+	if (ok && s->gang[0])
+		ok = !json_object_set_new(v, "gang", json_string(s->gang));
 	if (ok && s->n_place)
 		ok = !json_object_set(v, "place", pl);
 	char *value = ok ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
