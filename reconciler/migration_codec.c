@@ -86,7 +86,9 @@ drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job,
 	json_t *root = NULL;
 	if (strlen(v) > MIGRATIONS_MAX_BYTES)
 		err = "too long";
-	else if (!json_is_object(root = json_loads(v, JSON_REJECT_DUPLICATES, NULL)))
+	else
+		root = json_loads(v, JSON_REJECT_DUPLICATES, NULL); /* json_is_object: a macro */
+	if (!err && !json_is_object(root))
 		err = "not a JSON object";
 	json_t *counts = root ? json_object_get(root, "counts") : NULL;
 	if (!err && counts && !json_is_object(counts))
