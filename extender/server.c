@@ -489,17 +489,9 @@ static enum bufferevent_filter_result refuse_all(struct evbuffer *src, struct ev
 static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 {
 	struct ext_server *s = arg;
-	SSL *ssl = SSL_new(s->ctx);
-	if (ssl) {
-		struct bufferevent *bev = bufferevent_openssl_socket_new(
-		    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
-		if (bev) {
-			/* Go's client may close without close_notify; that is not an error. */
-			bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-			return bev;
-		}
-		SSL_free(ssl);
-	}
+	struct bufferevent *bev = tls_server_bufferevent(base, s->ctx, BUFFEREVENT_SSL_ACCEPTING);
+	if (bev)
+		return bev;
 	log_error("tls_connection_failed", "error=%s", "out of memory creating TLS state");
 	struct bufferevent *raw = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	struct bufferevent *f = raw ? bufferevent_filter_new(raw, refuse_all, refuse_all,

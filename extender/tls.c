@@ -1,6 +1,9 @@
 /* tls.c - build an SSL_CTX from certificate files; see tls.h. */
 #include "extender/tls.h"
 
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+
 #include <openssl/err.h>
 #include <string.h>
 
@@ -97,4 +100,17 @@ bool tls_client_verified(const SSL *ssl)
 	/* SSL_get_verify_result() says X509_V_OK when no certificate was sent,
 	 * so the certificate's presence is checked first. */
 	return ssl && SSL_get0_peer_certificate(ssl) && SSL_get_verify_result(ssl) == X509_V_OK;
+}
+
+struct bufferevent *tls_server_bufferevent(struct event_base *base, SSL_CTX *ctx, int state)
+{
+	SSL *ssl = SSL_new(ctx);
+	if (!ssl)
+		return NULL;
+	/* On failure libevent has freed ssl already (BEV_OPT_CLOSE_ON_FREE). */
+	struct bufferevent *bev = bufferevent_openssl_socket_new(
+	    base, -1, ssl, (enum bufferevent_ssl_state)state, BEV_OPT_CLOSE_ON_FREE);
+	if (bev) /* Go's client may close without close_notify; that is not an error. */
+		bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
 }

@@ -29,6 +29,18 @@ struct tls_files {
 drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *msg,
                           size_t msglen) DRAKE_MUST_CHECK;
 
+struct bufferevent;
+struct event_base;
+
+/* A bufferevent for one accepted connection (evhttp sets its socket later)
+ * speaking TLS as the server from ctx, in the given state (drake's:
+ * BUFFEREVENT_SSL_ACCEPTING; the parameter exists so a test can make
+ * libevent fail), freeing the SSL object and socket with itself. NULL when
+ * it cannot be made; nothing is left to free then: libevent 2.1 frees the
+ * SSL object itself when it fails with BEV_OPT_CLOSE_ON_FREE, so freeing it
+ * again would be a double free. */
+struct bufferevent *tls_server_bufferevent(struct event_base *base, SSL_CTX *ctx, int state);
+
 /* True when the connection's client presented a certificate and it verified
  * against the client CA. False for NULL (no TLS) and for no certificate. */
 bool tls_client_verified(const SSL *ssl);

@@ -72,9 +72,9 @@ static void a_record_that_does_not_fit_its_job_is_refused_whole(void **state)
 {
 	(void)state;
 	static const char *bad[] = {
-	    "{\"counts\":{\"worker-4\":{\"n\":1,\"last\":1}}}",    /* no worker 4 */
-	    "{\"counts\":{\"worker-1\":{\"n\":-1,\"last\":1}}}",   /* negative count */
-	    "{\"counts\":{\"worker-1\":{\"n\":1}}}",               /* no time */
+	    "{\"counts\":{\"worker-4\":{\"n\":1,\"last\":1}}}",  /* no worker 4 */
+	    "{\"counts\":{\"worker-1\":{\"n\":-1,\"last\":1}}}", /* negative count */
+	    "{\"counts\":{\"worker-1\":{\"n\":1}}}",             /* no time */
 	    "{\"moving\":{\"replica\":\"chief-0\",\"from\":\"a\",\"uid\":\"u\",\"at\":1}}",
 	    "{\"moving\":{\"replica\":\"worker-1\",\"from\":\"a\",\"at\":1}}", /* no uid */
 	    "{\"moving\":{\"replica\":\"worker-1\",\"from\":\"a\",\"uid\":\"u\",\"at\":-5}}",
@@ -84,7 +84,8 @@ static void a_record_that_does_not_fit_its_job_is_refused_whole(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct tf_migrations m;
 		char why[200];
-		if (decode(bad[i], &m, why) != DRAKE_EINVAL || !strstr(why, TF_ANNOTATION_MIGRATIONS))
+		if (decode(bad[i], &m, why) != DRAKE_EINVAL ||
+		    !strstr(why, TF_ANNOTATION_MIGRATIONS))
 			fail_msg("%s: accepted or no reason (%s)", bad[i], why);
 		assert_int_equal(m.n_counts, 0);
 		assert_false(m.moving.active);
@@ -98,7 +99,8 @@ static void what_drake_writes_reads_back_the_same(void **state)
 	memset(&w, 0, sizeof(w));
 	assert_int_equal(tf_migrations_bump(&w, TF_WORKER, 2, 1700000000), DRAKE_OK);
 	assert_int_equal(tf_migrations_bump(&w, TF_WORKER, 2, 1700000050), DRAKE_OK);
-	w.moving = (struct tf_move){.active = true, .type = TF_WORKER, .index = 2, .at = 1700000050};
+	w.moving =
+	    (struct tf_move){.active = true, .type = TF_WORKER, .index = 2, .at = 1700000050};
 	snprintf(w.moving.from, sizeof(w.moving.from), "n1");
 	snprintf(w.moving.to, sizeof(w.moving.to), "n2");
 	snprintf(w.moving.uid, sizeof(w.moving.uid), "uid-x");
