@@ -528,7 +528,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 	drake_err e = build_world(r, &w, why, len);
 	if (e) {
 		world_release(&w);
-		return e == DRAKE_ENOMEM ? e : drake_errorf(DRAKE_ESTATE, why, len, "%s", why);
+		return e == DRAKE_ENOMEM ? e : DRAKE_ESTATE; /* why says what */
 	}
 	size_t i = 0;
 	char key[KEY_MAX];
