@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "reconciler/pod_codec.h"
 
 #define MIGRATIONS_MAX_BYTES 16384
 
@@ -184,12 +185,7 @@ char *tf_migrations_value(const struct tf_migrations *m)
 
 char *tf_migrations_patch(const char *value)
 {
-	json_t *p = value ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-	                              TF_ANNOTATION_MIGRATIONS, value)
-	                  : NULL;
-	char *out = p ? json_dumps(p, JSON_COMPACT) : NULL;
-	json_decref(p);
-	return out;
+	return tf_annotation_patch(TF_ANNOTATION_MIGRATIONS, value);
 }
 
 char *tf_moves_json(const struct tf_move_note *v, size_t n)

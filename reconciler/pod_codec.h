@@ -67,6 +67,9 @@ char *tf_status_invalid_patch(const struct json_t *job_obj, const char *message,
 
 /* The type of the last True condition ("Running", ...), or NULL. */
 const char *tf_status_current(const struct json_t *job_obj);
+/* Merge patch setting annotation key of an object to value; NULL when
+ * value is NULL or on allocation failure. */
+char *tf_annotation_patch(const char *key, const char *value);
 /* Merge patch setting the restarts annotation to n. */
 char *tf_restarts_patch(int n);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "reconciler/pod_codec.h"
 
 #define SCALE_MAX_BYTES 65536
 
@@ -157,12 +158,7 @@ char *tf_scale_value(const struct tf_scale *s)
 
 char *tf_scale_patch(const char *value)
 {
-	json_t *p = value ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-	                              TF_ANNOTATION_SCALE, value)
-	                  : NULL;
-	char *out = p ? json_dumps(p, JSON_COMPACT) : NULL;
-	json_decref(p);
-	return out;
+	return tf_annotation_patch(TF_ANNOTATION_SCALE, value);
 }
 
 const char *tf_scale_place(const struct tf_scale *s, int index)

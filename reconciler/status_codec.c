@@ -224,7 +224,7 @@ const char *tf_status_current(const struct json_t *job_obj)
 	return NULL;
 }
 
-static char *annotation_patch(const char *key, const char *value)
+char *tf_annotation_patch(const char *key, const char *value)
 {
 	json_t *p =
 	    value ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value) : NULL;
@@ -237,7 +237,7 @@ char *tf_restarts_patch(int n)
 {
 	char v[16];
 	snprintf(v, sizeof(v), "%d", n);
-	return annotation_patch(TF_ANNOTATION_RESTARTS, v);
+	return tf_annotation_patch(TF_ANNOTATION_RESTARTS, v);
 }
 
 char *tf_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
@@ -256,7 +256,7 @@ char *tf_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
 		json_object_set_new(plan, "chief", json_integer(n_chief));
 	char *value = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(plan);
-	char *s = annotation_patch(TF_ANNOTATION_PLAN, value);
+	char *s = tf_annotation_patch(TF_ANNOTATION_PLAN, value);
 	free(value);
 	return s;
 }
