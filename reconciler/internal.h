@@ -178,6 +178,9 @@ void rec_force_delete(struct reconciler *r, const struct tfjob *job, const char 
 void rec_event(struct reconciler *r, const struct tfjob *job, const char *type, const char *reason,
                const char *message);
 void rec_pod_res(const struct tfjob *job, const char *name, struct kube_resource *res);
+/* job as the writes and Events above need it, from ns, name and uid alone
+ * (when no decoded job is at hand). */
+void rec_job_ref(struct tfjob *job, const char *ns, const char *name, const char *uid);
 void rec_job_res(const struct tfjob *job, const char *sub, struct kube_resource *res);
 /* Detaches every write still in flight (their callbacks free only themselves). */
 void rec_writes_detach(struct reconciler *r);

@@ -175,13 +175,19 @@ static void remember(struct reconciler *r, const char *job, const char *replica,
 
 /* ---- building the policy's inputs ---- */
 
+/* What the controller keeps of a replica beside the policy's view of it. */
+struct replica_of {
+	char pod[254];
+	char job[KEY_MAX]; /* "ns/name" */
+	struct tfjob tfjob;
+	enum tf_rtype type;
+	int index;
+};
+
 struct mig_world {
 	struct drake_cluster c;
-	struct mig_replica *r;
-	char (*pods)[254];
-	char (*jobs)[KEY_MAX];
-	struct tfjob *job_of; /* per replica */
-	int *type_of, *index_of;
+	struct mig_replica *r; /* what migrate/ reads, contiguous */
+	struct replica_of *of; /* the same replicas, index for index */
 	size_t n, cap;
 	bool any_moving;
 };
@@ -190,11 +196,7 @@ static void world_release(struct mig_world *w)
 {
 	drake_cluster_release(&w->c);
 	free(w->r);
-	free(w->pods);
-	free(w->jobs);
-	free(w->job_of);
-	free(w->type_of);
-	free(w->index_of);
+	free(w->of);
 }
 
 static bool grow_world(struct mig_world *w)
@@ -202,24 +204,13 @@ static bool grow_world(struct mig_world *w)
 	if (w->n < w->cap)
 		return true;
 	size_t cap = w->cap ? w->cap * 2 : 64;
-	void *a = realloc(w->r, cap * sizeof(*w->r)), *b = realloc(w->pods, cap * sizeof(*w->pods));
-	if (a)
-		w->r = a;
-	if (b)
-		w->pods = b;
-	void *c = realloc(w->jobs, cap * sizeof(*w->jobs)),
-	     *d = realloc(w->job_of, cap * sizeof(*w->job_of));
-	if (c)
-		w->jobs = c;
-	if (d)
-		w->job_of = d;
-	void *e = realloc(w->type_of, cap * sizeof(int)),
-	     *f = realloc(w->index_of, cap * sizeof(int));
-	if (e)
-		w->type_of = e;
-	if (f)
-		w->index_of = f;
-	if (!a || !b || !c || !d || !e || !f)
+	struct mig_replica *r = realloc(w->r, cap * sizeof(*r));
+	if (r)
+		w->r = r;
+	struct replica_of *of = realloc(w->of, cap * sizeof(*of));
+	if (of)
+		w->of = of;
+	if (!r || !of)
 		return false;
 	w->cap = cap;
 	return true;
@@ -283,11 +274,12 @@ static bool add_job(struct json_t *obj, void *arg)
 			live[role_of_type(t)]++;
 			double last;
 			int count = tf_migrations_count(&mg, t, i, &last);
-			snprintf(x->w->pods[n], sizeof(x->w->pods[n]), "%s", name);
-			snprintf(x->w->jobs[n], sizeof(x->w->jobs[n]), "%s/%s", job.ns, job.name);
-			x->w->job_of[n] = job;
-			x->w->type_of[n] = (int)t;
-			x->w->index_of[n] = i;
+			struct replica_of *of = &x->w->of[n];
+			snprintf(of->pod, sizeof(of->pod), "%s", name);
+			snprintf(of->job, sizeof(of->job), "%s/%s", job.ns, job.name);
+			of->tfjob = job;
+			of->type = t;
+			of->index = i;
 			x->w->r[n] = (struct mig_replica){
 			    .job = NULL, /* set once the arrays stop moving */
 			    .pod = NULL,
@@ -322,21 +314,13 @@ static drake_err build_world(struct reconciler *r, struct mig_world *w, char *wh
 	struct add_ctx x = {r, w, DRAKE_OK};
 	kube_cache_foreach(kube_informer_cache(r->jobs), add_job, &x);
 	for (size_t i = 0; i < w->n; i++) {
-		w->r[i].job = w->jobs[i];
-		w->r[i].pod = w->pods[i];
+		w->r[i].job = w->of[i].job;
+		w->r[i].pod = w->of[i].pod;
 	}
 	return x.err ? drake_errorf(x.err, why, len, "out of memory") : DRAKE_OK;
 }
 
 /* ---- starting and carrying out a move ---- */
-
-static void job_ref(struct tfjob *ref, const struct tfjob *job)
-{
-	memset(ref, 0, sizeof(*ref));
-	snprintf(ref->ns, sizeof(ref->ns), "%s", job->ns);
-	snprintf(ref->name, sizeof(ref->name), "%s", job->name);
-	snprintf(ref->uid, sizeof(ref->uid), "%s", job->uid);
-}
 
 /* Writes mg on the job and holds admission until the cache shows it. */
 static drake_err write_record(struct reconciler *r, const struct tfjob *job,
@@ -363,11 +347,9 @@ static drake_err write_record(struct reconciler *r, const struct tfjob *job,
 	p->annotation = TF_ANNOTATION_MIGRATIONS;
 	p->value = value;
 	p->sent_ms = rec_now_ms(r);
-	struct tfjob ref;
-	job_ref(&ref, job);
 	struct kube_resource res;
-	rec_job_res(&ref, NULL, &res);
-	rec_write(r, &ref, OP_MERGE, &res, patch, NULL, what);
+	rec_job_res(job, NULL, &res);
+	rec_write(r, job, OP_MERGE, &res, patch, NULL, what);
 	free(patch);
 	return DRAKE_OK;
 }
@@ -376,9 +358,10 @@ static drake_err start_move(struct reconciler *r, const struct mig_world *w,
                             const struct mig_decision *d, const char *by, char *id, size_t idlen,
                             char *why, size_t len)
 {
-	const struct tfjob *job = &w->job_of[d->replica];
+	const struct replica_of *of = &w->of[d->replica];
+	const struct tfjob *job = &of->tfjob;
 	struct json_t *obj = kube_informer_get(r->jobs, job->ns, job->name);
-	struct json_t *pod = kube_informer_get(r->pods, job->ns, w->pods[d->replica]);
+	struct json_t *pod = kube_informer_get(r->pods, job->ns, of->pod);
 	struct tf_migrations mg;
 	struct kube_meta m;
 	if (!obj || !pod || kube_obj_meta(pod, &m) != DRAKE_OK ||
@@ -389,8 +372,8 @@ static drake_err start_move(struct reconciler *r, const struct mig_world *w,
 		tf_replica_key(mg.moving.type, mg.moving.index, k, sizeof(k));
 		return drake_errorf(DRAKE_ESTATE, why, len, "a move of its %s is in flight", k);
 	}
-	enum tf_rtype t = (enum tf_rtype)w->type_of[d->replica];
-	int index = w->index_of[d->replica];
+	enum tf_rtype t = of->type;
+	int index = of->index;
 	double now = rec_now_s(r);
 	if (tf_migrations_bump(&mg, t, index, now) != DRAKE_OK)
 		return drake_errorf(DRAKE_ESTATE, why, len, "the job's migration record is full");
@@ -408,16 +391,14 @@ static drake_err start_move(struct reconciler *r, const struct mig_world *w,
 	tf_replica_key(t, index, k, sizeof(k));
 	snprintf(msg, sizeof(msg), "moving %s from %s to %s (%s; by %s)", k, mv->from, mv->to,
 	         d->why, by);
-	struct tfjob ref;
-	job_ref(&ref, job);
-	rec_event(r, &ref, "Normal", "MigrationStarted", msg);
+	rec_event(r, job, "Normal", "MigrationStarted", msg);
 	log_info("migration_started", "job=%s/%s replica=%s from=%s to=%s by=%s why=\"%s\"",
 	         job->ns, job->name, k, mv->from, mv->to, by, d->why);
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
 	remember(r, key, k, mv->from, mv->to, by, d->why);
 	if (id)
-		snprintf(id, idlen, "%s/%s@%.0f", job->ns, w->pods[d->replica], now);
+		snprintf(id, idlen, "%s/%s@%.0f", job->ns, of->pod, now);
 	return DRAKE_OK;
 }
 
@@ -433,9 +414,7 @@ static void end_move(struct reconciler *r, const struct tfjob *job, struct tf_mi
 	mg->moving.active = false;
 	if (write_record(r, job, mg, "clear migration") != DRAKE_OK)
 		return;
-	struct tfjob ref;
-	job_ref(&ref, job);
-	rec_event(r, &ref, type, reason, msg);
+	rec_event(r, job, type, reason, msg);
 	log_info("migration_ended", "job=%s/%s replica=%s how=%s msg=\"%s\"", job->ns, job->name, k,
 	         reason, msg);
 }
@@ -462,11 +441,9 @@ static bool carry(struct json_t *obj, void *arg)
 	bool have = pod && kube_obj_meta(pod, &m) == DRAKE_OK;
 	if (have && !strcmp(m.uid, mv->uid)) {
 		if (!m.deleting) {
-			struct tfjob ref;
-			job_ref(&ref, &job);
 			struct kube_resource res;
-			rec_pod_res(&ref, name, &res);
-			rec_write(r, &ref, OP_DELETE, &res, NULL, mv->uid, "migrate");
+			rec_pod_res(&job, name, &res);
+			rec_write(r, &job, OP_DELETE, &res, NULL, mv->uid, "migrate");
 		}
 		return true;
 	}
@@ -532,8 +509,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 	}
 	size_t i = 0;
 	char key[KEY_MAX];
-	while (i < w.n && !(strcmp(w.pods[i], pod_name) == 0 &&
-	                    !strncmp(w.jobs[i], ns, strlen(ns)) && w.jobs[i][strlen(ns)] == '/'))
+	while (i < w.n && !(strcmp(w.of[i].pod, pod_name) == 0 && !strcmp(w.of[i].tfjob.ns, ns)))
 		i++;
 	if (i == w.n) {
 		world_release(&w);
@@ -541,7 +517,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 		                    "%s/%s is no bound replica of a running TFJob drake manages",
 		                    ns, pod_name);
 	}
-	snprintf(key, sizeof(key), "%s", w.jobs[i]);
+	snprintf(key, sizeof(key), "%s", w.of[i].job);
 	int away_i = away && *away ? drake_cluster_find(&w.c, away) : -1;
 	int onto_i = onto && *onto ? drake_cluster_find(&w.c, onto) : -1;
 	if ((away && *away && away_i < 0) || (onto && *onto && onto_i < 0)) {
@@ -555,8 +531,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 		e = start_move(r, &w, &d, user && *user ? user : "request", id, idlen, why, len);
 	if (e == DRAKE_ESTATE) {
 		char replica[32];
-		tf_replica_key((enum tf_rtype)w.type_of[i], w.index_of[i], replica,
-		               sizeof(replica));
+		tf_replica_key(w.of[i].type, w.of[i].index, replica, sizeof(replica));
 		remember(r, key, replica, w.c.nodes[w.r[i].node].name, onto ? onto : "",
 		         user && *user ? user : "request", why);
 	}

@@ -192,10 +192,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		char *patch = tf_status_invalid_patch(obj, msg, now);
 		if (patch && m.uid[0] && strlen(ns) < sizeof(job.ns) &&
 		    strlen(name) < sizeof(job.name)) {
-			memset(&job, 0, sizeof(job));
-			snprintf(job.ns, sizeof(job.ns), "%s", ns);
-			snprintf(job.name, sizeof(job.name), "%s", name);
-			snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+			rec_job_ref(&job, ns, name, m.uid);
 			struct kube_resource res;
 			rec_job_res(&job, "status", &res);
 			rec_event(r, &job, "Warning", "TFJobFailedValidation", msg);

@@ -71,10 +71,7 @@ static bool scan_waves(struct reconciler *r, long *binds, long *unbound)
 static void apply_wave(struct reconciler *r, struct admit_wave *w)
 {
 	struct tfjob job;
-	memset(&job, 0, sizeof(job));
-	snprintf(job.ns, sizeof(job.ns), "%s", w->ns);
-	snprintf(job.name, sizeof(job.name), "%s", w->job);
-	snprintf(job.uid, sizeof(job.uid), "%s", w->uid);
+	rec_job_ref(&job, w->ns, w->job, w->uid);
 	char msg[512];
 	int nodes = 0;
 	for (int i = 0; i < w->n_pods; i++) {
@@ -156,10 +153,7 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 		p->sent_ms = rec_now_ms(r);
 	}
 	struct tfjob job;
-	memset(&job, 0, sizeof(job));
-	snprintf(job.ns, sizeof(job.ns), "%s", sc->ns);
-	snprintf(job.name, sizeof(job.name), "%s", sc->job);
-	snprintf(job.uid, sizeof(job.uid), "%s", sc->uid);
+	rec_job_ref(&job, sc->ns, sc->job, sc->uid);
 	struct kube_resource res;
 	rec_job_res(&job, NULL, &res);
 	if (sc->patch)
@@ -215,10 +209,7 @@ static void note_once(struct reconciler *r, const char *key, const struct admit_
 	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
 		return;
 	struct tfjob job;
-	memset(&job, 0, sizeof(job));
-	snprintf(job.ns, sizeof(job.ns), "%s", wt->ns);
-	snprintf(job.name, sizeof(job.name), "%s", wt->job);
-	snprintf(job.uid, sizeof(job.uid), "%s", m.uid);
+	rec_job_ref(&job, wt->ns, wt->job, m.uid);
 	rec_event(r, &job, type, reason, msg);
 }
 

@@ -157,3 +157,11 @@ void rec_job_res(const struct tfjob *job, const char *sub, struct kube_resource 
 	                              .name = job->name,
 	                              .subresource = sub};
 }
+
+void rec_job_ref(struct tfjob *job, const char *ns, const char *name, const char *uid)
+{
+	memset(job, 0, sizeof(*job));
+	snprintf(job->ns, sizeof(job->ns), "%s", ns);
+	snprintf(job->name, sizeof(job->name), "%s", name);
+	snprintf(job->uid, sizeof(job->uid), "%s", uid);
+}
