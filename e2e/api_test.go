@@ -108,7 +108,7 @@ func TestProgressReportsAreAuthenticatedByThePodsOwnToken(t *testing.T) {
 	good := `{"step":10,"value":0.5,"metric":"accuracy","totalSteps":1000}`
 	cases := []struct {
 		what, token, body string
-		code             int
+		code              int
 	}{
 		{"no token", "", good, 401},
 		{"a token the API server does not know", "not-a-token", good, 401},

@@ -123,6 +123,27 @@ func poll(t *testing.T, d time.Duration, what string, f func() (bool, error)) {
 	}
 }
 
+// pollUntil calls f every 100 ms until it returns "" (done) or fails; f
+// otherwise says what is still missing, which a timeout reports.
+func pollUntil(t *testing.T, d time.Duration, what string, f func() (string, error)) {
+	t.Helper()
+	var missing string
+	deadline := time.Now().Add(d)
+	for {
+		var err error
+		if missing, err = f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %s", d, what, missing)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 type podOpt func(*corev1.Pod)
 
 func withNodeSelector(k, v string) podOpt {
