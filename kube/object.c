@@ -92,7 +92,7 @@ const char *kube_obj_str(const struct json_t *o, const char *path)
 	return str_of((json_t *)cur);
 }
 
-static double rfc3339(const char *ts)
+double kube_time(const char *ts)
 {
 	struct tm tm = {0};
 	const char *rest = ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
@@ -111,7 +111,7 @@ static double rfc3339(const char *ts)
 
 double kube_obj_time(const struct json_t *o, const char *path)
 {
-	return rfc3339(kube_obj_str(o, path));
+	return kube_time(kube_obj_str(o, path));
 }
 
 const char *kube_obj_condition(const struct json_t *o, const char *type, double *since)
@@ -126,7 +126,7 @@ const char *kube_obj_condition(const struct json_t *o, const char *type, double 
 			continue;
 		if (since)
 			*since =
-			    rfc3339(json_string_value(json_object_get(c, "lastTransitionTime")));
+			    kube_time(json_string_value(json_object_get(c, "lastTransitionTime")));
 		return json_string_value(json_object_get(c, "status"));
 	}
 	return NULL;

@@ -46,6 +46,9 @@ size_t kube_obj_array_len(const struct json_t *o, const char *path);
 /* A string at a dotted path ("status.phase"), or NULL. */
 const char *kube_obj_str(const struct json_t *o, const char *path);
 
+/* Unix seconds of an RFC 3339 UTC time ("2026-01-02T03:04:05.5Z"), fraction
+ * kept; 0 when ts is NULL or not of that form. */
+double kube_time(const char *ts);
 /* An RFC 3339 time ("2026-01-01T00:00:00Z", fractions allowed) at a dotted
  * path, in seconds since the epoch; 0 when absent or malformed. */
 double kube_obj_time(const struct json_t *o, const char *path);
