@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/commands.h"
 #include "common/flags.h"
@@ -18,6 +21,8 @@
 #include "common/log.h"
 #include "extender/server.h"
 #include "kube/client.h"
+#include "kube/leader.h"
+#include "kube/leader_rule.h"
 #include "kube/object.h"
 #include "reconciler/reconciler.h"
 
@@ -40,6 +45,8 @@ struct serve_opts {
 	struct migrate_flag_vals mig;
 	bool migrate;
 	const char *progress_url;
+	bool leader_elect;
+	struct leader_options lease;
 };
 
 struct serve {
@@ -48,14 +55,69 @@ struct serve {
 	struct kube_client *kube;     /* the extender's: binds never queue behind */
 	struct kube_client *kube_ctl; /* the controller's informers and writes */
 	struct reconciler *rec;
+	struct kube_client *kube_lease; /* renewals never queue behind other work */
+	struct leader *leader;          /* NULL without --leader-elect */
+	int exit_code;
 	struct event *sig_term, *sig_int, *sig_hup;
 };
 
-static void on_drained(void *arg)
+static void on_released(void *arg)
 {
 	struct serve *sv = arg;
 	log_info("stopped", "%s", "");
 	event_base_loopexit(sv->base, NULL);
+}
+
+/* Drained: a leader hands the lease back so a standby takes over at once. */
+static void on_drained(void *arg)
+{
+	struct serve *sv = arg;
+	if (sv->leader)
+		leader_release(sv->leader, on_released, sv);
+	else
+		on_released(sv);
+}
+
+static void on_leading(void *arg)
+{
+	struct serve *sv = arg;
+	if (sv->rec && reconciler_start(sv->rec) != DRAKE_OK) {
+		log_error("leader_start_failed", "%s",
+		          "error=\"the TFJob controller did not start\"");
+		sv->exit_code = 1;
+		event_base_loopexit(sv->base, NULL);
+		return;
+	}
+	ext_server_set_standby(sv->server, NULL);
+	log_info("leading", "controller=%s", sv->rec ? "started" : "off");
+}
+
+/* The lease is lost: stop acting at once and exit, so the process restarts
+ * as a standby and rebuilds its state from the API server (what
+ * kube-scheduler does). Nothing held is answered: kube-scheduler retries. */
+static void on_lost_lease(void *arg, const char *why)
+{
+	struct serve *sv = arg;
+	char line[300];
+	snprintf(line, sizeof(line), "lost the leader lease: %s", why);
+	ext_server_set_standby(sv->server, line);
+	sv->exit_code = 1;
+	event_base_loopexit(sv->base, NULL);
+}
+
+/* hostname_<16 hex>: unique per process, readable in the Lease. */
+static void default_identity(char *buf, size_t len)
+{
+	char host[128] = "drake";
+	gethostname(host, sizeof(host) - 1);
+	unsigned char r[8] = {0};
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		unsigned long long v =
+		    (unsigned long long)getpid() << 32 ^ (unsigned long long)time(NULL);
+		memcpy(r, &v, sizeof(r));
+	}
+	snprintf(buf, len, "%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, r[0], r[1], r[2], r[3],
+	         r[4], r[5], r[6], r[7]);
 }
 
 static void on_terminate(evutil_socket_t sig, short what, void *arg)
@@ -116,6 +178,24 @@ static bool replan(void *arg, const char *ns, const char *pod, const char *const
 	return reconciler_replan(arg, ns, pod, candidates, n, node, nodelen, why, whylen);
 }
 
+/* Frees what serve_main made, in dependency order. */
+static void serve_release(struct serve *sv)
+{
+	ext_server_free(sv->server);
+	leader_free(sv->leader);
+	reconciler_free(sv->rec);
+	kube_client_free(sv->kube_lease);
+	kube_client_free(sv->kube_ctl);
+	kube_client_free(sv->kube);
+	if (sv->sig_term)
+		event_free(sv->sig_term);
+	if (sv->sig_int)
+		event_free(sv->sig_int);
+	if (sv->sig_hup)
+		event_free(sv->sig_hup);
+	event_base_free(sv->base);
+}
+
 static int usage(const struct flag *flags, size_t n)
 {
 	printf("usage: drake serve [flags]\n\n"
@@ -123,7 +203,9 @@ static int usage(const struct flag *flags, size_t n)
 	       "<prefix>/prioritize, <prefix>/bind and <prefix>/preempt, plus GET /healthz,\n"
 	       "/readyz, /metrics, /v1/jobs, and the progress and migration API\n"
 	       "(/v1/progress, /v1/migrations). SIGHUP reloads the certificates; SIGTERM stops\n"
-	       "accepting, answers what is in flight, and exits.\n\nflags:\n");
+	       "accepting, answers what is in flight, hands the leader lease back if it holds\n"
+	       "one, and exits. With --leader-elect, a replica that loses the lease exits with\n"
+	       "status 1 at once, to restart as a standby.\n\nflags:\n");
 	flags_usage(stdout, flags, n);
 	return 0;
 }
@@ -239,6 +321,26 @@ int serve_main(int argc, char **argv)
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
+	    {"leader-elect", "DRAKE_LEADER_ELECT", FLAG_BOOL, &o.leader_elect, "false",
+	     "run as one of several replicas: only the holder of a coordination.k8s.io Lease "
+	     "acts (admits, ungates, holds binds, writes); the others wait as standbys, not "
+	     "ready, answering 503, and take over when the holder stops renewing"},
+	    {"leader-elect-namespace", "DRAKE_LEADER_ELECT_NAMESPACE", FLAG_STRING, &o.lease.ns,
+	     "kube-system", "with --leader-elect: namespace of the Lease"},
+	    {"leader-elect-name", "DRAKE_LEADER_ELECT_NAME", FLAG_STRING, &o.lease.name, "drake",
+	     "with --leader-elect: name of the Lease"},
+	    {"leader-elect-identity", "DRAKE_LEADER_ELECT_IDENTITY", FLAG_STRING, &o.lease.identity,
+	     NULL, "with --leader-elect: this replica in the Lease; empty: <hostname>_<random>"},
+	    {"leader-elect-lease-duration", "DRAKE_LEADER_ELECT_LEASE_DURATION", FLAG_DURATION,
+	     &o.lease.lease_duration, "15s",
+	     "with --leader-elect: how long standbys wait on a Lease whose holder stopped "
+	     "renewing (whole seconds)"},
+	    {"leader-elect-renew-deadline", "DRAKE_LEADER_ELECT_RENEW_DEADLINE", FLAG_DURATION,
+	     &o.lease.renew_deadline, "10s",
+	     "with --leader-elect: the leader exits when it could not renew for this long "
+	     "(shorter than the lease duration, so it stops before a standby may start)"},
+	    {"leader-elect-retry-period", "DRAKE_LEADER_ELECT_RETRY_PERIOD", FLAG_DURATION,
+	     &o.lease.retry_period, "2s", "with --leader-elect: time between tries and renewals"},
 	    {"scheduler-name", "DRAKE_SCHEDULER_NAME", FLAG_STRING, &o.scheduler_name, NULL,
 	     "with --reconcile: spec.schedulerName of the pods created for TFJobs whose template "
 	     "names no scheduler (a template's own schedulerName is kept); empty: none is set, so "
@@ -315,7 +417,7 @@ int serve_main(int argc, char **argv)
 		sv.kube_ctl = sv.kube ? make_kube(sv.base, &o) : NULL;
 		sv.rec = sv.kube_ctl ? reconciler_new(sv.base, sv.kube_ctl, &ro, msg, sizeof(msg))
 		                     : NULL;
-		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
+		if (!sv.rec || (!o.leader_elect && reconciler_start(sv.rec) != DRAKE_OK)) {
 			fprintf(stderr, "drake serve: --reconcile: %s\n",
 			        sv.kube ? msg : "needs an API server (--kubeconfig or in-cluster)");
 			reconciler_free(sv.rec);
@@ -333,6 +435,27 @@ int serve_main(int argc, char **argv)
 		ext_server_set_migrations(sv.server, migrate, migrations_json, sv.rec);
 		ext_server_set_replan(sv.server, replan, sv.rec);
 	}
+	if (o.leader_elect) {
+		char identity[LEASE_HOLDER_MAX];
+		if (!o.lease.identity || !*o.lease.identity) {
+			default_identity(identity, sizeof(identity));
+			o.lease.identity = identity;
+		}
+		sv.kube_lease = sv.kube ? make_kube(sv.base, &o) : NULL;
+		struct leader_callbacks cb = {
+		    .started = on_leading, .lost = on_lost_lease, .arg = &sv};
+		sv.leader = leader_new(sv.base, sv.kube_lease, &o.lease, &cb, msg, sizeof(msg));
+		if (!sv.leader || leader_start(sv.leader) != DRAKE_OK) {
+			fprintf(stderr, "drake serve: --leader-elect: %s\n",
+			        sv.leader ? "cannot start" : msg);
+			serve_release(&sv);
+			return 1;
+		}
+		char line[300];
+		snprintf(line, sizeof(line), "standby: another replica holds the lease %s/%s",
+		         o.lease.ns, o.lease.name);
+		ext_server_set_standby(sv.server, line);
+	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
 	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);
 	sv.sig_hup = evsignal_new(sv.base, SIGHUP, on_reload, &sv);
@@ -345,13 +468,6 @@ int serve_main(int argc, char **argv)
 
 	event_base_dispatch(sv.base);
 
-	ext_server_free(sv.server);
-	reconciler_free(sv.rec);
-	kube_client_free(sv.kube_ctl);
-	kube_client_free(sv.kube);
-	event_free(sv.sig_term);
-	event_free(sv.sig_int);
-	event_free(sv.sig_hup);
-	event_base_free(sv.base);
-	return 0;
+	serve_release(&sv);
+	return sv.exit_code;
 }

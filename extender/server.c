@@ -63,6 +63,7 @@ struct ext_server {
 	void *replan_arg;
 	int port;
 	bool draining;
+	char standby[300]; /* why this replica does not act; "" when it does */
 	struct event *grace_timer;
 	struct event *done_event;
 	void (*done)(void *);
@@ -335,13 +336,15 @@ static void on_healthz(struct ext_call *call)
 static void on_readyz(struct ext_call *call)
 {
 	struct ext_server *s = call->srv;
-	char why[256] = "not ready";
+	char why[300] = "not ready";
 	if (s->draining) {
 		call_reply_text(call, 503, "text/plain", "shutting down\n", 14);
 		return;
 	}
-	if (s->ready_fn && !s->ready_fn(s->ready_arg, why, sizeof(why))) {
-		char line[300];
+	if (s->standby[0])
+		snprintf(why, sizeof(why), "%s", s->standby);
+	if (s->standby[0] || (s->ready_fn && !s->ready_fn(s->ready_arg, why, sizeof(why)))) {
+		char line[310];
 		int n = snprintf(line, sizeof(line), "%s\n", why);
 		call_reply_text(call, 503, "text/plain", line,
 		                (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -465,6 +468,12 @@ static void on_request(struct evhttp_request *req, void *arg)
 	}
 	if (s->draining && (r->prefixed || r->auth == AUTH_TOKEN)) {
 		call_reply_error(call, 503, "drake is shutting down");
+		return;
+	}
+	/* A standby decides nothing: only the probes and metrics answer. */
+	if (s->standby[0] && r->verb != VERB_HEALTHZ && r->verb != VERB_READYZ &&
+	    r->verb != VERB_METRICS) {
+		call_reply_error(call, 503, "%s", s->standby);
 		return;
 	}
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
@@ -628,6 +637,11 @@ drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen)
 	s->ctx = ctx;
 	s->metrics.tls_reloads++;
 	return DRAKE_OK;
+}
+
+void ext_server_set_standby(struct ext_server *s, const char *why)
+{
+	snprintf(s->standby, sizeof(s->standby), "%s", why ? why : "");
 }
 
 void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg)

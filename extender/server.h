@@ -61,6 +61,13 @@ drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen) 
 typedef bool (*ext_ready_fn)(void *arg, char *why, size_t whylen);
 void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg);
 
+/* Marks this replica a standby (why: for the 503s, e.g. "standby: drake-0
+ * leads") or, with NULL, one that acts. A standby answers /healthz and
+ * /metrics, fails /readyz with why (so a Service sends it nothing), and
+ * answers every other route 503 with why: it decides, binds and records
+ * nothing. */
+void ext_server_set_standby(struct ext_server *s, const char *why);
+
 /* The pod cache the gang verbs read (bind barrier, preemption); NULL for
  * none. The server does not own it; it must outlive the server or be unset. */
 void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods);

@@ -101,12 +101,24 @@ hasnt existing-secret '^kind: Secret$' "renders no Secret"
 has existing-secret 'secretName: my-tls' "mounts my-tls"
 render cert-manager --set tls.source=certManager
 kinds cert-manager Certificate Issuer
+hasnt second '--leader-elect' "one replica: no leader election"
+has second 'type: Recreate' "one replica: replaced with Recreate"
+render ha --set replicas=3
+has ha '^  replicas: 3$' "replicas=3: three drake replicas"
+has ha '^        - --leader-elect$' "replicas=3: leader election on"
+has ha '^        - --leader-elect-namespace=drake-system$' "replicas=3: the Lease in the release namespace"
+has ha '^        - --leader-elect-name=drake$' "replicas=3: the Lease named after the release"
+has ha 'fieldPath: metadata.name' "replicas=3: each pod's name is its identity in the Lease"
+has ha 'type: RollingUpdate' "replicas=3: rolling updates"
+has ha 'podAntiAffinity' "replicas=3: spread over nodes"
+has ha '^  name: drake-lease$' "replicas=3: a Role for the Lease"
+has ha 'resourceNames: \["drake"\]' "replicas=3: get and update of its own Lease only"
 render no-crd --set crd.install=false
 hasnt no-crd 'CustomResourceDefinition' "no CRD"
 render all-flags --set flags.apiQps=5,flags.apiBurst=10,flags.apiMaxInflight=8,flags.apiTimeout=3s \
   --set flags.apiMaxBody=1Mi,flags.maxBody=1Mi,flags.maxNodes=10,flags.maxNameLen=60,flags.maxLabels=5 \
   --set flags.maxVictims=5,flags.requestTimeout=5s,flags.clusterDomain=cluster.local,flags.gang=false \
-  --set flags.strictFifo=true,flags.gangMaxUnbound=9,flags.logLevel=debug
+  --set flags.strictFifo=true,flags.gangMaxUnbound=9,flags.logLevel=debug,replicas=2
 # every argument the chart renders is one drake serve accepts
 if [ -x build/release/drake ]; then
   mapfile -t args < <(python3 -c '
@@ -132,6 +144,9 @@ refused "a port out of range" --set service.port=70000
 refused "a scheduler name that is no DNS-1123 subdomain" --set scheduler.name=Drake_Scheduler
 refused "a flag the chart sets (schedulerName)" --set flags.schedulerName=x
 refused "an unknown migratorRole key" --set migratorRole.aggregateToView=true
+refused "no replica" --set replicas=0
+refused "a lease duration that is not whole seconds" --set leaderElection.leaseDuration=1500ms
+refused "a flag the chart sets (leaderElect)" --set flags.leaderElect=true
 
 echo "chart: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -5,7 +5,8 @@
 #   1. cluster-up.sh (simple mode for secondScheduler; gang mode, and the
 #      chart's gangOnly=true, for extenderOnly), then stop the cluster's own
 #      drake, which runs with admin credentials.
-#   2. helm install --wait=false: the CRD, RBAC, ConfigMap, Secrets,
+#   2. helm install --wait=false (extenderOnly with replicas=2, so leader
+#      election on): the CRD, RBAC, ConfigMap, Secrets,
 #      Service, Deployment(s) and PDB must all exist as rendered (kubectl
 #      diff of the release manifest against the live objects is empty). The
 #      Deployments' pods never run: kwok runs no containers.
@@ -18,7 +19,8 @@
 #      the chart's scheduler ServiceAccount. extenderOnly: the cluster's
 #      kube-scheduler calls it as before. The Deployment's probes, made as
 #      the kubelet makes them (HTTPS, no client certificate), get 200; other
-#      requests without a client certificate get 403.
+#      requests without a client certificate get 403. With replicas=2 it
+#      is ready only once it holds the chart's Lease, through the chart's Role.
 #   4. a TFJob gang (1 PS, 2 workers) whose templates name no scheduler is
 #      bound whole, its pods carrying the mode's schedulerName, every
 #      Binding posted by the chart's ServiceAccount (audit log); requests the
@@ -31,8 +33,8 @@ set -euo pipefail
 source "$(dirname "$0")/cluster-lib.sh"
 mode=${1:-secondScheduler}
 case "$mode" in
-secondScheduler) cmode=simple gang_only=false suite=chart-e2e-second-scheduler ;;
-extenderOnly) cmode=gang gang_only=true suite=chart-e2e-extender-only ;;
+secondScheduler) cmode=simple gang_only=false replicas=1 suite=chart-e2e-second-scheduler ;;
+extenderOnly) cmode=gang gang_only=true replicas=2 suite=chart-e2e-extender-only ;;
 *) echo "usage: $0 secondScheduler|extenderOnly" >&2; exit 2 ;;
 esac
 passed=0 failed=0
@@ -72,8 +74,9 @@ mkdir -p "$work"
 # --- 2. helm install ----------------------------------------------------------
 echo "chart e2e ($mode): helm install"
 if helm install drake "$drake_root/charts/drake" -n "$ns" --create-namespace --wait=false \
-  --set mode="$mode" --set gangOnly="$gang_only" --set flags.gangBindTimeout=6s >"$work/install.txt" 2>&1; then
-  ok "helm install --set mode=$mode,gangOnly=$gang_only"
+  --set mode="$mode" --set gangOnly="$gang_only" --set replicas="$replicas" \
+  --set flags.gangBindTimeout=6s >"$work/install.txt" 2>&1; then
+  ok "helm install --set mode=$mode,gangOnly=$gang_only,replicas=$replicas"
 else
   bad "helm install: $(cat "$work/install.txt")"
   exit 1
@@ -188,6 +191,15 @@ else
   wait_for "drake ready" 60 chart-drake readyz "$work/pki" "$work/pki" 127.0.0.1
 fi
 ok "drake is ready with the chart's ServiceAccount token and flags"
+if [ "$replicas" -gt 1 ]; then
+  # leader election with the chart's Role: ready means it holds the Lease
+  holder=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}' 2>&1 || true)
+  if [ -n "$holder" ] && grep -q "leader_acquired.*identity=$holder" "$cluster_dir/logs/chart-drake.log"; then
+    ok "replicas=$replicas: drake holds the Lease $ns/drake ($holder) with the chart's Role"
+  else
+    bad "replicas=$replicas: the Lease $ns/drake names '$holder', not the drake that is ready"
+  fi
+fi
 # The kubelet's probes as the chart renders them: HTTPS GETs with no client
 # certificate (and no check of drake's), answered under the chart's mTLS;
 # anything else without a certificate is refused.
