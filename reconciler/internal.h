@@ -58,6 +58,13 @@ struct inflight {
 	int failures;       /* consecutive passes with a failed write */
 	bool failed;        /* a write of the current pass failed */
 	long long retry_ms; /* no pass before this (clock ms) */
+	/* Creates the caches do not show yet (the expectations of Kubernetes'
+	 * controllers): until the job's pod and service caches hold this many
+	 * of its objects, or until expect_ms, a pass creates nothing, so a
+	 * cache that lags the API server never makes it create a pod twice
+	 * (409 AlreadyExists, a wasted write). */
+	size_t expect_pods, expect_svcs;
+	long long expect_ms; /* 0: nothing expected */
 };
 
 /* A wave whose patches were sent. Admission holds further rounds until the

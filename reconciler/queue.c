@@ -71,6 +71,8 @@ struct inflight *rec_inflight_of(struct reconciler *r, const char *key, bool cre
 	f->failures = 0;
 	f->failed = false;
 	f->retry_ms = 0;
+	f->expect_pods = f->expect_svcs = 0;
+	f->expect_ms = 0;
 	return f;
 }
 

@@ -103,9 +103,12 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 				break;
 		r->later.n = 0;
 	}
-	size_t kept = 0; /* forget jobs with nothing in flight, so the table stays small */
+	/* forget jobs with nothing in flight or expected, so the table stays small */
+	size_t kept = 0;
+	long long at = rec_now_ms(r);
 	for (size_t i = 0; i < r->ninflight; i++)
-		if (r->inflight[i].n > 0 || r->inflight[i].failures > 0)
+		if (r->inflight[i].n > 0 || r->inflight[i].failures > 0 ||
+		    r->inflight[i].expect_ms > at)
 			r->inflight[kept++] = r->inflight[i];
 	r->ninflight = kept;
 	long long now = rec_now_ms(r);

@@ -351,6 +351,21 @@ static void test_failing_writes_back_off_instead_of_retrying_every_second(void *
 		fail_msg("%d pod creates in 3.7 s", creates);
 }
 
+static void test_a_cache_that_lags_its_creates_never_makes_a_pod_twice(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 2);
+	e->requeue_ms = 1000;
+	run(e, 11); /* first pass: 5 services, 5 pods, status */
+	/* the fake server never shows the pods on a watch: every later pass
+	 * sees the cache without them, as a real one does for a moment */
+	struct timeval tv = {3, 500000};
+	event_base_loopexit(e->base, &tv);
+	event_base_dispatch(e->base);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods\n"), 5);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/services\n"), 5);
+}
+
 /* ---- admission pacing (gang mode) ---- */
 
 /* A TFJob with 1 PS and 7 workers, its services and its gated pods. */
@@ -914,6 +929,7 @@ int main(void)
 	    T(test_finished_job_cleans_pods_per_policy),
 	    T(test_invalid_job_gets_a_failed_condition_and_foreign_jobs_are_left_alone),
 	    T(test_failing_writes_back_off_instead_of_retrying_every_second),
+	    T(test_a_cache_that_lags_its_creates_never_makes_a_pod_twice),
 	    T(test_suspended_job_loses_its_pods_and_services),
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),

@@ -82,8 +82,12 @@ static void finish_job(struct reconciler *r, const struct tfjob *job, struct own
 	}
 }
 
+/* How long a pass waits for the caches to show what it created before it
+ * looks again (a create answered but never seen: deleted at once). */
+#define EXPECT_MS 30000LL
+
 static void create_missing(struct reconciler *r, const struct tfjob *job, const struct owned *o,
-                           const struct svc_seen *svcs, int *created)
+                           const struct svc_seen *svcs, int *created, int *created_svcs)
 {
 	for (int t = 0; t < TF_NTYPES; t++) {
 		int slots = tf_replica_slots(job, (enum tf_rtype)t);
@@ -98,6 +102,7 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 				char *body = tf_service_json(job, (enum tf_rtype)t, i);
 				rec_write(r, job, OP_CREATE, &res, body, NULL, "create service");
 				free(body);
+				(*created_svcs)++;
 			}
 			if (!find(o, (enum tf_rtype)t, i)) {
 				struct kube_resource res = {
@@ -229,8 +234,26 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		suspend_job(r, &job, obj, o, svcs, now);
 		return;
 	}
-	int created = 0;
-	create_missing(r, &job, o, svcs, &created);
+	size_t nsvcs = 0;
+	for (int t = 0; t < TF_NTYPES; t++)
+		for (int i = 0; i < TF_MAX_REPLICAS; i++)
+			nsvcs += svcs->have[t][i];
+	long long now_ms = rec_now_ms(r);
+	if (f && f->expect_ms &&
+	    ((o->n >= f->expect_pods && nsvcs >= f->expect_svcs) || now_ms >= f->expect_ms))
+		f->expect_ms = 0;
+	bool expecting = f && f->expect_ms;
+	int created = 0, created_svcs = 0;
+	if (!expecting)
+		create_missing(r, &job, o, svcs, &created, &created_svcs);
+	if (created || created_svcs) {
+		f = rec_inflight_of(r, key, true);
+		if (f) {
+			f->expect_pods = o->n + (size_t)created;
+			f->expect_svcs = nsvcs + (size_t)created_svcs;
+			f->expect_ms = now_ms + EXPECT_MS;
+		}
+	}
 	char reserved[300];
 	if (created && tf_template_reserved(&job, reserved, sizeof(reserved))) {
 		char why[400];
@@ -268,7 +291,9 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 			free(patch);
 		}
 	}
-	if (r->opts.gang && !recreated && !created && !tf_state_final(v.state))
+	/* the backstop judges members lost: not on a view that lacks pods
+	 * just created */
+	if (r->opts.gang && !recreated && !created && !expecting && !tf_state_final(v.state))
 		rec_backstop(r, &job, o, key);
 	if (recreated) {
 		char *patch = tf_restarts_patch(prior + recreated);

@@ -38,8 +38,10 @@ static void on_write_done(const struct kube_response *resp, void *arg)
 		bool ok = resp->status >= 200 && resp->status < 300;
 		if (f && f->n > 0)
 			f->n--;
-		if (f && !ok && resp->status != 409 && resp->status != 404)
+		if (f && !ok && resp->status != 409 && resp->status != 404) {
 			f->failed = true;
+			f->expect_ms = 0; /* a create may have failed: look again */
+		}
 		if (f && f->n == 0) { /* the pass's last write: settle the backoff */
 			f->failures = f->failed ? (f->failures < 6 ? f->failures + 1 : 6) : 0;
 			f->retry_ms = f->failures ? rec_now_ms(r) + (1000LL << f->failures) : 0;
