@@ -199,9 +199,9 @@ int serve_main(int argc, char **argv)
 	    {"max-body", "DRAKE_MAX_BODY", FLAG_SIZE, &o.srv.max_body, "32Mi",
 	     "largest request body accepted (larger: 413)"},
 	    {"max-headers", "DRAKE_MAX_HEADERS", FLAG_SIZE, &o.srv.max_headers, "16Ki",
-	     "largest request line plus header block accepted (larger: 413, from libevent)"},
-	    {"max-connections", "DRAKE_MAX_CONNECTIONS", FLAG_COUNT, &o.srv.max_connections,
-	     "1000",
+	     "largest request header block accepted (larger: 400, answered by libevent, and the "
+	     "connection closed)"},
+	    {"max-connections", "DRAKE_MAX_CONNECTIONS", FLAG_COUNT, &o.srv.max_connections, "1000",
 	     "most HTTPS connections open at once; one past it is closed before TLS and logged "
 	     "(connection_refused). Each bind held at a gang barrier keeps its connection, so "
 	     "keep it above the largest gang plus a margin, and below the descriptor limit "

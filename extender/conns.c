@@ -167,18 +167,19 @@ struct bufferevent *conns_accept(struct conns *c, SSL_CTX *ctx)
 		c->refused++;
 		double t = mono();
 		if (t - c->last_refusal_log >= 1.0) {
-			log_warn("connection_refused", "reason=max_connections open=%zu max=%zu "
+			log_warn("connection_refused",
+			         "reason=max_connections open=%zu max=%zu "
 			         "refused_since_last_line=%llu",
-			         c->open, c->max, (unsigned long long)(c->refused - c->refused_at_log));
+			         c->open, c->max,
+			         (unsigned long long)(c->refused - c->refused_at_log));
 			c->last_refusal_log = t;
 			c->refused_at_log = c->refused;
 		}
 		return refusing_bufferevent(c->base);
 	}
 	struct conn *k = calloc(1, sizeof(*k));
-	struct bufferevent *bev = k ? tls_server_bufferevent(c->base, ctx,
-	                                                     BUFFEREVENT_SSL_ACCEPTING)
-	                            : NULL;
+	struct bufferevent *bev =
+	    k ? tls_server_bufferevent(c->base, ctx, BUFFEREVENT_SSL_ACCEPTING) : NULL;
 	if (k && bev)
 		k->deadline = evtimer_new(c->base, on_deadline, k);
 	if (!bev || !k || !k->deadline ||
