@@ -174,8 +174,8 @@ static void pod_json(struct buf *b, size_t i)
 	    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
 	    "\"name\":\"job-%05zu\",\"uid\":\"20000000-0000-4000-8000-%012zu\","
 	    "\"controller\":true,\"blockOwnerDeletion\":true}]%s},",
-	    job, ps ? "ps" : "worker", i % 8, job % 40, i, OBJECT_RV, job, ps ? "ps" : "worker", i % 8,
-	    job, job, managed_fields ? managed : "");
+	    job, ps ? "ps" : "worker", i % 8, job % 40, i, OBJECT_RV, job, ps ? "ps" : "worker",
+	    i % 8, job, job, managed_fields ? managed : "");
 	put(b,
 	    "\"spec\":{\"nodeName\":\"gpu-node-%05zu\",\"schedulerName\":\"default-scheduler\","
 	    "\"restartPolicy\":\"Never\",\"serviceAccountName\":\"default\","
