@@ -58,7 +58,7 @@ DRAKE := $(O)/drake
 FUZZ_SECONDS ?= 60
 
 .PHONY: all test unit itest asan ubsan valgrind fuzz fuzz-build lint format check clean help \
-	bench-extender
+	bench-extender bench-memory bench-load
 
 all: $(DRAKE) ## build build/release/drake
 
@@ -125,6 +125,14 @@ format: ## rewrite sources with clang-format
 
 bench-extender: $(DRAKE) $(O)/bench/extender_bench ## extender latency vs a trivial TLS responder
 	@$(O)/bench/extender_bench --drake $(DRAKE) $(BENCH_ARGS)
+
+bench-memory: $(DRAKE) $(O)/bench/memory_bench ## RSS with 5,000 nodes and 50,000 pods cached, and relist time
+	@$(O)/bench/memory_bench --drake $(DRAKE) $(BENCH_ARGS)
+
+BENCH_LOAD_SECONDS ?= 300
+bench-load: $(DRAKE) $(O)/bench/extender_bench ## filter/prioritize at saturation for BENCH_LOAD_SECONDS (300): errors, latency, RSS and fds over time
+	@$(O)/bench/extender_bench --drake $(DRAKE) --load $(BENCH_LOAD_SECONDS) \
+		--csv bench/results/load.csv $(BENCH_ARGS)
 
 check: ## everything CI runs: lint, tests, sanitizers, valgrind, fuzz smoke, e2e
 	@hack/check.sh

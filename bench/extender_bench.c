@@ -11,9 +11,20 @@
  * alternating drake and floor in rounds so both see the same machine noise. Prints median and p99
  * latency, requests per second (closed loop, one connection) and each server's peak RSS, and writes
  * the table as CSV.
+ *
+ * With --load SECONDS (`make bench-load`) it instead holds drake at
+ * saturation: --conns keep-alive connections, each sending the next filter
+ * or prioritize (alternating, --load-nodes names each) as soon as the last
+ * was answered, for SECONDS. Every --sample seconds it records the
+ * requests answered, the errors (any answer but 200: drake's deliberate
+ * limits would show as 413/429/400 and none is expected here), latency p50
+ * and p99 over that interval, and drake's VmRSS and open descriptors
+ * (entries of /proc/PID/fd), as a CSV row, and prints whether memory and
+ * descriptors stayed flat.
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
@@ -249,6 +260,192 @@ static pid_t spawn(const char *const *argv, const char *log)
 	return pid;
 }
 
+/* ---- load at saturation ---- */
+
+static long count_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	long n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmRSS:", 6) == 0) {
+			kib = strtol(line + 6, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+struct lane {
+	CURL *h;
+	double start;
+	size_t got;
+	int verb; /* 0 filter, 1 prioritize */
+};
+
+static void lane_send(struct lane *l, int port, const char *body, size_t len)
+{
+	static const char *const paths[] = {"/scheduler/filter", "/scheduler/prioritize"};
+	char url[128];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", port, paths[l->verb]);
+	l->got = 0;
+	curl_easy_setopt(l->h, CURLOPT_URL, url);
+	curl_easy_setopt(l->h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(l->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(l->h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(l->h, CURLOPT_WRITEDATA, &l->got);
+	l->start = now();
+}
+
+static int load_main(const char *drake, const char *csv, double seconds, int nconns, double sample,
+                     size_t nodes)
+{
+	char port[16];
+	struct server d = {.name = "drake", .port = free_port()};
+	snprintf(port, sizeof(port), "%d", d.port);
+	const char *dargv[] = {drake,         "serve",
+	                       "--port",      port,
+	                       "--tls-cert",  CERTS "/server.crt",
+	                       "--tls-key",   CERTS "/server.key",
+	                       "--client-ca", CERTS "/ca.crt",
+	                       "--log-level", "warn",
+	                       NULL};
+	unsetenv("DRAKE_KUBECONFIG");
+	d.pid = spawn(dargv, "build/bench/drake-load.log");
+	connect_server(&d); /* waits until drake answers */
+	FILE *out = fopen(csv, "w");
+	if (!out) {
+		fprintf(stderr, "bench: cannot write %s: %s\n", csv, strerror(errno));
+		kill(d.pid, SIGTERM);
+		waitpid(d.pid, NULL, 0);
+		return 1;
+	}
+	fprintf(out, "t_s,requests,errors,rps,p50_us,p99_us,rss_kib,fds\n");
+	size_t len;
+	char *body = make_args(nodes, &len);
+	CURLM *m = curl_multi_init();
+	struct lane *lanes = calloc((size_t)nconns, sizeof(*lanes));
+	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	for (int i = 0; i < nconns; i++) {
+		lanes[i].h = curl_easy_init();
+		lanes[i].verb = i % 2;
+		curl_easy_setopt(lanes[i].h, CURLOPT_CAINFO, CERTS "/ca.crt");
+		curl_easy_setopt(lanes[i].h, CURLOPT_SSLCERT, CERTS "/client.crt");
+		curl_easy_setopt(lanes[i].h, CURLOPT_SSLKEY, CERTS "/client.key");
+		curl_easy_setopt(lanes[i].h, CURLOPT_TIMEOUT, 30L);
+		curl_easy_setopt(lanes[i].h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(lanes[i].h, CURLOPT_PRIVATE, &lanes[i]);
+		lane_send(&lanes[i], d.port, body, len);
+		curl_multi_add_handle(m, lanes[i].h);
+	}
+	size_t cap = 1 << 16, n = 0;
+	double *lat = malloc(cap * sizeof(double));
+	unsigned long long total = 0, errors = 0, interval_errors = 0;
+	long rss0 = -1, rss_max = 0, rss_last = 0, fds0 = -1, fds_max = 0, fds_last = 0;
+	double t0 = now(), next = t0 + sample, p99_max = 0;
+	printf("%7s %9s %7s %8s %9s %9s %9s %5s\n", "t (s)", "requests", "errors", "r/s", "p50",
+	       "p99", "RSS MB", "fds");
+	while (now() - t0 < seconds) {
+		int running;
+		curl_multi_perform(m, &running);
+		CURLMsg *msg;
+		int left;
+		while ((msg = curl_multi_info_read(m, &left))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			struct lane *l;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&l);
+			long code = 0;
+			curl_easy_getinfo(l->h, CURLINFO_RESPONSE_CODE, &code);
+			if (msg->data.result != CURLE_OK || code != 200) {
+				interval_errors++;
+				fprintf(stderr, "bench: load: %s (HTTP %ld)\n",
+				        curl_easy_strerror(msg->data.result), code);
+			}
+			if (n == cap) {
+				cap *= 2;
+				lat = realloc(lat, cap * sizeof(double));
+			}
+			lat[n++] = now() - l->start;
+			curl_multi_remove_handle(m, l->h);
+			l->verb ^= 1;
+			lane_send(l, d.port, body, len);
+			curl_multi_add_handle(m, l->h);
+		}
+		if (now() >= next || now() - t0 >= seconds) {
+			double t = now() - t0;
+			long rss = rss_kib(d.pid), fds = count_fds(d.pid);
+			struct stats st = n ? summarise(lat, n, sample) : (struct stats){0, 0, 0};
+			if (rss0 < 0) {
+				rss0 = rss;
+				fds0 = fds;
+			}
+			rss_max = rss > rss_max ? rss : rss_max;
+			fds_max = fds > fds_max ? fds : fds_max;
+			rss_last = rss;
+			fds_last = fds;
+			p99_max = st.p99_us > p99_max ? st.p99_us : p99_max;
+			fprintf(out, "%.1f,%zu,%llu,%.0f,%.0f,%.0f,%ld,%ld\n", t, n,
+			        interval_errors, (double)n / sample, st.median_us, st.p99_us, rss,
+			        fds);
+			fflush(out);
+			printf("%7.1f %9zu %7llu %8.0f %7.0fus %7.0fus %9.1f %5ld\n", t, n,
+			       interval_errors, (double)n / sample, st.median_us, st.p99_us,
+			       (double)rss / 1024, fds);
+			fflush(stdout);
+			total += n;
+			errors += interval_errors;
+			interval_errors = 0;
+			n = 0;
+			next += sample;
+		}
+		curl_multi_poll(m, NULL, 0, 10, NULL);
+	}
+	for (int i = 0; i < nconns; i++) {
+		curl_multi_remove_handle(m, lanes[i].h);
+		curl_easy_cleanup(lanes[i].h);
+	}
+	curl_multi_cleanup(m);
+	curl_slist_free_all(hdrs);
+	free(lanes);
+	free(lat);
+	free(body);
+	fclose(out);
+	/* Flat: the last sample within 10 % (and 2 MB) of the first, and
+	 * descriptors back where they were. */
+	bool rss_flat = (double)rss_last <= (double)rss0 * 1.10 + 2048;
+	bool fds_flat = fds_last <= fds0 + 2;
+	printf("load: %.0f s, %d connections, %zu nodes per request: %llu requests (%.0f/s), "
+	       "%llu errors; worst interval p99 %.0f us\n",
+	       seconds, nconns, nodes, total, (double)total / seconds, errors, p99_max);
+	printf("RSS %.1f MB first, %.1f MB last, %.1f MB max: %s; fds %ld first, %ld last, %ld "
+	       "max: %s\n",
+	       (double)rss0 / 1024, (double)rss_last / 1024, (double)rss_max / 1024,
+	       rss_flat ? "flat" : "GROWING", fds0, fds_last, fds_max,
+	       fds_flat ? "flat" : "GROWING");
+	printf("csv: %s\n", csv);
+	kill(d.pid, SIGTERM);
+	waitpid(d.pid, NULL, 0);
+	return errors == 0 && rss_flat && fds_flat ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--floor-serve") == 0)
@@ -259,7 +456,9 @@ int main(int argc, char **argv)
 	const char *drake = "build/release/drake", *csv = "bench/results/extender.csv";
 	const char *sizes_s = NULL;
 	int rounds = 5;
-	double budget = 2.0;
+	double budget = 2.0, load = 0, sample = 5;
+	int conns = 8;
+	size_t load_nodes = 1000;
 	const struct flag flags[] = {
 	    {"drake", NULL, FLAG_STRING, &drake, "build/release/drake", "the drake binary"},
 	    {"csv", NULL, FLAG_STRING, &csv, "bench/results/extender.csv", "where the CSV goes"},
@@ -267,16 +466,23 @@ int main(int argc, char **argv)
 	    {"seconds", NULL, FLAG_DOUBLE, &budget, "2",
 	     "approximate time per server, case and round"},
 	    {"sizes", NULL, FLAG_STRING, &sizes_s, "100,1000,5000,15000", "node counts"},
+	    {"load", NULL, FLAG_DOUBLE, &load, "0",
+	     "seconds of load at saturation instead of the per-call table (0: the table)"},
+	    {"conns", NULL, FLAG_INT, &conns, "8", "--load: concurrent keep-alive connections"},
+	    {"sample", NULL, FLAG_DOUBLE, &sample, "5", "--load: seconds per sample row"},
+	    {"load-nodes", NULL, FLAG_COUNT, &load_nodes, "1000",
+	     "--load: nodes named in each request"},
 	};
+	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	enum flags_outcome out;
 	char msg[256];
-	if (flags_parse(flags, 5, argc, argv, &out, msg, sizeof(msg))) {
+	if (flags_parse(flags, nflags, argc, argv, &out, msg, sizeof(msg))) {
 		fprintf(stderr, "extender_bench: %s\n", msg);
 		return 2;
 	}
 	if (out == FLAGS_HELP) {
 		printf("usage: extender_bench [flags]\n\n");
-		flags_usage(stdout, flags, 5);
+		flags_usage(stdout, flags, nflags);
 		return 0;
 	}
 	mkdir("build", 0755);
@@ -284,6 +490,16 @@ int main(int argc, char **argv)
 	if (system("hack/gen-certs.sh " CERTS " >/dev/null") != 0)
 		return 1;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (load > 0) {
+		if (conns < 1 || !(sample > 0)) {
+			fprintf(stderr, "extender_bench: --conns and --sample must be positive\n");
+			return 2;
+		}
+		mkdir("bench/results", 0755);
+		int rc = load_main(drake, csv, load, conns, sample, load_nodes);
+		curl_global_cleanup();
+		return rc;
+	}
 
 	enum { NSRV = 3 };
 	struct server srv[NSRV] = {{.name = "drake"}, {.name = "floor"}, {.name = "echo"}};

@@ -280,6 +280,14 @@ int serve_main(int argc, char **argv)
 	     "largest API-server response accepted"},
 	    {"max-body", "DRAKE_MAX_BODY", FLAG_SIZE, &o.srv.max_body, "32Mi",
 	     "largest request body accepted (larger: 413)"},
+	    {"max-headers", "DRAKE_MAX_HEADERS", FLAG_SIZE, &o.srv.max_headers, "16Ki",
+	     "largest request header block accepted (larger: 400, answered by libevent, and the "
+	     "connection closed)"},
+	    {"max-connections", "DRAKE_MAX_CONNECTIONS", FLAG_COUNT, &o.srv.max_connections, "1000",
+	     "most HTTPS connections open at once; one past it is closed before TLS and logged "
+	     "(connection_refused). Each bind held at a gang barrier keeps its connection, so "
+	     "keep it above the largest gang plus a margin, and below the descriptor limit "
+	     "(0: no cap)"},
 	    {"max-nodes", "DRAKE_MAX_NODES", FLAG_COUNT, &lim->max_nodes, "50000",
 	     "most candidate nodes in one request (more: 400)"},
 	    {"max-name-len", "DRAKE_MAX_NAME_LEN", FLAG_COUNT, &lim->max_name_len, "253",
@@ -289,7 +297,10 @@ int serve_main(int argc, char **argv)
 	    {"max-victims", "DRAKE_MAX_VICTIMS", FLAG_COUNT, &lim->max_victims, "10000",
 	     "most victim pods per node in a preempt request"},
 	    {"request-timeout", "DRAKE_REQUEST_TIMEOUT", FLAG_DURATION, &o.srv.request_timeout,
-	     "30s", "a connection idle or stalled this long mid-request is closed"},
+	     "30s",
+	     "a connection must deliver each whole request (TLS handshake, headers, body) within "
+	     "this of connecting or of its previous reply, or it is closed; also the idle "
+	     "keep-alive limit"},
 	    {"gang-bind-timeout", "DRAKE_GANG_BIND_TIMEOUT", FLAG_DURATION,
 	     &o.srv.gang_bind_timeout, "15s",
 	     "how long a gang's bind requests wait for the whole wave; keep it below "

@@ -29,6 +29,7 @@
 #include "extender/access.h"
 #include "extender/bind.h"
 #include "extender/call.h"
+#include "extender/conns.h"
 #include "extender/tls.h"
 
 #ifndef DRAKE_VERSION
@@ -50,6 +51,7 @@ struct ext_server {
 	struct kube_informer *pods;
 	struct bind_service *binds;
 	struct access_service *access;
+	struct conns *conns;
 	struct ext_api_hooks api;
 	struct metrics metrics;
 	struct call_list calls;
@@ -118,6 +120,7 @@ void ext_server_config_default(struct ext_server_config *cfg)
 	cfg->prefix = "/scheduler";
 	cfg->max_body = 32u << 20;
 	cfg->max_headers = 16u << 10;
+	cfg->max_connections = 1000;
 	cfg->request_timeout = 30;
 	cfg->shutdown_grace = 20;
 	cfg->gang_bind_timeout = 15;
@@ -161,6 +164,9 @@ static void maybe_drained(struct ext_server *s)
 static void on_reply_flushed(struct evhttp_request *req, void *arg)
 {
 	struct ext_server *s = arg;
+	struct evhttp_connection *conn = evhttp_request_get_connection(req);
+	if (conn)
+		conns_reply_flushed(evhttp_connection_get_bufferevent(conn));
 	if (s->n_writing > 0)
 		s->n_writing--;
 	maybe_drained(s);
@@ -361,6 +367,9 @@ static void on_metrics(struct ext_call *call)
 		return;
 	}
 	bind_service_metrics(call->srv->binds, &call->srv->metrics);
+	call->srv->metrics.connections_open = (int64_t)conns_open(call->srv->conns);
+	call->srv->metrics.connections_refused = conns_refused(call->srv->conns);
+	call->srv->metrics.connections_timed_out = conns_timed_out(call->srv->conns);
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
 	call_finish(call, 200, "text/plain; version=0.0.4", buf, false);
 	evbuffer_free(buf);
@@ -429,6 +438,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 500, "out of memory");
 		return;
 	}
+	struct evhttp_connection *conn = evhttp_request_get_connection(req);
+	if (conn) /* a whole request arrived: its deadline stops while drake works */
+		conns_request_started(evhttp_connection_get_bufferevent(conn));
 	call->srv = s;
 	call->req = req;
 	call->verb = VERB_OTHER;
@@ -486,29 +498,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 	r->handle(call);
 }
 
-/* An input filter that refuses everything: used only when a TLS object could
- * not be made, so the connection fails instead of falling back to plaintext. */
-static enum bufferevent_filter_result refuse_all(struct evbuffer *src, struct evbuffer *dst,
-                                                 ev_ssize_t lim, enum bufferevent_flush_mode m,
-                                                 void *ctx)
-{
-	return BEV_ERROR;
-}
-
 static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
 {
 	struct ext_server *s = arg;
-	struct bufferevent *bev = tls_server_bufferevent(base, s->ctx, BUFFEREVENT_SSL_ACCEPTING);
-	if (bev)
-		return bev;
-	log_error("tls_connection_failed", "error=%s", "out of memory creating TLS state");
-	struct bufferevent *raw = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	struct bufferevent *f = raw ? bufferevent_filter_new(raw, refuse_all, refuse_all,
-	                                                     BEV_OPT_CLOSE_ON_FREE, NULL, NULL)
-	                            : NULL;
-	if (!f)
-		bufferevent_free(raw);
-	return f;
+	return conns_accept(s->conns, s->ctx);
 }
 
 static char *normalise_prefix(const char *p)
@@ -573,7 +566,8 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 		goto fail;
 	s->binds = bind_service_new(base, cfg->gang_bind_timeout);
 	s->access = access_service_new();
-	if (!s->binds || !s->access) {
+	s->conns = conns_new(base, cfg->max_connections, cfg->request_timeout);
+	if (!s->binds || !s->access || !s->conns) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		goto fail;
 	}
@@ -716,6 +710,7 @@ void ext_server_free(struct ext_server *s)
 	access_service_free(s->access); /* the calls that used it are answered */
 	if (s->http)
 		evhttp_free(s->http);
+	conns_free(s->conns); /* after evhttp: connections it has not yet freed are detached */
 	if (s->grace_timer)
 		event_free(s->grace_timer);
 	if (s->done_event)

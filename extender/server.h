@@ -35,8 +35,9 @@ struct ext_server_config {
 	const char *key_file;
 	const char *client_ca_file; /* NULL or "": no client certificate asked for */
 	size_t max_body;            /* request bodies above this get 413 */
-	size_t max_headers;         /* request header block limit */
-	double request_timeout;     /* seconds a connection may take to send a request */
+	size_t max_headers;         /* request line and header block limit (larger: 413) */
+	size_t max_connections;     /* most open connections; more are closed at once (0: no cap) */
+	double request_timeout;     /* seconds a connection has to send each whole request */
 	double shutdown_grace;      /* seconds held requests get on shutdown */
 	double gang_bind_timeout;   /* seconds a gang's binds wait for the whole wave */
 	struct ext_limits limits;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
@@ -49,6 +50,7 @@ struct kube_informer {
 	bool synced;
 	bool relist_needed; /* set while a watch is being torn down */
 	unsigned gen, lists;
+	struct timespec list_start; /* when the current fresh list began */
 	long backoff_ms;
 	unsigned events_since_connect;
 	char rv[KUBE_RV_MAX];
@@ -182,9 +184,15 @@ static void on_list(const struct kube_response *resp, void *arg)
 	kube_cache_sweep(&inf->cache, inf->gen, on_swept, inf);
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 	inf->lists++;
-	if (!inf->synced)
-		log_info("informer_synced", "informer=%s objects=%zu rv=%s", inf->name,
-		         kube_cache_count(&inf->cache), inf->rv);
+	struct timespec end;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	double took = (double)(end.tv_sec - inf->list_start.tv_sec) +
+	              (double)(end.tv_nsec - inf->list_start.tv_nsec) / 1e9;
+	/* Every completed list says how long it took: a relist after 410 Gone
+	 * at 50,000 pods is the cost an outage of the watch has. */
+	log_info(inf->synced ? "informer_relisted" : "informer_synced",
+	         "informer=%s objects=%zu rv=%s seconds=%.3f", inf->name,
+	         kube_cache_count(&inf->cache), inf->rv, took);
 	inf->synced = true;
 	inf->backoff_ms = inf->opts.backoff_min_ms;
 	start_watch(inf);
@@ -192,8 +200,10 @@ static void on_list(const struct kube_response *resp, void *arg)
 
 static void start_list(struct kube_informer *inf)
 {
-	if (!inf->cont[0])
+	if (!inf->cont[0]) {
 		inf->gen++; /* a fresh list: what it does not return is gone */
+		clock_gettime(CLOCK_MONOTONIC, &inf->list_start);
+	}
 	char cont[3 * KUBE_CONTINUE_MAX + 1] = "";
 	escape(cont, sizeof(cont), inf->cont);
 	size_t plen = strlen(inf->path) + sizeof(cont) + 64;

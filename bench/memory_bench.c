@@ -1,0 +1,652 @@
+/*
+ * memory_bench.c - `make bench-memory`: drake's memory with 5,000 nodes and
+ * 50,000 pods in its caches, and what a full relist costs.
+ *
+ * The program is the API server: a small HTTP/1.1 server on loopback that
+ * answers paged lists of realistic objects (GPU nodes of three vendors with
+ * their extended resources, labels, taints, images; pods with owner
+ * references, resources, env, volumes, conditions) and holds watches open.
+ * It starts `drake serve --reconcile` against it, waits for the caches to
+ * sync (drake's informer_synced lines), reads VmRSS and VmHWM, then forces
+ * full relists of every cache by ending each watch with a 410 Gone ERROR
+ * event, as an etcd compaction does, and reads each relist's duration from
+ * drake's informer_relisted lines. Prints the figures (medians over the
+ * relists) and writes one CSV row per relist.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/flags.h"
+
+extern char **environ;
+
+#define DIR       "build/bench"
+#define MAX_CONNS 64
+#define INBUF     65536
+
+static size_t n_nodes = 5000, n_pods = 50000;
+static bool managed_fields;
+/* The collection's resourceVersion moves with each relist; the objects'
+ * stay at theirs, as most do across an etcd compaction, so a relist costs
+ * the list and the comparison, not 55,000 update events. */
+static int rv = 1000;
+#define OBJECT_RV 1000
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- objects ---- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+{
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = b->cap * 2 + (size_t)n + 4096;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p) {
+			perror("memory_bench");
+			exit(1);
+		}
+	}
+}
+
+static const char *const managed =
+    ",\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
+    "\"apiVersion\":\"v1\",\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\","
+    "\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{\".\":{},\"f:app\":{},\"f:tier\":{}},"
+    "\"f:ownerReferences\":{\".\":{},\"k:{\\\"uid\\\":\\\"x\\\"}\":{}}},\"f:spec\":{"
+    "\"f:containers\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},\"f:env\":{},"
+    "\"f:image\":{},\"f:name\":{},\"f:resources\":{}}}}}},{\"manager\":\"kubelet\","
+    "\"operation\":\"Update\",\"apiVersion\":\"v1\",\"time\":\"2026-01-01T00:00:05Z\","
+    "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:conditions\":{},"
+    "\"f:containerStatuses\":{},\"f:hostIP\":{},\"f:phase\":{},\"f:podIP\":{},"
+    "\"f:startTime\":{}}},\"subresource\":\"status\"}]";
+
+/* Three vendors' GPU nodes, as their device plugins and feature discovery
+ * label and size them. */
+static void node_json(struct buf *b, size_t i)
+{
+	static const struct {
+		const char *res, *product, *taint;
+		int gpus;
+	} kinds[] = {
+	    {"nvidia.com/gpu", "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu", 8},
+	    {"amd.com/gpu", "AMD-Instinct-MI250X", "amd.com/gpu", 8},
+	    {"habana.ai/gaudi", "HL-225", "habana.ai/gaudi", 8},
+	};
+	const size_t k = i % 3;
+	put(b,
+	    "{\"metadata\":{\"name\":\"gpu-node-%05zu\",\"uid\":\"00000000-0000-4000-8000-%012zu\","
+	    "\"resourceVersion\":\"%d\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+	    "\"labels\":{\"kubernetes.io/hostname\":\"gpu-node-%05zu\",\"kubernetes.io/arch\":"
+	    "\"amd64\",\"kubernetes.io/os\":\"linux\",\"node.kubernetes.io/instance-type\":"
+	    "\"p4d.24xlarge\",\"topology.kubernetes.io/zone\":\"zone-%zu\","
+	    "\"topology.kubernetes.io/region\":\"region-1\",\"gpu.product\":\"%s\","
+	    "\"gpu.count\":\"%d\",\"feature.node.kubernetes.io/rdma.capable\":\"true\","
+	    "\"feature.node.kubernetes.io/cpu-model.vendor_id\":\"AMD\",\"rack\":\"rack-%zu\"},"
+	    "\"annotations\":{\"node.alpha.kubernetes.io/ttl\":\"0\","
+	    "\"volumes.kubernetes.io/controller-managed-attach-detach\":\"true\"}%s},"
+	    "\"spec\":{\"podCIDR\":\"10.%zu.%zu.0/24\",\"providerID\":\"aws:///zone/i-%012zx\","
+	    "\"taints\":[{\"key\":\"%s\",\"value\":\"present\",\"effect\":\"NoSchedule\"},"
+	    "{\"key\":\"dedicated\",\"value\":\"training\",\"effect\":\"NoSchedule\"}]},",
+	    i, i, OBJECT_RV, i, i % 4, kinds[k].product, kinds[k].gpus, i / 32,
+	    managed_fields ? managed : "", (i >> 8) & 255, i & 255, i, kinds[k].taint);
+	for (int a = 0; a < 2; a++)
+		put(b,
+		    "%s\"%s\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"ephemeral-storage\":\"%s\","
+		    "\"hugepages-1Gi\":\"0\",\"hugepages-2Mi\":\"0\",\"pods\":\"110\",\"%s\":\"%"
+		    "d\","
+		    "\"rdma/hca_shared_devices_a\":\"1k\",\"smarter-devices/fuse\":\"20\"}",
+		    a ? "," : "\"status\":{", a ? "allocatable" : "capacity", a ? "95500m" : "96",
+		    a ? "1134554560Ki" : "1148751872Ki", a ? "7264336152Ki" : "7882608640Ki",
+		    kinds[k].res, kinds[k].gpus);
+	put(b, ",\"conditions\":[");
+	static const char *const conds[] = {"MemoryPressure", "DiskPressure", "PIDPressure",
+	                                    "Ready"};
+	for (int c = 0; c < 4; c++)
+		put(b,
+		    "%s{\"type\":\"%s\",\"status\":\"%s\",\"lastHeartbeatTime\":"
+		    "\"2026-01-01T00:10:00Z\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
+		    "\"reason\":\"Kubelet%s\",\"message\":\"kubelet reports %s\"}",
+		    c ? "," : "", conds[c], c == 3 ? "True" : "False", conds[c], conds[c]);
+	put(b,
+	    "],\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.1.%zu.%zu\"},"
+	    "{\"type\":\"Hostname\",\"address\":\"gpu-node-%05zu\"}],\"nodeInfo\":{"
+	    "\"machineID\":\"%032zx\",\"systemUUID\":\"ec2%029zx\",\"bootID\":\"%032zx\","
+	    "\"kernelVersion\":\"5.15.0-1051-aws\",\"osImage\":\"Ubuntu 22.04.3 LTS\","
+	    "\"containerRuntimeVersion\":\"containerd://1.7.2\",\"kubeletVersion\":\"v1.30.2\","
+	    "\"kubeProxyVersion\":\"v1.30.2\",\"operatingSystem\":\"linux\",\"architecture\":"
+	    "\"amd64\"},\"images\":[",
+	    (i >> 8) & 255, i & 255, i, i, i, i);
+	for (int m = 0; m < 8; m++)
+		put(b,
+		    "%s{\"names\":[\"registry.example.com/ml/image-%d@sha256:%064d\","
+		    "\"registry.example.com/ml/image-%d:v%d\"],\"sizeBytes\":%d}",
+		    m ? "," : "", m, m, m, m, 100000000 + m);
+	put(b, "]}}");
+}
+
+static void pod_json(struct buf *b, size_t i)
+{
+	size_t job = i / 8;
+	bool ps = i % 8 == 0;
+	put(b,
+	    "{\"metadata\":{\"name\":\"job-%05zu-%s-%zu\",\"namespace\":\"team-%zu\","
+	    "\"uid\":\"10000000-0000-4000-8000-%012zu\",\"resourceVersion\":\"%d\","
+	    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{"
+	    "\"training.kubeflow.org/job-name\":\"job-%05zu\","
+	    "\"training.kubeflow.org/replica-type\":\"%s\","
+	    "\"training.kubeflow.org/replica-index\":\"%zu\","
+	    "\"training.kubeflow.org/operator-name\":\"other-operator\",\"app\":\"train\"},"
+	    "\"annotations\":{\"prometheus.io/scrape\":\"true\",\"prometheus.io/port\":\"9090\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	    "\"name\":\"job-%05zu\",\"uid\":\"20000000-0000-4000-8000-%012zu\","
+	    "\"controller\":true,\"blockOwnerDeletion\":true}]%s},",
+	    job, ps ? "ps" : "worker", i % 8, job % 40, i, OBJECT_RV, job, ps ? "ps" : "worker",
+	    i % 8, job, job, managed_fields ? managed : "");
+	put(b,
+	    "\"spec\":{\"nodeName\":\"gpu-node-%05zu\",\"schedulerName\":\"default-scheduler\","
+	    "\"restartPolicy\":\"Never\",\"serviceAccountName\":\"default\","
+	    "\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\","
+	    "\"containers\":[{\"name\":\"tensorflow\",\"image\":"
+	    "\"registry.example.com/ml/tf-train:2.15.0-gpu\",\"command\":[\"python\","
+	    "\"/opt/train.py\",\"--epochs=90\",\"--batch-size=256\"],\"ports\":[{\"name\":"
+	    "\"tfjob-port\",\"containerPort\":2222,\"protocol\":\"TCP\"}],\"env\":["
+	    "{\"name\":\"TF_CONFIG\",\"value\":\"{\\\"cluster\\\":{\\\"ps\\\":[\\\"job-%05zu-ps-0"
+	    ".team-%zu.svc:2222\\\"],\\\"worker\\\":[\\\"job-%05zu-worker-1.team-%zu.svc:2222\\\","
+	    "\\\"job-%05zu-worker-2.team-%zu.svc:2222\\\"]},\\\"task\\\":{\\\"type\\\":\\\"%s\\\","
+	    "\\\"index\\\":%zu}}\"},{\"name\":\"NCCL_DEBUG\",\"value\":\"WARN\"},"
+	    "{\"name\":\"POD_NAME\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
+	    "\"metadata.name\"}}},{\"name\":\"DATA_DIR\",\"value\":\"/data/imagenet\"}],"
+	    "\"resources\":{\"requests\":{\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":"
+	    "\"%d\"},\"limits\":{\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":\"%d\"}},"
+	    "\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/data\"},{\"name\":"
+	    "\"kube-api-access\",\"mountPath\":\"/var/run/secrets/kubernetes.io/serviceaccount\","
+	    "\"readOnly\":true}]}],\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{"
+	    "\"claimName\":\"imagenet\"}},{\"name\":\"kube-api-access\",\"projected\":{"
+	    "\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":3607,\"path\":"
+	    "\"token\"}}]}}],\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":"
+	    "\"Exists\",\"effect\":\"NoSchedule\"},{\"key\":\"dedicated\",\"operator\":\"Equal\","
+	    "\"value\":\"training\",\"effect\":\"NoSchedule\"}]},",
+	    i % n_nodes, job, job % 40, job, job % 40, job, job % 40, ps ? "ps" : "worker", i % 8,
+	    ps ? 0 : 1, ps ? 0 : 1);
+	put(b, "\"status\":{\"phase\":\"Running\",\"conditions\":[");
+	static const char *const conds[] = {"Initialized", "Ready", "ContainersReady",
+	                                    "PodScheduled"};
+	for (int c = 0; c < 4; c++)
+		put(b,
+		    "%s{\"type\":\"%s\",\"status\":\"True\",\"lastProbeTime\":null,"
+		    "\"lastTransitionTime\":\"2026-01-01T00:00:0%dZ\"}",
+		    c ? "," : "", conds[c], c);
+	put(b,
+	    "],\"hostIP\":\"10.1.%zu.%zu\",\"podIP\":\"10.%zu.%zu.%zu\",\"startTime\":"
+	    "\"2026-01-01T00:00:00Z\",\"qosClass\":\"Guaranteed\",\"containerStatuses\":[{"
+	    "\"name\":\"tensorflow\",\"ready\":true,\"restartCount\":0,\"started\":true,"
+	    "\"image\":\"registry.example.com/ml/tf-train:2.15.0-gpu\",\"imageID\":"
+	    "\"registry.example.com/ml/tf-train@sha256:%064zu\",\"containerID\":"
+	    "\"containerd://%064zx\",\"state\":{\"running\":{\"startedAt\":"
+	    "\"2026-01-01T00:00:05Z\"}}}]}}",
+	    ((i % n_nodes) >> 8) & 255, i % n_nodes & 255, 100 + (i >> 16), (i >> 8) & 255, i & 255,
+	    i, i);
+}
+
+/* ---- the API server ---- */
+
+enum watch_kind { W_NONE, W_NODES, W_PODS, W_OTHER };
+
+struct conn {
+	int fd;
+	char in[INBUF];
+	size_t len;
+	enum watch_kind watch; /* a watch held open on this connection */
+};
+
+static struct conn conns[MAX_CONNS];
+static size_t n_conns;
+static unsigned watches_started[4];
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* drake went away; its reads fail on its side */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void reply(int fd, int code, const char *body, size_t len)
+{
+	char head[256];
+	int n = snprintf(head, sizeof(head),
+	                 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+	                 "Content-Length: %zu\r\n\r\n",
+	                 code, len);
+	write_all(fd, head, (size_t)n);
+	write_all(fd, body, len);
+}
+
+static void list_page(int fd, bool nodes, const char *query)
+{
+	size_t total = nodes ? n_nodes : n_pods, limit = 500, from = 0;
+	const char *l = strstr(query, "limit="), *c = strstr(query, "continue=");
+	if (l)
+		limit = strtoul(l + 6, NULL, 10);
+	if (c)
+		from = strtoul(c + 9, NULL, 10);
+	if (limit == 0 || limit > 5000)
+		limit = 500;
+	static struct buf b;
+	b.len = 0;
+	put(&b,
+	    "{\"kind\":\"%sList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+	    "\"%d\"",
+	    nodes ? "Node" : "Pod", rv);
+	size_t to = from + limit < total ? from + limit : total;
+	if (to < total)
+		put(&b, ",\"continue\":\"%zu\"", to);
+	put(&b, "},\"items\":[");
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			put(&b, ",");
+		if (nodes)
+			node_json(&b, i);
+		else
+			pod_json(&b, i);
+	}
+	put(&b, "]}");
+	reply(fd, 200, b.p, b.len);
+}
+
+static void handle(struct conn *k, const char *method, const char *path)
+{
+	const char *q = strchr(path, '?');
+	q = q ? q : "";
+	bool watch = strstr(q, "watch=1") != NULL;
+	bool nodes = strncmp(path, "/api/v1/nodes", 13) == 0;
+	bool pods = strncmp(path, "/api/v1/pods", 12) == 0;
+	if (strcmp(method, "GET") == 0 && watch) {
+		static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		                           "Transfer-Encoding: chunked\r\n\r\n";
+		write_all(k->fd, head, sizeof(head) - 1);
+		k->watch = nodes ? W_NODES : pods ? W_PODS : W_OTHER;
+		watches_started[k->watch]++;
+		return;
+	}
+	if (strcmp(method, "GET") == 0 && (nodes || pods)) {
+		list_page(k->fd, nodes, q);
+		return;
+	}
+	if (strcmp(method, "GET") == 0 &&
+	    (strncmp(path, "/api/v1/services", 16) == 0 ||
+	     strncmp(path, "/apis/kubeflow.org/v1/tfjobs", 28) == 0)) {
+		char body[160];
+		int n = snprintf(body, sizeof(body),
+		                 "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"%d\"},"
+		                 "\"items\":[]}",
+		                 rv);
+		reply(k->fd, 200, body, (size_t)n);
+		return;
+	}
+	static const char nf[] = "{\"kind\":\"Status\",\"code\":404,\"message\":\"not here\"}";
+	reply(k->fd, 404, nf, sizeof(nf) - 1);
+}
+
+static void on_readable(struct conn *k)
+{
+	ssize_t n = read(k->fd, k->in + k->len, sizeof(k->in) - k->len);
+	if (n <= 0) {
+		close(k->fd);
+		k->fd = -1;
+		return;
+	}
+	k->len += (size_t)n;
+	for (;;) {
+		char *end = memmem(k->in, k->len, "\r\n\r\n", 4);
+		if (!end)
+			return;
+		size_t hlen = (size_t)(end - k->in) + 4, clen = 0;
+		char *cl = memmem(k->in, hlen, "Content-Length: ", 16);
+		if (!cl)
+			cl = memmem(k->in, hlen, "content-length: ", 16);
+		if (cl)
+			clen = strtoul(cl + 16, NULL, 10);
+		if (k->len < hlen + clen)
+			return;
+		char method[16] = "", path[2048] = "";
+		sscanf(k->in, "%15s %2047s", method, path);
+		memmove(k->in, k->in + hlen + clen, k->len - hlen - clen);
+		k->len -= hlen + clen;
+		handle(k, method, path);
+	}
+}
+
+/* Serves for up to `seconds`, or until done() says so. */
+static bool serve(int lfd, double seconds, bool (*done)(void *), void *arg)
+{
+	double deadline = now() + seconds;
+	while (now() < deadline) {
+		if (done && done(arg))
+			return true;
+		struct pollfd p[MAX_CONNS + 1];
+		p[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		for (size_t i = 0; i < n_conns; i++)
+			p[i + 1] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
+		if (poll(p, (nfds_t)n_conns + 1, 50) <= 0)
+			continue;
+		for (size_t i = 0; i < n_conns; i++)
+			if (conns[i].fd >= 0 && (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+				on_readable(&conns[i]);
+		if (p[0].revents & POLLIN) {
+			int fd = accept(lfd, NULL, NULL);
+			size_t slot = n_conns;
+			for (size_t i = 0; i < n_conns; i++)
+				if (conns[i].fd < 0)
+					slot = i;
+			if (fd >= 0 && slot < MAX_CONNS) {
+				conns[slot] = (struct conn){.fd = fd};
+				if (slot == n_conns)
+					n_conns++;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
+	return done ? done(arg) : true;
+}
+
+/* Ends every open watch of kind with a 410 Gone ERROR event, as the API
+ * server does when etcd has compacted past the watch's resourceVersion. */
+static void gone(enum watch_kind kind)
+{
+	char ev[512];
+	int n =
+	    snprintf(ev, sizeof(ev),
+	             "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+	             "\"status\":\"Failure\",\"message\":\"too old resource version: 1 (%d)\","
+	             "\"reason\":\"Expired\",\"code\":410}}\n",
+	             rv);
+	char chunk[600];
+	int m = snprintf(chunk, sizeof(chunk), "%x\r\n%.*s\r\n0\r\n\r\n", n, n, ev);
+	for (size_t i = 0; i < n_conns; i++)
+		if (conns[i].fd >= 0 && conns[i].watch == kind) {
+			write_all(conns[i].fd, chunk, (size_t)m);
+			conns[i].watch = W_NONE;
+		}
+}
+
+/* ---- drake ---- */
+
+static const char *log_path = DIR "/memory-drake.log";
+
+/* Counts log lines with msg=<msg> informer=<name>; the last one's seconds. */
+static size_t log_lines(const char *msg, const char *name, double *seconds)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096], want[128];
+	snprintf(want, sizeof(want), "msg=%s informer=%s ", msg, name);
+	size_t n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, want))
+			continue;
+		n++;
+		const char *s = strstr(line, " seconds=");
+		if (s && seconds)
+			*seconds = strtod(s + 9, NULL);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+struct wait_lines {
+	const char *msg;
+	size_t want; /* for both pods and nodes */
+};
+
+static bool lines_seen(void *arg)
+{
+	const struct wait_lines *w = arg;
+	return log_lines(w->msg, "pods", NULL) >= w->want &&
+	       log_lines(w->msg, "nodes", NULL) >= w->want;
+}
+
+static unsigned want_watches;
+static bool watches_back(void *arg)
+{
+	return watches_started[W_PODS] >= want_watches && watches_started[W_NODES] >= want_watches;
+}
+
+static long status_kib(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	size_t fl = strlen(field);
+	FILE *f = fopen(path, "r");
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
+			kib = strtol(line + fl + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n ? v[n / 2] : 0;
+}
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof(a);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &l)) {
+		perror("memory_bench: free port");
+		exit(1);
+	}
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+int main(int argc, char **argv)
+{
+	const char *drake = "build/release/drake", *csv = "bench/results/memory.csv";
+	int relists = 5;
+	double target_mb = 100;
+	const struct flag flags[] = {
+	    {"drake", NULL, FLAG_STRING, &drake, "build/release/drake", "the drake binary"},
+	    {"csv", NULL, FLAG_STRING, &csv, "bench/results/memory.csv", "where the CSV goes"},
+	    {"nodes", NULL, FLAG_COUNT, &n_nodes, "5000", "nodes the API server holds"},
+	    {"pods", NULL, FLAG_COUNT, &n_pods, "50000", "pods the API server holds"},
+	    {"relists", NULL, FLAG_INT, &relists, "5", "full relists forced and timed"},
+	    {"managed-fields", NULL, FLAG_BOOL, &managed_fields, "false",
+	     "give every object the managedFields a real API server returns"},
+	    {"target-mb", NULL, FLAG_DOUBLE, &target_mb, "100", "RSS target, MB, for the verdict"},
+	};
+	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+	enum flags_outcome out;
+	char msg[256];
+	if (flags_parse(flags, nflags, argc, argv, &out, msg, sizeof(msg))) {
+		fprintf(stderr, "memory_bench: %s\n", msg);
+		return 2;
+	}
+	if (out == FLAGS_HELP) {
+		printf("usage: memory_bench [flags]\n\n");
+		flags_usage(stdout, flags, nflags);
+		return 0;
+	}
+	if (relists < 1 || n_nodes == 0) {
+		fprintf(stderr, "memory_bench: --relists and --nodes must be positive\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	mkdir("build", 0755);
+	mkdir(DIR, 0755);
+	mkdir("bench/results", 0755);
+	if (system("hack/gen-certs.sh " DIR "/certs >/dev/null") != 0)
+		return 1;
+
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 64) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &al)) {
+		perror("memory_bench: listen");
+		return 1;
+	}
+	const char *kc = DIR "/memory.kubeconfig";
+	FILE *k = fopen(kc, "w");
+	if (!k) {
+		perror(kc);
+		return 1;
+	}
+	fprintf(k,
+	        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+	        "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:%d\n"
+	        "users:\n- name: u\n  user:\n    token: t0ken\n"
+	        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
+	        ntohs(a.sin_port));
+	fclose(k);
+
+	char port[16];
+	snprintf(port, sizeof(port), "%d", free_port());
+	const char *dargv[] = {drake,          "serve",
+	                       "--port",       port,
+	                       "--tls-cert",   DIR "/certs/server.crt",
+	                       "--tls-key",    DIR "/certs/server.key",
+	                       "--kubeconfig", kc,
+	                       "--reconcile",  "--log-level",
+	                       "info",         NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	unsetenv("DRAKE_KUBECONFIG");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	pid_t pid;
+	if (posix_spawn(&pid, drake, &fa, NULL, (char *const *)dargv, environ) != 0) {
+		fprintf(stderr, "memory_bench: cannot start %s\n", drake);
+		return 1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+
+	int rc = 1;
+	FILE *out_csv = NULL;
+	double t0 = now();
+	struct wait_lines synced = {"informer_synced", 1};
+	if (!serve(lfd, 300, lines_seen, &synced)) {
+		fprintf(stderr, "memory_bench: caches not synced in 300 s; see %s\n", log_path);
+		goto done;
+	}
+	double sync_s = now() - t0, first_pods = 0, first_nodes = 0;
+	log_lines("informer_synced", "pods", &first_pods);
+	log_lines("informer_synced", "nodes", &first_nodes);
+	want_watches = 1;
+	serve(lfd, 30, watches_back, NULL);
+	serve(lfd, 1, NULL, NULL); /* let drake finish what the sync started */
+	long rss_sync = status_kib(pid, "VmRSS"), hwm_sync = status_kib(pid, "VmHWM");
+
+	out_csv = fopen(csv, "w");
+	if (!out_csv) {
+		fprintf(stderr, "memory_bench: cannot write %s: %s\n", csv, strerror(errno));
+		goto done;
+	}
+	fprintf(out_csv, "phase,nodes,pods,pods_list_seconds,nodes_list_seconds,rss_kib,hwm_kib\n");
+	fprintf(out_csv, "sync,%zu,%zu,%.3f,%.3f,%ld,%ld\n", n_nodes, n_pods, first_pods,
+	        first_nodes, rss_sync, hwm_sync);
+	double *pods_s = calloc((size_t)relists, sizeof(double));
+	double *nodes_s = calloc((size_t)relists, sizeof(double));
+	long rss_last = rss_sync;
+	for (int r = 0; r < relists; r++) {
+		rv += 1000;
+		gone(W_PODS);
+		gone(W_NODES);
+		struct wait_lines relisted = {"informer_relisted", (size_t)r + 1};
+		want_watches = (unsigned)r + 2;
+		if (!serve(lfd, 300, lines_seen, &relisted) ||
+		    !serve(lfd, 30, watches_back, NULL)) {
+			fprintf(stderr, "memory_bench: relist %d did not finish; see %s\n", r + 1,
+			        log_path);
+			goto done;
+		}
+		log_lines("informer_relisted", "pods", &pods_s[r]);
+		log_lines("informer_relisted", "nodes", &nodes_s[r]);
+		rss_last = status_kib(pid, "VmRSS");
+		fprintf(out_csv, "relist-%d,%zu,%zu,%.3f,%.3f,%ld,%ld\n", r + 1, n_nodes, n_pods,
+		        pods_s[r], nodes_s[r], rss_last, status_kib(pid, "VmHWM"));
+	}
+	long hwm = status_kib(pid, "VmHWM");
+	double pm = median(pods_s, (size_t)relists), nm = median(nodes_s, (size_t)relists);
+	printf("drake caches: %zu nodes, %zu pods%s (served by this program on loopback)\n",
+	       n_nodes, n_pods, managed_fields ? ", with managedFields" : "");
+	printf("  first sync:            %.1f s (pods list %.2f s, nodes list %.2f s)\n", sync_s,
+	       first_pods, first_nodes);
+	printf("  RSS after sync:        %.1f MB (VmHWM %.1f MB)\n", (double)rss_sync / 1024,
+	       (double)hwm_sync / 1024);
+	printf("  full relist (410 Gone), median of %d: pods %.2f s, nodes %.2f s\n", relists, pm,
+	       nm);
+	printf("  RSS after relists:     %.1f MB (VmHWM %.1f MB)\n", (double)rss_last / 1024,
+	       (double)hwm / 1024);
+	printf("  target %.0f MB: %s\n", target_mb,
+	       (double)hwm / 1024 <= target_mb ? "met (peak)" : "NOT met (peak)");
+	printf("csv: %s\n", csv);
+	free(pods_s);
+	free(nodes_s);
+	rc = 0;
+done:
+	if (out_csv)
+		fclose(out_csv);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	for (size_t i = 0; i < n_conns; i++)
+		if (conns[i].fd >= 0)
+			close(conns[i].fd);
+	close(lfd);
+	return rc;
+}

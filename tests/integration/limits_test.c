@@ -1,0 +1,335 @@
+/*
+ * limits_test.c - each connection-level limit of the real drake binary
+ * exceeded by one client while another, connected before, keeps being
+ * served on its own connection: the body size (--max-body), the header
+ * block (--max-headers), the connection count (--max-connections), and the
+ * request deadline (--request-timeout) for a client that stalls in its
+ * header, stalls in its body, or trickles its header a byte at a time.
+ *
+ * DRAKE_BIN names the binary (the Makefile sets it). Every drake started
+ * here is stopped by its PID.
+ */
+#include "tests/integration/harness.h"
+
+/* One drake with small limits: --max-body 1Mi and --request-timeout 1s from
+ * the harness, plus these. */
+#define MAX_CONNS   "3"
+#define MAX_HEADERS "4Ki"
+
+static struct drake g;
+
+static int group_setup(void **state)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	mkdir("build", 0755);
+	mkdir(DIR, 0755);
+	if (system("hack/gen-certs.sh " CERTS " >/dev/null") != 0)
+		return -1;
+	start_drake(&g, "limits", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
+	            "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS, NULL);
+	wait_healthy(&g, &good);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	int rc = stop_drake(&g);
+	stop_leftover_drakes();
+	curl_global_cleanup();
+	return rc == 0 ? 0 : -1;
+}
+
+/* The client served throughout: one curl handle, one keep-alive connection. */
+static CURL *kept_open(void)
+{
+	CURL *h = curl_easy_init();
+	struct resp r;
+	request_on(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	assert_int_equal(r.code, 200);
+	return h;
+}
+
+/* It is served again, on the connection it had. */
+static void still_served(CURL *h)
+{
+	struct resp r;
+	request_on(h, g.port, "GET", "/readyz", NULL, 0, &good, &r);
+	assert_int_equal(r.rc, CURLE_OK);
+	assert_int_equal(r.code, 200);
+	long connects = -1;
+	curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+	assert_int_equal(connects, 0);
+}
+
+static int tcp_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons((uint16_t)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		fail_msg("connect: %s", strerror(errno));
+	return fd;
+}
+
+/* A raw TLS client with the good certificate, for what curl will not send. */
+struct raw {
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+};
+
+static void raw_open(struct raw *c)
+{
+	c->ctx = SSL_CTX_new(TLS_client_method());
+	SSL_CTX_use_certificate_file(c->ctx, CERTS "/client.crt", SSL_FILETYPE_PEM);
+	SSL_CTX_use_PrivateKey_file(c->ctx, CERTS "/client.key", SSL_FILETYPE_PEM);
+	c->fd = tcp_connect(g.port);
+	c->ssl = SSL_new(c->ctx);
+	SSL_set_fd(c->ssl, c->fd);
+	assert_int_equal(SSL_connect(c->ssl), 1);
+}
+
+static void raw_send(struct raw *c, const char *s, size_t n)
+{
+	assert_int_equal(SSL_write(c->ssl, s, (int)n), (int)n);
+}
+
+/* Reads until the server closes or seconds pass; returns what came, or
+ * NULL on timeout. The buffer is static. */
+static const char *raw_until_closed(struct raw *c, double seconds)
+{
+	static char got[8192];
+	size_t len = 0;
+	double deadline = now() + seconds;
+	while (now() < deadline) {
+		if (SSL_pending(c->ssl) == 0) {
+			struct pollfd p = {.fd = c->fd, .events = POLLIN};
+			if (poll(&p, 1, (int)((deadline - now()) * 1000) + 1) <= 0)
+				continue;
+		}
+		int n = SSL_read(c->ssl, got + len, (int)(sizeof(got) - 1 - len));
+		if (n <= 0) {
+			got[len] = '\0';
+			return got;
+		}
+		len += (size_t)n;
+	}
+	return NULL;
+}
+
+static void raw_close(struct raw *c)
+{
+	SSL_free(c->ssl);
+	close(c->fd);
+	SSL_CTX_free(c->ctx);
+}
+
+static bool log_has(const char *needle)
+{
+	char *log = slurp(g.log);
+	bool found = strstr(log, needle) != NULL;
+	free(log);
+	return found;
+}
+
+static void metrics_have(CURL *h, const char *line)
+{
+	struct resp r;
+	request_on(h, g.port, "GET", "/metrics", NULL, 0, &good, &r);
+	assert_int_equal(r.code, 200);
+	if (!strstr(r.body, line))
+		fail_msg("/metrics lacks \"%s\"", line);
+}
+
+/* Until drake has seen every earlier client go: one connection open, the
+ * one asking. A test ends with this, so the next starts with free slots. */
+static void wait_for_no_other_connections(void)
+{
+	double deadline = now() + 5;
+	struct resp r;
+	do
+		request(g.port, "GET", "/metrics", NULL, &good, &r);
+	while (!(r.code == 200 && strstr(r.body, "drake_connections_open 1\n")) &&
+	       now() < deadline);
+	if (now() >= deadline)
+		fail_msg("drake still counts other connections open");
+}
+
+static long long metric(CURL *h, const char *name)
+{
+	struct resp r;
+	request_on(h, g.port, "GET", "/metrics", NULL, 0, &good, &r);
+	assert_int_equal(r.code, 200);
+	const char *p = strstr(r.body, name);
+	if (!p)
+		fail_msg("/metrics lacks %s", name);
+	return atoll(p + strlen(name));
+}
+
+static void test_a_body_over_max_body_gets_413_while_another_client_is_served(void **state)
+{
+	CURL *kept = kept_open();
+	size_t n = (1u << 20) + 1;
+	char *big = malloc(n);
+	memset(big, ' ', n);
+	CURL *h = curl_easy_init();
+	struct resp r;
+	request_on(h, g.port, "POST", "/scheduler/filter", big, n, &good, &r);
+	curl_easy_cleanup(h);
+	free(big);
+	assert_int_equal(r.code, 413);
+	still_served(kept);
+	curl_easy_cleanup(kept);
+}
+
+/* A header block well under the limit is read; one over it gets libevent
+ * 2.1's 400 and the connection is closed. (libevent counts the header
+ * lines without their line ends, so the exact edge is its business.) */
+static void
+test_a_header_block_over_max_headers_gets_400_while_another_client_is_served(void **state)
+{
+	CURL *kept = kept_open();
+	char req[8192];
+	static const struct {
+		int pad;
+		const char *want;
+	} cases[] = {{3000, "HTTP/1.1 200"}, {4200, "HTTP/1.1 400"}};
+	for (size_t i = 0; i < 2; i++) {
+		int len = snprintf(
+		    req, sizeof(req),
+		    "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: %0*d\r\n\r\n",
+		    cases[i].pad, 0);
+		struct raw c;
+		raw_open(&c);
+		raw_send(&c, req, (size_t)len);
+		const char *got = raw_until_closed(&c, 5);
+		raw_close(&c);
+		assert_non_null(got);
+		if (strncmp(got, cases[i].want, 12) != 0)
+			fail_msg("X-Pad of %d bytes: got %.40s; want %s", cases[i].pad, got,
+			         cases[i].want);
+		still_served(kept);
+	}
+	curl_easy_cleanup(kept);
+}
+
+/* With --max-connections 3: the kept client plus two idle TLS connections
+ * fill it; a fourth is closed before TLS and logged; the kept client is
+ * served; once one closes, a new client is served again. */
+static void
+test_a_connection_past_max_connections_is_closed_while_open_ones_are_served(void **state)
+{
+	CURL *kept = kept_open();
+	struct raw b, c;
+	raw_open(&b);
+	raw_open(&c);
+	metrics_have(kept, "drake_connections_open 3\n");
+
+	int fd = tcp_connect(g.port);
+	double t0 = now();
+	char buf[64];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	assert_true(poll(&p, 1, 5000) > 0);
+	assert_true(read(fd, buf, sizeof(buf)) <= 0); /* closed, no TLS spoken */
+	assert_true(now() - t0 < 0.5);                /* at once, not at a timeout */
+	close(fd);
+
+	still_served(kept);
+	metrics_have(kept, "drake_connections_closed_total{reason=\"max_connections\"} 1\n");
+	assert_true(log_has("msg=connection_refused reason=max_connections open=3 max=3"));
+
+	raw_close(&b);
+	double deadline = now() + 5;
+	struct resp r;
+	do /* drake frees the slot when it reads b's close */
+		request(g.port, "GET", "/healthz", NULL, &good, &r);
+	while (r.code != 200 && now() < deadline);
+	assert_int_equal(r.code, 200);
+	raw_close(&c);
+	curl_easy_cleanup(kept);
+	wait_for_no_other_connections();
+}
+
+/* Waits up to seconds for drake to close c, serving the kept client on its
+ * connection every 0.2 s meanwhile (more often than its 1 s idle limit). */
+static bool closed_while_kept_is_served(struct raw *c, CURL *kept, double seconds)
+{
+	double deadline = now() + seconds;
+	while (now() < deadline) {
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (poll(&p, 1, 200) > 0) {
+			const char *got = raw_until_closed(c, 1);
+			return got && !*got; /* closed, and nothing was answered */
+		}
+		still_served(kept);
+	}
+	return false;
+}
+
+/* The request deadline, 1 s here: each client is closed by it while the
+ * kept one is served; after, /metrics has counted all three. */
+static void
+test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline(void **state)
+{
+	static const char timed_out[] =
+	    "drake_connections_closed_total{reason=\"request_timeout\"} ";
+	CURL *kept = kept_open();
+	long long before = metric(kept, timed_out);
+	static const char *const stalls[] = {
+	    "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Le", /* in the header */
+	    "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"Pod\"",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct raw c;
+		raw_open(&c);
+		raw_send(&c, stalls[i], strlen(stalls[i]));
+		bool closed = closed_while_kept_is_served(&c, kept, 5);
+		raw_close(&c);
+		if (!closed)
+			fail_msg("stall %zu: not closed within 5 s", i);
+	}
+	/* One header byte every 0.3 s never leaves the connection idle for the
+	 * 1 s libevent waits between reads; the deadline still closes it. */
+	struct raw c;
+	raw_open(&c);
+	double t0 = now();
+	const char *line = "GET /healthz HTTP/1.1\r\nX-Slow: ";
+	raw_send(&c, line, strlen(line));
+	bool closed = false;
+	while (!closed && now() - t0 < 5) {
+		struct pollfd p = {.fd = c.fd, .events = POLLIN};
+		if (poll(&p, 1, 300) > 0) { /* 0.3 s: the client's pace, not a wait for drake */
+			const char *got = raw_until_closed(&c, 1);
+			closed = got && !*got;
+			break;
+		}
+		still_served(kept);
+		if (SSL_write(c.ssl, "a", 1) != 1)
+			closed = true;
+	}
+	double took = now() - t0;
+	raw_close(&c);
+	assert_true(closed);
+	if (took > 2.5)
+		fail_msg("the trickling client was closed after %.1f s, not at the 1 s deadline",
+		         took);
+	assert_true(metric(kept, timed_out) >= before + 3);
+	assert_true(log_has("msg=connection_timed_out"));
+	curl_easy_cleanup(kept);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_a_body_over_max_body_gets_413_while_another_client_is_served),
+	    cmocka_unit_test(
+	        test_a_header_block_over_max_headers_gets_400_while_another_client_is_served),
+	    cmocka_unit_test(
+	        test_a_connection_past_max_connections_is_closed_while_open_ones_are_served),
+	    cmocka_unit_test(
+	        test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
