@@ -283,12 +283,13 @@ static void route(struct bind_state *b, const struct gang_member *m)
 		/* The barrier counts members bound before from this cache: a
 		 * stale one could complete a wave that is not whole. */
 		char err[512];
-		snprintf(err, sizeof(err),
-		         "tfjob %s/%s: gang %s: not bound while drake's pod cache is not synced (%s); "
-		         "kube-scheduler will retry",
-		         m->ns, m->job, m->gang, kube_informer_unsynced_why(pods));
-		log_info("gang_bind_deferred", "pod=%s/%s gang=%s", b->args.pod_ns, b->args.pod_name,
-		         m->gang);
+		snprintf(
+		    err, sizeof(err),
+		    "tfjob %s/%s: gang %s: not bound while drake's pod cache is not synced (%s); "
+		    "kube-scheduler will retry",
+		    m->ns, m->job, m->gang, kube_informer_unsynced_why(pods));
+		log_info("gang_bind_deferred", "pod=%s/%s gang=%s", b->args.pod_ns,
+		         b->args.pod_name, m->gang);
 		bind_answer(b, err);
 		return;
 	}

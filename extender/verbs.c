@@ -135,8 +135,8 @@ void verb_preempt(struct ext_call *call)
 	 * the scheduler then looks for another node, or none. */
 	struct kube_informer *pods = call_pods(call);
 	/* A stale cache may not hold a PS placed since: offer no victims. */
-	const char *stale = pods && !kube_informer_synced(pods) ? kube_informer_unsynced_why(pods)
-	                                                        : NULL;
+	const char *stale =
+	    pods && !kube_informer_synced(pods) ? kube_informer_unsynced_why(pods) : NULL;
 	for (size_t i = 0; i < args.n_nodes; i++) {
 		char why[256];
 		if (stale) {
