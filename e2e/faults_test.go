@@ -134,7 +134,17 @@ func checkReplicas(t *testing.T, e *env, ns, job string, roles map[string]int) {
 			want[fmt.Sprintf("%s-%s-%d", job, role, i)] = true
 		}
 	}
-	pods := jobPods(t, e, ns, job)
+	var pods []corev1.Pod
+	// kwok marks a bound pod Running a moment after its binding
+	poll(t, 120*time.Second, "every pod of "+job+" Running", func() (bool, error) {
+		pods = jobPods(t, e, ns, job)
+		for _, p := range pods {
+			if p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+		}
+		return len(pods) >= len(want), nil
+	})
 	seen := map[string]int{}
 	for _, p := range pods {
 		seen[p.Name]++
@@ -203,8 +213,8 @@ func TestFaultAPIServerStoppedTwentySecondsThenRestarted(t *testing.T) {
 	e.waitDrakeReady(t, 30*time.Second)
 	logFrom := e.drakeLogSize(t)
 
-	e.procCtl(t, "stop", "kube-apiserver")
 	down := time.Now()
+	e.procCtl(t, "stop", "kube-apiserver")
 	// not ready, with the reason, as soon as drake's watches break...
 	var why string
 	poll(t, 60*time.Second, "drake /readyz 503 with the API server down", func() (bool, error) {
@@ -212,7 +222,7 @@ func TestFaultAPIServerStoppedTwentySecondsThenRestarted(t *testing.T) {
 		why = body
 		return code == 503, nil
 	})
-	t.Logf("drake /readyz with the API server down (%.1fs after the stop): %q", time.Since(down).Seconds(), why)
+	t.Logf("drake /readyz with the API server down (%.1fs after SIGTERM): %q", time.Since(down).Seconds(), why)
 	if !strings.Contains(why, "cache not synced") || !strings.Contains(why, "relisting") {
 		t.Errorf("/readyz says %q; want the cache that is not synced and why", why)
 	}
