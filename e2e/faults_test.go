@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -443,7 +444,7 @@ func TestFaultAPIServerSIGKILLedMidStreamWhileWavesAreAdmitted(t *testing.T) {
 	}
 }
 
-// TestFaultKubeSchedulerSIGKILLedWhileBindsAreHeld: a wave of a PS and 50
+// TestFaultKubeSchedulerSIGKILLedWhileBindsAreHeld: a wave of a PS and 61
 // workers; the moment drake holds some of its binds at the barrier and none
 // is bound yet, kube-scheduler is SIGKILLed (its held requests die with
 // it) and started again. The new kube-scheduler schedules the pods again;
@@ -452,7 +453,7 @@ func TestFaultAPIServerSIGKILLedMidStreamWhileWavesAreAdmitted(t *testing.T) {
 func TestFaultKubeSchedulerSIGKILLedWhileBindsAreHeld(t *testing.T) {
 	e := faultCluster(t)
 	ns := e.namespace(t)
-	const workers = 50
+	const workers = 61 // 62 pods: one wave under drake's pacing floor of 64
 	w := watchGangs(t, e, ns)
 	w.expect("held", roleNeed{"ps": 1, "worker": workers})
 	e.eventsOnFailure(t, ns, "held")
@@ -471,8 +472,25 @@ func TestFaultKubeSchedulerSIGKILLedWhileBindsAreHeld(t *testing.T) {
 		}
 		return waiting > 0, nil
 	})
+	// SIGKILL from here at once (a shell would cost the window), then let
+	// cluster-proc.sh reap the record
+	pidText, err := os.ReadFile(filepath.Join(e.dir, "pids", "kube-scheduler.pid"))
+	if err != nil {
+		t.Fatalf("kube-scheduler pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL kube-scheduler: %v", err)
+	}
 	e.procCtl(t, "kill", "kube-scheduler")
-	t.Logf("kube-scheduler SIGKILLed with %v binds held at the barrier, %d pods bound", waiting, w.boundCount("held"))
+	// with kube-scheduler gone the wave cannot complete: binds still held
+	// now were held while it died
+	heldAfter := e.metrics(t)["drake_gang_binds_waiting"]
+	t.Logf("kube-scheduler SIGKILLed with %v binds held at the barrier (%v after it died), %d pods bound",
+		waiting, heldAfter, w.boundCount("held"))
+	if heldAfter == 0 && w.boundCount("held") > 0 {
+		t.Errorf("the wave was bound before kube-scheduler died: the test missed its window")
+	}
 	e.procCtl(t, "start", "kube-scheduler")
 	restarted := time.Now()
 	limit := gangBound()
