@@ -10,7 +10,7 @@
  * sync (drake's informer_synced lines), reads VmRSS and VmHWM, then forces
  * full relists of every cache by ending each watch with a 410 Gone ERROR
  * event, as an etcd compaction does, and reads each relist's duration from
- * drake's informer_relisted lines. Prints the figures (medians over the
+ * drake's informer_resynced lines. Prints the figures (medians over the
  * relists) and writes one CSV row per relist.
  */
 #include <arpa/inet.h>
@@ -607,7 +607,7 @@ int main(int argc, char **argv)
 		rv += 1000;
 		gone(W_PODS);
 		gone(W_NODES);
-		struct wait_lines relisted = {"informer_relisted", (size_t)r + 1};
+		struct wait_lines relisted = {"informer_resynced", (size_t)r + 1};
 		want_watches = (unsigned)r + 2;
 		if (!serve(lfd, 300, lines_seen, &relisted) ||
 		    !serve(lfd, 30, watches_back, NULL)) {
@@ -615,8 +615,8 @@ int main(int argc, char **argv)
 			        log_path);
 			goto done;
 		}
-		log_lines("informer_relisted", "pods", &pods_s[r]);
-		log_lines("informer_relisted", "nodes", &nodes_s[r]);
+		log_lines("informer_resynced", "pods", &pods_s[r]);
+		log_lines("informer_resynced", "nodes", &nodes_s[r]);
 		rss_last = status_kib(pid, "VmRSS");
 		fprintf(out_csv, "relist-%d,%zu,%zu,%.3f,%.3f,%ld,%ld\n", r + 1, n_nodes, n_pods,
 		        pods_s[r], nodes_s[r], rss_last, status_kib(pid, "VmHWM"));

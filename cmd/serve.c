@@ -143,10 +143,7 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 static bool on_ready(void *arg, char *why, size_t whylen)
 {
 	struct serve *sv = arg;
-	if (reconciler_synced(sv->rec))
-		return true;
-	snprintf(why, whylen, "TFJob, pod and service caches not synced yet");
-	return false;
+	return reconciler_ready(sv->rec, why, whylen);
 }
 
 static drake_err progress(void *arg, const struct ext_progress *p, char *why, size_t len)

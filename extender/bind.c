@@ -279,6 +279,20 @@ static void route(struct bind_state *b, const struct gang_member *m)
 		log_warn("bind_off_plan", "pod=%s/%s node=%s planned=%s gang=%s", b->args.pod_ns,
 		         b->args.pod_name, b->args.node, m->planned_node, m->gang);
 	struct kube_informer *pods = call_pods(b->call);
+	if (pods && !kube_informer_synced(pods)) {
+		/* The barrier counts members bound before from this cache: a
+		 * stale one could complete a wave that is not whole. */
+		char err[512];
+		snprintf(
+		    err, sizeof(err),
+		    "tfjob %s/%s: gang %s: not bound while drake's pod cache is not synced (%s); "
+		    "kube-scheduler will retry",
+		    m->ns, m->job, m->gang, kube_informer_unsynced_why(pods));
+		log_info("gang_bind_deferred", "pod=%s/%s gang=%s", b->args.pod_ns,
+		         b->args.pod_name, m->gang);
+		bind_answer(b, err);
+		return;
+	}
 	barrier_join(call_binds(b->call)->barriers, pods ? kube_informer_cache(pods) : NULL, m, b);
 }
 

@@ -134,11 +134,19 @@ void verb_preempt(struct ext_call *call)
 	 * left out of NodeNameToMetaVictims is one preemption may not use):
 	 * the scheduler then looks for another node, or none. */
 	struct kube_informer *pods = call_pods(call);
+	/* A stale cache may not hold a PS placed since: offer no victims. */
+	const char *stale =
+	    pods && !kube_informer_synced(pods) ? kube_informer_unsynced_why(pods) : NULL;
 	for (size_t i = 0; i < args.n_nodes; i++) {
 		char why[256];
-		keep[i] = preempt_guard_allows(pods ? kube_informer_cache(pods) : NULL,
-		                               args.nodes[i].node, args.nodes[i].uids,
-		                               args.nodes[i].n_uids, why, sizeof(why));
+		if (stale) {
+			snprintf(why, sizeof(why), "drake's pod cache is not synced: %s", stale);
+			keep[i] = false;
+		} else {
+			keep[i] = preempt_guard_allows(pods ? kube_informer_cache(pods) : NULL,
+			                               args.nodes[i].node, args.nodes[i].uids,
+			                               args.nodes[i].n_uids, why, sizeof(why));
+		}
 		char q[300];
 		if (!keep[i])
 			log_info("preempt_refused", "pod=%s/%s node=%s reason=%s", args.pod.ns,

@@ -5,6 +5,7 @@
 # State folder (${DRAKE_CLUSTER_DIR:-build/cluster}):
 #   env                 sourced by tests and scripts (ports, URLs, paths)
 #   pids/NAME.pid       one per process we started; pids/order lists start order
+#   pids/NAME.cmd       its command line, NUL-separated (cluster-proc.sh start)
 #   logs/NAME.log       each component's output (kept after teardown)
 #   pki/                the cluster CA, admin cert and service-account key
 #   drake-pki/          drake's CA, serving cert and kube-scheduler's client cert
@@ -54,6 +55,8 @@ start_proc() {
     cdie "$name already running (pid $(cat "$cluster_dir/pids/$name.pid"))"
   fi
   printf '# %s\n' "$*" >>"$cluster_dir/logs/$name.log"
+  # the exact argument list, so cluster-proc.sh can start it again as it was
+  printf '%s\0' "$@" >"$cluster_dir/pids/$name.cmd"
   "$@" >>"$cluster_dir/logs/$name.log" 2>&1 </dev/null &
   local pid=$!
   echo "$pid" >"$cluster_dir/pids/$name.pid"

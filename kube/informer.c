@@ -2,8 +2,14 @@
  * informer.c - the list+watch state machine behind each cache:
  *
  *   LIST (pages) --done--> WATCH --stream ends (200)--> WATCH again
- *     ^                      |  error / broken stream --> backoff --> WATCH
- *     +---- 410 Gone, undecodable event, list failure after backoff ----+
+ *     ^                      |
+ *     +-- 410 Gone, undecodable event, failed or broken watch, failed list --+
+ *                     (at once after events, else after backoff)
+ *
+ * A watch that breaks may have lost events, and a cache behind a 410 holds
+ * the world as it was: from the break until a relist completes the informer
+ * is stale, kube_informer_synced() is false and says why, and nothing
+ * should decide on what it holds.
  *
  * A relist bumps a generation; every listed object is stored with it and
  * whatever the list no longer has is swept out as deletes, so handlers see
@@ -48,7 +54,9 @@ struct kube_informer {
 	struct event retry;
 	bool retry_relist; /* what the retry timer starts */
 	bool synced;
+	bool stale;         /* a watch broke: the cache may lag until the next list */
 	bool relist_needed; /* set while a watch is being torn down */
+	char stale_why[160];
 	unsigned gen, lists;
 	struct timespec list_start; /* when the current fresh list began */
 	long backoff_ms;
@@ -89,6 +97,23 @@ static void schedule(struct kube_informer *inf, bool relist)
 	if (inf->backoff_ms > inf->opts.backoff_max_ms)
 		inf->backoff_ms = inf->opts.backoff_max_ms;
 	log_info("informer_retry", "informer=%s in_ms=%ld relist=%d", inf->name, ms, relist);
+}
+
+/* The cache stops being trusted until a list completes. */
+static void go_stale(struct kube_informer *inf, const char *what, long status, const char *error)
+{
+	if (status)
+		snprintf(inf->stale_why, sizeof(inf->stale_why), "%s (HTTP %ld), relisting", what,
+		         status);
+	else
+		snprintf(inf->stale_why, sizeof(inf->stale_why), "%s (%s), relisting", what,
+		         error ? error : "no answer");
+	if (!inf->stale && inf->synced) {
+		char q[200];
+		log_warn("informer_stale", "informer=%s why=%s", inf->name,
+		         drake_log_quote(inf->stale_why, q, sizeof(q)));
+	}
+	inf->stale = true;
 }
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
@@ -164,6 +189,7 @@ static void on_list(const struct kube_response *resp, void *arg)
 	if (resp->status != 200) {
 		log_warn("informer_list_failed", "informer=%s status=%ld error=%s", inf->name,
 		         resp->status, resp->error ? resp->error : "-");
+		go_stale(inf, "list failed", resp->status, resp->error);
 		inf->cont[0] = '\0';
 		schedule(inf, true);
 		return;
@@ -190,10 +216,11 @@ static void on_list(const struct kube_response *resp, void *arg)
 	              (double)(end.tv_nsec - inf->list_start.tv_nsec) / 1e9;
 	/* Every completed list says how long it took: a relist after 410 Gone
 	 * at 50,000 pods is the cost an outage of the watch has. */
-	log_info(inf->synced ? "informer_relisted" : "informer_synced",
-	         "informer=%s objects=%zu rv=%s seconds=%.3f", inf->name,
-	         kube_cache_count(&inf->cache), inf->rv, took);
+	log_info(inf->synced ? "informer_resynced" : "informer_synced",
+	         "informer=%s objects=%zu rv=%s lists=%u seconds=%.3f", inf->name,
+	         kube_cache_count(&inf->cache), inf->rv, inf->lists, took);
 	inf->synced = true;
+	inf->stale = false;
 	inf->backoff_ms = inf->opts.backoff_min_ms;
 	start_watch(inf);
 }
@@ -245,8 +272,10 @@ static void on_watch_event(const struct kube_watch_event *ev, void *arg)
 	case KUBE_EVENT_BOOKMARK: break;
 	case KUBE_EVENT_ERROR:
 		log_info("informer_watch_error", "informer=%s code=%ld", inf->name, ev->error_code);
-		if (ev->error_code == 410)
+		if (ev->error_code == 410) {
 			inf->relist_needed = true;
+			go_stale(inf, "watch expired", 410, NULL);
+		}
 		return;
 	}
 	if (ev->resource_version[0])
@@ -263,6 +292,7 @@ static bool on_watch_data(const char *data, size_t len, void *arg)
 		/* a skipped event would leave the cache wrong: relist */
 		log_warn("informer_bad_event", "informer=%s err=%s", inf->name, msg);
 		inf->relist_needed = true;
+		go_stale(inf, "undecodable watch event", 0, msg);
 	}
 	return !inf->relist_needed;
 }
@@ -276,6 +306,8 @@ static void on_watch_done(const struct kube_response *resp, void *arg)
 		         kube_watch_parser_pending(&inf->parser));
 	kube_watch_parser_reset(&inf->parser);
 	if (inf->relist_needed || resp->status == 410) {
+		if (resp->status == 410)
+			go_stale(inf, "watch expired", 410, NULL);
 		inf->relist_needed = false;
 		if (inf->events_since_connect > 0 || resp->status == 410)
 			start_list(inf); /* stale resourceVersion: relist at once */
@@ -289,10 +321,15 @@ static void on_watch_done(const struct kube_response *resp, void *arg)
 		start_watch(inf);
 		return;
 	}
-	if (resp->status != 200)
+	if (resp->status != 200) {
+		/* a broken watch may have lost events: relist */
 		log_warn("informer_watch_failed", "informer=%s status=%ld error=%s", inf->name,
 		         resp->status, resp->error ? resp->error : "-");
-	schedule(inf, false);
+		go_stale(inf, "watch failed", resp->status, resp->error);
+		schedule(inf, true);
+		return;
+	}
+	schedule(inf, false); /* an empty watch ended: watch again, not at once */
 }
 
 static void start_watch(struct kube_informer *inf)
@@ -312,7 +349,8 @@ static void start_watch(struct kube_informer *inf)
 		inf->stream = NULL;
 		log_warn("informer_watch_failed", "informer=%s err=%s", inf->name,
 		         drake_strerror(e));
-		schedule(inf, false);
+		go_stale(inf, "watch not started", 0, drake_strerror(e));
+		schedule(inf, true);
 	}
 }
 
@@ -386,7 +424,16 @@ void kube_informer_free(struct kube_informer *inf)
 
 bool kube_informer_synced(const struct kube_informer *inf)
 {
-	return inf && inf->synced;
+	return inf && inf->synced && !inf->stale;
+}
+
+const char *kube_informer_unsynced_why(const struct kube_informer *inf)
+{
+	if (!inf)
+		return "no cache";
+	if (!inf->synced)
+		return "first list not complete";
+	return inf->stale ? inf->stale_why : NULL;
 }
 
 bool kube_informers_synced(struct kube_informer *const *infs, size_t n)

@@ -1,8 +1,8 @@
 /*
  * informer.h - list+watch caches of one API collection (nodes, pods,
  * services, TFJobs...): lists in pages, then watches from the list's
- * resourceVersion with bookmarks; a broken watch reconnects with backoff, a
- * 410 Gone (or any event it cannot trust) triggers a fresh relist, which
+ * resourceVersion with bookmarks; a broken watch, a 410 Gone or any event it
+ * cannot trust triggers a fresh relist (after backoff when nothing came), which
  * turns differences into add/update/delete callbacks.
  *
  * Ownership: the informer owns its cache; objects passed to handlers and
@@ -49,8 +49,13 @@ struct kube_informer *kube_informer_new(struct event_base *base, struct kube_cli
 drake_err kube_informer_start(struct kube_informer *inf) DRAKE_MUST_CHECK;
 void kube_informer_free(struct kube_informer *inf);
 
-/* True once the first full list has been applied (stays true across relists). */
+/* True once a full list has been applied and no watch has broken since: false
+ * before the first list, and from a 410 Gone, an undecodable event or a failed
+ * watch or list until the relist that follows completes. */
 bool kube_informer_synced(const struct kube_informer *inf);
+/* Why the informer is not synced ("watch failed (Connection refused),
+ * relisting"); NULL when it is. The string is the informer's. */
+const char *kube_informer_unsynced_why(const struct kube_informer *inf);
 /* True when every informer in the array has synced (what /readyz reports). */
 bool kube_informers_synced(struct kube_informer *const *infs, size_t n);
 const char *kube_informer_name(const struct kube_informer *inf);

@@ -135,6 +135,8 @@ struct env {
 	char watch_rvs[256];
 	bool bookmarks_asked;
 	int stop_after_watches;
+	bool fail_first_watch; /* answer the first watch 500: a broken watch */
+	char at_list[512];     /* at each list request: the informer's synced state */
 };
 
 static void reply(struct evhttp_request *req, int code, const char *body)
@@ -160,6 +162,12 @@ static void on_http(struct evhttp_request *req, void *arg)
 	const char *cont = evhttp_find_header(&q, "continue");
 	if (!watch) {
 		e->lists++;
+		const char *why = kube_informer_unsynced_why(e->inf);
+		char line[200];
+		snprintf(line, sizeof(line), "%s%d:%s", e->at_list[0] ? "; " : "", e->lists,
+		         why ? why : "synced");
+		if (strlen(e->at_list) + strlen(line) < sizeof(e->at_list))
+			strcat(e->at_list, line);
 		if (e->fail_first_list && e->lists == 1)
 			reply(req, 500, "boom");
 		else if (!cont && e->lists <= 2)
@@ -184,6 +192,13 @@ static void on_http(struct evhttp_request *req, void *arg)
 	strcat(e->watch_rvs, rv ? rv : "-");
 	strcat(e->watch_rvs, " ");
 	const char *body = NULL;
+	if (e->fail_first_watch && e->watches == 1) {
+		if (e->watches >= e->stop_after_watches)
+			event_base_loopbreak(e->base);
+		evhttp_clear_headers(&q);
+		reply(req, 500, "{\"kind\":\"Status\",\"code\":500}");
+		return;
+	}
 	switch (e->watches) {
 	case 1:
 		body = EV("MODIFIED", "a", "11") EV("ADDED", "c", "12")
@@ -296,6 +311,36 @@ static void test_informer_pages_watches_and_relists_on_gone(void **state)
 	assert_null(kube_informer_get(e->inf, "ml", "c"));
 }
 
+static void test_a_broken_watch_makes_the_cache_unsynced_until_it_relisted(void **state)
+{
+	struct env *e = *state;
+	e->fail_first_watch = true;
+	e->stop_after_watches = 2;
+	assert_int_equal(kube_informer_start(e->inf), DRAKE_OK);
+	run(e, 15000);
+	/* lists 1-2: the first list's pages; 3: the relist after the broken
+	 * watch (not a watch again from rv 10), made while the informer said
+	 * why it was not synced */
+	assert_string_equal(e->at_list, "1:first list not complete; 2:first list not complete; "
+	                                "3:watch failed (HTTP 500), relisting");
+	assert_true(kube_informer_synced(e->inf));
+	assert_null(kube_informer_unsynced_why(e->inf));
+	assert_int_equal(kube_informer_list_count(e->inf), 2);
+	assert_string_equal(e->watch_rvs, "10 20 ");
+}
+
+static void test_a_410_makes_the_cache_unsynced_until_it_relisted(void **state)
+{
+	struct env *e = *state;
+	e->stop_after_watches = 3;
+	assert_int_equal(kube_informer_start(e->inf), DRAKE_OK);
+	run(e, 15000);
+	/* watch 2 answers 410 Gone; the relist is list 3 (one page) */
+	assert_string_equal(e->at_list, "1:first list not complete; 2:first list not complete; "
+	                                "3:watch expired (HTTP 410), relisting");
+	assert_true(kube_informer_synced(e->inf));
+}
+
 static void test_failed_list_is_retried_after_backoff(void **state)
 {
 	struct env *e = *state;
@@ -335,6 +380,10 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_list_is_retried_after_backoff, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_broken_watch_makes_the_cache_unsynced_until_it_relisted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_a_410_makes_the_cache_unsynced_until_it_relisted,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_while_list_in_flight_is_safe, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_informer_rejects_bad_options, setup, teardown),

@@ -261,6 +261,23 @@ bool reconciler_synced(const struct reconciler *r)
 	       kube_informer_synced(r->services) && (!r->nodes || kube_informer_synced(r->nodes));
 }
 
+bool reconciler_ready(const struct reconciler *r, char *why, size_t whylen)
+{
+	if (!r) {
+		snprintf(why, whylen, "no controller");
+		return false;
+	}
+	struct kube_informer *infs[] = {r->jobs, r->pods, r->services, r->nodes};
+	for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) {
+		if (!infs[i] || kube_informer_synced(infs[i]))
+			continue;
+		snprintf(why, whylen, "%s cache not synced: %s", kube_informer_name(infs[i]),
+		         kube_informer_unsynced_why(infs[i]));
+		return false;
+	}
+	return true;
+}
+
 struct kube_informer *reconciler_pods(const struct reconciler *r)
 {
 	return r ? r->pods : NULL;

@@ -68,8 +68,12 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 /* Starts the informers; jobs are reconciled once all have synced. */
 drake_err reconciler_start(struct reconciler *r) DRAKE_MUST_CHECK;
 void reconciler_free(struct reconciler *r);
-/* True once the TFJob, pod and service caches have synced (for /readyz). */
+/* True while the TFJob, pod, service (and node) caches are synced: not
+ * before their first lists, nor after a watch broke until they relisted. */
 bool reconciler_synced(const struct reconciler *r);
+/* The same for /readyz: false with why naming the first cache not synced and
+ * its reason ("pods cache not synced: watch failed (...), relisting"). */
+bool reconciler_ready(const struct reconciler *r, char *why, size_t whylen);
 /* The pod informer, so the extender can share the cache (may be NULL). */
 struct kube_informer *reconciler_pods(const struct reconciler *r);
 /* For the extender's filter: another node among candidates for an admitted
