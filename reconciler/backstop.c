@@ -31,12 +31,20 @@ void rec_backstop_forget(struct reconciler *r, const char *key)
 		}
 }
 
-/* When this process first saw key short; now when it is new. */
-static long long first_seen(struct reconciler *r, const char *key, long long now)
+/* When this process first saw key short in this state (partial: some
+ * members bound); now when it is new, or when the state changed. */
+static long long first_seen(struct reconciler *r, const char *key, bool partial, long long now)
 {
-	for (size_t i = 0; i < r->npartials; i++)
-		if (!strcmp(r->partials[i].key, key))
-			return r->partials[i].since_ms;
+	for (size_t i = 0; i < r->npartials; i++) {
+		struct partial_note *p = &r->partials[i];
+		if (strcmp(p->key, key))
+			continue;
+		if (p->partial != partial) {
+			p->partial = partial;
+			p->since_ms = now;
+		}
+		return p->since_ms;
+	}
 	struct partial_note *n = realloc(r->partials, (r->npartials + 1) * sizeof(*n));
 	if (!n)
 		return now;
@@ -44,6 +52,7 @@ static long long first_seen(struct reconciler *r, const char *key, long long now
 	n = &r->partials[r->npartials++];
 	snprintf(n->key, sizeof(n->key), "%s", key);
 	n->since_ms = now;
+	n->partial = partial;
 	return now;
 }
 
@@ -201,7 +210,8 @@ void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct ow
 		rec_backstop_forget(r, key);
 		return;
 	}
-	c.in.first_seen_s = (double)first_seen(r, key, now) / 1000;
+	bool partial = drake_roles_total(&c.in.bound) > 0;
+	c.in.first_seen_s = (double)first_seen(r, key, partial, now) / 1000;
 	struct drake_backstop_out out;
 	drake_backstop_judge(&c.in, (double)now / 1000, &out);
 	if (out.force_delete)

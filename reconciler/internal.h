@@ -96,9 +96,15 @@ struct pending_scale {
 /* When the backstop first saw a job below its minimum (clock ms). The
  * verdict prefers the durable times the pods carry; this only covers what
  * they cannot say. */
+/* When this process first saw a job short, and in which state: a wave
+ * admitted with nothing bound yet (waiting) or some members bound
+ * (partial). The clocks of the two are separate: a wave that waited long
+ * in kube-scheduler's queue is not partial for that long once it starts to
+ * bind. */
 struct partial_note {
 	char key[KEY_MAX];
 	long long since_ms;
+	bool partial;
 };
 
 /* The last reason each waiting job was given, so an Event is posted only

@@ -399,31 +399,36 @@ static void gang_job(char *job, size_t jl, char *svcs, size_t sl, char *pods, si
 	}
 }
 
-/* Sends a MODIFIED event for each of job's 8 pods: planned on n1, and bound
- * there when bound. */
+/* Sends a MODIFIED event for pod i (0: the PS, then workers 0..6) of job:
+ * planned on n1, and bound there when bound. */
+static void push_planned_pod(struct env *e, const char *job, int i, bool bound)
+{
+	const char *type = i ? "worker" : "ps";
+	int idx = i ? i - 1 : 0;
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(
+	    b,
+	    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
+	    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d\",\"resourceVersion\":"
+	    "\"%d\",\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
+	    "\"training.kubeflow.org/replica-type\":\"%s\","
+	    "\"training.kubeflow.org/replica-index\":\"%d\"},\"annotations\":{"
+	    "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-%s.1\","
+	    "\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"},"
+	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
+	    "\"uid-%s\",\"controller\":true}]},\"spec\":{%s},\"status\":{\"phase\":"
+	    "\"Pending\"}}}\n",
+	    job, type, idx, job, type, idx, bound ? 20 : 10, job, type, idx, job, job, job,
+	    bound ? "\"nodeName\":\"n1\"" : "");
+	evhttp_send_reply_chunk(e->pod_watch, b);
+	evbuffer_free(b);
+}
+
+/* The same for all of job's 8 pods. */
 static void push_planned(struct env *e, const char *job, bool bound)
 {
-	for (int i = 0; i < 8; i++) {
-		const char *type = i ? "worker" : "ps";
-		int idx = i ? i - 1 : 0;
-		struct evbuffer *b = evbuffer_new();
-		evbuffer_add_printf(
-		    b,
-		    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
-		    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d\",\"resourceVersion\":"
-		    "\"%d\",\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
-		    "\"training.kubeflow.org/replica-type\":\"%s\","
-		    "\"training.kubeflow.org/replica-index\":\"%d\"},\"annotations\":{"
-		    "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-%s.1\","
-		    "\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"},"
-		    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
-		    "\"uid-%s\",\"controller\":true}]},\"spec\":{%s},\"status\":{\"phase\":"
-		    "\"Pending\"}}}\n",
-		    job, type, idx, job, type, idx, bound ? 20 : 10, job, type, idx, job, job, job,
-		    bound ? "\"nodeName\":\"n1\"" : "");
-		evhttp_send_reply_chunk(e->pod_watch, b);
-		evbuffer_free(b);
-	}
+	for (int i = 0; i < 8; i++)
+		push_planned_pod(e, job, i, bound);
 }
 
 /* Runs the loop until `want` writes matching what were seen or secs passed;
@@ -636,6 +641,35 @@ static void test_workers_left_without_their_ps_are_rolled_back_two_timeouts_late
 	assert_non_null(strstr(e->bodies, "\"reason\":\"GangRolledBack\""));
 	assert_non_null(strstr(e->bodies, "had 0 of the 1 ps it needs"));
 	assert_non_null(strstr(e->bodies, "\"uid\":\"uid-worker3\"")); /* preconditions */
+}
+
+#define DELETE_GANG1 "DELETE /api/v1/namespaces/default/pods/gang1-"
+
+static void
+test_a_wave_that_waited_long_then_starts_binding_is_not_rolled_back_at_once(void **state)
+{
+	struct env *e = *state;
+	static char jobs[2048], svcs[8192], pods[8192];
+	gang_job(jobs, sizeof(jobs), svcs, sizeof(svcs), pods, sizeof(pods), "gang1");
+	e->jobs = jobs;
+	e->services = svcs;
+	e->pods = pods;
+	start_gang(e, 1); /* 1 s of the controller's clock per slice */
+	assert_int_equal(run_until(e, POD_PATCH, 8, 10), 8);
+	assert_non_null(e->pod_watch);
+	/* admitted, and kube-scheduler binds nothing for 40 s (its queue is
+	 * long): waiting, not partial, within the stuck deadline (60 s) */
+	push_planned(e, "gang1", false);
+	assert_int_equal(run_until(e, DELETE_GANG1, 1, 4), 0);
+	/* then the barrier posts the PS first: the gang is partial for the
+	 * milliseconds the workers' Bindings take. Its partial clock starts
+	 * now, not when the wave started waiting 40 s ago. */
+	push_planned_pod(e, "gang1", 0, true);
+	assert_int_equal(run_until(e, DELETE_GANG1, 1, 1), 0);
+	assert_null(strstr(e->bodies, "GangRolledBack"));
+	for (int i = 1; i < 8; i++)
+		push_planned_pod(e, "gang1", i, true);
+	assert_int_equal(run_until(e, DELETE_GANG1, 1, 2), 0);
 }
 
 static void test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it(void **state)
@@ -934,6 +968,7 @@ int main(void)
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
 	    T(test_workers_left_without_their_ps_are_rolled_back_two_timeouts_later),
+	    T(test_a_wave_that_waited_long_then_starts_binding_is_not_rolled_back_at_once),
 	    T(test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it),
 	    T(test_a_job_whose_workers_finish_at_different_times_is_not_rolled_back),
 	    T(test_a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once),
