@@ -45,33 +45,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "common/flags.h"
 #include "extender/tls.h"
 
 extern char **environ;
 
 #define CERTS "build/bench/certs"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof(a);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(fd, (struct sockaddr *)&a, &l)) {
-		perror("bench: free port");
-		exit(1);
-	}
-	close(fd);
-	return ntohs(a.sin_port);
-}
 
 /* ---- the floor: answers every request with a fixed body ---- */
 
@@ -161,9 +141,9 @@ static int post(struct server *s, const char *path, const char *body, size_t len
 	curl_easy_setopt(s->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, sink);
 	curl_easy_setopt(s->h, CURLOPT_WRITEDATA, &got);
-	double t0 = now();
+	double t0 = bench_now();
 	CURLcode rc = curl_easy_perform(s->h);
-	*secs = now() - t0;
+	*secs = bench_now() - t0;
 	long code = 0;
 	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK || code != 200) {
@@ -184,27 +164,13 @@ static void connect_server(struct server *s)
 	curl_easy_setopt(s->h, CURLOPT_HTTPHEADER,
 	                 curl_slist_append(NULL, "Content-Type: application/json"));
 	static const char probe[] = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}";
-	double deadline = now() + 20, t;
+	double deadline = bench_now() + 20, t;
 	curl_easy_setopt(s->h, CURLOPT_VERBOSE, 0L);
 	while (post(s, "/scheduler/prioritize", probe, sizeof(probe) - 1, &t) != 0 &&
-	       now() < deadline) {
+	       bench_now() < deadline) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-}
-
-static long peak_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	long kib = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
 }
 
 static char *make_args(size_t n, size_t *len)
@@ -228,19 +194,13 @@ static char *make_args(size_t n, size_t *len)
 	return b;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 struct stats {
 	double median_us, p99_us, rps;
 };
 
 static struct stats summarise(double *v, size_t n, double total)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), bench_cmp_double);
 	struct stats s = {v[n / 2] * 1e6, v[(size_t)((double)(n - 1) * 0.99)] * 1e6,
 	                  (double)n / total};
 	return s;
@@ -277,22 +237,6 @@ static long count_fds(pid_t pid)
 	return n;
 }
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	long kib = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmRSS:", 6) == 0) {
-			kib = strtol(line + 6, NULL, 10);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 struct lane {
 	CURL *h;
 	double start;
@@ -311,14 +255,14 @@ static void lane_send(struct lane *l, int port, const char *body, size_t len)
 	curl_easy_setopt(l->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(l->h, CURLOPT_WRITEFUNCTION, sink);
 	curl_easy_setopt(l->h, CURLOPT_WRITEDATA, &l->got);
-	l->start = now();
+	l->start = bench_now();
 }
 
 static int load_main(const char *drake, const char *csv, double seconds, int nconns, double sample,
                      size_t nodes)
 {
 	char port[16];
-	struct server d = {.name = "drake", .port = free_port()};
+	struct server d = {.name = "drake", .port = bench_free_port()};
 	snprintf(port, sizeof(port), "%d", d.port);
 	const char *dargv[] = {drake,         "serve",
 	                       "--port",      port,
@@ -359,10 +303,10 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 	double *lat = malloc(cap * sizeof(double));
 	unsigned long long total = 0, errors = 0, interval_errors = 0;
 	long rss0 = -1, rss_max = 0, rss_last = 0, fds0 = -1, fds_max = 0, fds_last = 0;
-	double t0 = now(), next = t0 + sample, p99_max = 0;
+	double t0 = bench_now(), next = t0 + sample, p99_max = 0;
 	printf("%7s %9s %7s %8s %9s %9s %9s %5s\n", "t (s)", "requests", "errors", "r/s", "p50",
 	       "p99", "RSS MB", "fds");
-	while (now() - t0 < seconds) {
+	while (bench_now() - t0 < seconds) {
 		int running;
 		curl_multi_perform(m, &running);
 		CURLMsg *msg;
@@ -383,15 +327,15 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 				cap *= 2;
 				lat = realloc(lat, cap * sizeof(double));
 			}
-			lat[n++] = now() - l->start;
+			lat[n++] = bench_now() - l->start;
 			curl_multi_remove_handle(m, l->h);
 			l->verb ^= 1;
 			lane_send(l, d.port, body, len);
 			curl_multi_add_handle(m, l->h);
 		}
-		if (now() >= next || now() - t0 >= seconds) {
-			double t = now() - t0;
-			long rss = rss_kib(d.pid), fds = count_fds(d.pid);
+		if (bench_now() >= next || bench_now() - t0 >= seconds) {
+			double t = bench_now() - t0;
+			long rss = bench_status_kib(d.pid, "VmRSS"), fds = count_fds(d.pid);
 			struct stats st = n ? summarise(lat, n, sample) : (struct stats){0, 0, 0};
 			if (rss0 < 0) {
 				rss0 = rss;
@@ -505,7 +449,7 @@ int main(int argc, char **argv)
 	struct server srv[NSRV] = {{.name = "drake"}, {.name = "floor"}, {.name = "echo"}};
 	char port0[16], port1[16], port2[16];
 	for (int k = 0; k < NSRV; k++)
-		srv[k].port = free_port();
+		srv[k].port = bench_free_port();
 	snprintf(port0, sizeof(port0), "%d", srv[0].port);
 	snprintf(port1, sizeof(port1), "%d", srv[1].port);
 	snprintf(port2, sizeof(port2), "%d", srv[2].port);
@@ -568,13 +512,13 @@ int main(int argc, char **argv)
 			for (int r = 0; r < rounds; r++)
 				for (int j = 0; j < NSRV; j++) {
 					int which = (r + j) % NSRV;
-					double t0 = now();
+					double t0 = bench_now();
 					for (size_t i = 0; i < per_round; i++) {
 						if (post(&srv[which], path, body, len, &t))
 							failed = 1;
 						lat[which][n[which]++] = t;
 					}
-					total[which] += now() - t0;
+					total[which] += bench_now() - t0;
 				}
 			struct stats st[NSRV];
 			for (int k = 0; k < NSRV; k++) {
@@ -594,10 +538,10 @@ int main(int argc, char **argv)
 		}
 		free(body);
 	}
-	printf("peak RSS: drake %ld KiB, floor %ld KiB\n", peak_rss_kib(srv[0].pid),
-	       peak_rss_kib(srv[1].pid));
-	fprintf(out_csv, "# peak_rss_kib drake=%ld floor=%ld\n", peak_rss_kib(srv[0].pid),
-	        peak_rss_kib(srv[1].pid));
+	printf("peak RSS: drake %ld KiB, floor %ld KiB\n", bench_status_kib(srv[0].pid, "VmHWM"),
+	       bench_status_kib(srv[1].pid, "VmHWM"));
+	fprintf(out_csv, "# peak_rss_kib drake=%ld floor=%ld\n",
+	        bench_status_kib(srv[0].pid, "VmHWM"), bench_status_kib(srv[1].pid, "VmHWM"));
 	fclose(out_csv);
 	printf("csv: %s\n", csv);
 	for (int k = 0; k < NSRV; k++) {

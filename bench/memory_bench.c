@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "common/flags.h"
 
 extern char **environ;
@@ -46,13 +47,6 @@ static bool managed_fields;
  * the list and the comparison, not 55,000 update events. */
 static int rv = 1000;
 #define OBJECT_RV 1000
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- objects ---- */
 
@@ -359,8 +353,8 @@ static void on_readable(struct conn *k)
 /* Serves for up to `seconds`, or until done() says so. */
 static bool serve(int lfd, double seconds, bool (*done)(void *), void *arg)
 {
-	double deadline = now() + seconds;
-	while (now() < deadline) {
+	double deadline = bench_now() + seconds;
+	while (bench_now() < deadline) {
 		if (done && done(arg))
 			return true;
 		struct pollfd p[MAX_CONNS + 1];
@@ -452,47 +446,10 @@ static bool watches_back(void *arg)
 	return watches_started[W_PODS] >= want_watches && watches_started[W_NODES] >= want_watches;
 }
 
-static long status_kib(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	size_t fl = strlen(field);
-	FILE *f = fopen(path, "r");
-	long kib = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
-			kib = strtol(line + fl + 1, NULL, 10);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return kib;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), bench_cmp_double);
 	return n ? v[n / 2] : 0;
-}
-
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof(a);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(fd, (struct sockaddr *)&a, &l)) {
-		perror("memory_bench: free port");
-		exit(1);
-	}
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 int main(int argc, char **argv)
@@ -556,7 +513,7 @@ int main(int argc, char **argv)
 	fclose(k);
 
 	char port[16];
-	snprintf(port, sizeof(port), "%d", free_port());
+	snprintf(port, sizeof(port), "%d", bench_free_port());
 	const char *dargv[] = {drake,          "serve",
 	                       "--port",       port,
 	                       "--tls-cert",   DIR "/certs/server.crt",
@@ -578,19 +535,19 @@ int main(int argc, char **argv)
 
 	int rc = 1;
 	FILE *out_csv = NULL;
-	double t0 = now();
+	double t0 = bench_now();
 	struct wait_lines synced = {"informer_synced", 1};
 	if (!serve(lfd, 300, lines_seen, &synced)) {
 		fprintf(stderr, "memory_bench: caches not synced in 300 s; see %s\n", log_path);
 		goto done;
 	}
-	double sync_s = now() - t0, first_pods = 0, first_nodes = 0;
+	double sync_s = bench_now() - t0, first_pods = 0, first_nodes = 0;
 	log_lines("informer_synced", "pods", &first_pods);
 	log_lines("informer_synced", "nodes", &first_nodes);
 	want_watches = 1;
 	serve(lfd, 30, watches_back, NULL);
 	serve(lfd, 1, NULL, NULL); /* let drake finish what the sync started */
-	long rss_sync = status_kib(pid, "VmRSS"), hwm_sync = status_kib(pid, "VmHWM");
+	long rss_sync = bench_status_kib(pid, "VmRSS"), hwm_sync = bench_status_kib(pid, "VmHWM");
 
 	out_csv = fopen(csv, "w");
 	if (!out_csv) {
@@ -617,11 +574,11 @@ int main(int argc, char **argv)
 		}
 		log_lines("informer_resynced", "pods", &pods_s[r]);
 		log_lines("informer_resynced", "nodes", &nodes_s[r]);
-		rss_last = status_kib(pid, "VmRSS");
+		rss_last = bench_status_kib(pid, "VmRSS");
 		fprintf(out_csv, "relist-%d,%zu,%zu,%.3f,%.3f,%ld,%ld\n", r + 1, n_nodes, n_pods,
-		        pods_s[r], nodes_s[r], rss_last, status_kib(pid, "VmHWM"));
+		        pods_s[r], nodes_s[r], rss_last, bench_status_kib(pid, "VmHWM"));
 	}
-	long hwm = status_kib(pid, "VmHWM");
+	long hwm = bench_status_kib(pid, "VmHWM");
 	double pm = median(pods_s, (size_t)relists), nm = median(nodes_s, (size_t)relists);
 	printf("drake caches: %zu nodes, %zu pods%s (served by this program on loopback)\n",
 	       n_nodes, n_pods, managed_fields ? ", with managedFields" : "");

@@ -70,6 +70,18 @@ struct resp {
 	CURLcode rc;
 };
 
+/* A plain TCP connection to drake's port on loopback. */
+static inline int tcp_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_port = htons((uint16_t)port),
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		fail_msg("connect: %s", strerror(errno));
+	return fd;
+}
+
 static inline size_t on_body(char *p, size_t sz, size_t n, void *arg)
 {
 	struct resp *r = arg;

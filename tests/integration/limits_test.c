@@ -61,17 +61,6 @@ static void still_served(CURL *h)
 	assert_int_equal(connects, 0);
 }
 
-static int tcp_connect(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET,
-	                        .sin_port = htons((uint16_t)port),
-	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
-		fail_msg("connect: %s", strerror(errno));
-	return fd;
-}
-
 /* A raw TLS client with the good certificate, for what curl will not send. */
 struct raw {
 	SSL_CTX *ctx;

@@ -326,17 +326,6 @@ static void test_the_progress_and_migration_api_answers_503_without_the_controll
 	assert_non_null(strstr(r.body, "drake_token_reviews_total{result=\"authenticated\"} 0\n"));
 }
 
-static int tcp_connect(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET,
-	                        .sin_port = htons((uint16_t)port),
-	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
-		fail_msg("connect: %s", strerror(errno));
-	return fd;
-}
-
 /* Waits until the peer closes fd (read returns 0 or an error); false on timeout. */
 static bool closed_within(int fd, double seconds)
 {
