@@ -311,7 +311,7 @@ static bool add_job(struct json_t *obj, void *arg)
 		x->w->any_moving = true;
 	double frac;
 	bool slow = rec_job_slow(x->r, &job, &frac);
-	double admitted = admit_created(obj);
+	double admitted = admit_created(obj), waved = 0; /* waved: its first wave */
 	int live[DRAKE_NROLES] = {0}, seen = 0, gated = 0, done = 0;
 	size_t first = x->w->n;
 	const enum tf_rtype types[] = {TF_PS, TF_CHIEF, TF_WORKER};
@@ -347,8 +347,9 @@ static bool add_job(struct json_t *obj, void *arg)
 			int count = tf_migrations_count(&mg, t, i, &last);
 			const char *gang = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG);
 			const char *dot = gang ? strrchr(gang, '.') : NULL;
-			if (dot && strtod(dot + 1, NULL) > 0) /* "<uid>.<seconds>": its wave */
-				admitted = strtod(dot + 1, NULL);
+			double at = dot ? strtod(dot + 1, NULL) : 0; /* "<uid>.<seconds>" */
+			if (at > 0 && (waved == 0 || at < waved))
+				waved = at;
 			struct replica_of *of = &x->w->of[n];
 			snprintf(of->pod, sizeof(of->pod), "%s", name);
 			snprintf(of->job, sizeof(of->job), "%s/%s", job.ns, job.name);
@@ -375,7 +376,7 @@ static bool add_job(struct json_t *obj, void *arg)
 	for (size_t i = first; i < x->w->n; i++) {
 		x->w->r[i].role_live = live[x->w->r[i].role];
 		x->w->r[i].role_min = min[x->w->r[i].role];
-		x->w->r[i].admitted = admitted;
+		x->w->r[i].admitted = waved > 0 ? waved : admitted;
 	}
 	x->w->any_slow |= slow && x->w->n > first;
 	if (x->w->n == first && seen > 0 && gated == seen && done == 0 &&
