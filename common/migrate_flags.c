@@ -17,6 +17,10 @@ void migrate_flags(struct migrate_flag_vals *v, struct flag *out)
 	     "migration: most moves of one replica"},
 	    {"migrate-tail", "DRAKE_MIGRATE_TAIL", FLAG_DOUBLE, &v->opts.tail, "0.05",
 	     "migration: nothing moves in this last fraction of a job's steps"},
+	    {"migrate-placement", "DRAKE_MIGRATE_PLACEMENT", FLAG_BOOL, &v->opts.better_placement,
+	     "true",
+	     "migration: a slow job's worker moves onto another of its nodes when that lets the "
+	     "first waiting job start (SpeCon)"},
 	    {"progress-alpha", "DRAKE_PROGRESS_ALPHA", FLAG_DOUBLE, &v->progress.alpha, "0.1",
 	     "progress: a rate below this fraction of the fitted expectation counts as slow"},
 	    {"progress-window", "DRAKE_PROGRESS_WINDOW", FLAG_INT, &v->progress.window, "10",

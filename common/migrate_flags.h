@@ -13,7 +13,7 @@
 #include "migrate/migrate.h"
 #include "migrate/progress.h"
 
-#define MIGRATE_FLAGS_N 6
+#define MIGRATE_FLAGS_N 7
 
 struct migrate_flag_vals {
 	struct mig_opts opts;

@@ -412,14 +412,7 @@ static int next_node(const struct step *s, size_t j, const struct work *w)
 /* Expected remaining time of a running job (see scale.h). */
 static double remaining(const struct drake_running_job *j, double now)
 {
-	double age = now - j->admitted;
-	if (age < 0)
-		age = 0;
-	if (j->progress >= 1)
-		return 0;
-	if (j->progress > 0)
-		return age * (1 - j->progress) / j->progress;
-	return age;
+	return drake_speed_remaining(j->admitted, j->progress, now);
 }
 
 struct batch {

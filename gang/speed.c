@@ -31,6 +31,18 @@ double drake_speed_rate(const struct drake_speed *m, int w, int gpus_per_worker,
 	return t;
 }
 
+double drake_speed_remaining(double admitted, double progress, double now)
+{
+	double age = now - admitted;
+	if (age < 0)
+		age = 0;
+	if (progress >= 1)
+		return 0;
+	if (progress > 0)
+		return age * (1 - progress) / progress;
+	return age;
+}
+
 int drake_speed_node_gpus(const struct drake_cluster *c)
 {
 	int64_t best = 0;

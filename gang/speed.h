@@ -37,6 +37,16 @@ double drake_speed_rate(const struct drake_speed *m, int w, int gpus_per_worker,
 /* n_min(w): the fewest nodes that hold w workers of g GPUs (at least 1). */
 int drake_speed_min_nodes(const struct drake_speed *m, int w, int gpus_per_worker);
 
+/*
+ * A running job's expected remaining time at now, admitted at `admitted`,
+ * with progress p (its fraction of work done, < 0 unknown): from p when
+ * known, age * (1 - p) / p (0 once p >= 1); else its age since admission
+ * (for the heavy-tailed run times of training jobs, a job that has run for
+ * t is expected to run about t more). The growth rule (gang/scale.h) and
+ * the migration rules (migrate/migrate.h) weigh a speed change by it.
+ */
+double drake_speed_remaining(double admitted, double progress, double now);
+
 /* The largest schedulable node's GPUs in c (at least 1). */
 int drake_speed_node_gpus(const struct drake_cluster *c);
 

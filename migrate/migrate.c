@@ -22,6 +22,8 @@ void mig_defaults(struct mig_opts *o)
 	o->cooldown = 30;
 	o->cap = 3;
 	o->tail = 0.05;
+	drake_speed_defaults(&o->speed);
+	o->better_placement = true;
 }
 
 drake_err mig_opts_check(const struct mig_opts *o, char *why, size_t len)
@@ -35,6 +37,10 @@ drake_err mig_opts_check(const struct mig_opts *o, char *why, size_t len)
 		return drake_errorf(DRAKE_EINVAL, why, len, "cap %d must be >= 0", o->cap);
 	if (!(o->tail >= 0 && o->tail <= 1))
 		return drake_errorf(DRAKE_EINVAL, why, len, "tail %g is outside [0, 1]", o->tail);
+	if (!(o->speed.locality_penalty >= 0) || !(o->speed.rescale_pause >= 0) ||
+	    !(o->speed.scaling_loss >= 0))
+		return drake_errorf(DRAKE_EINVAL, why, len,
+		                    "the speed model's loss, penalty and pause must be >= 0");
 	return DRAKE_OK;
 }
 
@@ -213,20 +219,12 @@ static void free_of(const struct drake_node *nd, const struct drake_res *used,
 		out->ext[k] = out->ext[k] > 0 ? out->ext[k] : 0;
 }
 
-/* ---- overload ---------------------------------------------------------- */
+/* ---- overload and better placement ------------------------------------ */
 
 struct slot {
 	double load;
 	size_t node;
 };
-
-static int by_load(const void *a, const void *b)
-{
-	const struct slot *x = a, *y = b;
-	if (x->load != y->load)
-		return x->load < y->load ? -1 : 1;
-	return x->node < y->node ? -1 : x->node > y->node;
-}
 
 /* Most loaded first, ties by node order. */
 static int by_load_desc(const void *a, const void *b)
@@ -237,43 +235,104 @@ static int by_load_desc(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* The state of one mig_decide call. */
+struct member {
+	const char *job;
+	size_t i;
+};
+
+static int by_job(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	int k = strcmp(x->job, y->job);
+	if (k)
+		return k;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The state of one mig_decide_all call. */
 struct work {
 	const struct drake_cluster *c;
 	const struct mig_replica *r;
 	size_t nr;
 	const struct mig_opts *o;
 	double now;
+	struct drake_speed sp;  /* o->speed, node_gpus from the snapshot */
 	struct drake_res *used; /* per node, as the decisions so far leave it */
 	double *load;           /* per node, from used */
-	struct slot *order;     /* schedulable nodes by (load, index) */
-	size_t n_order;
-	struct mig_spread s; /* of load */
-	double m2;           /* sum of squared deviations from s.mean */
+	int *node;              /* per replica, as the decisions so far leave it */
+	size_t *jid;            /* per replica: its job */
+	struct member *mem;     /* replicas by job: job j is mem[first[j] .. first[j + 1]) */
+	size_t *first;
+	int *workers; /* per job: its live workers */
+	size_t njobs;
 	struct mig_decision *out;
 	size_t n, cap;
 };
 
-/* Moves node's entry in order to where its new load sorts. */
-static void reorder(struct work *w, size_t node)
+static bool usable(const struct work *w, size_t i)
 {
-	size_t i = 0;
-	while (i < w->n_order && w->order[i].node != node)
-		i++;
-	if (i == w->n_order)
-		return;
-	memmove(&w->order[i], &w->order[i + 1], (w->n_order - i - 1) * sizeof(w->order[0]));
-	struct slot e = {w->load[node], node};
-	size_t lo = 0, hi = w->n_order - 1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (by_load(&w->order[mid], &e) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+	return w->node[i] >= 0 && (size_t)w->node[i] < w->c->n;
+}
+
+/* Groups the replicas by job (name order), so each job's members and
+ * nodes are found without a walk over every replica. */
+static void group(struct work *w)
+{
+	for (size_t i = 0; i < w->nr; i++)
+		w->mem[i] = (struct member){str(w->r[i].job), i};
+	qsort(w->mem, w->nr, sizeof(w->mem[0]), by_job);
+	w->njobs = 0;
+	for (size_t k = 0; k < w->nr; k++) {
+		if (k == 0 || strcmp(w->mem[k].job, w->mem[k - 1].job) != 0) {
+			w->first[w->njobs] = k;
+			w->workers[w->njobs++] = 0;
+		}
+		size_t i = w->mem[k].i, j = w->njobs - 1;
+		w->jid[i] = j;
+		w->workers[j] += usable(w, i) && w->r[i].role == DRAKE_ROLE_WORKER;
 	}
-	memmove(&w->order[lo + 1], &w->order[lo], (w->n_order - 1 - lo) * sizeof(w->order[0]));
-	w->order[lo] = e;
+	w->first[w->njobs] = w->nr;
+}
+
+/* Replicas of job j on node nd, x excluded (x may be (size_t)-1). */
+static int on_node(const struct work *w, size_t j, int nd, size_t x)
+{
+	int k = 0;
+	for (size_t m = w->first[j]; m < w->first[j + 1]; m++) {
+		size_t i = w->mem[m].i;
+		k += i != x && w->node[i] == nd;
+	}
+	return k;
+}
+
+/* Nodes job j spans. */
+static int span(const struct work *w, size_t j)
+{
+	int n = 0;
+	for (size_t m = w->first[j]; m < w->first[j + 1]; m++) {
+		size_t i = w->mem[m].i;
+		if (!usable(w, i))
+			continue;
+		bool seen = false;
+		for (size_t q = w->first[j]; q < m && !seen; q++)
+			seen = w->node[w->mem[q].i] == w->node[i];
+		n += !seen;
+	}
+	return n;
+}
+
+/* The moved job's modelled gain, in seconds, for replica x going from a
+ * span of n nodes to n2 (see migrate.h). */
+static double gain_of(const struct work *w, size_t x, int n, int n2)
+{
+	const struct mig_replica *y = &w->r[x];
+	int wk = w->workers[w->jid[x]];
+	int g = (int)(y->req.gpu > 0 ? (y->req.gpu > 1 << 20 ? 1 << 20 : y->req.gpu) : 0);
+	double before = drake_speed_rate(&w->sp, wk, g, n);
+	double after = drake_speed_rate(&w->sp, wk, g, n2);
+	double e = drake_speed_remaining(y->admitted, y->progress, w->now);
+	double frac = after > 0 ? 1 - before / after : 0;
+	return e * frac - w->sp.rescale_pause;
 }
 
 /* Members of job and role moving in the decisions made so far. */
@@ -287,63 +346,32 @@ static int moving(const struct work *w, const struct mig_replica *x)
 	return n;
 }
 
-/* The spread were node s at load ls and node t at load lt (both
- * schedulable): sum (L'_i - M)^2 - N (M' - M)^2 over N, from the current
- * mean M and m2, so no node is walked again. */
-static double std_after(const struct work *w, size_t s, double ls, size_t t, double lt)
+static bool decided(const struct work *w, size_t i)
 {
-	double n = (double)w->s.n, mean = w->s.mean;
-	double ds = w->load[s] - mean, dt = w->load[t] - mean;
-	double m2 =
-	    w->m2 - ds * ds - dt * dt + (ls - mean) * (ls - mean) + (lt - mean) * (lt - mean);
-	double shift = ((ls - w->load[s]) + (lt - w->load[t])) / n;
-	double var = (m2 - n * shift * shift) / n;
-	return var > 0 ? sqrt(var) : 0;
+	for (size_t d = 0; d < w->n; d++)
+		if (w->out[d].replica == (int)i)
+			return true;
+	return false;
 }
 
-/* The best move off node src, or -1 with *best_to untouched. */
-static int best_move(const struct work *w, size_t src, int *best_to, double *best_std)
+/* Worker i may move now (safety rules, not moved in this call). */
+static bool movable(const struct work *w, size_t i)
+{
+	const struct mig_replica *x = &w->r[i];
+	char why[MIG_WHY_MAX];
+	return usable(w, i) && x->role == DRAKE_ROLE_WORKER && !decided(w, i) &&
+	       !refused(x, w->now, w->o, moving(w, x), false, why, sizeof(why));
+}
+
+/* Node t takes replica i: schedulable, not its node, room for it. */
+static bool takes(const struct work *w, size_t i, size_t t)
 {
 	const struct drake_cluster *c = w->c;
-	int best = -1;
-	for (size_t i = 0; i < w->nr; i++) {
-		const struct mig_replica *x = &w->r[i];
-		if (x->node < 0 || (size_t)x->node != src || x->role != DRAKE_ROLE_WORKER)
-			continue;
-		bool done = false;
-		for (size_t d = 0; d < w->n && !done; d++)
-			done = w->out[d].replica == (int)i;
-		char why[MIG_WHY_MAX];
-		if (done || refused(x, w->now, w->o, moving(w, x), false, why, sizeof(why)))
-			continue;
-		struct drake_res after = w->used[src];
-		drake_res_sub(&after, &x->req);
-		double ls = load_of(&c->nodes[src], &after);
-		for (size_t k = 0; k < w->n_order; k++) {
-			size_t t = w->order[k].node;
-			struct drake_res room, then = w->used[t];
-			if (t == src)
-				continue;
-			free_of(&c->nodes[t], &w->used[t], &room);
-			if (!drake_res_fits(&x->req, &room))
-				continue;
-			drake_res_add(&then, &x->req);
-			double lt = load_of(&c->nodes[t], &then);
-			if (lt > ls)
-				continue;
-			double sd = std_after(w, src, ls, t, lt);
-			bool better =
-			    best < 0 || sd < *best_std ||
-			    (sd == *best_std && strcmp(str(x->pod), str(w->r[best].pod)) < 0);
-			if (sd < w->s.std && better) {
-				best = (int)i;
-				*best_to = (int)t;
-				*best_std = sd;
-			}
-			break; /* the least-loaded node that takes it is its target */
-		}
-	}
-	return best;
+	struct drake_res room;
+	if (!c->nodes[t].schedulable || (int)t == w->node[i])
+		return false;
+	free_of(&c->nodes[t], &w->used[t], &room);
+	return drake_res_fits(&w->r[i].req, &room);
 }
 
 static drake_err push(struct work *w, const struct mig_decision *d)
@@ -360,64 +388,275 @@ static drake_err push(struct work *w, const struct mig_decision *d)
 	return DRAKE_OK;
 }
 
-/* Records and applies the move of r[ri] from src to dst. */
-static drake_err apply(struct work *w, int ri, size_t src, size_t dst, double k,
-                       const struct mig_spread *judged)
+/* Applies the move of replica i to dst in the working state. */
+static void move_to(struct work *w, size_t i, size_t dst)
 {
 	const struct drake_cluster *c = w->c;
-	const struct mig_replica *x = &w->r[ri];
-	double was = w->load[dst];
-	struct mig_decision d = {
-	    .replica = ri, .from = (int)src, .to = (int)dst, .reason = MIG_OVERLOAD};
-	drake_res_sub(&w->used[src], &x->req);
-	drake_res_add(&w->used[dst], &x->req);
+	size_t src = (size_t)w->node[i];
+	drake_res_sub(&w->used[src], &w->r[i].req);
+	drake_res_add(&w->used[dst], &w->r[i].req);
 	w->load[src] = load_of(&c->nodes[src], &w->used[src]);
 	w->load[dst] = load_of(&c->nodes[dst], &w->used[dst]);
-	reorder(w, src);
-	reorder(w, dst);
-	spread_of(c, w->load, &w->s, &w->m2);
-	say(d.why, sizeof(d.why),
-	    "%s is overloaded (load %.2f > mean %.2f + %g x std %.2f): worker %s of %s moves to "
-	    "%s (load %.2f -> %.2f)",
-	    c->nodes[src].name, mig_node_load(c, src), judged->mean, k, judged->std, str(x->pod),
-	    str(x->job), c->nodes[dst].name, was, w->load[dst]);
-	return push(w, &d);
+	w->node[i] = (int)dst;
 }
 
-static drake_err decide(struct work *w, struct slot *hot)
+/* A candidate move and how it ranks. */
+struct cand {
+	int i, to;
+	int n, n2;      /* its job's span before and after */
+	double gain;    /* the moved job's, seconds */
+	int plan_nodes; /* better placement: the waiting job's plan's span */
+	double to_load; /* the target's load before the move */
+};
+
+/* Overload: a before b. */
+static bool better_overload(const struct work *w, const struct cand *a, const struct cand *b)
+{
+	if (b->i < 0)
+		return true;
+	if (a->gain != b->gain)
+		return a->gain > b->gain;
+	if (a->n - a->n2 != b->n - b->n2)
+		return a->n - a->n2 > b->n - b->n2;
+	if (a->to_load != b->to_load)
+		return a->to_load < b->to_load;
+	int k = strcmp(str(w->r[a->i].pod), str(w->r[b->i].pod));
+	if (k)
+		return k < 0;
+	return a->i != b->i ? a->i < b->i : a->to < b->to;
+}
+
+/* The best move off hot node src (c.i < 0: none worth making). */
+static struct cand best_move(const struct work *w, size_t src)
+{
+	struct cand best = {.i = -1};
+	for (size_t i = 0; i < w->nr; i++) {
+		if (w->node[i] != (int)src || !movable(w, i))
+			continue;
+		size_t j = w->jid[i];
+		int n = span(w, j);
+		bool alone = on_node(w, j, (int)src, i) == 0;
+		for (size_t t = 0; t < w->c->n; t++) {
+			if (!takes(w, i, t))
+				continue;
+			int n2 = n - alone + (on_node(w, j, (int)t, i) == 0);
+			if (n2 >= n)
+				continue; /* spreads it or keeps it: no gain, a pause */
+			struct cand k = {(int)i, (int)t,    n, n2, gain_of(w, i, n, n2),
+			                 0,      w->load[t]};
+			if (k.gain > 0 && better_overload(w, &k, &best))
+				best = k;
+		}
+	}
+	return best;
+}
+
+/* How a target of job j is named in a why: its PS's node or another. */
+static const char *whose(const struct work *w, size_t j, size_t t)
+{
+	for (size_t m = w->first[j]; m < w->first[j + 1]; m++) {
+		size_t i = w->mem[m].i;
+		if (w->node[i] == (int)t && w->r[i].role != DRAKE_ROLE_WORKER)
+			return "its PS's node";
+	}
+	return "a node of its job";
+}
+
+/* Node src is contended: replicas of two jobs or more, or pods drake does
+ * not move beside one job's. */
+static bool contended(const struct work *w, size_t src)
+{
+	struct drake_res mine = {0};
+	size_t job = (size_t)-1;
+	for (size_t i = 0; i < w->nr; i++) {
+		if (w->node[i] != (int)src)
+			continue;
+		if (job != (size_t)-1 && w->jid[i] != job)
+			return true;
+		job = w->jid[i];
+		drake_res_add(&mine, &w->r[i].req);
+	}
+	const struct drake_res *u = &w->c->nodes[src].used;
+	return u->cpu_milli > mine.cpu_milli || u->mem_bytes > mine.mem_bytes || u->gpu > mine.gpu;
+}
+
+/* The overloaded, contended nodes, most loaded first, judged on the
+ * snapshot as given; *judged their spread. */
+static size_t hot_nodes(const struct work *w, struct slot *hot, struct mig_spread *judged)
 {
 	const struct drake_cluster *c = w->c;
-	for (size_t i = 0; i < c->n; i++) {
-		w->used[i] = c->nodes[i].used;
-		w->load[i] = load_of(&c->nodes[i], &w->used[i]);
-		if (c->nodes[i].schedulable)
-			w->order[w->n_order++] = (struct slot){w->load[i], i};
-	}
-	qsort(w->order, w->n_order, sizeof(w->order[0]), by_load);
-	spread_of(c, w->load, &w->s, &w->m2);
-	struct mig_spread judged = w->s;
-
-	/* Overloaded nodes, judged once on the snapshot: most loaded first. */
+	double m2;
+	spread_of(c, w->load, judged, &m2);
 	size_t n_hot = 0;
-	for (size_t k = 0; k < w->n_order; k++)
-		if (over(w->order[k].load, &judged, w->o->k))
-			hot[n_hot++] = w->order[k];
+	for (size_t i = 0; i < c->n; i++)
+		if (c->nodes[i].schedulable && over(w->load[i], judged, w->o->k) && contended(w, i))
+			hot[n_hot++] = (struct slot){w->load[i], i};
 	qsort(hot, n_hot, sizeof(hot[0]), by_load_desc);
+	return n_hot;
+}
+
+static drake_err overload(struct work *w, const struct slot *hot, size_t n_hot,
+                          const struct mig_spread *judged)
+{
+	const struct drake_cluster *c = w->c;
 	for (size_t h = 0; h < n_hot; h++) {
-		int to = -1;
-		double sd = 0;
-		int ri = best_move(w, hot[h].node, &to, &sd);
-		if (ri < 0)
+		size_t src = hot[h].node;
+		struct cand k = best_move(w, src);
+		if (k.i < 0)
 			continue;
-		drake_err err = apply(w, ri, hot[h].node, (size_t)to, w->o->k, &judged);
+		const struct mig_replica *x = &w->r[k.i];
+		struct mig_decision d = {.replica = k.i,
+		                         .from = (int)src,
+		                         .to = k.to,
+		                         .reason = MIG_OVERLOAD,
+		                         .gain = k.gain};
+		say(d.why, sizeof(d.why),
+		    "%s is overloaded (load %.2f > mean %.2f + %g x std %.2f) and shared: worker "
+		    "%s "
+		    "of %s moves to %s, %s (%d -> %d nodes, saves %.0f s net of its restart)",
+		    c->nodes[src].name, mig_node_load(c, src), judged->mean, w->o->k, judged->std,
+		    str(x->pod), str(x->job), c->nodes[k.to].name,
+		    whose(w, w->jid[k.i], (size_t)k.to), k.n, k.n2, k.gain);
+		move_to(w, (size_t)k.i, (size_t)k.to);
+		drake_err err = push(w, &d);
 		if (err)
 			return err;
 	}
 	return DRAKE_OK;
 }
 
-drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
-                     double now, const struct mig_opts *o, struct mig_decision **out, size_t *n)
+/* Better placement: a before b. */
+static bool better_placement(const struct work *w, const struct cand *a, const struct cand *b)
+{
+	if (b->i < 0)
+		return true;
+	if (a->plan_nodes != b->plan_nodes)
+		return a->plan_nodes < b->plan_nodes;
+	if (a->gain != b->gain)
+		return a->gain > b->gain;
+	int k = strcmp(str(w->r[a->i].pod), str(w->r[b->i].pod));
+	if (k)
+		return k < 0;
+	return a->i != b->i ? a->i < b->i : a->to < b->to;
+}
+
+/* The waiting job fits on c: plan_nodes its span, or -1; ENOMEM. */
+static drake_err fits(const struct drake_cluster *c, const struct drake_gang_req *req,
+                      int *plan_nodes, drake_err *verdict)
+{
+	struct drake_plan p = {0};
+	char why[MIG_WHY_MAX];
+	*verdict = drake_plan_gang(c, req, &p, why, sizeof(why));
+	*plan_nodes = -1;
+	if (*verdict == DRAKE_ENOMEM)
+		return DRAKE_ENOMEM;
+	if (*verdict == DRAKE_OK) {
+		*plan_nodes = drake_plan_count_nodes(p.ps_node, p.n_ps, p.worker_node, p.n_workers);
+		drake_plan_release(&p);
+	}
+	return DRAKE_OK;
+}
+
+/* The best move of a slow, spread job's worker that lets wt start, tried
+ * on wc (the snapshot, charged and given back per candidate). */
+static drake_err best_yield(struct work *w, struct drake_cluster *wc, const struct mig_waiting *wt,
+                            struct cand *best)
+{
+	*best = (struct cand){.i = -1};
+	for (size_t i = 0; i < w->nr; i++) {
+		if (!w->r[i].slow || !movable(w, i))
+			continue;
+		size_t j = w->jid[i], src = (size_t)w->node[i];
+		int n = span(w, j);
+		if (n < 2)
+			continue; /* packed: moving it anywhere would spread it */
+		bool alone = on_node(w, j, (int)src, i) == 0;
+		for (size_t t = 0; t < w->c->n; t++) {
+			if (on_node(w, j, (int)t, i) == 0 || !takes(w, i, t))
+				continue; /* only onto a node of its own job */
+			int n2 = n - alone, pn;
+			drake_err verdict;
+			drake_cluster_charge(wc, src, &w->r[i].req, -1);
+			drake_cluster_charge(wc, t, &w->r[i].req, 1);
+			drake_err e = fits(wc, wt->req, &pn, &verdict);
+			drake_cluster_charge(wc, t, &w->r[i].req, -1);
+			drake_cluster_charge(wc, src, &w->r[i].req, 1);
+			if (e)
+				return e;
+			struct cand k = {(int)i, (int)t,    n, n2, gain_of(w, i, n, n2),
+			                 pn,     w->load[t]};
+			if (pn > 0 && better_placement(w, &k, best))
+				*best = k;
+		}
+	}
+	return DRAKE_OK;
+}
+
+static drake_err placement(struct work *w, const struct mig_waiting *wait, size_t nwait)
+{
+	if (nwait == 0 || !w->o->better_placement)
+		return DRAKE_OK;
+	bool any = false;
+	for (size_t i = 0; i < w->nr && !any; i++)
+		any = w->r[i].slow && w->r[i].role == DRAKE_ROLE_WORKER;
+	if (!any)
+		return DRAKE_OK;
+	struct drake_cluster wc;
+	drake_cluster_init(&wc);
+	drake_err err = drake_cluster_clone(&wc, w->c);
+	for (size_t q = 0; !err && q < nwait && q < MIG_WAIT_LOOK; q++) {
+		int pn;
+		drake_err verdict;
+		if (!wait[q].req)
+			continue;
+		err = fits(&wc, wait[q].req, &pn, &verdict);
+		if (err || verdict != DRAKE_ESTATE)
+			continue; /* it fits now (admission's), or never will */
+		struct cand k;
+		err = best_yield(w, &wc, &wait[q], &k);
+		if (err || k.i < 0)
+			break; /* the first that waits is the one to make room for */
+		const struct mig_replica *x = &w->r[k.i];
+		struct mig_decision d = {.replica = k.i,
+		                         .from = w->node[k.i],
+		                         .to = k.to,
+		                         .reason = MIG_PLACEMENT,
+		                         .gain = k.gain};
+		say(d.why, sizeof(d.why),
+		    "%s makes slow progress and yields: worker %s moves from %s to %s, a node of "
+		    "its "
+		    "own (%d -> %d nodes), so waiting job %s fits (on %d node%s)",
+		    str(x->job), str(x->pod), w->c->nodes[w->node[k.i]].name,
+		    w->c->nodes[k.to].name, k.n, k.n2, str(wait[q].job), k.plan_nodes,
+		    k.plan_nodes == 1 ? "" : "s");
+		move_to(w, (size_t)k.i, (size_t)k.to);
+		err = push(w, &d);
+		break;
+	}
+	drake_cluster_release(&wc);
+	return err;
+}
+
+static drake_err decide(struct work *w, struct slot *hot, const struct mig_waiting *wait,
+                        size_t nwait)
+{
+	const struct drake_cluster *c = w->c;
+	for (size_t i = 0; i < c->n; i++) {
+		w->used[i] = c->nodes[i].used;
+		w->load[i] = load_of(&c->nodes[i], &w->used[i]);
+	}
+	for (size_t i = 0; i < w->nr; i++)
+		w->node[i] = w->r[i].node >= 0 && (size_t)w->r[i].node < c->n ? w->r[i].node : -1;
+	group(w);
+	struct mig_spread judged;
+	size_t n_hot = hot_nodes(w, hot, &judged);
+	drake_err err = placement(w, wait, nwait);
+	return err ? err : overload(w, hot, n_hot, &judged);
+}
+
+drake_err mig_decide_all(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
+                         const struct mig_waiting *wait, size_t nwait, double now,
+                         const struct mig_opts *o, struct mig_decision **out, size_t *n)
 {
 	struct mig_opts def;
 	if (!o) {
@@ -426,18 +665,27 @@ drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r,
 	}
 	*out = NULL;
 	*n = 0;
-	struct work w = {.c = c, .r = r, .nr = nr, .o = o, .now = now};
-	size_t nn = c->n ? c->n : 1;
+	struct work w = {.c = c, .r = r, .nr = nr, .o = o, .now = now, .sp = o->speed};
+	w.sp.node_gpus = drake_speed_node_gpus(c);
+	size_t nn = c->n ? c->n : 1, rr = nr ? nr : 1;
 	w.used = malloc(nn * sizeof(*w.used));
 	w.load = malloc(nn * sizeof(*w.load));
-	w.order = malloc(nn * sizeof(*w.order));
+	w.node = malloc(rr * sizeof(*w.node));
+	w.jid = malloc(rr * sizeof(*w.jid));
+	w.mem = malloc(rr * sizeof(*w.mem));
+	w.first = malloc((rr + 1) * sizeof(*w.first));
+	w.workers = malloc(rr * sizeof(*w.workers));
 	struct slot *hot = malloc(nn * sizeof(*hot));
 	drake_err err = DRAKE_ENOMEM;
-	if (w.used && w.load && w.order && hot)
-		err = decide(&w, hot);
+	if (w.used && w.load && w.node && w.jid && w.mem && w.first && w.workers && hot)
+		err = decide(&w, hot, wait, nwait);
 	free(w.used);
 	free(w.load);
-	free(w.order);
+	free(w.node);
+	free(w.jid);
+	free(w.mem);
+	free(w.first);
+	free(w.workers);
 	free(hot);
 	if (err) {
 		free(w.out);
@@ -446,6 +694,12 @@ drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r,
 	*out = w.out;
 	*n = w.n;
 	return DRAKE_OK;
+}
+
+drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
+                     double now, const struct mig_opts *o, struct mig_decision **out, size_t *n)
+{
+	return mig_decide_all(c, r, nr, NULL, 0, now, o, out, n);
 }
 
 /* ---- explicit ---------------------------------------------------------- */

@@ -19,19 +19,53 @@
  *
  *     L_i - M > k * S            (k = 1.0; strictly, so equal loads never are)
  *
+ * and it is contended: it holds replicas of two jobs or more, or pods drake
+ * does not move beside one job's. A node full of one job's replicas is
+ * drake's packing, not a problem: requests never exceed allocatable, so a
+ * full node runs each pod at its requested share; what a hot node can cost
+ * is contention between jobs.
+ *
+ * Locality. A move is worth what the scaling step's speed model says
+ * (gang/speed.h, the same model and parameters as gang/scale.h): the
+ * moved replica's job J, with w workers of g GPUs over n nodes (PS, chief
+ * and workers counted), over n' nodes after the move, saves
+ *
+ *     gain = E_J * (1 - T(w, n) / T(w, n')) - rescale_pause
+ *
+ * E_J its expected remaining time (drake_speed_remaining: from its
+ * progress, else its age since `admitted`). The pause is the restart (the
+ * job stalls while its replica is recreated). The model has no term for
+ * contention (GPUs are exclusive; nothing slows a pod beside another), so
+ * relieving a hot node is worth nothing in it, and a move that spreads a
+ * job (n' > n) costs its locality penalty: such a move is never made.
+ *
  * Each overloaded node, most loaded first (ties by node order), sheds at
  * most ONE worker (never a PS or chief: they move only on explicit
- * request). For each worker on it that the safety rules allow, its target
- * is the least-loaded schedulable node (ties by node order) that is not the
- * source, has the free capacity for its requests, and whose load after the
- * move is at most the source's load after the move (so the move lowers the
- * higher of the two and never turns the target into a new hot spot, and a
- * move back could never qualify: no ping-pong). Of those moves, the one
- * that leaves the smallest spread S wins, ties by pod name (then by its
- * index in r); a move must lower S or none is made. Decisions of one call
- * are made one after another on a working copy of the snapshot, so each
- * sees the capacity and loads the earlier ones left; the overloaded nodes
- * themselves are judged once, on the snapshot as given.
+ * request): of the workers on it that the safety rules allow and of the
+ * schedulable nodes other than the source with the free capacity for
+ * them, the move of the largest gain, when that gain is > 0 (so only a
+ * move that brings its job onto fewer nodes: a lonely worker onto its
+ * PS's node or a node holding more of its job). Ties by the larger cut in
+ * nodes, then the less loaded target, then pod name (then index in r),
+ * then node order. A move never raises its job's node count, and each
+ * lowers one, so no move is ever undone by another (no ping-pong).
+ *
+ * Better placement (SpeCon: slow-growing jobs yield to fast-growing ones).
+ * Given the jobs waiting for admission in FIFO order, the first of them
+ * (at most MIG_WAIT_LOOK looked at) that does not fit now (gang/planner.h
+ * on the snapshot) is the one to make room for. A worker of a job whose
+ * progress is slowing or converged (`slow`) and that spans two nodes or
+ * more may move onto another node its job already uses (so the slow job
+ * never spreads: it loses its pause, no locality) when with the move that
+ * waiting job fits. Of those moves, the one that leaves the waiting job's
+ * plan on the fewest nodes wins, ties by the slow job's larger gain, then
+ * pod name, then node order. At most one such move per call, made before
+ * the overload moves.
+ *
+ * Decisions of one call are made one after another on a working copy of
+ * the snapshot, so each sees the capacity, loads and placement the earlier
+ * ones left; the overloaded nodes themselves are judged once, on the
+ * snapshot as given.
  *
  * Safety, for every decision (mig_decide and mig_explicit alike):
  *   - cap: a replica that has moved `cap` times (3) moves no more. The count
@@ -63,11 +97,14 @@
 
 #include "common/err.h"
 #include "gang/cluster.h"
+#include "gang/planner.h"
 #include "gang/roles.h"
+#include "gang/speed.h"
 
-#define MIG_WHY_MAX 200
+#define MIG_WHY_MAX   200
+#define MIG_WAIT_LOOK 4 /* waiting jobs the better-placement rule looks at */
 
-enum mig_reason { MIG_OVERLOAD, MIG_EXPLICIT };
+enum mig_reason { MIG_OVERLOAD, MIG_EXPLICIT, MIG_PLACEMENT };
 
 struct mig_replica {
 	const char *job; /* "ns/name" */
@@ -79,6 +116,14 @@ struct mig_replica {
 	double last_migrated; /* seconds; < 0 never */
 	double progress;      /* its job's mig_progress_fraction, < 0 unknown */
 	int role_live, role_min; /* live members of its role in its job, and the role's minimum */
+	double admitted;         /* its job's admission time, seconds */
+	bool slow;               /* its job's progress is slowing or converged */
+};
+
+/* A job waiting for admission, as the planner sees it. */
+struct mig_waiting {
+	const char *job; /* "ns/name" */
+	const struct drake_gang_req *req;
 };
 
 struct mig_opts {
@@ -86,12 +131,17 @@ struct mig_opts {
 	double cooldown; /* seconds */
 	int cap;         /* moves per replica */
 	double tail;     /* fraction of a job's steps at its end with no moves */
+	/* The scaling step's speed model (node_gpus is taken from the snapshot):
+	 * the adapters pass the one their scale options hold. */
+	struct drake_speed speed;
+	bool better_placement; /* the better-placement rule is on */
 };
 
 struct mig_decision {
 	int replica; /* index into r */
 	int from, to;
 	enum mig_reason reason;
+	double gain; /* the moved job's modelled gain, seconds (0 for explicit moves) */
 	char why[MIG_WHY_MAX];
 };
 
@@ -101,11 +151,12 @@ struct mig_spread {
 	double mean, std;
 };
 
-/* 1.0, 30 s, 3, 0.05. */
+/* 1.0, 30 s, 3, 0.05, drake_speed_defaults(), better placement on. */
 void mig_defaults(struct mig_opts *o);
 
 /* EINVAL with why when o is out of range: k >= 0, cooldown >= 0, cap >= 0,
- * tail in [0, 1] (for flag parsing; mig_decide takes o as given). */
+ * tail in [0, 1], the speed model's penalty and pause >= 0 (for flag
+ * parsing; mig_decide takes o as given). */
 drake_err mig_opts_check(const struct mig_opts *o, char *why, size_t len) DRAKE_MUST_CHECK;
 
 /* A node's load in [0, ...), as above; 0 for an index out of range. */
@@ -120,11 +171,19 @@ bool mig_overloaded(const struct drake_cluster *c, size_t node, const struct mig
                     double k);
 
 /*
- * The overload decisions at time now, at most one per overloaded node, in
- * the order made. *out is malloc'd (caller frees), may be NULL with *n 0.
- * Replicas with a node out of range are ignored. o NULL means the
- * defaults. Fails only on DRAKE_ENOMEM.
+ * The decisions at time now, in the order made: at most one better-
+ * placement move for the waiting jobs wait[0..nwait) (FIFO order; none
+ * without), then at most one overload move per overloaded node. *out is
+ * malloc'd (caller frees), may be NULL with *n 0. Replicas with a node out
+ * of range are ignored. o NULL means the defaults. Fails only on
+ * DRAKE_ENOMEM.
  */
+drake_err mig_decide_all(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
+                         const struct mig_waiting *wait, size_t nwait, double now,
+                         const struct mig_opts *o, struct mig_decision **out,
+                         size_t *n) DRAKE_MUST_CHECK;
+
+/* mig_decide_all without waiting jobs: the overload moves alone. */
 drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
                      double now, const struct mig_opts *o, struct mig_decision **out,
                      size_t *n) DRAKE_MUST_CHECK;

@@ -22,165 +22,135 @@ struct dcase {
 	const char *want; /* the decisions, rendered */
 };
 
-/* 32 CPUs and 128Gi: a worker of c CPUs and 4c Gi adds c/32 to the load. */
-#define N32(name, other)                                                                           \
+/* 32 CPUs, 128Gi, 8 GPUs; `og` GPUs used by pods drake does not move */
+#define G8(name, og)                                                                               \
 	{                                                                                          \
-		name, 32, 128, 0, other, 4 * (other), 0, false                                     \
+		name, 32, 128, 8, 0, 0, og, false                                                  \
 	}
-#define WK(pod, node, cpus)                                                                        \
+/* a PS (4 CPUs, 16Gi) and a one-GPU worker (4 CPUs, 16Gi) of job `job` */
+#define PS(pod, job, node)                                                                         \
 	{                                                                                          \
-		pod, NULL, node, 'w', cpus, 4 * (cpus), 0, 0, 0, 0, NULL                           \
+		pod, job, node, 'p', 4, 16, 0, 0, 0, 0, "1/1"                                      \
 	}
-/* 100 CPUs and 100Gi with `other` of each used: load other/100 before workers */
-#define N100(name, other)                                                                          \
+#define W1(pod, job, node)                                                                         \
 	{                                                                                          \
-		name, 100, 100, 0, other, other, 0, false                                          \
+		pod, job, node, 'w', 4, 16, 1, 0, 0, 0, NULL                                       \
+	}
+/* job b packed whole on g1 (PS and five workers) */
+#define B_ON_G1                                                                                    \
+	PS("b-ps", "ns/b", "g1"), W1("b-w0", "ns/b", "g1"), W1("b-w1", "ns/b", "g1"),              \
+	    W1("b-w2", "ns/b", "g1"), W1("b-w3", "ns/b", "g1"), W1("b-w4", "ns/b", "g1")
+/* a small CPU job of the e2e test: PS 1 CPU, two workers of 3 CPUs */
+#define SMALL(j)                                                                                   \
+	{"m" #j "-ps", "ns/m" #j, "g1", 'p', 1, 1, 0, 0, 0, 0, "1/1"},                             \
+	    {"m" #j "-w0", "ns/m" #j, "g1", 'w', 3, 1, 0, 0, 0, 0, "2/1"},                         \
+	{                                                                                          \
+		"m" #j "-w1", "ns/m" #j, "g1", 'w', 3, 1, 0, 0, 0, 0, "2/1"                        \
 	}
 
+/* Case 1 is the base world: g1 (load .83) holds job b whole and a's lonely
+ * worker a-w2; a's PS and other workers are on g2 (.33); g3 and g4 are
+ * idle. Mean .29, std .34: only g1 is overloaded. a over two nodes runs at
+ * 1 / 1.15 of a over one (gang/speed.h's locality penalty), so a-w2 on g2
+ * saves 3600 s x (1 - 1 / 1.15) = 470 s, less the 10 s restart. */
 static const struct dcase decide_cases[] = {
     {"a balanced cluster moves nothing",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0)},
-     {WK("w1", "n1", 8), WK("w2", "n2", 8), WK("w3", "n3", 8)},
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0)},
+     {PS("a-ps", "ns/a", "g1"), W1("a-w0", "ns/a", "g1"), PS("b-ps", "ns/b", "g2"),
+      W1("b-w0", "ns/b", "g2"), PS("c-ps", "ns/c", "g3"), W1("c-w0", "ns/c", "g3")},
      ""},
-    {"the overloaded node sheds one worker to the least-loaded node, the first by pod name",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {WK("w-2", "n1", 8), WK("w-1", "n1", 8), WK("w-0", "n1", 8), WK("x", "n2", 8),
-      WK("y", "n4", 8)},
-     "w-0:n1>n3"},
-    /* The fork's testbed gave every container limits of 4 CPUs / 8Gi. n1's
-     * four pods request 0.5 CPU / 1Gi each: a quarter of n1 by requests,
-     * twice n1 by limits (loads 2.0, .75, 0 by limits make n1 the hot
-     * node); by requests (.25, .75, 0) n2 is. */
-    {"load is requests, not limits: the node over-committed on limits is not the hot one",
-     {{"n1", 8, 16, 0, 0, 0, 0, false},
-      {"n2", 8, 16, 0, 0, 0, 0, false},
-      {"n3", 8, 16, 0, 0, 0, 0, false}},
-     {{"small-0", "ns/s", "n1", 'w', 0.5, 1, 0, 0, 0, 0, NULL},
-      {"small-1", "ns/s", "n1", 'w', 0.5, 1, 0, 0, 0, 0, NULL},
-      {"small-2", "ns/s", "n1", 'w', 0.5, 1, 0, 0, 0, 0, NULL},
-      {"small-3", "ns/s", "n1", 'w', 0.5, 1, 0, 0, 0, 0, NULL},
-      {"big-0", "ns/b", "n2", 'w', 3, 6, 0, 0, 0, 0, NULL},
-      {"big-1", "ns/b", "n2", 'w', 3, 6, 0, 0, 0, 0, NULL}},
-     "big-0:n2>n3"},
-    /* loads a .6, b .55, c .45, d .4, e .5: mean .5, population std
-     * sqrt(.025 / 5) = .0707, so only a (+.1) is over; the fork's
-     * `sum = dx*dx` kept e's deviation (0): "std" 0 marks b (+.05) too. */
-    {"the std is the population's over every node: only the node above mean + std sheds",
-     {N100("a", 50), N100("b", 45), N100("c", 45), N100("d", 40), N100("e", 50)},
-     {{"a-w0", NULL, "a", 'w', 5, 5, 0, 0, 0, 0, NULL},
-      {"a-w1", NULL, "a", 'w', 5, 5, 0, 0, 0, 0, NULL},
-      {"b-w0", NULL, "b", 'w', 5, 5, 0, 0, 0, 0, NULL},
-      {"b-w1", NULL, "b", 'w', 5, 5, 0, 0, 0, 0, NULL}},
-     "a-w0:a>d"},
-    {"equal loads are never overloaded (std 0)",
-     {N32("n1", 16), N32("n2", 16)},
-     {WK("w1", "n1", 4), WK("w2", "n2", 4)},
+    {"a lonely worker on a hot shared node moves onto its PS's node",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, W1("a-w2", "ns/a", "g1"), PS("a-ps", "ns/a", "g2"), W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
+     "a-w2:g1>g2"},
+    {"a node full of one job's gang is drake's packing, not an overload: nothing moves",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, W1("b-w5", "ns/b", "g1"), W1("b-w6", "ns/b", "g1"), W1("b-w7", "ns/b", "g1")},
      ""},
-    {"a PS or chief never moves for overload",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {{"ps-0", NULL, "n1", 'p', 12, 48, 0, 0, 0, 0, NULL},
-      {"chief-0", NULL, "n1", 'c', 12, 48, 0, 0, 0, 0, NULL}},
+    {"three small jobs packed on one node stay: every move would spread its job, and relief is "
+     "worth nothing in the model",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {SMALL(1), SMALL(2), SMALL(3)},
      ""},
-    {"a worker cooling down stays; the next by name moves",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {{"w-0", NULL, "n1", 'w', 8, 32, 0, 1, 12, 0, NULL}, WK("w-1", "n1", 8), WK("w-2", "n1", 8)},
-     "w-1:n1>n2"},
+    {"a move must save more than its restart: a job admitted 30 s ago stays spread",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, W1("a-w2", "ns/young-a", "g1"), PS("a-ps", "ns/young-a", "g2"),
+      W1("a-w0", "ns/young-a", "g2"), W1("a-w1", "ns/young-a", "g2")},
+     ""},
+    {"with no room beside its PS it joins the node holding more of its job (3 -> 2 nodes)",
+     {G8("g1", 0), G8("g2", 7), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, W1("a-w2", "ns/a", "g1"), PS("a-ps", "ns/a", "g2"), W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g3")},
+     "a-w2:g1>g3"},
+    {"a lonely PS is never moved for overload, though its job would gain",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, PS("a-ps", "ns/a", "g1"), W1("a-w0", "ns/a", "g2"), W1("a-w1", "ns/a", "g2"),
+      W1("a-w2", "ns/a", "g2")},
+     ""},
+    {"a worker cooling down stays",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1,
+      {"a-w2", "ns/a", "g1", 'w', 4, 16, 1, 1, 12, 0, NULL},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
+     ""},
     {"a worker cooled down moves again",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {{"w-0", NULL, "n1", 'w', 8, 32, 0, 1, 30, 0, NULL}, WK("w-1", "n1", 8), WK("w-2", "n1", 8)},
-     "w-0:n1>n2"},
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1,
+      {"a-w2", "ns/a", "g1", 'w', 4, 16, 1, 1, 30, 0, NULL},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
+     "a-w2:g1>g2"},
     {"the cap is the persisted count alone: 3 moves and never a timestamp still stays",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {{"w-0", NULL, "n1", 'w', 8, 32, 0, 3, 0, 0, NULL},
-      {"w-1", NULL, "n1", 'w', 8, 32, 0, 2, 0, 0, NULL},
-      WK("w-2", "n1", 8)},
-     "w-1:n1>n2"},
-    {"nothing moves in the last 5% of a job's steps; unknown progress does not block",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {{"w-0", "ns/late", "n1", 'w', 8, 32, 0, 0, 0, 95, NULL},
-      {"w-1", "ns/new", "n1", 'w', 8, 32, 0, 0, 0, 0, NULL},
-      WK("w-2", "n1", 8)},
-     "w-1:n1>n2"},
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1,
+      {"a-w2", "ns/a", "g1", 'w', 4, 16, 1, 3, 0, 0, NULL},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
+     ""},
+    {"nothing moves in the last 5% of a job's steps",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1,
+      {"a-w2", "ns/a", "g1", 'w', 4, 16, 1, 0, 0, 96, NULL},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
+     ""},
     {"a worker at its role's minimum stays: the move would leave the job short",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {{"w-0", "ns/tight", "n1", 'w', 8, 32, 0, 0, 0, 0, "2/2"},
-      {"w-1", "ns/ok", "n1", 'w', 8, 32, 0, 0, 0, 0, "3/2"},
-      {"w-2", "ns/tight", "n1", 'w', 8, 32, 0, 0, 0, 0, "2/2"}},
-     "w-1:n1>n2"},
-    {"two moves of one job in one call count each other: the second would leave it short",
-     {N100("a-hot", 75), N100("b-hot", 85), N100("c1", 10), N100("c2", 10), N100("c3", 10),
-      N100("c4", 10), N100("c5", 10), N100("c6", 10)},
-     {{"j-0", "ns/j", "a-hot", 'w', 5, 5, 0, 0, 0, 0, "3/2"},
-      {"j-1", "ns/j", "b-hot", 'w', 5, 5, 0, 0, 0, 0, "3/2"}},
-     "j-1:b-hot>c1"},
-    {"each overloaded node sheds one, most loaded first, seeing the moves before it",
-     {N100("a-hot", 75), N100("b-hot", 85), N100("c1", 10), N100("c2", 10), N100("c3", 10),
-      N100("c4", 10), N100("c5", 10), N100("c6", 10)},
-     {{"a-0", "ns/a", "a-hot", 'w', 5, 5, 0, 0, 0, 0, NULL},
-      {"b-0", "ns/b", "b-hot", 'w', 5, 5, 0, 0, 0, 0, NULL}},
-     "b-0:b-hot>c1 a-0:a-hot>c2"},
-    /* g1 is GPU-full; c1, a CPU-only node, is the least loaded but has no GPU */
-    {"the target has room for it: a GPU worker passes over the idle node without GPUs",
-     {{"c1", 64, 512, 0, 0, 0, 0, false},
-      {"g1", 64, 512, 8, 0, 0, 0, false},
-      {"g2", 64, 512, 8, 0, 0, 0, false},
-      {"g3", 64, 512, 8, 0, 0, 8, false}},
-     {{"g1-w0", NULL, "g1", 'w', 8, 64, 2, 0, 0, 0, NULL},
-      {"g1-w1", NULL, "g1", 'w', 8, 64, 2, 0, 0, 0, NULL},
-      {"g1-w2", NULL, "g1", 'w', 8, 64, 2, 0, 0, 0, NULL},
-      {"g1-w3", NULL, "g1", 'w', 8, 64, 2, 0, 0, 0, NULL},
-      {"g2-w0", NULL, "g2", 'w', 8, 64, 2, 0, 0, 0, NULL}},
-     "g1-w0:g1>g2"},
-    {"no node has room for it: nothing moves",
-     {{"c1", 64, 512, 0, 0, 0, 0, false},
-      {"c2", 64, 512, 0, 0, 0, 0, false},
-      {"g1", 64, 512, 8, 0, 0, 0, false}},
-     {{"g1-w0", NULL, "g1", 'w', 32, 256, 4, 0, 0, 0, NULL},
-      {"g1-w1", NULL, "g1", 'w', 16, 128, 4, 0, 0, 0, NULL}},
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1,
+      {"a-w2", "ns/a", "g1", 'w', 4, 16, 1, 0, 0, 0, "3/3"},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
      ""},
-    /* s is the least loaded but small: taking a 16-CPU worker it would be at
-     * .8, above h's .5 after the move; m ends at .5, no higher than h */
-    {"the target never ends more loaded than the source after the move",
-     {{"h", 64, 256, 0, 16, 64, 0, false},
-      {"m", 64, 256, 0, 16, 64, 0, false},
-      {"s", 20, 80, 0, 0, 0, 0, false}},
-     {{"h-w0", NULL, "h", 'w', 16, 64, 0, 0, 0, 0, NULL},
-      {"h-w1", NULL, "h", 'w', 16, 64, 0, 0, 0, 0, NULL}},
-     "h-w0:h>m"},
-    {"a cordoned node neither counts toward the mean nor receives",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0), {"n0", 32, 128, 0, 0, 0, 0, true}},
-     {WK("w-0", "n1", 8), WK("w-1", "n1", 8), WK("w-2", "n1", 8), WK("x", "n2", 8),
-      WK("y", "n4", 8)},
-     "w-0:n1>n3"},
-    {"the move that lowers the spread most wins over the first pod name",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0), N32("n4", 0)},
-     {WK("a", "n1", 2), WK("d", "n1", 6), WK("b", "n1", 6), WK("c", "n1", 6), WK("x", "n2", 4),
-      WK("y", "n3", 2), WK("z", "n4", 6)},
-     "b:n1>n3"},
-    /* b .55 sheds 2 CPUs to s (4 CPUs): b .53, s .5; the loads' sum grows,
-     * and the spread, taken about the new mean, still falls (.259 -> .243) */
-    {"a move onto a smaller node counts the mean it raises: the spread still falls",
-     {{"b", 100, 100, 0, 53, 53, 0, false},
-      {"o", 1, 1, 0, 0, 0, 0, false},
-      {"s", 4, 4, 0, 0, 0, 0, false}},
-     {{"b-w0", NULL, "b", 'w', 2, 2, 0, 0, 0, 0, NULL}},
-     "b-w0:b>s"},
-    /* a .55 could give 1 CPU to s (2 CPUs): a .54, s .5, below a; but
-     * with o1 and o2 idle the spread grows (.238 -> .260): no move */
-    {"a move that would raise the spread is not made, though the target stays below the source",
-     {{"a", 100, 100, 0, 54, 54, 0, false},
-      {"o1", 1, 1, 0, 0, 0, 0, false},
-      {"o2", 1, 1, 0, 0, 0, 0, false},
-      {"s", 2, 2, 0, 0, 0, 0, false}},
-     {{"a-w0", NULL, "a", 'w', 1, 1, 0, 0, 0, 0, NULL}},
+    {"a cordoned node never receives, even its PS's",
+     {G8("g1", 0), {"g2", 32, 128, 8, 0, 0, 0, true}, G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, W1("a-w2", "ns/a", "g1"), PS("a-ps", "ns/a", "g2"), W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
      ""},
-    {"a worker that requests nothing is not moved: it changes no load",
-     {N32("n1", 24), N32("n2", 0), N32("n3", 0)},
-     {WK("empty", "n1", 0)},
+    /* g1 holds a's lonely worker and nothing else of anyone's: hot (.33
+     * over a mean of .1), but contended by nobody */
+    {"a hot node that holds one job alone is not overloaded, though a move would pay",
+     {G8("g1", 0), G8("g2", 0), G8("g3", 0), G8("g4", 0), G8("g5", 0)},
+     {{"a-w2", "ns/a", "g1", 'w', 8, 32, 4, 0, 0, 0, NULL},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2")},
      ""},
-    {"the only worker of a node is not moved just to make the target the hot node",
-     {N32("n1", 0), N32("n2", 0), N32("n3", 0)},
-     {WK("only", "n1", 24)},
+    {"the same node with a pod drake does not move beside it is contended: the worker moves",
+     {{"g1", 32, 128, 8, 1, 1, 0, false}, G8("g2", 0), G8("g3", 0), G8("g4", 0), G8("g5", 0)},
+     {{"a-w2", "ns/a", "g1", 'w', 8, 32, 4, 0, 0, 0, NULL},
+      PS("a-ps", "ns/a", "g2"),
+      W1("a-w0", "ns/a", "g2")},
+     "a-w2:g1>g2"},
+    {"the target has room for it: a full PS node takes nothing",
+     {G8("g1", 0), G8("g2", 6), G8("g3", 0), G8("g4", 0)},
+     {B_ON_G1, W1("a-w2", "ns/a", "g1"), PS("a-ps", "ns/a", "g2"), W1("a-w0", "ns/a", "g2"),
+      W1("a-w1", "ns/a", "g2")},
      ""},
 };
 
@@ -204,6 +174,7 @@ static void overload_decisions_follow_the_rules(void **state)
 			assert_int_equal(d[j].reason, MIG_OVERLOAD);
 			assert_int_not_equal(d[j].from, d[j].to);
 			assert_non_null(strstr(d[j].why, "is overloaded"));
+			assert_true(d[j].gain > 0);
 		}
 		free(d);
 		drake_cluster_release(&w.c);
@@ -235,9 +206,9 @@ static void the_choice_does_not_depend_on_the_order_of_the_replicas(void **state
 
 static void a_moved_worker_is_not_moved_back(void **state)
 {
-	/* n1 .75 sheds to n3; after the move n1 (.5) is still above mean + std,
-	 * but any worker it sheds would leave its target above n1: no ping-pong,
-	 * no hot spot moved around */
+	/* g1 sheds a-w2 onto its PS's node g2; g1 is still above mean + std,
+	 * but holds job b alone now (packing, not contention), and a-w2 back on
+	 * g1 would spread its job again: no ping-pong */
 	const struct dcase *k = &decide_cases[1];
 	struct world w;
 	assert_int_equal(build(&w, k->n, k->r), 0);
@@ -268,7 +239,7 @@ static void a_moved_worker_is_not_moved_back(void **state)
  * moved 3 times. */
 static void the_cap_holds_whatever_else_about_the_replica_changed(void **state)
 {
-	const struct dcase *k = &decide_cases[1]; /* n1 sheds w-0 to n3 */
+	const struct dcase *k = &decide_cases[1]; /* g1 sheds a-w2 to g2 */
 	struct world w;
 	assert_int_equal(build(&w, k->n, k->r), 0);
 	for (size_t i = 0; i < w.nr; i++) {
@@ -288,10 +259,10 @@ static void the_cap_holds_whatever_else_about_the_replica_changed(void **state)
 		    DRAKE_ESTATE);
 		assert_string_equal(why, "moved 3 times already (cap 3)");
 	}
-	w.r[2].migrations = 2; /* w-0, as the table names it, one move short of the cap */
+	w.r[6].migrations = 2; /* a-w2, one move short of the cap */
 	assert_int_equal(mig_decide(&w.c, w.r, w.nr, NOW, NULL, &d, &n), DRAKE_OK);
 	assert_int_equal(n, 1);
-	assert_string_equal(w.r[d[0].replica].pod, "w-0");
+	assert_string_equal(w.r[d[0].replica].pod, "a-w2");
 	free(d);
 	drake_cluster_release(&w.c);
 }
@@ -314,9 +285,18 @@ static void load_is_the_mean_of_requests_over_allocatable(void **state)
 
 static void the_spread_is_the_population_standard_deviation(void **state)
 {
-	const struct dcase *k = &decide_cases[3]; /* loads .6 .55 .45 .4 .5 */
+	/* loads a .6, b .55, c .45, d .4, e .5: mean .5, population std
+	 * sqrt(.025 / 5) = .0707, so only a (+.1) is over; the fork's
+	 * `sum = dx*dx` kept e's deviation (0): "std" 0 marks b (+.05) too. */
+	static const struct nspec n[MAXN] = {{"a", 100, 100, 0, 50, 50, 0, false},
+	                                     {"b", 100, 100, 0, 45, 45, 0, false},
+	                                     {"c", 100, 100, 0, 45, 45, 0, false},
+	                                     {"d", 100, 100, 0, 40, 40, 0, false},
+	                                     {"e", 100, 100, 0, 50, 50, 0, false}};
+	static const struct rspec r[MAXR] = {{"a-w0", NULL, "a", 'w', 10, 10, 0, 0, 0, 0, NULL},
+	                                     {"b-w0", NULL, "b", 'w', 10, 10, 0, 0, 0, 0, NULL}};
 	struct world w;
-	assert_int_equal(build(&w, k->n, k->r), 0);
+	assert_int_equal(build(&w, n, r), 0);
 	struct mig_spread s;
 	mig_spread(&w.c, &s);
 	assert_int_equal(s.n, 5);
@@ -334,13 +314,20 @@ static void options_have_defaults_and_ranges(void **state)
 	struct mig_opts o;
 	mig_defaults(&o);
 	assert_true(o.k == 1.0 && o.cooldown == 30 && o.cap == 3 && o.tail == 0.05);
+	assert_true(o.better_placement && o.speed.locality_penalty == 0.15 &&
+	            o.speed.rescale_pause == 10);
 	char why[128];
 	assert_int_equal(mig_opts_check(&o, why, sizeof(why)), DRAKE_OK);
-	struct mig_opts bad[] = {{-1, 30, 3, 0.05},
-	                         {NAN, 30, 3, 0.05},
-	                         {1, -1, 3, 0.05},
-	                         {1, 30, -1, 0.05},
-	                         {1, 30, 3, 2}};
+	struct mig_opts bad[7];
+	for (size_t i = 0; i < 7; i++)
+		bad[i] = o;
+	bad[0].k = -1;
+	bad[1].k = NAN;
+	bad[2].cooldown = -1;
+	bad[3].cap = -1;
+	bad[4].tail = 2;
+	bad[5].speed.locality_penalty = -0.1;
+	bad[6].speed.rescale_pause = NAN;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(mig_opts_check(&bad[i], why, sizeof(why)), DRAKE_EINVAL);
 	/* a cap of 0 turns migration off */
@@ -355,6 +342,109 @@ static void options_have_defaults_and_ranges(void **state)
 	drake_cluster_release(&w.c);
 }
 
+/* Better placement. g1, g2, g3 have one GPU free each: the waiting job
+ * (a PS and one two-GPU worker) fits nowhere. Job s (its PS and six
+ * workers on g1, s-w6 on g2) is slow when its name says so. */
+struct pcase {
+	const char *name;
+	struct nspec n[MAXN];
+	struct rspec r[MAXR];
+	int wait_gpus; /* the waiting job's worker; 0: nobody waits */
+	bool off;      /* better_placement off */
+	const char *want;
+};
+
+#define G64(name, og)                                                                              \
+	{                                                                                          \
+		name, 64, 256, 8, 0, 0, og, false                                                  \
+	}
+#define S_SPREAD(job)                                                                              \
+	PS("s-ps", job, "g1"), W1("s-w0", job, "g1"), W1("s-w1", job, "g1"),                       \
+	    W1("s-w2", job, "g1"), W1("s-w3", job, "g1"), W1("s-w4", job, "g1"),                   \
+	    W1("s-w5", job, "g1")
+
+static const struct pcase placement_cases[] = {
+    {"a slow, spread job's worker moves onto its own other node so the first waiting job fits",
+     {G64("g1", 1), G64("g2", 6), G64("g3", 7)},
+     {S_SPREAD("ns/slow-s"), W1("s-w6", "ns/slow-s", "g2")},
+     2,
+     false,
+     "s-w6:g2>g1"},
+    {"a job whose progress is not slow does not yield",
+     {G64("g1", 1), G64("g2", 6), G64("g3", 7)},
+     {S_SPREAD("ns/s"), W1("s-w6", "ns/s", "g2")},
+     2,
+     false,
+     ""},
+    {"nobody waits: nothing to make room for",
+     {G64("g1", 1), G64("g2", 6), G64("g3", 7)},
+     {S_SPREAD("ns/slow-s"), W1("s-w6", "ns/slow-s", "g2")},
+     0,
+     false,
+     ""},
+    {"a waiting job that fits already is admission's: nothing moves",
+     {G64("g1", 1), G64("g2", 6), G64("g3", 7)},
+     {S_SPREAD("ns/slow-s"), W1("s-w6", "ns/slow-s", "g2")},
+     1,
+     false,
+     ""},
+    {"a slow job packed on one node is never spread to make room",
+     {G64("g1", 0), G64("g2", 7), G64("g3", 7)},
+     {S_SPREAD("ns/slow-s"), W1("s-w6", "ns/slow-s", "g1")},
+     2,
+     false,
+     ""},
+    {"a slow worker cooling down stays; one of its job's others yields the other way instead",
+     {G64("g1", 1), G64("g2", 6), G64("g3", 7)},
+     {S_SPREAD("ns/slow-s"), {"s-w6", "ns/slow-s", "g2", 'w', 4, 16, 1, 1, 5, 0, NULL}},
+     2,
+     false,
+     "s-w0:g1>g2"},
+    {"the rule is off with --migrate-placement=false",
+     {G64("g1", 1), G64("g2", 6), G64("g3", 7)},
+     {S_SPREAD("ns/slow-s"), W1("s-w6", "ns/slow-s", "g2")},
+     2,
+     true,
+     ""},
+};
+
+static void slow_jobs_yield_a_placement_to_the_first_waiting_job(void **state)
+{
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(placement_cases) / sizeof(placement_cases[0]); i++) {
+		const struct pcase *k = &placement_cases[i];
+		struct world w;
+		assert_int_equal(build(&w, k->n, k->r), 0);
+		struct drake_gang_req q = {0};
+		q.n_ps = 1;
+		q.ps = res(4, 16, 0);
+		q.worker = res(4.0 * k->wait_gpus, 16 * k->wait_gpus, k->wait_gpus);
+		q.min_workers = q.want_workers = 1;
+		struct mig_waiting wt = {"ns/waiting", &q};
+		struct mig_opts o;
+		mig_defaults(&o);
+		o.better_placement = !k->off;
+		struct mig_decision *d = NULL;
+		size_t n = 0;
+		assert_int_equal(
+		    mig_decide_all(&w.c, w.r, w.nr, &wt, k->wait_gpus > 0, NOW, &o, &d, &n),
+		    DRAKE_OK);
+		char got[512];
+		render(&w, d, n, got, sizeof(got));
+		if (strcmp(got, k->want) != 0) {
+			print_error("%s: got \"%s\", want \"%s\"\n", k->name, got, k->want);
+			failed++;
+		}
+		for (size_t j = 0; j < n; j++) {
+			assert_int_equal(d[j].reason, MIG_PLACEMENT);
+			assert_non_null(strstr(d[j].why, "so waiting job ns/waiting fits"));
+		}
+		free(d);
+		drake_cluster_release(&w.c);
+	}
+	assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(load_is_the_mean_of_requests_over_allocatable),
 	    cmocka_unit_test(the_spread_is_the_population_standard_deviation),
 	    cmocka_unit_test(options_have_defaults_and_ranges),
+	    cmocka_unit_test(slow_jobs_yield_a_placement_to_the_first_waiting_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,10 @@
  *
  * Nodes have their allocatable resources and what pods drake does not move
  * use on them; replicas are charged to their nodes as the controller
- * charges them (requests). Times are at NOW.
+ * charges them (requests). Times are at NOW. A job was admitted an hour
+ * ago (so the speed model expects it to run an hour more), 30 s ago when
+ * its name starts "ns/young"; its progress is slowing when its name starts
+ * "ns/slow".
  */
 #ifndef DRAKE_MIGRATE_TESTUTIL_H
 #define DRAKE_MIGRATE_TESTUTIL_H
@@ -20,7 +23,7 @@
 #define GIB  (1024LL * 1024 * 1024)
 #define NOW  1000.0
 #define MAXN 9
-#define MAXR 12
+#define MAXR 16
 
 struct nspec {
 	const char *name;
@@ -76,8 +79,9 @@ static inline int build(struct world *w, const struct nspec *n, const struct rsp
 		int live = 4, min = 1;
 		if (r[i].gang && sscanf(r[i].gang, "%d/%d", &live, &min) != 2)
 			return -1;
+		const char *job = r[i].job ? r[i].job : "ns/a";
 		*x = (struct mig_replica){
-		    .job = r[i].job ? r[i].job : "ns/a",
+		    .job = job,
 		    .pod = r[i].pod,
 		    .role = r[i].role == 'p'   ? DRAKE_ROLE_PS
 		            : r[i].role == 'c' ? DRAKE_ROLE_CHIEF
@@ -89,6 +93,8 @@ static inline int build(struct world *w, const struct nspec *n, const struct rsp
 		    .progress = r[i].pct > 0 ? r[i].pct / 100 : -1,
 		    .role_live = live,
 		    .role_min = min,
+		    .admitted = NOW - (strncmp(job, "ns/young", 8) == 0 ? 30 : 3600),
+		    .slow = strncmp(job, "ns/slow", 7) == 0,
 		};
 		if (x->node < 0)
 			return -1;

@@ -184,12 +184,23 @@ struct replica_of {
 	int index;
 };
 
+/* A job waiting for admission, for the better-placement rule. */
+struct waiting_of {
+	double created;
+	char job[KEY_MAX];
+	struct drake_gang_req req;
+};
+
 struct mig_world {
 	struct drake_cluster c;
 	struct mig_replica *r; /* what migrate/ reads, contiguous */
 	struct replica_of *of; /* the same replicas, index for index */
 	size_t n, cap;
-	bool any_moving;
+	bool any_moving, any_slow;
+	struct waiting_of *wof; /* the waiting jobs, oldest first once built */
+	size_t nwof, capwof;
+	struct mig_waiting wait[MIG_WAIT_LOOK];
+	size_t nwait;
 };
 
 static void world_release(struct mig_world *w)
@@ -197,6 +208,7 @@ static void world_release(struct mig_world *w)
 	drake_cluster_release(&w->c);
 	free(w->r);
 	free(w->of);
+	free(w->wof);
 }
 
 static bool grow_world(struct mig_world *w)
@@ -227,6 +239,61 @@ struct add_ctx {
 	drake_err err;
 };
 
+/* The requests of replica type t's template; false when it has none or
+ * asks for a KubeShare share (the rule leaves such jobs alone). */
+static bool type_req(const struct mig_world *w, const struct tfjob *job, enum tf_rtype t,
+                     struct drake_res *out)
+{
+	char why[DRAKE_WHY_MAX];
+	struct drake_share sh;
+	const struct json_t *tmpl = job->rs[t].tmpl;
+	return tmpl &&
+	       admit_template_requests(tmpl, &w->c.names, out, why, sizeof(why)) == DRAKE_OK &&
+	       admit_template_share(tmpl, &sh, why, sizeof(why)) == DRAKE_OK && sh.milli == 0;
+}
+
+/* A job whose pods all still carry drake's gate waits for admission (as
+ * admit.h has it): its gang, as the planner sees it, is kept for the
+ * better-placement rule. */
+static drake_err add_waiting(struct mig_world *w, const struct json_t *obj, const struct tfjob *job)
+{
+	struct waiting_of x = {.created = admit_created(obj)};
+	struct drake_gang_req *q = &x.req;
+	snprintf(x.job, sizeof(x.job), "%s/%s", job->ns, job->name);
+	if (!job->rs[TF_WORKER].present || !type_req(w, job, TF_WORKER, &q->worker))
+		return DRAKE_OK;
+	if (job->rs[TF_PS].present && job->rs[TF_PS].replicas > 0) {
+		if (!type_req(w, job, TF_PS, &q->ps))
+			return DRAKE_OK;
+		q->n_ps = job->rs[TF_PS].replicas;
+	}
+	if (job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0) {
+		if (!type_req(w, job, TF_CHIEF, &q->chief))
+			return DRAKE_OK;
+		q->n_chief = 1;
+	}
+	q->min_workers = job->min_instances;
+	q->want_workers = job->rs[TF_WORKER].replicas;
+	if (w->nwof == w->capwof) {
+		size_t cap = w->capwof ? w->capwof * 2 : 16;
+		struct waiting_of *p = realloc(w->wof, cap * sizeof(*p));
+		if (!p)
+			return DRAKE_ENOMEM;
+		w->wof = p;
+		w->capwof = cap;
+	}
+	w->wof[w->nwof++] = x;
+	return DRAKE_OK;
+}
+
+static int by_created(const void *a, const void *b)
+{
+	const struct waiting_of *x = a, *y = b;
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->job, y->job);
+}
+
 /* The bound, live members of one running job, as the policy sees them. */
 static bool add_job(struct json_t *obj, void *arg)
 {
@@ -243,8 +310,9 @@ static bool add_job(struct json_t *obj, void *arg)
 	if (mg.moving.active)
 		x->w->any_moving = true;
 	double frac;
-	class_of(x->r, &job, &frac);
-	int live[DRAKE_NROLES] = {0};
+	bool slow = rec_job_slow(x->r, &job, &frac);
+	double admitted = admit_created(obj), waved = 0; /* waved: its first wave */
+	int live[DRAKE_NROLES] = {0}, seen = 0, gated = 0, done = 0;
 	size_t first = x->w->n;
 	const enum tf_rtype types[] = {TF_PS, TF_CHIEF, TF_WORKER};
 	for (size_t k = 0; k < 3; k++) {
@@ -256,6 +324,9 @@ static bool add_job(struct json_t *obj, void *arg)
 			struct json_t *pod = kube_informer_get(x->r->pods, job.ns, name);
 			struct kube_meta m;
 			const char *phase = pod ? kube_obj_str(pod, "status.phase") : NULL;
+			seen += pod != NULL;
+			gated += pod && tf_gang_gate_index(pod) >= 0;
+			done += phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 			if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting ||
 			    !m.node_name || !*m.node_name || !m.owner_uid ||
 			    strcmp(m.owner_uid, job.uid) ||
@@ -274,6 +345,11 @@ static bool add_job(struct json_t *obj, void *arg)
 			live[role_of_type(t)]++;
 			double last;
 			int count = tf_migrations_count(&mg, t, i, &last);
+			const char *gang = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG);
+			const char *dot = gang ? strrchr(gang, '.') : NULL;
+			double at = dot ? strtod(dot + 1, NULL) : 0; /* "<uid>.<seconds>" */
+			if (at > 0 && (waved == 0 || at < waved))
+				waved = at;
 			struct replica_of *of = &x->w->of[n];
 			snprintf(of->pod, sizeof(of->pod), "%s", name);
 			snprintf(of->job, sizeof(of->job), "%s/%s", job.ns, job.name);
@@ -289,6 +365,7 @@ static bool add_job(struct json_t *obj, void *arg)
 			    .migrations = count,
 			    .last_migrated = last,
 			    .progress = frac,
+			    .slow = slow,
 			};
 		}
 	}
@@ -299,7 +376,12 @@ static bool add_job(struct json_t *obj, void *arg)
 	for (size_t i = first; i < x->w->n; i++) {
 		x->w->r[i].role_live = live[x->w->r[i].role];
 		x->w->r[i].role_min = min[x->w->r[i].role];
+		x->w->r[i].admitted = waved > 0 ? waved : admitted;
 	}
+	x->w->any_slow |= slow && x->w->n > first;
+	if (x->w->n == first && seen > 0 && gated == seen && done == 0 &&
+	    (x->err = add_waiting(x->w, obj, &job)) != DRAKE_OK)
+		return false;
 	return true;
 }
 
@@ -317,6 +399,10 @@ static drake_err build_world(struct reconciler *r, struct mig_world *w, char *wh
 		w->r[i].job = w->of[i].job;
 		w->r[i].pod = w->of[i].pod;
 	}
+	if (w->nwof > 1)
+		qsort(w->wof, w->nwof, sizeof(w->wof[0]), by_created);
+	for (size_t i = 0; i < w->nwof && w->any_slow && w->nwait < MIG_WAIT_LOOK; i++)
+		w->wait[w->nwait++] = (struct mig_waiting){w->wof[i].job, &w->wof[i].req};
 	return x.err ? drake_errorf(x.err, why, len, "out of memory") : DRAKE_OK;
 }
 
@@ -480,8 +566,10 @@ void rec_migrate_pass(struct reconciler *r)
 	}
 	struct mig_decision *d = NULL;
 	size_t n = 0;
-	if (mig_decide(&w.c, w.r, w.n, rec_now_s(r), &r->mig, &d, &n) == DRAKE_OK && n > 0 &&
-	    start_move(r, &w, &d[0], "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
+	struct mig_opts o = r->mig;
+	o.speed = r->scale.speed; /* the model the scaling step runs */
+	if (mig_decide_all(&w.c, w.r, w.n, w.wait, w.nwait, rec_now_s(r), &o, &d, &n) == DRAKE_OK &&
+	    n > 0 && start_move(r, &w, &d[0], "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
 		log_warn("migration_not_started", "why=\"%s\"", why);
 	free(d);
 	world_release(&w);

@@ -946,6 +946,93 @@ static void test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers(v
 	assert_int_equal(count(e->bodies, "\"drake.dev/gang-min\":\"3\""), 3);
 }
 
+/* ---- the migration policy on the controller (--migrate) ---- */
+
+#define GPU_RES                                                                                    \
+	"\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"nvidia.com/"             \
+	"gpu\":\"1\"}}"
+#define GPU_TMPL                                                                                   \
+	"{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\"," GPU_RES "}]}}"
+#define JOB_GPU                                                                                    \
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"job1\","  \
+	"\"namespace\":\"default\",\"uid\":\"uid-job1\",\"resourceVersion\":\"3\"},\"spec\":{"     \
+	"\"max-instances\":4,\"min-instances\":1,\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,"      \
+	"\"restartPolicy\":\"OnFailure\",\"template\":" TMPL "},\"Worker\":{\"replicas\":4,"       \
+	"\"restartPolicy\":\"OnFailure\",\"template\":" GPU_TMPL "}}}}"
+/* a pod of job1 bound to node, a one-GPU worker's requests when gpu */
+#define ON(node, gpu)                                                                              \
+	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"tensorflow\",\"image\":"  \
+	"\"tf\"" gpu "}]},\"status\":{\"phase\":\"Running\"}"
+#define WITH_GPU "," GPU_RES
+#define GPU_NODE(name)                                                                             \
+	"{\"metadata\":{\"name\":\"" name "\"},\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":"  \
+	"\"32\",\"memory\":\"128Gi\",\"nvidia.com/gpu\":\"8\",\"pods\":\"110\"}}}"
+/* a pod drake does not move, on n1: six GPUs */
+#define FILLER                                                                                     \
+	"{\"metadata\":{\"name\":\"filler\",\"namespace\":\"default\",\"uid\":\"uid-filler\","     \
+	"\"resourceVersion\":\"4\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":"      \
+	"\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"24\",\"memory\":\"96Gi\","   \
+	"\"nvidia.com/gpu\":\"6\"}}}]},\"status\":{\"phase\":\"Running\"}}"
+#define TFJOB_PATCH "PATCH /apis/kubeflow.org/v1/namespaces/default/tfjobs/job1\n"
+
+static void start_migrating(struct env *e)
+{
+	e->jobs = JOB_GPU;
+	e->services = SVCS4;
+	e->nodes = GPU_NODE("n1") "," GPU_NODE("n2") "," GPU_NODE("n3") "," GPU_NODE("n4");
+	e->clock = 1767225600;
+	e->step = 1;
+	struct reconciler_options ro = {.requeue_ms = 100,
+	                                .gang = true,
+	                                .gang_bind_timeout_s = 15,
+	                                .migrate = true,
+	                                .clock = test_clock,
+	                                .clock_arg = e};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+}
+
+static void test_the_policy_moves_a_lonely_worker_off_a_hot_shared_node_onto_its_ps(void **state)
+{
+	struct env *e = *state;
+	/* worker-3 alone on n1 beside a pod of six GPUs; the PS and the other
+	 * workers on n2 */
+	e->pods =
+	    GANG_POD("ps", 0, ON("n2", "")) "," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(
+	        "worker", 1,
+	        ON("n2",
+	           WITH_GPU)) "," GANG_POD("worker", 2,
+	                                   ON("n2",
+	                                      WITH_GPU)) "," GANG_POD("worker", 3,
+	                                                              ON("n1",
+	                                                                 WITH_GPU)) "," FILLER;
+	start_migrating(e);
+	assert_true(run_until(e, TFJOB_PATCH, 1, 5) >= 1);
+	assert_non_null(
+	    strstr(e->bodies, "\\\"replica\\\":\\\"worker-3\\\",\\\"to\\\":\\\"n2\\\""));
+	assert_non_null(strstr(e->bodies, "moving worker-3 from n1 to n2 (n1 is overloaded"));
+	assert_non_null(strstr(e->bodies, "\"reason\":\"MigrationStarted\""));
+}
+
+static void test_the_policy_leaves_a_packed_job_beside_a_hot_pod_alone(void **state)
+{
+	struct env *e = *state;
+	/* the same, with worker-3 beside its PS: every move would spread job1 */
+	e->pods =
+	    GANG_POD("ps", 0, ON("n1", "")) "," GANG_POD("worker", 0, ON("n1", WITH_GPU)) "," GANG_POD(
+	        "worker", 1,
+	        ON("n2",
+	           WITH_GPU)) "," GANG_POD("worker", 2,
+	                                   ON("n2",
+	                                      WITH_GPU)) "," GANG_POD("worker", 3,
+	                                                              ON("n2",
+	                                                                 WITH_GPU)) "," FILLER;
+	start_migrating(e);
+	assert_int_equal(run_until(e, TFJOB_PATCH, 1, 3), 0);
+	assert_null(strstr(e->bodies, "MigrationStarted"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -957,6 +1044,8 @@ int main(void)
 	    T(test_admission_ungates_the_chief_in_the_wave_of_its_ps_and_workers),
 	    T(test_a_move_in_flight_deletes_the_pod_the_record_names),
 	    T(test_a_move_ends_once_another_pod_of_that_name_is_bound),
+	    T(test_the_policy_moves_a_lonely_worker_off_a_hot_shared_node_onto_its_ps),
+	    T(test_the_policy_leaves_a_packed_job_beside_a_hot_pod_alone),
 	    T(test_gated_pods_of_started_replicas_are_ungated),
 	    T(test_restart_over_a_healthy_job_creates_and_deletes_nothing),
 	    T(test_failed_on_failure_pod_is_deleted_for_recreation),

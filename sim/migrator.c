@@ -12,12 +12,16 @@
 
 #define NAME_MAX_LEN 96 /* "<job id>-worker-<slot>": ids are at most 63 bytes */
 
-/* The replicas mig_decide sees, and where each came from. */
+/* The replicas and waiting jobs mig_decide_all sees, and where each
+ * replica came from. */
 struct world {
 	struct mig_replica *r;
 	int *job, *slot; /* slot -1: a PS */
 	char (*name)[NAME_MAX_LEN];
 	size_t n;
+	struct mig_waiting wait[MIG_WAIT_LOOK];
+	size_t nwait;
+	bool any_slow;
 };
 
 static void world_release(struct world *w)
@@ -26,6 +30,13 @@ static void world_release(struct world *w)
 	free(w->job);
 	free(w->slot);
 	free(w->name);
+}
+
+/* As reconciler/migrations.c rec_job_slow. */
+static bool slow(const struct sim_job *j)
+{
+	return j->prog &&
+	       (j->prog->cls == MIG_CLASS_SLOWING || j->prog->cls == MIG_CLASS_CONVERGED);
 }
 
 static void add(struct world *w, struct sim *s, int ji, int slot, int node)
@@ -48,6 +59,8 @@ static void add(struct world *w, struct sim *s, int ji, int slot, int node)
 	    .progress = j->prog ? mig_progress_fraction(j->prog) : -1,
 	    .role_live = ps ? j->n_ps : j->n_workers,
 	    .role_min = ps ? j->req.n_ps : j->req.min_workers,
+	    .admitted = j->start,
+	    .slow = slow(j),
 	};
 }
 
@@ -71,12 +84,21 @@ static drake_err build(struct sim *s, struct world *w)
 			add(w, s, run[i], -1 - p, j->ps_node[p]);
 		for (int k = 0; k < j->n_workers; k++)
 			add(w, s, run[i], k, j->worker_node[k]);
+		w->any_slow |= slow(j);
+	}
+	size_t nq;
+	const int *q = sim_waiting(s, &nq);
+	for (size_t i = 0; i < nq && w->nwait < MIG_WAIT_LOOK; i++) {
+		const struct sim_job *j = sim_job(s, q[i]);
+		w->wait[w->nwait++] = (struct mig_waiting){j->t->id, &j->req};
 	}
 	return DRAKE_OK;
 }
 
-/* mig_decide makes no decision without an overloaded node: skip building
- * the replicas then (the same outcome, far cheaper on a quiet cluster). */
+/* mig_decide_all makes no overload decision without an overloaded node,
+ * and no better-placement one without a waiting job and a slow one: skip
+ * building the replicas without either (the same outcome, far cheaper on
+ * a quiet cluster). */
 static bool any_overloaded(const struct drake_cluster *c, double k)
 {
 	struct mig_spread sp;
@@ -102,15 +124,20 @@ static drake_err decide(struct sim *s, void *arg)
 		return DRAKE_OK; /* woken when it ends */
 	}
 	struct drake_cluster *c = sim_cluster(s);
-	if (!any_overloaded(c, st->opts.k))
+	st->opts.speed = sim_cfg(s)->model.speed; /* the model the scaling step runs */
+	size_t nq;
+	sim_waiting(s, &nq);
+	if (!any_overloaded(c, st->opts.k) && (nq == 0 || !st->opts.better_placement))
 		return DRAKE_OK;
 	struct world w;
 	struct mig_decision *d = NULL;
 	size_t n = 0;
 	drake_err err = build(s, &w);
+	if (!err && !w.any_slow)
+		w.nwait = 0; /* nothing may yield */
 	if (!err)
-		err = mig_decide(c, w.r, w.n, now, &st->opts, &d, &n);
-	if (!err && n > 0 && w.slot[d[0].replica] >= 0) { /* overload moves only workers */
+		err = mig_decide_all(c, w.r, w.n, w.wait, w.nwait, now, &st->opts, &d, &n);
+	if (!err && n > 0 && w.slot[d[0].replica] >= 0) { /* the policy moves only workers */
 		int ri = d[0].replica;
 		err = sim_move_worker(s, w.job[ri], w.slot[ri], d[0].to);
 		if (!err)

@@ -3,10 +3,13 @@
  * (struct sim_migrator), making the moves the controller would
  * (reconciler/migrations.c rec_migrate_pass):
  *
- *  - after each placement decision, mig_decide() on the sim's cluster with
- *    every running job's PS and workers as replicas (their per-slot move
- *    counts and times, the job's fraction of steps from its latest progress
- *    sample for the tail rule, -1 without curves, and the gang minimum);
+ *  - after each placement decision, mig_decide_all() on the sim's cluster
+ *    with every running job's PS and workers as replicas (their per-slot
+ *    move counts and times, the job's fraction of steps from its latest
+ *    progress sample for the tail rule, -1 without curves, the gang
+ *    minimum, its start as its admission and its progress class), the
+ *    first MIG_WAIT_LOOK waiting jobs (FIFO; none when no running job is
+ *    slow) and the sim's speed model, the one the scaling step runs;
  *  - at most ONE move per decision, the first mig_decide returns, as the
  *    controller starts only d[0] per pass;
  *  - none while a move is in flight: in the sim a move is instantaneous

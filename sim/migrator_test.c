@@ -1,7 +1,7 @@
-/* migrator_test.c - migrate/'s policy in the simulator's seam: a worker on
- * an overloaded node moves and its job pays the rescale pause, one move at
- * a time, none with a cap of 0; and with learning curves a converged job
- * gives workers to a starving one before a job that still improves. */
+/* migrator_test.c - migrate/'s policy in the simulator's seam: a lonely
+ * worker on an overloaded shared node joins its PS, its job pays the
+ * rescale pause and runs faster, one move at a time, none with a cap of 0; and with learning curves
+ * a converged job gives workers to a starving one before a job that still improves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,6 +23,7 @@
  * pause: one move at a time) and the most moves of one worker slot. */
 struct pack {
 	const int *place;
+	const int *lonely; /* job k's last worker on node lonely[k] (< 0: with the rest) */
 	size_t moves_seen, most_per_slot;
 	bool overlapped;
 };
@@ -49,9 +50,10 @@ static void observe(struct sim *s, struct pack *p)
 static drake_err pack_init(struct sim *s, void **state)
 {
 	(void)s;
-	const int *place = pack_state.place;
+	const int *place = pack_state.place, *lonely = pack_state.lonely;
 	memset(&pack_state, 0, sizeof(pack_state));
 	pack_state.place = place;
+	pack_state.lonely = lonely;
 	*state = &pack_state;
 	return DRAKE_OK;
 }
@@ -82,6 +84,8 @@ static drake_err pack_decide(struct sim *s, void *state)
 			wk[k] = node;
 		for (int k = 0; k < plan.n_ps; k++)
 			ps[k] = node;
+		if (p->lonely && p->lonely[ids[i]] >= 0)
+			wk[plan.n_workers - 1] = p->lonely[ids[i]];
 		drake_err err = sim_start(s, ids[i], &plan);
 		if (err)
 			return err;
@@ -110,111 +114,82 @@ static void run(const struct sim_config *cfg, const char *text, const struct sim
 	sim_trace_release(&t);
 }
 
-/* One job of 4 one-GPU workers and its PS, all on node 0 of 4 nodes. */
-static const char one_job[] = "job_id,submission_time,duration,num_gpu\na,0,1000,4\n";
+/* Job a: its PS and three one-GPU workers on node 1, its fourth worker
+ * on node 0 beside job b, packed whole there, so node 0 is the hot,
+ * shared node. Job c (node 3) arrives at 200 s: a decision, by then a's
+ * lonely worker saves more than its restart by joining its PS. */
+static const char lonely_trace[] = "job_id,submission_time,duration,num_gpu\n"
+                                   "a,0,1000,4\nb,0,1000,4\nc,200,100,1\n";
+static const int lonely_place[] = {1, 0, 3};
+static const int lonely_of[] = {0, -1, -1};
 
 static void pack_config(struct sim_config *cfg)
 {
 	sim_config_defaults(cfg);
 	cfg->nodes = 4;
-	cfg->model.speed.locality_penalty = 0; /* a move then costs its pause only */
 }
 
-static void a_worker_leaves_an_overloaded_node_and_its_job_pays_the_pause(void **state)
+static void lonely_run(const struct mig_opts *o, bool migrate, struct sim_result *r,
+                       struct sim_mig_state *st)
 {
-	(void)state;
 	struct sim_config cfg;
 	pack_config(&cfg);
 	struct sim_migrator m;
-	struct sim_mig_state st;
-	sim_migrator_init(&m, &st, NULL);
-	struct sim_result r;
-	run(&cfg, one_job, &pack_policy, &m, &r);
-	print_message("moves=%zu finish=%.1f\n", r.moves, r.job_finish[0]);
-	assert_true(r.moves >= 1);
-	assert_int_equal(r.moves, st.moves);
-	/* 1000 s of work at a steady speed, plus one pause per move */
-	assert_float_equal(r.job_finish[0], 1000 + 10.0 * (double)r.moves, 1e-6);
-	assert_int_equal(r.scale_up_events + r.scale_down_events, 0); /* a move is no scaling */
-	sim_result_release(&r);
+	sim_migrator_init(&m, st, o);
+	pack_state.place = lonely_place;
+	pack_state.lonely = lonely_of;
+	run(&cfg, lonely_trace, &pack_policy, migrate ? &m : NULL, r);
+	pack_state.place = NULL;
+	pack_state.lonely = NULL;
+}
 
-	/* The sim's locality cost applies too: spread, the job runs slower. */
-	sim_config_defaults(&cfg);
-	cfg.nodes = 4;
-	sim_migrator_init(&m, &st, NULL);
-	run(&cfg, one_job, &pack_policy, &m, &r);
-	assert_true(r.job_finish[0] > 1000 + 10.0 * (double)r.moves);
-	sim_result_release(&r);
+static void a_lonely_worker_joins_its_ps_and_its_job_pays_the_pause_and_gains(void **state)
+{
+	(void)state;
+	struct sim_result off, on;
+	struct sim_mig_state st;
+	lonely_run(NULL, false, &off, &st);
+	lonely_run(NULL, true, &on, &st);
+	print_message("moves=%zu a: %.1f -> %.1f, b: %.1f -> %.1f\n", on.moves, off.job_finish[0],
+	              on.job_finish[0], off.job_finish[1], on.job_finish[1]);
+	assert_int_equal(on.moves, 1); /* b, packed, never moves: it would spread */
+	assert_int_equal(on.moves, st.moves);
+	/* spread until 200 s (at 1 / 1.15), the 10 s pause, the rest packed */
+	assert_float_equal(on.job_finish[0], 200 + 10 + (1000 - 200 / 1.15), 1e-6);
+	assert_float_equal(off.job_finish[0], 1150, 1e-6);
+	assert_float_equal(on.job_finish[1], off.job_finish[1], 1e-9);
+	assert_int_equal(on.scale_up_events + on.scale_down_events, 0); /* a move is no scaling */
+	sim_result_release(&off);
+	sim_result_release(&on);
 }
 
 static void nothing_moves_with_a_cap_of_0(void **state)
 {
 	(void)state;
-	struct sim_config cfg;
-	pack_config(&cfg);
 	struct mig_opts o;
 	mig_defaults(&o);
 	o.cap = 0;
-	struct sim_migrator m;
-	struct sim_mig_state st;
-	sim_migrator_init(&m, &st, &o);
 	struct sim_result r;
-	run(&cfg, one_job, &pack_policy, &m, &r);
+	struct sim_mig_state st;
+	lonely_run(&o, true, &r, &st);
 	assert_int_equal(r.moves, 0);
-	assert_float_equal(r.job_finish[0], 1000, 1e-6);
+	assert_float_equal(r.job_finish[0], 1150, 1e-6);
 	sim_result_release(&r);
 }
 
-/*
- * Job a's workers leave node 0 for nodes 1 and 2; then job b arrives packed
- * on node 1, and the tie between a worker of a and one of b on node 1 goes
- * to a's by name: with the default cap a's worker moves a second time, with
- * a cap of 1 it may not and b's moves instead. The counts stay with their
- * slot from move to move.
- */
-static void a_worker_moves_at_most_cap_times(void **state)
-{
-	(void)state;
-	static const char two[] = "job_id,submission_time,duration,num_gpu\n"
-	                          "a,0,5000,4\nb,1000,5000,4\n";
-	static const int place[] = {0, 1};
-	struct sim_config cfg;
-	pack_config(&cfg);
-	cfg.nodes = 3;
-	struct mig_opts o;
-	mig_defaults(&o);
-	const int caps[] = {3, 1};
-	size_t most[2], moves[2];
-	for (int i = 0; i < 2; i++) {
-		o.cap = caps[i];
-		struct sim_migrator m;
-		struct sim_mig_state st;
-		sim_migrator_init(&m, &st, &o);
-		pack_state.place = place;
-		struct sim_result r;
-		run(&cfg, two, &pack_policy, &m, &r);
-		most[i] = pack_state.most_per_slot;
-		moves[i] = r.moves;
-		print_message("cap %d: moves=%zu most per worker=%zu\n", caps[i], moves[i],
-		              most[i]);
-		sim_result_release(&r);
-	}
-	pack_state.place = NULL;
-	assert_true(most[0] >= 2); /* the scenario does move a worker twice */
-	assert_int_equal(most[1], 1);
-	assert_true(moves[1] >= 2);
-}
-
-/* Two packed jobs make two overloaded nodes, so mig_decide returns two
- * moves at t=0, and a third job arriving at t=5 asks for a decision while
- * the first move is in flight: the controller starts one move at a time,
- * the next once the last is done. */
+/* Two hot shared nodes (0 and 1), each with a lonely worker whose PS is
+ * elsewhere (a on 2, b on 3), so mig_decide returns two moves at 200 s;
+ * a job arriving at 205 s asks for a decision while the first is in
+ * flight: the controller starts one move at a time, the next once the
+ * last is done. */
 static void one_move_at_a_time(void **state)
 {
 	(void)state;
-	static const char three[] = "job_id,submission_time,duration,num_gpu\n"
-	                            "a,0,1000,4\nb,0,1000,4\nc,5,1000,1\n";
-	static const int place[] = {0, 1, 2};
+	static const char jobs[] = "job_id,submission_time,duration,num_gpu\n"
+	                           "a,0,1000,4\nb,0,1000,4\nc,0,1000,4\nd,0,1000,4\n"
+	                           "e,200,100,1\nf,205,100,1\n";
+	static const int place[] = {2, 3, 0, 1, 4, 5};
+	static const int lonely[] = {0, 1, -1, -1, -1, -1};
 	struct sim_config cfg;
 	pack_config(&cfg);
 	cfg.nodes = 6;
@@ -222,11 +197,14 @@ static void one_move_at_a_time(void **state)
 	struct sim_mig_state st;
 	sim_migrator_init(&m, &st, NULL);
 	pack_state.place = place;
+	pack_state.lonely = lonely;
 	struct sim_result r;
-	run(&cfg, three, &pack_policy, &m, &r);
+	run(&cfg, jobs, &pack_policy, &m, &r);
 	pack_state.place = NULL;
-	assert_true(r.moves >= 2);
-	assert_true(st.skipped_busy >= 1); /* the decision at t=5 */
+	pack_state.lonely = NULL;
+	print_message("moves=%zu busy=%zu\n", r.moves, st.skipped_busy);
+	assert_int_equal(r.moves, 2);
+	assert_true(st.skipped_busy >= 1); /* the decision at 205 s */
 	assert_false(pack_state.overlapped);
 	sim_result_release(&r);
 }
@@ -279,9 +257,8 @@ static void a_converged_job_gives_workers_first(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(a_worker_leaves_an_overloaded_node_and_its_job_pays_the_pause),
+	    cmocka_unit_test(a_lonely_worker_joins_its_ps_and_its_job_pays_the_pause_and_gains),
 	    cmocka_unit_test(nothing_moves_with_a_cap_of_0),
-	    cmocka_unit_test(a_worker_moves_at_most_cap_times),
 	    cmocka_unit_test(one_move_at_a_time),
 	    cmocka_unit_test(a_converged_job_gives_workers_first),
 	};
