@@ -158,28 +158,9 @@ func TestMigrationRequestsAreAuthorisedAndRefusedWithTheirReason(t *testing.T) {
 		t.Errorf("a user without the right: %d %s; want 403 naming tfjobs/migrations", code, body)
 	}
 	// given the right, as the chart's migrator role grants it
-	_, err := e.client.RbacV1().Roles(ns).Create(ctxFor(t, 10*time.Second), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "migrator"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kubeflow.org"}, Resources: []string{"tfjobs/migrations"},
-			Verbs: []string{"create"}}},
-	}, metav1.CreateOptions{})
-	if err == nil {
-		_, err = e.client.RbacV1().RoleBindings(ns).Create(ctxFor(t, 10*time.Second), &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "migrator"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "migrator"},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "mover", Namespace: ns}},
-		}, metav1.CreateOptions{})
-	}
-	if err != nil {
-		t.Fatalf("rbac: %v", err)
-	}
+	e.grantMigrations(t, ns, "mover")
 	// onto its own node: refused by the policy, with that reason
-	var code int
-	var body string
-	poll(t, 30*time.Second, "the RoleBinding in effect", func() (bool, error) {
-		code, body = e.post(t, c, "/v1/migrations", tok, req(source))
-		return code != 403, nil
-	})
+	code, body := e.postGranted(t, c, "/v1/migrations", tok, req(source))
 	if code != 409 || !strings.Contains(body, source) {
 		t.Errorf("onto its own node %s: %d %s; want 409 saying so", source, code, body)
 	}
@@ -203,6 +184,40 @@ func TestMigrationRequestsAreAuthorisedAndRefusedWithTheirReason(t *testing.T) {
 		t.Errorf("GET /v1/migrations does not name the user who asked")
 	}
 	w.check(t, normalWaveMax, false)
+}
+
+// grantMigrations gives ServiceAccount sa of ns the right to ask for moves
+// there (create on tfjobs/migrations), as the chart's migrator role does.
+func (e *env) grantMigrations(t *testing.T, ns, sa string) {
+	t.Helper()
+	_, err := e.client.RbacV1().Roles(ns).Create(ctxFor(t, 10*time.Second), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "migrator"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kubeflow.org"}, Resources: []string{"tfjobs/migrations"},
+			Verbs: []string{"create"}}},
+	}, metav1.CreateOptions{})
+	if err == nil {
+		_, err = e.client.RbacV1().RoleBindings(ns).Create(ctxFor(t, 10*time.Second), &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "migrator"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "migrator"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
+		}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatalf("rbac: %v", err)
+	}
+}
+
+// postGranted is post, repeated while the answer is 403: a RoleBinding
+// just created takes a moment to be in effect.
+func (e *env) postGranted(t *testing.T, c *http.Client, path, token, body string) (int, string) {
+	t.Helper()
+	var code int
+	var out string
+	poll(t, 30*time.Second, "the RoleBinding in effect", func() (bool, error) {
+		code, out = e.post(t, c, path, token, body)
+		return code != 403, nil
+	})
+	return code, out
 }
 
 // migrationsList is GET /v1/migrations (a client certificate, like /v1/jobs).

@@ -1,37 +1,50 @@
 package e2e
 
-// Migration on the real control plane (issue 12): a worker on an
-// overloaded node is recreated elsewhere under its own name, index,
-// service and TF_CONFIG, through the normal gang path; requests and
+// Migration on the real control plane (issue 12): a worker whose move
+// brings its job onto fewer nodes, off a hot node it shares, is recreated
+// there under its own name, index, service and TF_CONFIG, through the
+// normal gang path; jobs packed whole are never spread; requests and
 // progress reports are authenticated and refused with reasons.
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
-	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// withDrakeEnv restarts drake with key=value in its environment (a
-// DRAKE_<FLAG> fallback) for the rest of the test, and restarts it as it
-// was when the test ends.
-func withDrakeEnv(t *testing.T, e *env, key, value string) {
+// withDrakeEnv restarts drake with each key=value of kv in its
+// environment (DRAKE_<FLAG> fallbacks) for the rest of the test, and
+// restarts it as it was when the test ends.
+func withDrakeEnv(t *testing.T, e *env, kv ...string) {
 	t.Helper()
-	prev, had := os.LookupEnv(key)
-	os.Setenv(key, value)
+	type saved struct {
+		key, value string
+		had        bool
+	}
+	var prev []saved
+	for i := 0; i+1 < len(kv); i += 2 {
+		v, had := os.LookupEnv(kv[i])
+		prev = append(prev, saved{kv[i], v, had})
+		os.Setenv(kv[i], kv[i+1])
+	}
 	e.drakeCtl(t, "restart")
 	t.Cleanup(func() {
-		if had {
-			os.Setenv(key, prev)
-		} else {
-			os.Unsetenv(key)
+		for _, p := range prev {
+			if p.had {
+				os.Setenv(p.key, p.value)
+			} else {
+				os.Unsetenv(p.key)
+			}
 		}
 		e.drakeCtl(t, "restart")
 	})
@@ -49,14 +62,88 @@ func podEnv(p *corev1.Pod, name string) string {
 	return ""
 }
 
-func TestMigrateAWorkerOffAnOverloadedNodeKeepsItsNameAndTFConfig(t *testing.T) {
+// migrationEvents lists ns's Events of reason (MigrationStarted,
+// Migrated), oldest first.
+func (e *env) migrationEvents(t *testing.T, ns, reason string) []corev1.Event {
+	t.Helper()
+	l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second),
+		metav1.ListOptions{FieldSelector: "reason=" + reason})
+	if err != nil {
+		t.Fatalf("list %s events: %v", reason, err)
+	}
+	sort.SliceStable(l.Items, func(i, k int) bool {
+		return l.Items[i].CreationTimestamp.Before(&l.Items[k].CreationTimestamp)
+	})
+	return l.Items
+}
+
+// moveOf parses a MigrationStarted message, "moving worker-1 from a to b
+// (why; by who)".
+func moveOf(t *testing.T, ev corev1.Event) (replica, from, to string) {
+	t.Helper()
+	if _, err := fmt.Sscanf(ev.Message, "moving %s from %s to %s", &replica, &from, &to); err != nil {
+		t.Fatalf("MigrationStarted on %s says %q: %v", ev.InvolvedObject.Name, ev.Message, err)
+	}
+	return replica, from, to
+}
+
+// migrationCount is replica's count of moves in the TFJob's
+// drake.dev/migrations record, and the time (drake's clock, seconds) of
+// its last move.
+func migrationCount(t *testing.T, ns, job, replica string) (n int, last float64) {
+	t.Helper()
+	_, j := state(t, ns, job)
+	raw := j.GetAnnotations()["drake.dev/migrations"]
+	var rec struct {
+		Counts map[string]struct {
+			N    int     `json:"n"`
+			Last float64 `json:"last"`
+		} `json:"counts"`
+	}
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		t.Fatalf("drake.dev/migrations on %s is %q: %v", job, raw, err)
+	}
+	c := rec.Counts[replica]
+	return c.N, c.Last
+}
+
+// finishPods tells kwok to end every pod of job (run-for 1s: the pods
+// were created without one, so they ran until now).
+func (e *env) finishPods(t *testing.T, ns, job string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"kwok.drake.dev/run-for":"1s"}}}`)
+	for _, p := range jobPods(t, e, ns, job) {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if _, err := e.client.CoreV1().Pods(ns).Patch(ctxFor(t, 10*time.Second), p.Name,
+			types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("annotate %s: %v", p.Name, err)
+		}
+	}
+}
+
+// The migration rule weighs locality (migrate/migrate.h): a move is made
+// only when it brings its job onto fewer nodes and the job's modelled gain
+// repays the restart. So three jobs packed whole on one hot node stay
+// where they are; a worker an explicit request sent away from its PS is
+// brought back by the policy once that node is contended and hot and the
+// job is old enough for the move to pay.
+func TestMigrateLeavesPackedJobsAloneAndBringsALonelyWorkerBackToItsPS(t *testing.T) {
+	// The speed model's defaults (--locality-penalty 0.15, --rescale-pause
+	// 10s): bringing a job from 2 nodes to 1 saves E * (1 - 1/1.15) of its
+	// expected remaining time E (its age, without progress reports), so
+	// the move pays once the job is older than 10 / (0.15 / 1.15) s.
+	const payAge = 10 / (0.15 / 1.15) // 76.7 s
 	e := withReconciler(t)
 	waitQuiet(t, e)
 	ns := e.namespace(t)
+	jobs := []string{"m1", "m2", "m3"}
 	// Three small CPU jobs: drake packs each whole onto the tightest node,
-	// so all three share one node, far above the others' load.
+	// so all three share one node, far above the others' load. They have
+	// no run-for: they run until the test has seen the moves.
 	w := watchGangs(t, e, ns)
-	for _, job := range []string{"m1", "m2", "m3"} {
+	for _, job := range jobs {
 		w.expect(job, roleNeed{"ps": 1, "worker": 1})
 		// two workers, min one: a worker may move without the job going
 		// below its minimum
@@ -64,107 +151,173 @@ func TestMigrateAWorkerOffAnOverloadedNodeKeepsItsNameAndTFConfig(t *testing.T) 
 			"min-instances": int64(1), "max-instances": int64(2),
 			"runPolicy": map[string]any{"cleanPodPolicy": "None"},
 			"tfReplicaSpecs": map[string]any{
-				"PS":     cpuReplica(1, "1", 0, map[string]string{"kwok.drake.dev/run-for": "90s"}),
-				"Worker": cpuReplica(2, "3", 0, map[string]string{"kwok.drake.dev/run-for": "90s"}),
+				"PS":     cpuReplica(1, "1", 0, nil),
+				"Worker": cpuReplica(2, "3", 0, nil),
 			},
 		})
 		poll(t, 60*time.Second, job+" whole", func() (bool, error) { return w.whole(job), nil })
 	}
 	nodes := map[string]bool{}
-	before := map[string]*corev1.Pod{}
-	for _, job := range []string{"m1", "m2", "m3"} {
+	for _, job := range jobs {
 		for _, p := range jobPods(t, e, ns, job) {
 			nodes[p.Spec.NodeName] = true
-			p := p
-			before[p.Name] = &p
 		}
 	}
 	if len(nodes) != 1 {
 		t.Skipf("the three jobs landed on %d nodes (%v), not one: nothing is overloaded", len(nodes), nodes)
 	}
-	var source string
+	var packed string // X: the node of the three jobs
 	for n := range nodes {
-		source = n
+		packed = n
 	}
-	// Now drake may move them (the pods above are the "before").
-	withDrakeEnv(t, e, "DRAKE_MIGRATE", "true")
-	// The moment a move is recorded, drake is SIGKILLed and started again:
-	// the move must complete from its record, the replica neither lost
-	// nor doubled. The overload rule may go on to move other replicas
-	// after this one; the test follows the move it interrupted.
-	var job, replica, target string
-	poll(t, 120*time.Second, "a MigrationStarted event", func() (bool, error) {
-		l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second),
-			metav1.ListOptions{FieldSelector: "reason=MigrationStarted"})
-		if err != nil || len(l.Items) == 0 {
-			return false, err
+	orig := e.getPod(t, ns, "m1-worker-1")
+
+	// Migration on, with a short cool-down (5 s instead of 30 s) so that
+	// the job's age, not the cool-down, decides when the policy's move
+	// below may be made.
+	withDrakeEnv(t, e, "DRAKE_MIGRATE", "true", "DRAKE_MIGRATE_COOLDOWN", "5s")
+
+	// (a) The packed node is overloaded and contended (three jobs), but
+	// every move off it would spread a job: none is made. The policy runs
+	// on each decision pass; once drake has made one since its restart
+	// (GET /v1/jobs lists the three running), a resync (30 s) and a margin
+	// more are watched.
+	noMove := func() {
+		if evs := e.migrationEvents(t, ns, "MigrationStarted"); len(evs) > 0 {
+			t.Fatalf("jobs packed whole on %s were spread: %s", packed, evs[0].Message)
 		}
-		ev := l.Items[0]
-		var from string
-		// "moving worker-1 from a to b (why; by policy)"
-		if _, err := fmt.Sscanf(ev.Message, "moving %s from %s to %s", &replica, &from, &target); err != nil {
-			return false, fmt.Errorf("MigrationStarted says %q: %v", ev.Message, err)
+	}
+	poll(t, 60*time.Second, "the three jobs running in drake's decision state", func() (bool, error) {
+		noMove()
+		for _, job := range jobs {
+			if e.runningEntry(t, ns+"/"+job) == "" {
+				return false, nil
+			}
 		}
-		if from != source {
-			return false, fmt.Errorf("MigrationStarted says %q; want a move from %s", ev.Message, source)
-		}
-		job = ev.InvolvedObject.Name
 		return true, nil
 	})
-	pidText, err := os.ReadFile(filepath.Join(e.dir, "pids", "drake.pid"))
-	if err != nil {
-		t.Fatalf("drake pid: %v", err)
+	for end := time.Now().Add(35 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		noMove()
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	poll(t, 30*time.Second, "killed drake reaped", func() (bool, error) { return syscall.Kill(pid, 0) != nil, nil })
-	t.Logf("drake SIGKILLed while moving %s of %s from %s to %s", replica, job, source, target)
-	e.drakeCtl(t, "start")
-	// drake completes that move: its Migrated event names the replica.
-	prefix := replica + " moved from " + source + " to "
-	var landed string
-	poll(t, 120*time.Second, "a Migrated event for "+job+" "+replica, func() (bool, error) {
-		l, err := e.client.CoreV1().Events(ns).List(ctxFor(t, 10*time.Second),
-			metav1.ListOptions{FieldSelector: "reason=Migrated,involvedObject.name=" + job})
-		if err != nil {
-			return false, err
+
+	// (b) An explicit request sends m1's worker-1 to another node Y (the
+	// first 8-GPU node by name other than X): now m1 spans two nodes.
+	var spare string // Y
+	for _, n := range e.nodeList(t) {
+		if q := n.Status.Allocatable["nvidia.com/gpu"]; n.Name != packed && q.Value() >= 8 {
+			spare = n.Name
+			break
 		}
-		for _, ev := range l.Items {
-			if strings.HasPrefix(ev.Message, prefix) {
-				t.Logf("%s: %s", job, ev.Message)
+	}
+	if spare == "" {
+		t.Fatalf("no 8-GPU node besides %s", packed)
+	}
+	kubectl(t, "create", "serviceaccount", "mover", "-n", ns)
+	tok := kubectl(t, "create", "token", "mover", "-n", ns, "--duration", "10m")
+	e.grantMigrations(t, ns, "mover")
+	c := e.drakePlain(t)
+	if code, body := e.postGranted(t, c, "/v1/migrations", tok,
+		fmt.Sprintf(`{"namespace":%q,"pod":"m1-worker-1","onto":%q}`, ns, spare)); code != 202 {
+		t.Fatalf("explicit move of m1-worker-1 onto %s: %d %s; want 202", spare, code, body)
+	}
+	ev := e.jobEvent(t, ns, "m1", "Migrated", 120*time.Second)
+	if want := "worker-1 moved from " + packed + " to " + spare; ev.Message != want {
+		t.Fatalf("Migrated on m1 says %q; want %q", ev.Message, want)
+	}
+	mid := e.getPod(t, ns, "m1-worker-1")
+	if mid.UID == orig.UID || mid.Spec.NodeName != spare {
+		t.Fatalf("after the explicit move m1-worker-1 is %s on %q (was %s on %s); want a new pod on %s",
+			mid.UID, mid.Spec.NodeName, orig.UID, orig.Spec.NodeName, spare)
+	}
+
+	// (c) Pods drake does not move fill Y but for 1 cpu: Y is contended
+	// (m1's worker beside them) and the most loaded node, above mean + 1
+	// standard deviation.
+	free := e.freeCPU(t)[spare]
+	e.fillNode(t, ns, spare, "", free-1000)
+
+	// (d) The policy moves m1's worker-1 back onto X, its PS's node, the
+	// one move that lowers a job's span, once m1 is old enough for the
+	// move to pay. The moment it is recorded drake is SIGKILLed and started
+	// again: the move must complete from its record, the replica neither
+	// lost nor doubled. No other move is made, ever (the moves of jobs
+	// packed on X would spread them).
+	var policy corev1.Event
+	poll(t, 180*time.Second, "the policy's MigrationStarted for m1 worker-1 from "+spare, func() (bool, error) {
+		evs := e.migrationEvents(t, ns, "MigrationStarted")
+		for i, ev := range evs {
+			replica, from, to := moveOf(t, ev)
+			switch {
+			case i == 0 && ev.InvolvedObject.Name == "m1" && replica == "worker-1" && from == packed && to == spare:
+				// the explicit request's
+			case i == 1 && ev.InvolvedObject.Name == "m1" && replica == "worker-1" && from == spare && to == packed:
+				policy = ev
+			default:
+				return false, fmt.Errorf("unexpected move %d of %s: %s", i+1, ev.InvolvedObject.Name, ev.Message)
+			}
+		}
+		return len(evs) >= 2, nil
+	})
+	killDrake(t, e)
+	t.Logf("drake SIGKILLed while moving m1 worker-1 from %s to %s: %s", spare, packed, policy.Message)
+	e.drakeCtl(t, "start")
+	for _, want := range []string{"by policy", "its PS's node", "(2 -> 1 nodes"} {
+		if !strings.Contains(policy.Message, want) {
+			t.Errorf("the policy's move says %q; want it to say %q", policy.Message, want)
+		}
+	}
+	// drake completes that move: its Migrated event names the replica.
+	prefix := "worker-1 moved from " + spare + " to "
+	var landed string
+	poll(t, 120*time.Second, "a Migrated event for m1 worker-1 from "+spare, func() (bool, error) {
+		for _, ev := range e.migrationEvents(t, ns, "Migrated") {
+			if ev.InvolvedObject.Name == "m1" && strings.HasPrefix(ev.Message, prefix) {
+				t.Logf("m1: %s", ev.Message)
 				landed = strings.Fields(strings.TrimPrefix(ev.Message, prefix))[0]
 				return true, nil
 			}
 		}
 		return false, nil
 	})
-	after := e.getPod(t, ns, job+"-"+replica)
-	old := before[after.Name]
+	after := e.getPod(t, ns, "m1-worker-1")
+	ps := e.getPod(t, ns, "m1-ps-0")
 	switch {
-	case old == nil:
-		t.Errorf("worker %s did not exist before: a move keeps the pod's name", after.Name)
-	case after.UID == old.UID:
-		t.Errorf("worker %s kept its uid: it was not recreated", after.Name)
-	case landed == source || old.Spec.NodeName != source || after.Spec.NodeName != landed:
-		t.Errorf("worker %s was on %s, is on %s, and the event says it landed on %s: it did not leave the overloaded node %s",
-			after.Name, old.Spec.NodeName, after.Spec.NodeName, landed, source)
-	case podEnv(after, "TF_CONFIG") != podEnv(old, "TF_CONFIG"):
-		t.Errorf("TF_CONFIG changed:\n%s\n%s", podEnv(old, "TF_CONFIG"), podEnv(after, "TF_CONFIG"))
-	case after.Labels["training.kubeflow.org/replica-index"] != old.Labels["training.kubeflow.org/replica-index"]:
-		t.Errorf("replica index changed")
+	case after.UID == mid.UID || after.UID == orig.UID:
+		t.Errorf("m1-worker-1 kept uid %s: it was not recreated", after.UID)
+	case landed != packed || after.Spec.NodeName != landed || ps.Spec.NodeName != packed:
+		t.Errorf("m1-worker-1 is on %s, the event says it landed on %s, its PS is on %s: want all on %s",
+			after.Spec.NodeName, landed, ps.Spec.NodeName, packed)
+	case podEnv(after, "TF_CONFIG") != podEnv(orig, "TF_CONFIG"):
+		t.Errorf("TF_CONFIG changed:\n%s\n%s", podEnv(orig, "TF_CONFIG"), podEnv(after, "TF_CONFIG"))
+	case after.Labels["training.kubeflow.org/replica-index"] != orig.Labels["training.kubeflow.org/replica-index"]:
+		t.Errorf("replica index changed: %q, was %q", after.Labels["training.kubeflow.org/replica-index"],
+			orig.Labels["training.kubeflow.org/replica-index"])
 	}
-	// the move is counted on the TFJob (the cap reads it)
-	_, j := state(t, ns, job)
-	rec := j.GetAnnotations()["drake.dev/migrations"]
-	if !strings.Contains(rec, `"`+replica+`":{"last":`) {
-		t.Errorf("drake.dev/migrations on %s: %s; want %s counted", job, rec, replica)
+	// Both moves are counted on the TFJob (the cap reads it), and the
+	// policy's was decided only once the move paid: m1's age (since its
+	// first wave, the gang id's seconds) above payAge.
+	n, last := migrationCount(t, ns, "m1", "worker-1")
+	if n != 2 {
+		t.Errorf("drake.dev/migrations counts %d moves of m1 worker-1; want 2", n)
 	}
+	gang := ps.Annotations["drake.dev/gang"]
+	waved, err := strconv.ParseFloat(gang[strings.LastIndex(gang, ".")+1:], 64)
+	if err != nil {
+		t.Fatalf("m1-ps-0's drake.dev/gang %q: %v", gang, err)
+	}
+	// last is whole seconds, so a decision at payAge + a fraction may read 76
+	if age := last - waved; age < math.Floor(payAge) {
+		t.Errorf("the policy moved m1 worker-1 when m1 was %.0f s old; the move pays only after %.1f s", age, payAge)
+	} else {
+		t.Logf("the policy moved m1 worker-1 when m1 was %.0f s old (pays after %.1f s)", age, payAge)
+	}
+
 	// No new moves from here on; a move already recorded is still carried
 	// to its end. Then every job has exactly its two workers, all bound:
 	// no replica lost or doubled by the moves or the kill.
 	os.Setenv("DRAKE_MIGRATE", "false")
 	e.drakeCtl(t, "restart")
-	for _, jb := range []string{"m1", "m2", "m3"} {
+	for _, jb := range jobs {
 		pollUntil(t, 60*time.Second, jb+" settled with its two workers bound", func() (string, error) {
 			_, tj := state(t, ns, jb)
 			if r := tj.GetAnnotations()["drake.dev/migrations"]; strings.Contains(r, `"moving":{`) {
@@ -185,11 +338,17 @@ func TestMigrateAWorkerOffAnOverloadedNodeKeepsItsNameAndTFConfig(t *testing.T) 
 			return "", nil
 		})
 	}
-	for _, jb := range []string{"m1", "m2", "m3"} {
+	if evs := e.migrationEvents(t, ns, "MigrationStarted"); len(evs) != 2 {
+		t.Errorf("%d moves were started; want the explicit one and the policy's", len(evs))
+	}
+	// The jobs finish, and succeed.
+	for _, jb := range jobs {
+		e.finishPods(t, ns, jb)
+	}
+	for _, jb := range jobs {
 		waitState(t, ns, jb, "Succeeded", 180*time.Second)
 	}
-	// A worker move never leaves a job below its minimum: each job's
-	// single worker was briefly gone, which the watch sees as short; the
-	// backstop's bound applies.
+	// A worker move never leaves a job below its minimum: m1's other
+	// worker stays; the backstop's bound applies.
 	w.check(t, gangBound(), false)
 }
