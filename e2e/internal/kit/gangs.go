@@ -35,19 +35,18 @@ type member struct {
 
 // GangJob is one job's record.
 type GangJob struct {
-	need        Need
-	pods        map[string]*member
-	since       time.Time // partial since; zero when not partial
-	short       string
-	Longest     time.Duration // longest closed partial interval
-	LongestWhy  string        // the roles short in it
-	Intervals   int           // partial intervals, the open one included
-	Recreated   int           // pods seen again under a new UID
-	FirstBind   time.Time
-	Whole       time.Time // first time every role had its minimum
-	FinishedAt  time.Time
-	finished    bool
-	maxLiveSeen int
+	need       Need
+	pods       map[string]*member
+	since      time.Time // partial since; zero when not partial
+	short      string
+	Longest    time.Duration // longest closed partial interval
+	LongestWhy string        // the roles short in it
+	Intervals  int           // partial intervals, the open one included
+	Recreated  int           // pods seen again under a new UID
+	FirstBind  time.Time
+	Whole      time.Time // first time every role had its minimum
+	FinishedAt time.Time
+	finished   bool
 }
 
 // Gangs tracks every job of one namespace; safe for concurrent use.
@@ -176,9 +175,6 @@ func (g *Gangs) eval(j *GangJob, now time.Time) {
 		return
 	}
 	live, done := j.counts()
-	if live["*"] > j.maxLiveSeen {
-		j.maxLiveSeen = live["*"]
-	}
 	short := j.shortRoles(live, done)
 	if short == "" && live["*"]+done["*"] > 0 && j.Whole.IsZero() {
 		j.Whole = now
