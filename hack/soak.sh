@@ -4,7 +4,7 @@
 # nodes plus cluster-up.sh's large, MIG and AMD ones; the Go driver
 # e2e/cmd/soak restarts drake with its controller (DRAKE_RECONCILE=true,
 # DRAKE_GANG_RESOURCE=drake.dev/gang) and, for SOAK_DURATION (30m), submits
-# small TFJobs (1 PS + 1..4 GPU workers) at SOAK_RATE (0.4) jobs/s, queue held
+# small TFJobs (1 PS + 1..4 GPU workers) at SOAK_RATE (0.5) jobs/s, queue held
 # below --max-waiting, each finishing through kwok's run-for and deleted a
 # while after it Succeeded. drake's RSS and open descriptors are sampled every
 # 5 s into bench/results/soak/soak-<time>.csv (+ .png, gnuplot). The driver
@@ -51,7 +51,7 @@ source "$cluster_dir/env"
 cd "$drake_root"
 set +e
 # shellcheck disable=SC2086
-"$cluster_dir/soak" --duration "$duration" --rate "${SOAK_RATE:-0.4}" --seed "${SOAK_SEED:-1}" \
+"$cluster_dir/soak" --duration "$duration" --rate "${SOAK_RATE:-0.5}" --seed "${SOAK_SEED:-1}" \
   --nodes "$nodes" --root "$drake_root" --cluster-dir "$cluster_dir" \
   --csv "$out/soak-$stamp.csv" ${SOAK_ARGS:-}
 rc=$?

@@ -57,6 +57,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -109,7 +110,10 @@ type driver struct {
 	mu      sync.Mutex
 	jobs    map[string]*jobRec
 	changed chan struct{}
-	held    time.Duration // arrivals held back by --max-waiting
+	held    time.Duration   // arrivals held back by --max-waiting
+	reasons map[string]int  // drake's Events of note, by reason
+	scaled  map[string]bool // jobs that were ScaledDown (their recreated workers are scaling, not loss)
+	seenEv  map[string]bool
 	podsNow func() int
 }
 
@@ -227,6 +231,29 @@ func (d *driver) onTFJob(obj any, deleted bool) {
 	d.nudge()
 }
 
+// noteReasons are drake's Events the soak reports: gang trouble, scaling
+// and migration.
+var noteReasons = map[string]bool{"GangRolledBack": true, "GangReleased": true, "GangMemberForceDeleted": true,
+	"ScaledDown": true, "ScaledUp": true, "MigrationStarted": true, "Migrated": true, "MigrationAbandoned": true,
+	"GangWaiting": true, "TemplateAnnotationsStripped": true}
+
+func (d *driver) onEvent(obj any) {
+	ev, ok := obj.(*corev1.Event)
+	if !ok || !noteReasons[ev.Reason] {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seenEv[string(ev.UID)] {
+		return
+	}
+	d.seenEv[string(ev.UID)] = true
+	d.reasons[ev.Reason]++
+	if ev.Reason == "ScaledDown" {
+		d.scaled[ev.InvolvedObject.Name] = true
+	}
+}
+
 func (d *driver) onPod(obj any, deleted bool) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
@@ -305,12 +332,13 @@ type opts struct {
 	fdSlack                                     int
 	csvPath, pngPath, root, clusterDir, ns      string
 	nodes                                       int
+	fill                                        float64
 }
 
 func main() {
 	var o opts
 	flag.DurationVar(&o.duration, "duration", 30*time.Minute, "how long jobs arrive")
-	flag.Float64Var(&o.rate, "rate", 0.4, "mean job arrivals per second (exponential inter-arrival times)")
+	flag.Float64Var(&o.rate, "rate", 0.5, "mean job arrivals per second (exponential inter-arrival times)")
 	flag.IntVar(&o.maxWaiting, "max-waiting", 24, "hold arrivals while this many jobs are not yet bound whole")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of every draw (shapes, run times, lingers, arrivals)")
 	flag.DurationVar(&o.runMin, "run-min", 20*time.Second, "shortest run time of a job's pods (kwok run-for)")
@@ -328,7 +356,8 @@ func main() {
 	flag.StringVar(&o.root, "root", ".", "drake's source tree (config/crd/, hack/cluster-drake.sh)")
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder (pids/drake.pid)")
 	flag.StringVar(&o.ns, "namespace", "soak", "namespace of the jobs")
-	flag.IntVar(&o.nodes, "nodes", 0, "standard node count, for the record")
+	flag.IntVar(&o.nodes, "nodes", 0, "standard node count (kwok-node-0..N-1), for --fill and the record")
+	flag.Float64Var(&o.fill, "fill", 0.9, "fraction of the standard nodes whose 8 GPUs other tenants hold for the whole run (plain pods placed with spec.nodeName), so the TFJobs keep the rest busy")
 	flag.Parse()
 	if o.runMax < o.runMin || o.lingerMax < o.lingerMin || o.rate <= 0 || o.duration <= 0 {
 		fail("bad flags: need run-min <= run-max, linger-min <= linger-max, rate > 0, duration > 0")
@@ -375,7 +404,10 @@ func main() {
 	}
 	nsCancel()
 
-	d := &driver{ns: o.ns, dyn: dyn, gangs: kit.NewGangs(), jobs: map[string]*jobRec{}, changed: make(chan struct{}, 1)}
+	fillers := fillNodes(ctx, cs, &o)
+
+	d := &driver{ns: o.ns, dyn: dyn, gangs: kit.NewGangs(), jobs: map[string]*jobRec{}, changed: make(chan struct{}, 1),
+		reasons: map[string]int{}, scaled: map[string]bool{}, seenEv: map[string]bool{}}
 	pf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(o.ns))
 	podInf := pf.Core().V1().Pods().Informer()
 	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -384,6 +416,11 @@ func main() {
 		DeleteFunc: func(obj any) { d.onPod(obj, true) },
 	})
 	d.podsNow = func() int { return len(podInf.GetStore().ListKeys()) }
+	evInf := pf.Core().V1().Events().Informer()
+	_, _ = evInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { d.onEvent(obj) },
+		UpdateFunc: func(_, obj any) { d.onEvent(obj) },
+	})
 	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, o.ns, nil)
 	tfInf := df.ForResource(kit.TFJobGVR).Informer()
 	_, _ = tfInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -393,7 +430,7 @@ func main() {
 	})
 	pf.Start(ctx.Done())
 	df.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), podInf.HasSynced, tfInf.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), podInf.HasSynced, tfInf.HasSynced, evInf.HasSynced) {
 		fail("informers did not sync")
 	}
 	go d.deleter(ctx)
@@ -585,7 +622,7 @@ arrivals:
 		waves, _ = kit.Scrape(c, os.Getenv("DRAKE_METRICS_URL"))
 	}
 
-	report(&o, d, samples, pidChanged, runStart, runEnd, drainEnd, drained, fd0, fdEnd, createErrs, waves)
+	report(&o, d, fillers, samples, pidChanged, runStart, runEnd, drainEnd, drained, fd0, fdEnd, createErrs, waves)
 }
 
 func median(v []float64) float64 {
@@ -614,7 +651,7 @@ type check struct {
 	ok           bool
 }
 
-func report(o *opts, d *driver, samples []sample, pidChanged []string, runStart, runEnd, drainEnd time.Time,
+func report(o *opts, d *driver, fillers int, samples []sample, pidChanged []string, runStart, runEnd, drainEnd time.Time,
 	drained bool, fd0, fdEnd, createErrs int, m map[string]float64) {
 	now := time.Now()
 	// the run's quarters, by time since the arrivals began
@@ -672,7 +709,7 @@ func report(o *opts, d *driver, samples []sample, pidChanged []string, runStart,
 	// jobs
 	views := d.gangs.All(now)
 	var worst kit.GangJobView
-	over, recreated, intervals := 0, 0, 0
+	over, recreated, scaledRecreated, intervals := 0, 0, 0, 0
 	var waits []float64
 	d.mu.Lock()
 	sub, succeeded, failed, deleted, notFinal := len(d.jobs), 0, 0, 0, 0
@@ -694,7 +731,11 @@ func report(o *opts, d *driver, samples []sample, pidChanged []string, runStart,
 		if v.Longest > o.partialMax {
 			over++
 		}
-		recreated += v.Recreated
+		if d.scaled[v.Name] {
+			scaledRecreated += v.Recreated
+		} else {
+			recreated += v.Recreated
+		}
 		intervals += v.Intervals
 		if !v.Whole.IsZero() {
 			waits = append(waits, v.Whole.Sub(r.created).Seconds())
@@ -716,6 +757,11 @@ func report(o *opts, d *driver, samples []sample, pidChanged []string, runStart,
 		}
 	}
 	held := d.held
+	var reasons []string
+	for r, n := range d.reasons {
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+	}
+	sort.Strings(reasons)
 	d.mu.Unlock()
 	sort.Strings(failedNames)
 	sort.Strings(leftNames)
@@ -726,7 +772,7 @@ func report(o *opts, d *driver, samples []sample, pidChanged []string, runStart,
 			sub > 0 && succeeded == sub && drained},
 		{"no partial gang > " + o.partialMax.String(), fmt.Sprintf("longest %.3fs (job %s, short: %s); %d jobs over; %d partial intervals in all",
 			worst.Longest.Seconds(), orDash(worst.Name), orDash(worst.LongestWhy), over, intervals), over == 0},
-		{"no pod recreated", fmt.Sprintf("%d pods seen again under a new UID", recreated), recreated == 0},
+		{"no pod recreated", fmt.Sprintf("%d pods seen again under a new UID (and %d workers recreated by ScaledUp after a ScaledDown)", recreated, scaledRecreated), recreated == 0},
 		{"drake the same process", fmt.Sprintf("pid %s", strings.Join(append([]string{"unchanged"}, pidChanged...), "; ")), len(pidChanged) == 0},
 		{fmt.Sprintf("RSS flat (Q4/Q2 median <= %.2f)", o.rssRatio), fmt.Sprintf("Q2 median %.0f KiB, Q4 median %.0f KiB, ratio %.3f; second-half slope %.1f KiB/min; max %d KiB",
 			median(r2), median(r4), rssRatio, slope, maxRSS), len(r2) > 0 && len(r4) > 0 && rssRatio <= o.rssRatio},
@@ -739,7 +785,9 @@ func report(o *opts, d *driver, samples []sample, pidChanged []string, runStart,
 	fmt.Println()
 	fmt.Printf("soak summary: %d standard nodes (+ cluster-up's large, MIG, AMD), seed %d, arrivals %v at %.2f/s (held %v by --max-waiting %d), drain %v\n",
 		o.nodes, o.seed, runEnd.Sub(runStart).Round(time.Second), o.rate, held.Round(time.Second), o.maxWaiting, drainEnd.Sub(runEnd).Round(time.Second))
+	fmt.Printf("  other tenants: %d standard nodes' GPUs held by plain pods (--fill %.2f)\n", fillers, o.fill)
 	fmt.Printf("  jobs %d (%d with min-instances below replicas), pods %d, create retries %d\n", sub, minBelow, pods, createErrs)
+	fmt.Printf("  drake's Events of note: %s\n", orDash(strings.Join(reasons, ", ")))
 	fmt.Printf("  submit -> whole: median %.1fs, p95 %.1fs, max %.1fs (%d jobs)\n", median(waits), pct(waits, 0.95), pct(waits, 1), len(waits))
 	if m != nil {
 		fmt.Printf("  drake: members bound through the barrier %.0f, waves timed out %.0f, rolled back %.0f\n",
@@ -813,4 +861,60 @@ plot %q using 1:($3/1024) with lines lw 2 title "RSS (MiB)", \
 		return fmt.Errorf("gnuplot: %v: %s", err, out)
 	}
 	return nil
+}
+
+// fillNodes places one plain pod holding all 8 GPUs (and 1 cpu) on each of
+// the first --fill of the standard nodes, with spec.nodeName as another
+// tenant's workload would arrive already placed, and waits until kwok runs
+// them all. In gang mode these pods never reach drake, but drake's snapshot
+// counts them, so the TFJobs share the remaining nodes.
+func fillNodes(ctx context.Context, cs kubernetes.Interface, o *opts) int {
+	n := int(math.Round(o.fill * float64(o.nodes)))
+	if n <= 0 {
+		return 0
+	}
+	ns := o.ns + "-tenants"
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := kit.NewNamespace(cctx, cs, ns); err != nil {
+		fail("%v", err)
+	}
+	f := false
+	for i := 0; i < n; i++ {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("tenant-%04d", i), Namespace: ns},
+			Spec: corev1.PodSpec{
+				NodeName: fmt.Sprintf("kwok-node-%d", i), AutomountServiceAccountToken: &f,
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "main", Image: "example.invalid/tenant:1",
+					Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("8Gi")},
+						Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
+					}}},
+			},
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(cctx, p, metav1.CreateOptions{}); err != nil {
+			fail("tenant pod %s: %v", p.Name, err)
+		}
+	}
+	for {
+		l, err := cs.CoreV1().Pods(ns).List(cctx, metav1.ListOptions{})
+		running := 0
+		if err == nil {
+			for _, p := range l.Items {
+				if p.Status.Phase == corev1.PodRunning {
+					running++
+				}
+			}
+		}
+		if running == n {
+			break
+		}
+		if cctx.Err() != nil {
+			fail("only %d of %d tenant pods Running", running, n)
+		}
+		time.Sleep(time.Second) // polling the pods' phase
+	}
+	fmt.Printf("soak: %d tenant pods hold the GPUs of kwok-node-0..%d\n", n, n-1)
+	return n
 }
