@@ -841,7 +841,7 @@ func plot(csvPath, pngPath string) error {
 	script := fmt.Sprintf(`set terminal png size 1100,600
 set output %q
 set datafile separator ","
-set key autotitle columnhead top left
+set key autotitle columnhead outside bottom center horizontal
 set title "drake under the soak: RSS and open descriptors"
 set xlabel "seconds since the controller started"
 set ylabel "RSS (MiB)"
