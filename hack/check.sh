@@ -3,12 +3,14 @@
 # lint, the Helm chart (helm lint, helm template), unit and integration
 # tests, the same under ASan and UBSan, the unit tests under valgrind, a
 # fuzz smoke run of every libFuzzer target, and the end-to-end suite on a
-# real control plane (with the chart installed for real). Every step runs
+# real control plane (with the chart installed for real), and a 2-minute
+# soak (make soak-short: steady-state TFJobs, drake's RSS and descriptors
+# flat; about 3.5 minutes with the cluster). Every step runs
 # even when an earlier one failed, so one CI run shows every problem. The
 # last line sums the suites' own counts:
 #   check: N passed, N failed
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 mkdir -p build
 summary=build/check-summary.txt
@@ -39,6 +41,9 @@ step valgrind make -j2 valgrind
 step fuzz make -j2 fuzz FUZZ_SECONDS="$FUZZ_SECONDS"
 if grep -q '^e2e:' mk/*.mk 2>/dev/null; then
   step e2e make e2e
+fi
+if grep -q '^soak-short:' mk/*.mk 2>/dev/null; then
+  step soak make soak-short
 fi
 
 passed=$(awk '{s += $2} END {print s + 0}' "$summary")

@@ -12,9 +12,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -22,16 +19,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"drake.invalid/e2e/internal/kit"
 )
 
-var tfjobGVR = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}
+var tfjobGVR = kit.TFJobGVR
 
-const jobLabel = "training.kubeflow.org/job-name"
+const jobLabel = kit.JobLabel
 
 type gangResult struct {
 	jobs, podsPerJob int
@@ -53,31 +51,15 @@ type gangResult struct {
 	stalled          string  // why the phase ended before every job was bound ("" if it did not)
 }
 
-// enableReconciler installs the TFJob CRD and restarts drake with
-// DRAKE_RECONCILE=true (and DRAKE_GANG_RESOURCE in a gang-mode cluster), as
-// e2e/tfjob_test.go's withReconciler does. The restart inherits the rest of
-// the environment (DRAKE_API_QPS/BURST from hack/bench-e2e.sh).
+// enableReconciler installs the TFJob CRD and restarts drake with its
+// controller (kit.EnableReconciler); the restart inherits the rest of the
+// environment (DRAKE_API_QPS/BURST from hack/bench-e2e.sh).
 func enableReconciler(root string) {
-	kubectl := filepath.Join(os.Getenv("DRAKE_CP_BIN"), "kubectl")
-	crd := filepath.Join(root, "config", "crd", "kubeflow.org_tfjobs.yaml")
-	if out, err := exec.Command(kubectl, "apply", "-f", crd).CombinedOutput(); err != nil {
-		fail("kubectl apply %s: %v: %s", crd, err, out)
+	took, err := kit.EnableReconciler(root)
+	if err != nil {
+		fail("%v", err)
 	}
-	if out, err := exec.Command(kubectl, "wait", "--for=condition=Established",
-		"crd/tfjobs.kubeflow.org", "--timeout=60s").CombinedOutput(); err != nil {
-		fail("TFJob CRD not established: %v: %s", err, out)
-	}
-	env := append(os.Environ(), "DRAKE_RECONCILE=true")
-	if os.Getenv("DRAKE_EXTENDER_MODE") == "gang" {
-		env = append(env, "DRAKE_GANG_RESOURCE=drake.dev/gang")
-	}
-	cmd := exec.Command(filepath.Join(root, "hack", "cluster-drake.sh"), "restart")
-	cmd.Env = env
-	t0 := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fail("restart drake with --reconcile: %v: %s", err, out)
-	}
-	fmt.Printf("\ndrake restarted with --reconcile (gang admission on) in %.1fs\n", time.Since(t0).Seconds())
+	fmt.Printf("\ndrake restarted with --reconcile (gang admission on) in %.1fs\n", took.Seconds())
 }
 
 // gangJob: 1 PS (no GPU) + workers one-GPU workers, running until deleted.

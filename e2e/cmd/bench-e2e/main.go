@@ -23,10 +23,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/csv"
 	"flag"
 	"fmt"
@@ -47,6 +44,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"drake.invalid/e2e/internal/kit"
 )
 
 type result struct {
@@ -278,19 +277,8 @@ func drakeVerbs(m map[string]float64) {
 	}
 }
 
-// drakeHTTP: a client for drake's /metrics with kube-scheduler's client
-// certificate (drake requires it); nil if the certificates are not there.
-func drakeHTTP() *http.Client {
-	dir := os.Getenv("DRAKE_CERT_DIR")
-	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
-	if err != nil {
-		return nil
-	}
-	ca, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
-}
+// drakeHTTP: a client for drake's /metrics (kit.DrakeHTTP).
+func drakeHTTP() *http.Client { return kit.DrakeHTTP() }
 
 // gangDiagnostics prints drake's verb times since its restart with the
 // controller (the gang phase only) and returns how many pods drake's gang
@@ -310,29 +298,11 @@ func gangDiagnostics(cfg *rest.Config) float64 {
 	return m["drake_gang_members_bound_total"]
 }
 
-// scrape reads Prometheus text into "name{labels}" -> value.
+// scrape reads Prometheus text into "name{labels}" -> value (kit.Scrape).
 func scrape(c *http.Client, url string) map[string]float64 {
-	out := map[string]float64{}
-	resp, err := c.Get(url)
+	out, err := kit.Scrape(c, url)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench-e2e: scrape %s: %v\n", url, err)
-		return out
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
 	}
 	return out
 }
@@ -344,20 +314,11 @@ func fail(format string, a ...any) {
 	os.Exit(1)
 }
 
-// newNamespace creates ns and waits until its default service account
-// exists (pods cannot be created before it); it exits on failure.
+// newNamespace creates ns and waits for its default service account; it
+// exits on failure.
 func newNamespace(ctx context.Context, cs kubernetes.Interface, ns string) {
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		fail("namespace %s: %v", ns, err)
-	}
-	for {
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			fail("no default service account in %s", ns)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := kit.NewNamespace(ctx, cs, ns); err != nil {
+		fail("%v", err)
 	}
 }
 
