@@ -6,6 +6,7 @@
  * failures are logged and answered, never fatal.
  */
 #include <event2/event.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ struct serve_opts {
 	struct scale_flag_vals scale;
 	struct migrate_flag_vals mig;
 	bool migrate;
+	double node_metrics;
 	const char *progress_url;
 	bool leader_elect;
 	struct leader_options lease;
@@ -323,6 +325,12 @@ int serve_main(int argc, char **argv)
 	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o.migrate, "false",
 	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
 	     "explicit POST /v1/migrations works either way"},
+	    {"node-metrics-interval", "DRAKE_NODE_METRICS_INTERVAL", FLAG_DURATION, &o.node_metrics,
+	     "30s",
+	     "with --migrate: how often to list the metrics API's node usage (metrics-server), "
+	     "which "
+	     "the overload rule's load then counts where it exceeds the requests; 0: requests "
+	     "alone"},
 	    {"progress-url", "DRAKE_PROGRESS_URL", FLAG_STRING, &o.progress_url, NULL,
 	     "with --reconcile: drake's /v1/progress as TFJob pods reach it, written into their "
 	     "DRAKE_PROGRESS_URL (for drake progress and the examples/ hooks)"},
@@ -376,6 +384,10 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "drake serve: %s\n", msg);
 		return 2;
 	}
+	if (!(o.node_metrics >= 0 && o.node_metrics <= 86400)) {
+		fprintf(stderr, "drake serve: --node-metrics-interval must be between 0 and 24h\n");
+		return 2;
+	}
 	enum drake_log_level level;
 	if (drake_log_parse_level(o.log_level, &level) != DRAKE_OK) {
 		fprintf(stderr, "drake serve: --log-level must be debug, info, warn or error\n");
@@ -419,6 +431,7 @@ int serve_main(int argc, char **argv)
 		                                .mig = &o.mig.opts,
 		                                .progress = &o.mig.progress,
 		                                .progress_url = o.progress_url,
+		                                .node_metrics_s = (int)ceil(o.node_metrics),
 		                                .scheduler_name = o.scheduler_name};
 		/* A client of its own, so the controller's bursts of creates never
 		 * hold up a gang's Bindings in the in-flight queue. */

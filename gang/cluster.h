@@ -26,10 +26,21 @@
 #define DRAKE_NODE_NAME_MAX     254
 #define DRAKE_CLUSTER_MAX_NODES 100000
 
+/* What a node measurably uses: CPU and memory working set over a recent
+ * window (the metrics API's NodeMetrics), when the adapter holds a fresh
+ * sample; known false otherwise. Only the migration rule reads it
+ * (migrate/migrate.h, "Load"): the planner places by requests, as the
+ * scheduler charges them. GPUs have no measure here: they are exclusive. */
+struct drake_usage {
+	int64_t cpu_milli, mem_bytes;
+	bool known;
+};
+
 struct drake_node {
 	char name[DRAKE_NODE_NAME_MAX];
 	struct drake_res alloc;
 	struct drake_res used;
+	struct drake_usage usage; /* measured; all 0 when not known */
 	bool schedulable;
 	int64_t gpu_mem;          /* bytes per GPU (kubeshare/gpu_info); 0 unknown */
 	struct drake_vgpus vgpus; /* open vGPUs, each counted as one GPU in used */

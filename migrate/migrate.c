@@ -49,17 +49,30 @@ static double ratio(int64_t used, int64_t alloc)
 	return used > 0 ? (double)used / (double)alloc : 0;
 }
 
+/* One dimension's share of alloc: requests used, or, when the node's
+ * usage is measured and higher, that measure moved by the same change in
+ * requests as `used` has from the snapshot's (a replica moved in or out). */
+static double share(int64_t used, int64_t snap_used, int64_t measured, bool known, int64_t alloc)
+{
+	if (known && measured + (used - snap_used) > used)
+		used = measured + (used - snap_used);
+	return ratio(used, alloc);
+}
+
 /* The load of node nd were its used resources `used`. */
 static double load_of(const struct drake_node *nd, const struct drake_res *used)
 {
+	const struct drake_usage *u = &nd->usage;
 	double sum = 0;
 	int dims = 0;
 	if (nd->alloc.cpu_milli > 0) {
-		sum += ratio(used->cpu_milli, nd->alloc.cpu_milli);
+		sum += share(used->cpu_milli, nd->used.cpu_milli, u->cpu_milli, u->known,
+		             nd->alloc.cpu_milli);
 		dims++;
 	}
 	if (nd->alloc.mem_bytes > 0) {
-		sum += ratio(used->mem_bytes, nd->alloc.mem_bytes);
+		sum += share(used->mem_bytes, nd->used.mem_bytes, u->mem_bytes, u->known,
+		             nd->alloc.mem_bytes);
 		dims++;
 	}
 	if (nd->alloc.gpu > 0) {
@@ -511,11 +524,12 @@ static drake_err overload(struct work *w, const struct slot *hot, size_t n_hot,
 		                         .reason = MIG_OVERLOAD,
 		                         .gain = k.gain};
 		say(d.why, sizeof(d.why),
-		    "%s is overloaded (load %.2f > mean %.2f + %g x std %.2f) and shared: worker "
+		    "%s is overloaded (load %.2f%s > mean %.2f + %g x std %.2f) and shared: worker "
 		    "%s "
 		    "of %s moves to %s, %s (%d -> %d nodes, saves %.0f s net of its restart)",
-		    c->nodes[src].name, mig_node_load(c, src), judged->mean, w->o->k, judged->std,
-		    str(x->pod), str(x->job), c->nodes[k.to].name,
+		    c->nodes[src].name, mig_node_load(c, src),
+		    c->nodes[src].usage.known ? " measured" : "", judged->mean, w->o->k,
+		    judged->std, str(x->pod), str(x->job), c->nodes[k.to].name,
 		    whose(w, w->jid[k.i], (size_t)k.to), k.n, k.n2, k.gain);
 		move_to(w, (size_t)k.i, (size_t)k.to);
 		drake_err err = push(w, &d);

@@ -11,7 +11,13 @@
  * any) GPUs, of requests used / allocatable, from the snapshot: requests,
  * as the scheduler charges them, not limits (the container-migration fork
  * summed limits, so a node of over-committed limits looked overloaded
- * whatever it ran). A dimension the node has none of is left out.
+ * whatever it ran). A dimension the node has none of is left out. When the
+ * node's usage is measured (drake_node.usage: the metrics API), CPU and
+ * memory count max(requests, measured): what is reserved cannot be given
+ * to anyone else however idle it is, and what pods burst beyond their
+ * requests is pressure the requests hide. GPUs count requests (they are
+ * exclusive). Within one call, a replica moved in or out changes the
+ * measure by its requests, as it changes the requests.
  *
  * Overload. Over the schedulable nodes, with mean M and population standard
  * deviation S of their loads (S^2 = sum (L_i - M)^2 / N: the fork wrote

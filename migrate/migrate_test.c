@@ -283,6 +283,73 @@ static void load_is_the_mean_of_requests_over_allocatable(void **state)
 	drake_cluster_release(&w.c);
 }
 
+static void measured_usage_counts_where_it_exceeds_the_requests(void **state)
+{
+	/* cpu: 8 CPUs and 32Gi requested of 32 and 128 (.25, .25); measured
+	 * 24 CPUs and 16Gi: cpu counts .75 (measured), memory .25 (requests) */
+	struct nspec n[MAXN] = {{"cpu", 32, 128, 0, 8, 32, 0, false},
+	                        {"gpu", 64, 256, 8, 16, 64, 6, false},
+	                        {"idle", 32, 128, 0, 0, 0, 0, false}};
+	struct rspec r[MAXR] = {{"w", NULL, "idle", 'w', 8, 0, 0, 0, 0, 0, NULL}};
+	struct world w;
+	assert_int_equal(build(&w, n, r), 0);
+	measure(&w, "cpu", 24, 16);
+	measure(&w, "gpu", 64, 256);
+	assert_true(fabs(mig_node_load(&w.c, 0) - (0.75 + 0.25) / 2) < 1e-12);
+	/* GPUs stay requests, whatever the measure: 1 + 1 + .75 */
+	assert_true(fabs(mig_node_load(&w.c, 1) - (1.0 + 1.0 + 0.75) / 3) < 1e-12);
+	/* not measured: requests (the worker's 8 CPUs of 32) */
+	assert_true(fabs(mig_node_load(&w.c, 2) - 0.25 / 2) < 1e-12);
+	drake_cluster_release(&w.c);
+}
+
+/* g1 holds a's lonely worker beside a small pod drake does not move: .14 by
+ * requests (g2 .33; mean .12, std .14), so not overloaded. Its pods burst
+ * to 30 CPUs and 120Gi: measured, it is .67 (mean .25, std .28). A measure
+ * below the requests changes nothing: the requests are reserved. */
+static void a_node_hot_by_measure_alone_sheds_its_lonely_worker(void **state)
+{
+	static const struct {
+		const char *name;
+		int cpu, mem; /* g1's measured usage; 0 0 none */
+		const char *want;
+	} cases[] = {
+	    {"requests alone: not overloaded", 0, 0, ""},
+	    {"measured bursting past its requests: overloaded, the worker joins its PS", 30, 120,
+	     "a-w2:g1>g2"},
+	    {"measured below its requests: still not overloaded", 1, 1, ""},
+	};
+	static const struct nspec n[MAXN] = {
+	    {"g1", 32, 128, 8, 1, 1, 0, false}, G8("g2", 0), G8("g3", 0), G8("g4", 0)};
+	static const struct rspec r[MAXR] = {W1("a-w2", "ns/a", "g1"), PS("a-ps", "ns/a", "g2"),
+	                                     W1("a-w0", "ns/a", "g2"), W1("a-w1", "ns/a", "g2")};
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct world w;
+		assert_int_equal(build(&w, n, r), 0);
+		if (cases[i].cpu || cases[i].mem)
+			measure(&w, "g1", cases[i].cpu, cases[i].mem);
+		struct mig_decision *d = NULL;
+		size_t nd = 0;
+		assert_int_equal(mig_decide(&w.c, w.r, w.nr, NOW, NULL, &d, &nd), DRAKE_OK);
+		char got[256];
+		render(&w, d, nd, got, sizeof(got));
+		if (strcmp(got, cases[i].want) != 0) {
+			print_error("%s: got \"%s\", want \"%s\"\n", cases[i].name, got,
+			            cases[i].want);
+			failed++;
+		}
+		if (nd && strstr(d[0].why, "measured") == NULL) {
+			print_error("%s: the why does not say the load was measured: %s\n",
+			            cases[i].name, d[0].why);
+			failed++;
+		}
+		free(d);
+		drake_cluster_release(&w.c);
+	}
+	assert_int_equal(failed, 0);
+}
+
 static void the_spread_is_the_population_standard_deviation(void **state)
 {
 	/* loads a .6, b .55, c .45, d .4, e .5: mean .5, population std
@@ -453,6 +520,8 @@ int main(void)
 	    cmocka_unit_test(a_moved_worker_is_not_moved_back),
 	    cmocka_unit_test(the_cap_holds_whatever_else_about_the_replica_changed),
 	    cmocka_unit_test(load_is_the_mean_of_requests_over_allocatable),
+	    cmocka_unit_test(measured_usage_counts_where_it_exceeds_the_requests),
+	    cmocka_unit_test(a_node_hot_by_measure_alone_sheds_its_lonely_worker),
 	    cmocka_unit_test(the_spread_is_the_population_standard_deviation),
 	    cmocka_unit_test(options_have_defaults_and_ranges),
 	    cmocka_unit_test(slow_jobs_yield_a_placement_to_the_first_waiting_job),

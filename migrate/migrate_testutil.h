@@ -5,7 +5,8 @@
  *
  * Nodes have their allocatable resources and what pods drake does not move
  * use on them; replicas are charged to their nodes as the controller
- * charges them (requests). Times are at NOW. A job was admitted an hour
+ * charges them (requests); measure() gives a node a measured usage.
+ * Times are at NOW. A job was admitted an hour
  * ago (so the speed model expects it to run an hour more), 30 s ago when
  * its name starts "ns/young"; its progress is slowing when its name starts
  * "ns/slow".
@@ -101,6 +102,14 @@ static inline int build(struct world *w, const struct nspec *n, const struct rsp
 		drake_cluster_charge(&w->c, (size_t)x->node, &x->req, 1);
 	}
 	return 0;
+}
+
+/* Node `node` measurably uses cpu CPUs and mem Gi (the metrics API's). */
+static inline void measure(struct world *w, const char *node, int cpu, int mem)
+{
+	struct drake_res u = res(cpu, mem, 0);
+	w->c.nodes[drake_cluster_find(&w->c, node)].usage =
+	    (struct drake_usage){u.cpu_milli, u.mem_bytes, true};
 }
 
 /* "pod:from>to pod:from>to" */

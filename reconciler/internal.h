@@ -44,6 +44,7 @@ struct write_ctx;
 #define RECONCILER_MOVES_KEPT   64   /* decisions GET /v1/migrations lists */
 
 struct rec_progress;
+struct rec_usage;
 
 struct keyset {
 	char (*keys)[KEY_MAX];
@@ -158,6 +159,7 @@ struct reconciler {
 	struct rec_progress *progress; /* per job, what its replicas report */
 	size_t nprogress;
 	struct tf_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
+	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
 	size_t moves_head, nmoves;
 	struct owned *owned;   /* scratch for one pass (large) */
 	struct svc_seen *svcs; /* the same */
@@ -201,6 +203,16 @@ void rec_writes_detach(struct reconciler *r);
 /* ---- sync.c ---- */
 
 void rec_sync_job(struct reconciler *r, const char *ns, const char *name);
+
+/* ---- node_usage.c ---- */
+
+struct drake_cluster;
+/* With migrate and gang and opts.node_metrics_s > 0: lists the metrics
+ * API's node usage when the last answer is an interval old. */
+void rec_usage_tick(struct reconciler *r);
+/* Lays the last answer, when fresh, over c's nodes (drake_node.usage). */
+void rec_usage_apply(const struct reconciler *r, struct drake_cluster *c);
+void rec_usage_free(struct reconciler *r);
 
 /* ---- backstop.c ---- */
 

@@ -393,6 +393,7 @@ static drake_err build_world(struct reconciler *r, struct mig_world *w, char *wh
 	                             kube_informer_cache(r->jobs), &w->c, NULL, why, len);
 	if (e)
 		return e;
+	rec_usage_apply(r, &w->c);
 	struct add_ctx x = {r, w, DRAKE_OK};
 	kube_cache_foreach(kube_informer_cache(r->jobs), add_job, &x);
 	for (size_t i = 0; i < w->n; i++) {

@@ -116,6 +116,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		r->last_resync_ms = now;
 		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
 	}
+	rec_usage_tick(r);
 	if (rec_now_s(r) >= r->admit_at) { /* a decision step's timer */
 		r->admit_at = INFINITY;
 		r->admit_dirty = true;
@@ -226,6 +227,7 @@ void reconciler_free(struct reconciler *r)
 	if (!r)
 		return;
 	rec_writes_detach(r);
+	rec_usage_free(r);
 	if (r->events_ready) {
 		event_del(&r->drain);
 		event_del(&r->tick);

@@ -47,6 +47,10 @@ struct reconciler_options {
 	const struct mig_opts *mig;               /* its thresholds; NULL: migrate/'s defaults */
 	const struct mig_progress_opts *progress; /* progress classes; NULL: defaults */
 	const char *progress_url;                 /* DRAKE_PROGRESS_URL in TFJob pods, or NULL */
+	/* With migrate: seconds between lists of the metrics API's node usage,
+	 * which the migration rule's load then counts (migrate/migrate.h,
+	 * "Load"); 0: requests alone. */
+	int node_metrics_s;
 	/* The controller's clock: wall-clock seconds. NULL: the system's.
 	 * Tests pass their own, so deadlines need no real-time waits. */
 	double (*clock)(void *arg);

@@ -29,8 +29,10 @@ struct env {
 	struct kube_client *client;
 	struct reconciler *rec;
 	const char *jobs, *pods, *services, *nodes; /* list items, comma-separated JSON */
-	struct evhttp_request *pod_watch;           /* the pod watch, when streamed */
-	char writes[16384];                         /* "METHOD path\n" per write */
+	const char *node_metrics; /* NodeMetrics items; NULL: the metrics API answers 404 */
+	int metrics_gets;
+	struct evhttp_request *pod_watch; /* the pod watch, when streamed */
+	char writes[16384];               /* "METHOD path\n" per write */
 	char bodies[65536];
 	int nwrites, want;
 	bool forbid_pods; /* pod creates answered 403 */
@@ -60,6 +62,14 @@ static void on_http(struct evhttp_request *req, void *arg)
 				e->pod_watch = req;
 			}
 			return; /* held open */
+		}
+		if (strstr(uri, "/apis/metrics.k8s.io/")) {
+			e->metrics_gets++;
+			evbuffer_add_printf(out, "{\"kind\":\"NodeMetricsList\",\"items\":[%s]}",
+			                    e->node_metrics ? e->node_metrics : "");
+			evhttp_send_reply(req, e->node_metrics ? 200 : 404, "x", out);
+			evbuffer_free(out);
+			return;
 		}
 		const char *items = strstr(uri, "/tfjobs")     ? e->jobs
 		                    : strstr(uri, "/pods")     ? e->pods
@@ -986,6 +996,7 @@ static void start_migrating(struct env *e)
 	                                .gang = true,
 	                                .gang_bind_timeout_s = 15,
 	                                .migrate = true,
+	                                .node_metrics_s = 10,
 	                                .clock = test_clock,
 	                                .clock_arg = e};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
@@ -1033,6 +1044,54 @@ static void test_the_policy_leaves_a_packed_job_beside_a_hot_pod_alone(void **st
 	assert_null(strstr(e->bodies, "MigrationStarted"));
 }
 
+/* a pod drake does not move, on n1: one CPU and 1Gi, no GPU */
+#define SMALL_FILLER                                                                               \
+	"{\"metadata\":{\"name\":\"filler\",\"namespace\":\"default\",\"uid\":\"uid-filler\","     \
+	"\"resourceVersion\":\"4\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":"      \
+	"\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}" \
+	","                                                                                        \
+	"\"status\":{\"phase\":\"Running\"}}"
+#define NODE_METRICS(name, cpu, mem)                                                               \
+	"{\"metadata\":{\"name\":\"" name "\"},\"timestamp\":\"2026-01-01T00:00:00Z\","            \
+	"\"window\":\"20s\",\"usage\":{\"cpu\":\"" cpu "\",\"memory\":\"" mem "\"}}"
+/* worker-3 alone on n1 beside a small pod: by requests n1 is not hot */
+#define LONELY_BESIDE_SMALL                                                                        \
+	GANG_POD("ps", 0, ON("n2", ""))                                                            \
+	"," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(                                \
+	    "worker", 1,                                                                           \
+	    ON("n2",                                                                               \
+	       WITH_GPU)) "," GANG_POD("worker", 2,                                                \
+	                               ON("n2",                                                    \
+	                                  WITH_GPU)) "," GANG_POD("worker", 3,                     \
+	                                                          ON("n1",                         \
+	                                                             WITH_GPU)) "," SMALL_FILLER
+
+static void test_without_a_metrics_api_load_is_requests_alone(void **state)
+{
+	struct env *e = *state;
+	e->pods = LONELY_BESIDE_SMALL;
+	start_migrating(e);
+	assert_int_equal(run_until(e, TFJOB_PATCH, 1, 3), 0);
+	assert_null(strstr(e->bodies, "MigrationStarted"));
+	/* asked once: a 404 is asked again ten intervals (100 s) later */
+	assert_int_equal(e->metrics_gets, 1);
+}
+
+static void test_measured_usage_makes_a_node_hot_that_requests_do_not(void **state)
+{
+	struct env *e = *state;
+	/* n1's pods burst to 30 CPUs and 120Gi; a malformed item is skipped */
+	e->pods = LONELY_BESIDE_SMALL;
+	e->node_metrics = NODE_METRICS("n1", "30", "120Gi") "," NODE_METRICS(
+	    "n2", "2500m", "8Gi") ",{\"metadata\":{\"name\":\"n3\"},\"usage\":{\"cpu\":\"lots\"}}";
+	start_migrating(e);
+	assert_true(run_until(e, TFJOB_PATCH, 1, 5) >= 1);
+	assert_non_null(
+	    strstr(e->bodies, "\\\"replica\\\":\\\"worker-3\\\",\\\"to\\\":\\\"n2\\\""));
+	assert_non_null(strstr(e->bodies, "moving worker-3 from n1 to n2 (n1 is overloaded (load "
+	                                  "0.67 measured"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1046,6 +1105,8 @@ int main(void)
 	    T(test_a_move_ends_once_another_pod_of_that_name_is_bound),
 	    T(test_the_policy_moves_a_lonely_worker_off_a_hot_shared_node_onto_its_ps),
 	    T(test_the_policy_leaves_a_packed_job_beside_a_hot_pod_alone),
+	    T(test_without_a_metrics_api_load_is_requests_alone),
+	    T(test_measured_usage_makes_a_node_hot_that_requests_do_not),
 	    T(test_gated_pods_of_started_replicas_are_ungated),
 	    T(test_restart_over_a_healthy_job_creates_and_deletes_nothing),
 	    T(test_failed_on_failure_pod_is_deleted_for_recreation),
