@@ -101,7 +101,7 @@ static int usage(const struct flag *flags, size_t n)
 int progress_main(int argc, char **argv)
 {
 	const char *step_s = NULL, *value_s = NULL, *metric = NULL, *total_s = NULL, *url = NULL;
-	const char *token_file = NULL, *ca_file = NULL;
+	const char *token_file = NULL, *ca_file = NULL, *ca_pem = NULL;
 	double timeout = 0;
 	const struct flag flags[] = {
 	    {"step", NULL, FLAG_STRING, &step_s, NULL, "global training step, >= 0 (required)"},
@@ -118,6 +118,9 @@ int progress_main(int argc, char **argv)
 	     "the pod's projected service-account token"},
 	    {"ca-file", "DRAKE_PROGRESS_CA", FLAG_STRING, &ca_file, SA_DIR "/ca.crt",
 	     "CA bundle that verifies drake's serving certificate"},
+	    {"ca-pem", "DRAKE_PROGRESS_CA_PEM", FLAG_STRING, &ca_pem, NULL,
+	     "the same CA bundle as PEM text (set by drake's controller with --progress-ca-file); "
+	     "used instead of --ca-file when given"},
 	    {"timeout", "DRAKE_PROGRESS_TIMEOUT", FLAG_DURATION, &timeout, "10s",
 	     "give up after this long"},
 	};
@@ -192,7 +195,12 @@ int progress_main(int argc, char **argv)
 	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+	if (ca_pem && *ca_pem) {
+		struct curl_blob blob = {(void *)ca_pem, strlen(ca_pem), CURL_BLOB_COPY};
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+	} else {
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));

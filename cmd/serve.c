@@ -5,6 +5,7 @@
  * die-on-error is allowed only here, before the loop starts; once it runs,
  * failures are logged and answered, never fatal.
  */
+#include <errno.h>
 #include <event2/event.h>
 #include <math.h>
 #include <signal.h>
@@ -46,7 +47,7 @@ struct serve_opts {
 	struct migrate_flag_vals mig;
 	bool migrate;
 	double node_metrics;
-	const char *progress_url;
+	const char *progress_url, *progress_ca_file;
 	bool leader_elect;
 	struct leader_options lease;
 };
@@ -61,6 +62,7 @@ struct serve {
 	struct leader *leader;          /* NULL without --leader-elect */
 	int exit_code;
 	struct event *sig_term, *sig_int, *sig_hup;
+	char *progress_ca_pem; /* --progress-ca-file's content, or NULL */
 };
 
 static void on_released(void *arg)
@@ -193,6 +195,32 @@ static void serve_release(struct serve *sv)
 	if (sv->sig_hup)
 		event_free(sv->sig_hup);
 	event_base_free(sv->base);
+	free(sv->progress_ca_pem);
+}
+
+/* Most bytes of --progress-ca-file: a CA bundle, not an arbitrary file. */
+#define PROGRESS_CA_MAX (64 * 1024)
+
+/* The PEM certificates of path, for DRAKE_PROGRESS_CA_PEM; NULL with msg. */
+static char *read_ca_pem(const char *path, char *msg, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(msg, len, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *pem = calloc(1, PROGRESS_CA_MAX + 1);
+	size_t n = pem ? fread(pem, 1, PROGRESS_CA_MAX + 1, f) : 0;
+	fclose(f);
+	if (!pem || n > PROGRESS_CA_MAX || !strstr(pem, "-----BEGIN CERTIFICATE-----")) {
+		snprintf(msg, len, "%s: %s", path,
+		         !pem                  ? "out of memory"
+		         : n > PROGRESS_CA_MAX ? "over 64 KiB, not a CA bundle"
+		                               : "no PEM certificate in it");
+		free(pem);
+		return NULL;
+	}
+	return pem;
 }
 
 static int usage(const struct flag *flags, size_t n)
@@ -334,6 +362,10 @@ int serve_main(int argc, char **argv)
 	    {"progress-url", "DRAKE_PROGRESS_URL", FLAG_STRING, &o.progress_url, NULL,
 	     "with --reconcile: drake's /v1/progress as TFJob pods reach it, written into their "
 	     "DRAKE_PROGRESS_URL (for drake progress and the examples/ hooks)"},
+	    {"progress-ca-file", "DRAKE_PROGRESS_CA_FILE", FLAG_STRING, &o.progress_ca_file, NULL,
+	     "with --progress-url: the CA bundle that verifies drake's serving certificate, read "
+	     "at start and written into TFJob pods as DRAKE_PROGRESS_CA_PEM (drake's certificate "
+	     "is rarely the cluster CA's, which pods trust by default)"},
 	    {"gang-resource", "DRAKE_GANG_RESOURCE", FLAG_STRING, &o.gang_resource, NULL,
 	     "extended resource TFJob pods request, for gang-only mode (e.g. drake.dev/gang; "
 	     "kube-scheduler must list it in managedResources with ignoredByScheduler)"},
@@ -406,8 +438,14 @@ int serve_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct serve sv = {0};
+	if (o.progress_ca_file && *o.progress_ca_file &&
+	    !(sv.progress_ca_pem = read_ca_pem(o.progress_ca_file, msg, sizeof(msg)))) {
+		fprintf(stderr, "drake serve: --progress-ca-file: %s\n", msg);
+		return 2;
+	}
 	sv.base = event_base_new();
 	if (!sv.base) {
+		free(sv.progress_ca_pem);
 		fprintf(stderr, "drake serve: cannot create the event loop\n");
 		return 1;
 	}
@@ -431,6 +469,7 @@ int serve_main(int argc, char **argv)
 		                                .mig = &o.mig.opts,
 		                                .progress = &o.mig.progress,
 		                                .progress_url = o.progress_url,
+		                                .progress_ca_pem = sv.progress_ca_pem,
 		                                .node_metrics_s = (int)ceil(o.node_metrics),
 		                                .scheduler_name = o.scheduler_name};
 		/* A client of its own, so the controller's bursts of creates never

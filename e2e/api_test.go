@@ -56,6 +56,47 @@ func podToken(t *testing.T, p *corev1.Pod) string {
 		"--bound-object-kind", "Pod", "--bound-object-name", p.Name, "--bound-object-uid", string(p.UID))
 }
 
+// progressFromPod runs `drake progress` as it runs inside p: with p's
+// DRAKE_PROGRESS_URL and DRAKE_PROGRESS_CA_PEM, which must be drake's CA,
+// and a token bound to p. The report must be accepted; the same command
+// trusting the cluster's CA instead (what a pod mounts) must not send it.
+func (e *env) progressFromPod(t *testing.T, p *corev1.Pod) {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(e.certDir, "ca.crt"))
+	if err != nil {
+		t.Fatalf("ca: %v", err)
+	}
+	if got := podEnv(p, "DRAKE_PROGRESS_CA_PEM"); got != string(caPEM) {
+		t.Fatalf("%s: DRAKE_PROGRESS_CA_PEM is %q, want drake's CA", p.Name, got)
+	}
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte(podToken(t, p)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := os.Getenv("DRAKE_BIN")
+	if bin == "" {
+		bin = filepath.Join(e.root, "build", "release", "drake")
+	}
+	run := func(pem, caFile string) (string, error) {
+		cmd := exec.Command(bin, "progress", "--step", "20", "--value", "0.6", "--total-steps", "1000")
+		cmd.Env = []string{"DRAKE_PROGRESS_URL=" + podEnv(p, "DRAKE_PROGRESS_URL"),
+			"DRAKE_PROGRESS_TOKEN_FILE=" + tokFile, "DRAKE_PROGRESS_CA=" + caFile}
+		if pem != "" {
+			cmd.Env = append(cmd.Env, "DRAKE_PROGRESS_CA_PEM="+pem)
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	clusterCA := filepath.Join(e.dir, "pki", "ca.crt")
+	if out, err := run(podEnv(p, "DRAKE_PROGRESS_CA_PEM"), clusterCA); err != nil ||
+		!strings.Contains(out, "drake accepted step 20") {
+		t.Errorf("drake progress with the pod's environment: %v: %s", err, out)
+	}
+	if out, err := run("", clusterCA); err == nil || !strings.Contains(out, "could not reach drake") {
+		t.Errorf("drake progress trusting the cluster's CA: %v: %s; want it not to trust drake", err, out)
+	}
+}
+
 // post sends body to drake's path with token (none when ""), answering the
 // status and body.
 func (e *env) post(t *testing.T, c *http.Client, path, token, body string) (int, string) {
@@ -124,6 +165,9 @@ func TestProgressReportsAreAuthenticatedByThePodsOwnToken(t *testing.T) {
 			t.Errorf("%s: %d %s; want %d", k.what, code, body, k.code)
 		}
 	}
+	// drake progress, run with what the pod's environment holds, verifies
+	// drake with the CA the controller wrote there and is accepted
+	e.progressFromPod(t, w0)
 	// a pod no TFJob of drake's controls: its own token, refused
 	stray := e.createPod(t, ns, "stray")
 	stray = e.waitPhase(t, ns, stray.Name, corev1.PodRunning, 60*time.Second)

@@ -71,6 +71,8 @@ func withReconciler(t *testing.T) *env {
 		os.Setenv("DRAKE_IDLE_AFTER", "10s")
 		// where TFJob pods send progress reports
 		os.Setenv("DRAKE_PROGRESS_URL", strings.TrimSuffix(e.metricsURL, "/metrics")+"/v1/progress")
+		// and the CA that verifies drake there, which pods get as PEM
+		os.Setenv("DRAKE_PROGRESS_CA_FILE", filepath.Join(e.certDir, "ca.crt"))
 		if e.mode == "gang" {
 			// gang-only mode: TFJob pods must request the resource that
 			// routes them to drake (managedResources in the scheduler config)

@@ -36,7 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int i = 0; i < n && i < 3; i++) {
 				struct tf_pod_opts po = {
 				    NULL, i ? NULL : "drake.dev/gang", i ? NULL : "drake-scheduler",
-				    i ? NULL : "https://drake:8443/v1/progress"};
+				    i ? NULL : "https://drake:8443/v1/progress",
+				    i ? NULL
+				      : "-----BEGIN CERTIFICATE-----\nx\n-----END "
+				        "CERTIFICATE-----\n"};
 				char *pod =
 				    tf_pod_json(&job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
 				char *svc = tf_service_json(&job, (enum tf_rtype)t, i);

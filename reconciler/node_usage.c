@@ -56,10 +56,11 @@ static void set_state(struct rec_usage *u, enum usage_state s, long status, cons
 		log_info("node_metrics_served", "nodes=%zu path=%s", u->n, USAGE_PATH);
 		break;
 	case USAGE_ABSENT:
-		log_info("node_metrics_absent",
-		         "status=%ld path=%s why=\"the cluster serves no metrics API (metrics-server): "
-		         "node load is requests alone\"",
-		         status, USAGE_PATH);
+		log_info(
+		    "node_metrics_absent",
+		    "status=%ld path=%s why=\"the cluster serves no metrics API (metrics-server): "
+		    "node load is requests alone\"",
+		    status, USAGE_PATH);
 		break;
 	case USAGE_FORBIDDEN:
 		log_warn("node_metrics_forbidden",
@@ -71,8 +72,7 @@ static void set_state(struct rec_usage *u, enum usage_state s, long status, cons
 		log_warn("node_metrics_failed", "status=%ld path=%s why=\"%s\"", status, USAGE_PATH,
 		         why ? why : "");
 		break;
-	case USAGE_NONE:
-		break;
+	case USAGE_NONE: break;
 	}
 }
 
@@ -104,8 +104,8 @@ static void on_answer(const struct kube_response *resp, void *arg)
 	struct node_usage_row *rows;
 	size_t n, skipped;
 	char why[DRAKE_WHY_MAX];
-	if (node_usage_decode(resp->body, resp->body_len, &rows, &n, &skipped, why,
-	                      sizeof(why)) != DRAKE_OK) {
+	if (node_usage_decode(resp->body, resp->body_len, &rows, &n, &skipped, why, sizeof(why)) !=
+	    DRAKE_OK) {
 		set_state(u, USAGE_FAILED, resp->status, why);
 		return;
 	}

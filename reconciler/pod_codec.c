@@ -65,14 +65,18 @@ static void set_env(json_t *env, const char *name, const char *value)
 	json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
 }
 
-/* Adds tfjob-port, TF_CONFIG and DRAKE_PROGRESS_URL to the tensorflow
- * container. */
+/* Adds tfjob-port, TF_CONFIG, DRAKE_PROGRESS_URL and DRAKE_PROGRESS_CA_PEM
+ * to the tensorflow container. */
 static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, int index,
                          const struct tf_pod_opts *o)
 {
 	const char *gang_resource = o->gang_resource && *o->gang_resource ? o->gang_resource : NULL;
-	if (o->progress_url && *o->progress_url)
+	if (o->progress_url && *o->progress_url) {
 		set_env(array_or_new(c, "env"), "DRAKE_PROGRESS_URL", o->progress_url);
+		if (o->progress_ca_pem && *o->progress_ca_pem)
+			set_env(array_or_new(c, "env"), "DRAKE_PROGRESS_CA_PEM",
+			        o->progress_ca_pem);
+	}
 	if (gang_resource) { /* extended resources need requests == limits */
 		json_t *res = object_or_new(c, "resources");
 		json_object_set_new(object_or_new(res, "requests"), gang_resource,

@@ -26,12 +26,15 @@ struct json_t;
  * spec.schedulerName unless the template names a scheduler of its own (any
  * non-empty name, default-scheduler too), which is kept. progress_url
  * becomes DRAKE_PROGRESS_URL in the tensorflow container's environment,
- * where `drake progress` and the examples/ hooks find drake. */
+ * where `drake progress` and the examples/ hooks find drake; with it,
+ * progress_ca_pem (the CA that signed drake's serving certificate, PEM)
+ * becomes DRAKE_PROGRESS_CA_PEM, with which they verify drake. */
 struct tf_pod_opts {
 	const char *domain; /* cluster domain of TF_CONFIG's hosts */
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *progress_url;
+	const char *progress_ca_pem;
 };
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const struct tf_pod_opts *o,
                   char *msg, size_t msglen);

@@ -47,6 +47,10 @@ struct reconciler_options {
 	const struct mig_opts *mig;               /* its thresholds; NULL: migrate/'s defaults */
 	const struct mig_progress_opts *progress; /* progress classes; NULL: defaults */
 	const char *progress_url;                 /* DRAKE_PROGRESS_URL in TFJob pods, or NULL */
+	/* With progress_url: DRAKE_PROGRESS_CA_PEM in TFJob pods (PEM of the CA
+	 * that signed drake's serving certificate), or NULL. Borrowed: it must
+	 * outlive the reconciler. */
+	const char *progress_ca_pem;
 	/* With migrate: seconds between lists of the metrics API's node usage,
 	 * which the migration rule's load then counts (migrate/migrate.h,
 	 * "Load"); 0: requests alone. */

@@ -148,6 +148,50 @@ static json_t *load(const char *s)
 	return o;
 }
 
+/* The value of env var name in pod p's tensorflow container, or NULL. */
+static const char *tf_env(json_t *p, const char *name)
+{
+	json_t *env = json_object_get(
+	    json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "env");
+	for (size_t i = 0; i < json_array_size(env); i++)
+		if (!strcmp(json_string_value(json_object_get(json_array_get(env, i), "name")),
+		            name))
+			return json_string_value(json_object_get(json_array_get(env, i), "value"));
+	return NULL;
+}
+
+static void test_pods_carry_the_ca_that_verifies_drake_beside_its_url(void **state)
+{
+	static const char pem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+	json_t *tmpl = load("{\"spec\":{\"containers\":[{\"name\":\"tensorflow\"}]}}");
+	struct tfjob j = job(1, 2, 4, TF_RESTART_EXIT_CODE);
+	j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
+	char msg[128];
+	static const struct {
+		const char *url, *pem;
+		bool want_url, want_pem;
+	} cases[] = {
+	    {"https://drake.example:8443/v1/progress", pem, true, true},
+	    {"https://drake.example:8443/v1/progress", NULL, true, false},
+	    {NULL, pem, false, false}, /* no URL: nothing to verify */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tf_pod_opts po = {.progress_url = cases[i].url,
+		                         .progress_ca_pem = cases[i].pem};
+		char *s = tf_pod_json(&j, TF_WORKER, 0, &po, msg, sizeof(msg));
+		assert_non_null(s);
+		json_t *p = load(s);
+		free(s);
+		assert_int_equal(tf_env(p, "DRAKE_PROGRESS_URL") != NULL, cases[i].want_url);
+		const char *got = tf_env(p, "DRAKE_PROGRESS_CA_PEM");
+		assert_int_equal(got != NULL, cases[i].want_pem);
+		if (got)
+			assert_string_equal(got, pem);
+		json_decref(p);
+	}
+	json_decref(tmpl);
+}
+
 static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 {
 	json_t *tmpl =
@@ -414,6 +458,7 @@ int main(void)
 	    cmocka_unit_test(test_failed_pod_already_deleting_is_not_deleted_again),
 	    cmocka_unit_test(test_backoff_limit_and_deadline_fail_the_job),
 	    cmocka_unit_test(test_pod_has_labels_owner_gate_port_and_tf_config),
+	    cmocka_unit_test(test_pods_carry_the_ca_that_verifies_drake_beside_its_url),
 	    cmocka_unit_test(test_pod_gets_the_scheduler_name_unless_its_template_names_one),
 	    cmocka_unit_test(test_service_is_headless_and_selects_its_replica),
 	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),

@@ -20,7 +20,8 @@ static int by_name(const void *a, const void *b)
 /* Fills row from one NodeMetrics item; false when it is unreadable. */
 static bool read_item(const json_t *item, struct node_usage_row *row)
 {
-	const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
 	const json_t *usage = json_object_get(item, "usage");
 	const char *cpu = json_string_value(json_object_get(usage, "cpu"));
 	const char *mem = json_string_value(json_object_get(usage, "memory"));
@@ -36,8 +37,8 @@ static bool read_item(const json_t *item, struct node_usage_row *row)
 	return true;
 }
 
-drake_err node_usage_decode(const char *body, size_t len, struct node_usage_row **out,
-                            size_t *n, size_t *skipped, char *why, size_t whylen)
+drake_err node_usage_decode(const char *body, size_t len, struct node_usage_row **out, size_t *n,
+                            size_t *skipped, char *why, size_t whylen)
 {
 	*out = NULL;
 	*n = *skipped = 0;
@@ -60,8 +61,7 @@ drake_err node_usage_decode(const char *body, size_t len, struct node_usage_row 
 	}
 	size_t i;
 	json_t *item;
-	json_array_foreach(items, i, item)
-	{
+	json_array_foreach (items, i, item) {
 		if (read_item(item, &rows[*n]))
 			(*n)++;
 		else

@@ -24,8 +24,8 @@ struct node_usage_row {
  * a body that is not a NodeMetricsList (not JSON, no items array) is
  * DRAKE_EINVAL with why. DRAKE_ENOMEM on allocation failure.
  */
-drake_err node_usage_decode(const char *body, size_t len, struct node_usage_row **out,
-                            size_t *n, size_t *skipped, char *why, size_t whylen) DRAKE_MUST_CHECK;
+drake_err node_usage_decode(const char *body, size_t len, struct node_usage_row **out, size_t *n,
+                            size_t *skipped, char *why, size_t whylen) DRAKE_MUST_CHECK;
 
 /* The row of node name in rows[0..n) (sorted), or NULL. */
 const struct node_usage_row *node_usage_find(const struct node_usage_row *rows, size_t n,

@@ -16,10 +16,11 @@
 #include "reconciler/usage_codec.h"
 
 #define ITEM(name, cpu, mem)                                                                       \
-	"{\"metadata\":{\"name\":\"" name "\",\"creationTimestamp\":\"2026-11-23T10:00:00Z\"},"  \
-	"\"timestamp\":\"2026-11-23T10:00:00Z\",\"window\":\"20.051s\",\"usage\":{\"cpu\":\"" cpu \
+	"{\"metadata\":{\"name\":\"" name "\",\"creationTimestamp\":\"2026-11-23T10:00:00Z\"},"    \
+	"\"timestamp\":\"2026-11-23T10:00:00Z\",\"window\":\"20.051s\",\"usage\":{\"cpu\":\"" cpu  \
 	"\",\"memory\":\"" mem "\"}}"
-#define LIST(items) "{\"kind\":\"NodeMetricsList\",\"apiVersion\":\"metrics.k8s.io/v1beta1\"," \
+#define LIST(items)                                                                                \
+	"{\"kind\":\"NodeMetricsList\",\"apiVersion\":\"metrics.k8s.io/v1beta1\","                 \
 	"\"metadata\":{},\"items\":[" items "]}"
 
 static void reads_metrics_servers_quantities_sorted_by_name(void **state)
@@ -29,8 +30,8 @@ static void reads_metrics_servers_quantities_sorted_by_name(void **state)
 	struct node_usage_row *rows;
 	size_t n, skipped;
 	char why[128];
-	assert_int_equal(node_usage_decode(body, strlen(body), &rows, &n, &skipped, why, sizeof(why)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    node_usage_decode(body, strlen(body), &rows, &n, &skipped, why, sizeof(why)), DRAKE_OK);
 	assert_int_equal(n, 3);
 	assert_int_equal(skipped, 0);
 	assert_string_equal(rows[0].name, "gpu-a");
@@ -86,9 +87,9 @@ static void a_body_that_is_not_a_list_is_refused_whole(void **state)
 		struct node_usage_row *rows = (void *)1;
 		size_t n = 9, skipped = 9;
 		char why[128] = "";
-		assert_int_equal(
-		    node_usage_decode(bad[i], strlen(bad[i]), &rows, &n, &skipped, why, sizeof(why)),
-		    DRAKE_EINVAL);
+		assert_int_equal(node_usage_decode(bad[i], strlen(bad[i]), &rows, &n, &skipped, why,
+		                                   sizeof(why)),
+		                 DRAKE_EINVAL);
 		assert_null(rows);
 		assert_int_equal(n, 0);
 		assert_true(strstr(why, "node metrics") != NULL);
@@ -97,9 +98,9 @@ static void a_body_that_is_not_a_list_is_refused_whole(void **state)
 	struct node_usage_row *rows;
 	size_t n, skipped;
 	char why[128];
-	assert_int_equal(node_usage_decode(LIST(""), strlen(LIST("")), &rows, &n, &skipped, why,
-	                                   sizeof(why)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    node_usage_decode(LIST(""), strlen(LIST("")), &rows, &n, &skipped, why, sizeof(why)),
+	    DRAKE_OK);
 	assert_int_equal(n, 0);
 	free(rows);
 }

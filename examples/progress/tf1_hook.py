@@ -23,7 +23,9 @@ def report(step, value, metric, total_steps=None):
         body["totalSteps"] = int(total_steps)
     with open(os.environ.get("DRAKE_PROGRESS_TOKEN_FILE", SA + "/token")) as f:
         token = f.read().strip()  # re-read: the kubelet rotates it
-    ctx = ssl.create_default_context(cafile=os.environ.get("DRAKE_PROGRESS_CA", SA + "/ca.crt"))
+    pem = os.environ.get("DRAKE_PROGRESS_CA_PEM")  # drake's CA, written by its controller
+    ctx = (ssl.create_default_context(cadata=pem) if pem else
+           ssl.create_default_context(cafile=os.environ.get("DRAKE_PROGRESS_CA", SA + "/ca.crt")))
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
         "Authorization": "Bearer " + token, "Content-Type": "application/json"})
     try:

@@ -322,6 +322,23 @@ static void test_bad_usage_and_missing_pieces_are_refused_before_sending(void **
 	assert_non_null(strstr(r.out, "env: DRAKE_PROGRESS_URL"));
 }
 
+/* The client pid aborts the TLS handshake with s and exits 1 saying so. */
+static void expect_aborted_handshake(struct responder *s, pid_t pid)
+{
+	struct pollfd p = {.fd = s->lfd, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	int fd = accept(s->lfd, NULL, NULL);
+	SSL *ssl = SSL_new(s->ctx);
+	SSL_set_fd(ssl, fd);
+	assert_int_not_equal(SSL_accept(ssl), 1); /* the client aborts the handshake */
+	SSL_free(ssl);
+	close(fd);
+	struct run r;
+	wait_cli(pid, &r);
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "could not reach drake"));
+}
+
 /* drake's certificate must verify against the CA given: a pod never sends
  * its token to a server it cannot authenticate. */
 static void test_a_server_the_ca_does_not_vouch_for_gets_no_token(void **state)
@@ -342,19 +359,45 @@ static void test_a_server_the_ca_does_not_vouch_for_gets_no_token(void **state)
 	                      CERTS "/other-ca.crt",
 	                      NULL};
 	pid_t pid = spawn_cli(NULL, args);
-	struct pollfd p = {.fd = s.lfd, .events = POLLIN};
-	assert_int_equal(poll(&p, 1, 10000), 1);
-	int fd = accept(s.lfd, NULL, NULL);
-	SSL *ssl = SSL_new(s.ctx);
-	SSL_set_fd(ssl, fd);
-	assert_int_not_equal(SSL_accept(ssl), 1); /* the client aborts the handshake */
-	SSL_free(ssl);
-	close(fd);
+	expect_aborted_handshake(&s, pid);
+	responder_stop(&s);
+}
+
+/* DRAKE_PROGRESS_CA_PEM=<the PEM of file>, for spawn_cli's env. */
+static char *ca_pem_env(const char *file)
+{
+	static char env[16384];
+	char pem[16000];
+	read_file(file, pem, sizeof(pem));
+	snprintf(env, sizeof(env), "DRAKE_PROGRESS_CA_PEM=%s", pem);
+	return env;
+}
+
+/* The controller writes drake's CA into each pod as DRAKE_PROGRESS_CA_PEM;
+ * it verifies drake in place of --ca-file (the cluster's CA by default). */
+static void test_the_ca_pem_from_the_pods_environment_is_the_one_that_verifies(void **state)
+{
+	struct responder s;
+	responder_start(&s);
+	char url[128];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/v1/progress", s.port);
+	const char *args[] = {"--step",       "3",   "--value",   "0.5",
+	                      "--url",        url,   "--ca-file", CERTS "/other-ca.crt",
+	                      "--token-file", TOKEN, NULL};
+	pid_t pid = spawn_cli(ca_pem_env(CERTS "/ca.crt"), args);
+	responder_answer(&s, 202, "", "{\"accepted\":true}");
 	struct run r;
 	wait_cli(pid, &r);
+	if (r.rc != 0)
+		fail_msg("exit %d, stderr: %s", r.rc, r.err);
+	assert_string_equal(r.out, "drake accepted step 3\n");
+	/* and a PEM of another CA is not rescued by a --ca-file that would do */
+	const char *good_file[] = {"--step",       "3",   "--value",   "0.5",
+	                           "--url",        url,   "--ca-file", CERTS "/ca.crt",
+	                           "--token-file", TOKEN, NULL};
+	pid = spawn_cli(ca_pem_env(CERTS "/other-ca.crt"), good_file);
+	expect_aborted_handshake(&s, pid);
 	responder_stop(&s);
-	assert_int_equal(r.rc, 1);
-	assert_non_null(strstr(r.err, "could not reach drake"));
 }
 
 int main(void)
@@ -365,6 +408,7 @@ int main(void)
 	    cmocka_unit_test(test_a_drake_without_the_controller_refuses_with_503),
 	    cmocka_unit_test(test_bad_usage_and_missing_pieces_are_refused_before_sending),
 	    cmocka_unit_test(test_a_server_the_ca_does_not_vouch_for_gets_no_token),
+	    cmocka_unit_test(test_the_ca_pem_from_the_pods_environment_is_the_one_that_verifies),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
