@@ -85,13 +85,7 @@ static void on_drained(void *arg)
 static void on_leading(void *arg)
 {
 	struct serve *sv = arg;
-	if (sv->rec && reconciler_start(sv->rec) != DRAKE_OK) {
-		log_error("leader_start_failed", "%s",
-		          "error=\"the TFJob controller did not start\"");
-		sv->exit_code = 1;
-		event_base_loopexit(sv->base, NULL);
-		return;
-	}
+	reconciler_lead(sv->rec); /* its caches followed the API server meanwhile */
 	ext_server_set_standby(sv->server, NULL);
 	log_info("leading", "controller=%s", sv->rec ? "started" : "off");
 }
@@ -471,13 +465,14 @@ int serve_main(int argc, char **argv)
 		                                .progress_url = o.progress_url,
 		                                .progress_ca_pem = sv.progress_ca_pem,
 		                                .node_metrics_s = (int)ceil(o.node_metrics),
+		                                .standby = o.leader_elect,
 		                                .scheduler_name = o.scheduler_name};
 		/* A client of its own, so the controller's bursts of creates never
 		 * hold up a gang's Bindings in the in-flight queue. */
 		sv.kube_ctl = sv.kube ? make_kube(sv.base, &o) : NULL;
 		sv.rec = sv.kube_ctl ? reconciler_new(sv.base, sv.kube_ctl, &ro, msg, sizeof(msg))
 		                     : NULL;
-		if (!sv.rec || (!o.leader_elect && reconciler_start(sv.rec) != DRAKE_OK)) {
+		if (!sv.rec || reconciler_start(sv.rec) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --reconcile: %s\n",
 			        sv.kube ? msg : "needs an API server (--kubeconfig or in-cluster)");
 			reconciler_free(sv.rec);

@@ -71,6 +71,8 @@ static bool enqueue_job(struct json_t *obj, void *arg)
 static void on_drain(evutil_socket_t fd, short what, void *arg)
 {
 	struct reconciler *r = arg;
+	if (r->opts.standby)
+		return; /* another replica acts; the caches follow */
 	if (!reconciler_synced(r))
 		return; /* a pass on a partial cache would create duplicates */
 	if (!r->was_synced) {
@@ -96,6 +98,8 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct reconciler *r = arg;
+	if (r->opts.standby)
+		return;
 	if (rec_now_ms(r) - r->last_requeue_ms >= r->opts.requeue_ms) {
 		r->last_requeue_ms = rec_now_ms(r);
 		for (size_t i = 0; i < r->later.n; i++)
@@ -220,6 +224,18 @@ drake_err reconciler_start(struct reconciler *r)
 	struct timeval sec = {tick / 1000, (tick % 1000) * 1000};
 	event_add(&r->tick, &sec);
 	return DRAKE_OK;
+}
+
+void reconciler_lead(struct reconciler *r)
+{
+	if (!r || !r->opts.standby)
+		return;
+	r->opts.standby = false;
+	r->last_requeue_ms = r->last_resync_ms = rec_now_ms(r);
+	log_info("reconciler_leading", "synced=%s jobs=%zu",
+	         reconciler_synced(r) ? "true" : "false",
+	         kube_cache_count(kube_informer_cache(r->jobs)));
+	event_active(&r->drain, 0, 0);
 }
 
 void reconciler_free(struct reconciler *r)

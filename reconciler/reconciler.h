@@ -64,6 +64,10 @@ struct reconciler_options {
 	 * own is kept); see tf_pod_json. NULL or "": templates as they are.
 	 * Borrowed, not copied: it must outlive the reconciler. */
 	const char *scheduler_name;
+	/* A warm standby (drake serve --leader-elect): the informers list and
+	 * watch, so the caches are synced when this replica starts to lead,
+	 * but nothing is decided or written until reconciler_lead(). */
+	bool standby;
 };
 
 struct drake_scale_opts;
@@ -73,8 +77,11 @@ struct reconciler;
 
 struct reconciler *reconciler_new(struct event_base *base, struct kube_client *client,
                                   const struct reconciler_options *opts, char *msg, size_t msglen);
-/* Starts the informers; jobs are reconciled once all have synced. */
+/* Starts the informers; jobs are reconciled once all have synced (and,
+ * with opts.standby, once reconciler_lead() has been called). */
 drake_err reconciler_start(struct reconciler *r) DRAKE_MUST_CHECK;
+/* Ends standby: the controller acts from now on, on the caches it holds. */
+void reconciler_lead(struct reconciler *r);
 void reconciler_free(struct reconciler *r);
 /* True while the TFJob, pod, service (and node) caches are synced: not
  * before their first lists, nor after a watch broke until they relisted. */

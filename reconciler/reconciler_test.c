@@ -218,6 +218,23 @@ static void test_fresh_job_gets_services_and_gated_pods(void **state)
 	assert_int_equal(count(e->writes, "DELETE"), 0);
 }
 
+static void test_a_standby_syncs_its_caches_and_writes_nothing_until_it_leads(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 2);
+	struct reconciler_options ro = {.requeue_ms = 30000, .standby = true};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+	run(e, 0);                              /* 3 s */
+	assert_true(reconciler_synced(e->rec)); /* warm: listed and watching */
+	assert_int_equal(e->nwrites, 0);
+	reconciler_lead(e->rec);
+	run(e, 11); /* what a fresh leader writes, at once */
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/pods\n"), 5);
+	assert_int_equal(count(e->writes, "POST /api/v1/namespaces/default/services\n"), 5);
+}
+
 static void test_gated_pods_of_started_replicas_are_ungated(void **state)
 {
 	struct env *e = *state;
@@ -1097,6 +1114,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_fresh_job_gets_services_and_gated_pods),
+	    T(test_a_standby_syncs_its_caches_and_writes_nothing_until_it_leads),
 	    T(test_a_template_cannot_forge_drakes_plan),
 	    T(test_pods_get_the_scheduler_name_unless_their_template_names_one),
 	    T(test_with_gang_admission_the_chief_waits_for_a_plan_and_the_evaluator_does_not),
