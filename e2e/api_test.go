@@ -277,6 +277,30 @@ func (e *env) migrationsList(t *testing.T) string {
 }
 
 // runningEntry is a job's entry in GET /v1/jobs' "running" list, or "".
+// reportFlatUntilSlow has job's worker 0 report an accuracy that no longer
+// improves until drake's jobs view marks the job slow.
+func (e *env) reportFlatUntilSlow(t *testing.T, ns, job string) {
+	t.Helper()
+	tok := podToken(t, e.getPod(t, ns, job+"-worker-0"))
+	c := e.drakePlain(t)
+	key := ns + "/" + job
+	for step := 0; !strings.Contains(e.runningEntry(t, key), `"slow":true`); step++ {
+		if step > 40 {
+			t.Fatalf("%s is not slow after %d flat reports: %s", job, step, e.runningEntry(t, key))
+		}
+		code, body := e.post(t, c, "/v1/progress", tok,
+			fmt.Sprintf(`{"step":%d,"value":0.91,"metric":"accuracy","totalSteps":100000}`, 100*step))
+		if code == 429 { // the per-pod limit: 1 report a second after a burst of 5
+			step--
+			time.Sleep(time.Second)
+			continue
+		}
+		if code != 202 {
+			t.Fatalf("report %d: %d %s", step, code, body)
+		}
+	}
+}
+
 func (e *env) runningEntry(t *testing.T, key string) string {
 	t.Helper()
 	resp, err := e.drakeHTTP(t).Get(strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs")
@@ -308,23 +332,7 @@ func TestAConvergedJobGivesWorkersFirstToAStarvingJob(t *testing.T) {
 		t.Skipf("a has %d workers: it cannot give any, the test shows nothing", aMax)
 	}
 	// a's worker 0 reports its accuracy: it has stopped improving.
-	tok := podToken(t, e.getPod(t, ns, "a-worker-0"))
-	c := e.drakePlain(t)
-	for step := 0; e.runningEntry(t, ns+"/a") == "" || !strings.Contains(e.runningEntry(t, ns+"/a"), `"slow":true`); step++ {
-		if step > 40 {
-			t.Fatalf("a is not slow after %d flat reports: %s", step, e.runningEntry(t, ns+"/a"))
-		}
-		code, body := e.post(t, c, "/v1/progress", tok,
-			fmt.Sprintf(`{"step":%d,"value":0.91,"metric":"accuracy","totalSteps":100000}`, 100*step))
-		if code == 429 { // the per-pod limit: 1 report a second after a burst of 5
-			step--
-			time.Sleep(time.Second)
-			continue
-		}
-		if code != 202 {
-			t.Fatalf("report %d: %d %s", step, code, body)
-		}
-	}
+	e.reportFlatUntilSlow(t, ns, "a")
 	// c needs two whole nodes: newest-first would take them from b; a,
 	// which stopped learning, gives them instead.
 	createTFJob(t, ns, "c", elasticJob(2, 2, 2, gpus, "15s"))

@@ -352,3 +352,125 @@ func TestMigrateLeavesPackedJobsAloneAndBringsALonelyWorkerBackToItsPS(t *testin
 	// worker stays; the backstop's bound applies.
 	w.check(t, gangBound(), false)
 }
+
+// SpeCon's better placement (migrate/migrate.h): a worker of a job that has
+// stopped learning, spread over two nodes, moves onto its job's other node
+// when that lets the first waiting job start. Nothing else would: the
+// overload rule is off (k 100), starvation is not reached (10 minutes), and
+// without the move the waiting job fits nowhere.
+func TestASlowJobsWorkerMovesOntoItsOwnNodeSoAWaitingJobFits(t *testing.T) {
+	e := withReconciler(t)
+	waitQuiet(t, e)
+	ns := e.namespace(t)
+	withDrakeEnv(t, e, "DRAKE_MIGRATE", "true", "DRAKE_MIGRATE_COOLDOWN", "5s",
+		"DRAKE_OVERLOAD_STDDEVS", "100", "DRAKE_STARVE_AFTER", "10m")
+	// X and Y: the two nodes with the most CPU free (ties by name); every
+	// other node is filled. X keeps 7 CPUs (s whole: PS 1 + two workers of
+	// 3), Y 5 (the waiting job whole: PS 1 + a worker of 4).
+	free := e.freeCPU(t)
+	names := make([]string, 0, len(free))
+	for n := range free {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, k int) bool {
+		if free[names[i]] != free[names[k]] {
+			return free[names[i]] > free[names[k]]
+		}
+		return names[i] < names[k]
+	})
+	x, y := names[0], names[1]
+	if free[y] < 7000 {
+		t.Skipf("needs two nodes with 7 CPUs free; the second most has %dm", free[y])
+	}
+	for _, n := range names[2:] {
+		if free[n] > 0 {
+			e.fillNode(t, ns, n, "", free[n])
+		}
+	}
+	e.fillNode(t, ns, x, "", free[x]-7000)
+	e.fillNode(t, ns, y, "", free[y]-5000)
+
+	w := watchGangs(t, e, ns)
+	w.expect("s", roleNeed{"ps": 1, "worker": 1})
+	w.expect("w", roleNeed{"ps": 1, "worker": 1})
+	createTFJob(t, ns, "s", map[string]any{
+		"min-instances": int64(1), "max-instances": int64(2),
+		"runPolicy": map[string]any{"cleanPodPolicy": "None"},
+		"tfReplicaSpecs": map[string]any{
+			"PS":     cpuReplica(1, "1", 0, nil),
+			"Worker": cpuReplica(2, "3", 0, nil),
+		},
+	})
+	poll(t, 60*time.Second, "s whole", func() (bool, error) { return w.whole("s") && w.roleCount("s", "worker") == 2, nil })
+	for _, p := range jobPods(t, e, ns, "s") {
+		if p.Spec.NodeName != x {
+			t.Fatalf("%s is on %s; s should be packed whole on %s", p.Name, p.Spec.NodeName, x)
+		}
+	}
+	// An explicit request spreads s: worker-1 onto Y.
+	kubectl(t, "create", "serviceaccount", "mover", "-n", ns)
+	tok := kubectl(t, "create", "token", "mover", "-n", ns, "--duration", "10m")
+	e.grantMigrations(t, ns, "mover")
+	if code, body := e.postGranted(t, e.drakePlain(t), "/v1/migrations", tok,
+		fmt.Sprintf(`{"namespace":%q,"pod":"s-worker-1","onto":%q}`, ns, y)); code != 202 {
+		t.Fatalf("explicit move of s-worker-1 onto %s: %d %s; want 202", y, code, body)
+	}
+	if ev := e.jobEvent(t, ns, "s", "Migrated", 120*time.Second); ev.Message != "worker-1 moved from "+x+" to "+y {
+		t.Fatalf("Migrated on s says %q", ev.Message)
+	}
+	spread := e.getPod(t, ns, "s-worker-1")
+	// s stops learning.
+	e.reportFlatUntilSlow(t, ns, "s")
+	// w (PS 1 CPU, a worker of 4) fits nowhere: X has 3 free, Y 2.
+	createTFJob(t, ns, "w", map[string]any{
+		"runPolicy": map[string]any{"cleanPodPolicy": "None"},
+		"tfReplicaSpecs": map[string]any{
+			"PS":     cpuReplica(1, "1", 0, nil),
+			"Worker": cpuReplica(1, "4", 0, nil),
+		},
+	})
+	var placement corev1.Event
+	poll(t, 120*time.Second, "s's worker-1 moved back to make room for w", func() (bool, error) {
+		evs := e.migrationEvents(t, ns, "MigrationStarted")
+		if len(evs) > 2 {
+			return false, fmt.Errorf("%d moves; want the explicit one and one more: %s", len(evs), evs[2].Message)
+		}
+		if len(evs) < 2 {
+			if w.whole("w") {
+				return false, fmt.Errorf("w started without a move")
+			}
+			return false, nil
+		}
+		placement = evs[1]
+		return true, nil
+	})
+	t.Logf("s: %s", placement.Message)
+	replica, from, to := moveOf(t, placement)
+	if placement.InvolvedObject.Name != "s" || replica != "worker-1" || from != y || to != x {
+		t.Fatalf("the second move is %s's %s from %s to %s; want s's worker-1 from %s to %s",
+			placement.InvolvedObject.Name, replica, from, to, y, x)
+	}
+	for _, want := range []string{"makes slow progress and yields", "waiting job " + ns + "/w fits"} {
+		if !strings.Contains(placement.Message, want) {
+			t.Errorf("the move says %q; want it to say %q", placement.Message, want)
+		}
+	}
+	poll(t, 120*time.Second, "w whole", func() (bool, error) { return w.whole("w"), nil })
+	for _, p := range jobPods(t, e, ns, "w") {
+		if p.Spec.NodeName != y {
+			t.Errorf("%s is on %s; w fits only on %s", p.Name, p.Spec.NodeName, y)
+		}
+	}
+	pollUntil(t, 60*time.Second, "s whole on "+x, func() (string, error) {
+		for _, p := range jobPods(t, e, ns, "s") {
+			if p.Spec.NodeName != x || p.DeletionTimestamp != nil {
+				return p.Name + " on " + p.Spec.NodeName, nil
+			}
+		}
+		return "", nil
+	})
+	if after := e.getPod(t, ns, "s-worker-1"); after.UID == spread.UID {
+		t.Errorf("s-worker-1 kept uid %s: it was not recreated", after.UID)
+	}
+	w.check(t, gangBound(), false)
+}
