@@ -356,6 +356,12 @@ int serve_main(int argc, char **argv)
 	    {"progress-url", "DRAKE_PROGRESS_URL", FLAG_STRING, &o.progress_url, NULL,
 	     "with --reconcile: drake's /v1/progress as TFJob pods reach it, written into their "
 	     "DRAKE_PROGRESS_URL (for drake progress and the examples/ hooks)"},
+	    {"progress-audience", "DRAKE_PROGRESS_AUDIENCE", FLAG_STRING, &o.srv.progress_audience,
+	     "drake",
+	     "the audience of the token a pod reports progress with: TFJob pods get a projected "
+	     "service-account token for it, and /v1/progress accepts only tokens for it, so drake "
+	     "never holds a token the API server would take; \"\": the pods' own service-account "
+	     "tokens"},
 	    {"progress-ca-file", "DRAKE_PROGRESS_CA_FILE", FLAG_STRING, &o.progress_ca_file, NULL,
 	     "with --progress-url: the CA bundle that verifies drake's serving certificate, read "
 	     "at start and written into TFJob pods as DRAKE_PROGRESS_CA_PEM (drake's certificate "
@@ -464,6 +470,7 @@ int serve_main(int argc, char **argv)
 		                                .progress = &o.mig.progress,
 		                                .progress_url = o.progress_url,
 		                                .progress_ca_pem = sv.progress_ca_pem,
+		                                .progress_audience = o.srv.progress_audience,
 		                                .node_metrics_s = (int)ceil(o.node_metrics),
 		                                .standby = o.leader_elect,
 		                                .scheduler_name = o.scheduler_name};

@@ -48,12 +48,23 @@ func kubectl(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// podToken is a token of ns's default ServiceAccount bound to pod p, as the
-// kubelet projects into the pod.
+// podToken is a token of ns's default ServiceAccount bound to pod p for
+// drake's audience, as the kubelet projects it into the pod.
 func podToken(t *testing.T, p *corev1.Pod) string {
 	t.Helper()
-	return kubectl(t, "create", "token", "default", "-n", p.Namespace, "--duration", "10m",
-		"--bound-object-kind", "Pod", "--bound-object-name", p.Name, "--bound-object-uid", string(p.UID))
+	return podTokenFor(t, p, "drake")
+}
+
+// podTokenFor is podToken for audience ("": the API server's, the token
+// every pod mounts).
+func podTokenFor(t *testing.T, p *corev1.Pod, audience string) string {
+	t.Helper()
+	args := []string{"create", "token", "default", "-n", p.Namespace, "--duration", "10m",
+		"--bound-object-kind", "Pod", "--bound-object-name", p.Name, "--bound-object-uid", string(p.UID)}
+	if audience != "" {
+		args = append(args, "--audience", audience)
+	}
+	return kubectl(t, args...)
 }
 
 // progressFromPod runs `drake progress` as it runs inside p: with p's
@@ -144,6 +155,21 @@ func TestProgressReportsAreAuthenticatedByThePodsOwnToken(t *testing.T) {
 	if podEnv(w0, "DRAKE_PROGRESS_URL") == "" {
 		t.Errorf("p-worker-0 has no DRAKE_PROGRESS_URL in its environment")
 	}
+	// the token it reports with: projected, bound to it, for drake alone
+	aud := ""
+	for _, v := range w0.Spec.Volumes {
+		if v.Projected != nil && v.Name == "drake-progress-token" {
+			for _, s := range v.Projected.Sources {
+				if s.ServiceAccountToken != nil {
+					aud = s.ServiceAccountToken.Audience
+				}
+			}
+		}
+	}
+	if aud != "drake" || podEnv(w0, "DRAKE_PROGRESS_TOKEN_FILE") != "/var/run/secrets/drake.dev/progress/token" {
+		t.Errorf("p-worker-0's progress token: audience %q, DRAKE_PROGRESS_TOKEN_FILE %q; want drake's projected token",
+			aud, podEnv(w0, "DRAKE_PROGRESS_TOKEN_FILE"))
+	}
 	tok := podToken(t, w0)
 	c := e.drakePlain(t)
 	good := `{"step":10,"value":0.5,"metric":"accuracy","totalSteps":1000}`
@@ -153,6 +179,7 @@ func TestProgressReportsAreAuthenticatedByThePodsOwnToken(t *testing.T) {
 	}{
 		{"no token", "", good, 401},
 		{"a token the API server does not know", "not-a-token", good, 401},
+		{"the pod's token for the API server, not for drake", podTokenFor(t, w0, ""), good, 401},
 		{"a malformed body", tok, `{"step":"ten","value":0.5,"metric":"accuracy"}`, 400},
 		{"an unknown metric", tok, `{"step":10,"value":0.5,"metric":"vibes"}`, 400},
 		{"a report for another pod", tok,

@@ -22,6 +22,7 @@
 #define ACCESS_REVIEWS_PATH "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 struct access_service {
+	char *pod_audience; /* NULL: the API server's */
 	struct tokencache *tokens;
 	struct ratelimit *progress;
 	size_t reviews; /* in flight, at most ACCESS_MAX_REVIEWS */
@@ -34,11 +35,15 @@ static double monotonic(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct access_service *access_service_new(void)
+struct access_service *access_service_new(const char *pod_audience)
 {
 	struct access_service *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return NULL;
+	if (pod_audience && *pod_audience && !(svc->pod_audience = strdup(pod_audience))) {
+		free(svc);
+		return NULL;
+	}
 	svc->tokens = tokencache_new(ACCESS_TOKEN_CACHE, ACCESS_TOKEN_TTL);
 	svc->progress =
 	    ratelimit_new(ACCESS_PROGRESS_RATE, ACCESS_PROGRESS_BURST, ACCESS_PROGRESS_LIMITS);
@@ -55,6 +60,7 @@ void access_service_free(struct access_service *svc)
 		return;
 	tokencache_free(svc->tokens);
 	ratelimit_free(svc->progress);
+	free(svc->pod_audience);
 	free(svc);
 }
 
@@ -251,7 +257,8 @@ static void on_token_reviewed(struct access_req *r, const struct kube_response *
 		              "cannot check the bearer token: TokenReview: %s", why);
 		return;
 	}
-	if (api_token_review_decode(resp->body, resp->body_len, &r->who, msg, sizeof(msg))) {
+	if (api_token_review_decode(resp->body, resp->body_len, r->audience, &r->who, msg,
+	                            sizeof(msg))) {
 		m->token_reviews[TOKEN_FAILED]++;
 		access_refuse(r->call, r->kind, 500, API_ERROR, 0,
 		              "cannot check the bearer token: %s", msg);
@@ -265,7 +272,7 @@ static void on_token_reviewed(struct access_req *r, const struct kube_response *
 		return;
 	}
 	m->token_reviews[TOKEN_AUTHENTICATED]++;
-	if (r->who.bound) {
+	if (r->who.bound && r->pod_token) { /* only what a pod's review established */
 		struct token_pod p = {0};
 		memcpy(p.user, r->who.user, sizeof(p.user));
 		memcpy(p.ns, r->who.ns, sizeof(p.ns));
@@ -279,12 +286,14 @@ static void on_token_reviewed(struct access_req *r, const struct kube_response *
 	r->then(r);
 }
 
-void access_authenticate(struct access_req *r, const char *token, bool use_cache,
+void access_authenticate(struct access_req *r, const char *token, enum access_token_kind kind,
                          void (*then)(struct access_req *r))
 {
 	struct token_pod p;
 	r->then = then;
-	if (use_cache && tokencache_get(r->svc->tokens, token, monotonic(), &p)) {
+	r->pod_token = kind == ACCESS_POD_TOKEN;
+	r->audience = r->pod_token ? r->svc->pod_audience : NULL;
+	if (kind == ACCESS_POD_TOKEN && tokencache_get(r->svc->tokens, token, monotonic(), &p)) {
 		call_metrics(r->call)->token_reviews[TOKEN_CACHED]++;
 		r->who.authenticated = r->who.bound = true;
 		memcpy(r->who.user, p.user, sizeof(p.user));
@@ -295,7 +304,7 @@ void access_authenticate(struct access_req *r, const char *token, bool use_cache
 		return;
 	}
 	r->token = strdup(token);
-	char *body = r->token ? api_token_review_encode(token) : NULL;
+	char *body = r->token ? api_token_review_encode(token, r->audience) : NULL;
 	if (!body) {
 		access_refuse(r->call, r->kind, 500, API_ERROR, 0, "out of memory");
 		return;

@@ -45,7 +45,9 @@ struct kube_response;
 
 struct access_service;
 
-struct access_service *access_service_new(void);
+/* pod_audience: the audience a pod's progress token must carry (drake
+ * serve --progress-audience); NULL or "": the API server's own. Copied. */
+struct access_service *access_service_new(const char *pod_audience);
 void access_service_free(struct access_service *svc);
 
 /* Spends one of the pod's progress tokens; false with *retry_after (whole
@@ -54,13 +56,19 @@ bool access_progress_allowed(struct access_service *svc, const char *ns, const c
                              int *retry_after);
 
 /* One request to the API while drake finds out who is calling. */
+/* Whose token: a pod's (reviewed for the service's pod audience; cached),
+ * or a user's (the API server's audience, reviewed on every request). */
+enum access_token_kind { ACCESS_POD_TOKEN, ACCESS_USER_TOKEN };
+
 struct access_req {
 	struct ext_call *call; /* NULL once the call has been answered */
 	struct access_service *svc;
 	enum api_kind kind;
 	int refs;
-	bool holds_slot; /* one of ACCESS_MAX_REVIEWS */
-	char *token;     /* the bearer token until it has been reviewed */
+	bool holds_slot;      /* one of ACCESS_MAX_REVIEWS */
+	char *token;          /* the bearer token until it has been reviewed */
+	bool pod_token;       /* reviewed as a pod's (ACCESS_POD_TOKEN) */
+	const char *audience; /* the review's, or NULL: the API server's */
 	struct api_token_review who;
 	double t; /* when the request arrived, seconds since the epoch */
 	union {
@@ -82,11 +90,10 @@ enum access_bearer {
 /* The call's bearer token (pointing into its headers) in *token. */
 enum access_bearer access_bearer(struct ext_call *call, const char **token);
 
-/* Reviews token (cached pod tokens first, when use_cache) and calls
- * then(r) with r->who authenticated. A token the API server does not accept
- * is answered 401, an API server drake cannot use 503 or 500; then is not
- * called. */
-void access_authenticate(struct access_req *r, const char *token, bool use_cache,
+/* Reviews token and calls then(r) with r->who authenticated. A token the
+ * API server does not accept (for the audience asked) is answered 401, an
+ * API server drake cannot use 503 or 500; then is not called. */
+void access_authenticate(struct access_req *r, const char *token, enum access_token_kind kind,
                          void (*then)(struct access_req *r));
 
 /* Asks whether r->who may do a, and calls then(r) when allowed; denied is

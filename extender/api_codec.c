@@ -229,10 +229,26 @@ static char *dump(json_t *v)
 	return s;
 }
 
-char *api_token_review_encode(const char *token)
+char *api_token_review_encode(const char *token, const char *audience)
 {
+	if (audience && *audience)
+		return dump(json_pack("{s:s,s:s,s:{s:s,s:[s]}}", "apiVersion",
+		                      "authentication.k8s.io/v1", "kind", "TokenReview", "spec",
+		                      "token", token, "audiences", audience));
 	return dump(json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "authentication.k8s.io/v1", "kind",
 	                      "TokenReview", "spec", "token", token));
+}
+
+/* status.audiences names audience. */
+static bool names_audience(const json_t *status, const char *audience)
+{
+	size_t i;
+	json_t *a;
+	json_array_foreach (json_object_get(status, "audiences"), i, a) {
+		if (json_is_string(a) && !strcmp(json_string_value(a), audience))
+			return true;
+	}
+	return false;
 }
 
 /* The one string of extra[key] (extra values are arrays of strings), or NULL. */
@@ -291,8 +307,8 @@ static void bound_pod(struct api_token_review *r, const json_t *extra)
 	r->bound = true;
 }
 
-drake_err api_token_review_decode(const char *body, size_t len, struct api_token_review *out,
-                                  char *msg, size_t msglen)
+drake_err api_token_review_decode(const char *body, size_t len, const char *audience,
+                                  struct api_token_review *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	json_error_t jerr;
@@ -308,6 +324,12 @@ drake_err api_token_review_decode(const char *body, size_t len, struct api_token
 		snprintf(out->error, sizeof(out->error), "%s", json_string_value(err));
 	if (!json_is_true(json_object_get(status, "authenticated")))
 		goto out;
+	if (audience && *audience && !names_audience(status, audience)) {
+		snprintf(out->error, sizeof(out->error),
+		         "the token is not for audience \"%s\" (the API server did not confirm it)",
+		         audience);
+		goto out;
+	}
 	json_t *user = json_object_get(status, "user");
 	json_t *name = json_object_get(user, "username");
 	json_t *uid = json_object_get(user, "uid");

@@ -84,13 +84,18 @@ struct api_token_review {
 	char pod_uid[64];
 };
 
-/* The TokenReview to POST for token (the API server's own audiences). */
-char *api_token_review_encode(const char *token);
+/* The TokenReview to POST for token: for audience (spec.audiences), or the
+ * API server's own audiences when audience is NULL or "". */
+char *api_token_review_encode(const char *token, const char *audience);
 /* Decodes a TokenReview answer. EINVAL when it is no TokenReview or its user
  * is malformed; an unauthenticated token is DRAKE_OK with authenticated
- * false. Release out in every case. */
-drake_err api_token_review_decode(const char *body, size_t len, struct api_token_review *out,
-                                  char *msg, size_t msglen) DRAKE_MUST_CHECK;
+ * false. With audience (the one the review asked for), a token is
+ * authenticated only when status.audiences names it: an authenticator that
+ * ignores spec.audiences answers for the API server's own audience, which
+ * is not the one asked for. Release out in every case. */
+drake_err api_token_review_decode(const char *body, size_t len, const char *audience,
+                                  struct api_token_review *out, char *msg,
+                                  size_t msglen) DRAKE_MUST_CHECK;
 void api_token_review_release(struct api_token_review *r);
 
 /* What a SubjectAccessReview asks: may the user do verb on

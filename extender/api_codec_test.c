@@ -161,7 +161,8 @@ static void test_a_token_bound_to_a_pod_names_the_pod_and_its_namespace(void **s
 	struct api_token_review r;
 	char msg[256];
 	assert_int_equal(
-	    api_token_review_decode(POD_TOKEN, strlen(POD_TOKEN), &r, msg, sizeof(msg)), DRAKE_OK);
+	    api_token_review_decode(POD_TOKEN, strlen(POD_TOKEN), NULL, &r, msg, sizeof(msg)),
+	    DRAKE_OK);
 	assert_true(r.authenticated);
 	assert_true(r.bound);
 	assert_string_equal(r.user, "system:serviceaccount:ml:default");
@@ -212,8 +213,8 @@ static void test_tokens_that_name_no_pod_are_authenticated_but_not_bound(void **
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct api_token_review r;
 		char msg[256] = "";
-		drake_err e = api_token_review_decode(cases[i].body, strlen(cases[i].body), &r, msg,
-		                                      sizeof(msg));
+		drake_err e = api_token_review_decode(cases[i].body, strlen(cases[i].body), NULL,
+		                                      &r, msg, sizeof(msg));
 		if (e || r.authenticated != cases[i].authenticated || r.bound ||
 		    strcmp(r.error, cases[i].error) != 0)
 			fail_msg("%s: err %d authenticated %d bound %d error \"%s\"", cases[i].name,
@@ -235,8 +236,8 @@ static void test_token_review_answers_drake_cannot_read_are_errors(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct api_token_review r;
 		char msg[256] = "";
-		if (api_token_review_decode(cases[i], strlen(cases[i]), &r, msg, sizeof(msg)) !=
-		        DRAKE_EINVAL ||
+		if (api_token_review_decode(cases[i], strlen(cases[i]), NULL, &r, msg,
+		                            sizeof(msg)) != DRAKE_EINVAL ||
 		    r.authenticated)
 			fail_msg("case %zu (%s) was accepted", i, cases[i]);
 		api_token_review_release(&r);
@@ -250,7 +251,7 @@ static void test_token_review_answers_drake_cannot_read_are_errors(void **state)
 	strcpy(big + n, "]}}}");
 	struct api_token_review r;
 	char msg[256];
-	assert_int_equal(api_token_review_decode(big, strlen(big), &r, msg, sizeof(msg)),
+	assert_int_equal(api_token_review_decode(big, strlen(big), NULL, &r, msg, sizeof(msg)),
 	                 DRAKE_EINVAL);
 	api_token_review_release(&r);
 	free(big);
@@ -258,14 +259,36 @@ static void test_token_review_answers_drake_cannot_read_are_errors(void **state)
 
 static void test_the_review_requests_carry_token_user_and_resource(void **state)
 {
-	char *tr = api_token_review_encode("abc.def");
+	char *tr = api_token_review_encode("abc.def", NULL);
 	assert_string_equal(tr, "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":"
 	                        "\"TokenReview\",\"spec\":{\"token\":\"abc.def\"}}");
 	free(tr);
+	tr = api_token_review_encode("abc.def", "drake");
+	assert_string_equal(tr, "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":"
+	                        "\"TokenReview\",\"spec\":{\"token\":\"abc.def\",\"audiences\":"
+	                        "[\"drake\"]}}");
+	free(tr);
+	/* asked for drake's audience, POD_TOKEN (the API server's) is not it */
+	struct api_token_review other;
+	char omsg[256];
+	assert_int_equal(api_token_review_decode(POD_TOKEN, strlen(POD_TOKEN), "drake", &other,
+	                                         omsg, sizeof(omsg)),
+	                 DRAKE_OK);
+	assert_false(other.authenticated);
+	assert_string_equal(
+	    other.error,
+	    "the token is not for audience \"drake\" (the API server did not confirm it)");
+	api_token_review_release(&other);
+	assert_int_equal(api_token_review_decode(POD_TOKEN, strlen(POD_TOKEN),
+	                                         "https://kubernetes.default.svc", &other, omsg,
+	                                         sizeof(omsg)),
+	                 DRAKE_OK);
+	assert_true(other.authenticated);
+	api_token_review_release(&other);
 	struct api_token_review who;
 	char msg[256];
 	assert_int_equal(
-	    api_token_review_decode(POD_TOKEN, strlen(POD_TOKEN), &who, msg, sizeof(msg)),
+	    api_token_review_decode(POD_TOKEN, strlen(POD_TOKEN), NULL, &who, msg, sizeof(msg)),
 	    DRAKE_OK);
 	struct api_access a = {"create", "kubeflow.org", "tfjobs", "migrations", "ml"};
 	char *sar = api_access_review_encode(&who, &a);

@@ -74,27 +74,65 @@ static void api_reply(struct evhttp_request *req, int code, const char *body)
 	evbuffer_free(b);
 }
 
-/* Which pod a test token is bound to: "pod-<name>" names ml/job-<name>. */
+/* The audience of tokens for the API server itself. */
+#define API_AUD "https://kubernetes.default.svc"
+
+/* The review asked for audience aud (none asked: the API server's). */
+static bool asks(json_t *body, const char *aud)
+{
+	json_t *a = json_object_get(json_object_get(body, "spec"), "audiences");
+	if (!json_array_size(a))
+		return !strcmp(aud, API_AUD);
+	for (size_t i = 0; i < json_array_size(a); i++)
+		if (!strcmp(json_string_value(json_array_get(a, i)), aud))
+			return true;
+	return false;
+}
+
+/* As the API server answers: test tokens name their audience and pod.
+ *   pod-<name>     bound to pod ml/job-<name>, for audience "drake"
+ *   podapi-<name>  the same pod, for the API server's audience (the
+ *                  service-account token every pod mounts)
+ *   podlax-<name>  the same pod, from an authenticator that ignores
+ *                  audiences (authenticated, no status.audiences)
+ *   unbound        a service-account token for "drake" bound to no pod
+ *   alice, admin   users, for the API server's audience */
 static void token_review(struct env *e, struct evhttp_request *req, json_t *body)
 {
 	const char *token =
 	    json_string_value(json_object_get(json_object_get(body, "spec"), "token"));
 	char out[1024];
+	const char *aud = !token                                                    ? NULL
+	                  : !strncmp(token, "podapi-", 7)                           ? API_AUD
+	                  : !strncmp(token, "podlax-", 7)                           ? NULL
+	                  : !strncmp(token, "pod-", 4) || !strcmp(token, "unbound") ? "drake"
+	                  : !strcmp(token, "alice") || !strcmp(token, "admin")      ? API_AUD
+	                                                                            : NULL;
 	if (!token) {
 		api_reply(req, 400, "{\"kind\":\"Status\",\"message\":\"no token\"}");
-	} else if (!strncmp(token, "pod-", 4)) {
+	} else if (aud && !asks(body, aud)) {
+		snprintf(out, sizeof(out),
+		         "{\"status\":{\"authenticated\":false,\"error\":\"token audiences "
+		         "[%s] is invalid for the target audiences\"}}",
+		         aud);
+		api_reply(req, 201, out);
+	} else if (!strncmp(token, "pod", 3) && strchr(token, '-')) {
+		const char *pod = strchr(token, '-') + 1;
+		char auds[64] = "";
+		if (aud)
+			snprintf(auds, sizeof(auds), ",\"audiences\":[\"%s\"]", aud);
 		snprintf(out, sizeof(out),
 		         "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":true,\"user\":{"
 		         "\"username\":\"system:serviceaccount:ml:default\",\"uid\":\"sa\","
 		         "\"groups\":[\"system:serviceaccounts\"],\"extra\":{"
 		         "\"authentication.kubernetes.io/pod-name\":[\"job-%s\"],"
-		         "\"authentication.kubernetes.io/pod-uid\":[\"uid-%s\"]}}}}",
-		         token + 4, token + 4);
+		         "\"authentication.kubernetes.io/pod-uid\":[\"uid-%s\"]}}%s}}",
+		         pod, pod, auds);
 		api_reply(req, 201, out);
-	} else if (!strcmp(token, "legacy")) {
+	} else if (!strcmp(token, "unbound")) {
 		api_reply(req, 201,
 		          "{\"status\":{\"authenticated\":true,\"user\":{\"username\":"
-		          "\"system:serviceaccount:ml:default\"}}}");
+		          "\"system:serviceaccount:ml:default\"},\"audiences\":[\"drake\"]}}");
 	} else if (!strcmp(token, "alice") || !strcmp(token, "admin")) {
 		snprintf(out, sizeof(out),
 		         "{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"%s\","
@@ -222,6 +260,7 @@ static struct env *env_new(bool with_kube, bool with_hooks)
 	cfg.client_ca_file = CERTS "/ca.crt";
 	cfg.max_body = 1 << 20;
 	cfg.shutdown_grace = 1;
+	cfg.progress_audience = "drake";
 	e->srv = ext_server_new(e->base, &cfg, e->kube, msg, sizeof(msg));
 	if (!e->srv)
 		fail_msg("ext_server_new: %s", msg);
@@ -468,12 +507,32 @@ static void test_a_token_the_api_server_rejects_is_unauthenticated(void **state)
 static void test_a_token_not_bound_to_a_pod_is_forbidden(void **state)
 {
 	struct env *e = *state;
-	struct resp r = progress(e, REPORT, "legacy", false);
+	struct resp r = progress(e, REPORT, "unbound", false);
 	expect(&r, 403,
 	       "the token of \\\"system:serviceaccount:ml:default\\\" is not bound to a pod");
-	r = progress(e, REPORT, "alice", false);
-	expect(&r, 403, "is not bound to a pod");
 	assert_int_equal(e->progress_calls, 0);
+}
+
+/* A progress token is for drake's audience alone: the token a pod mounts
+ * for the API server, a user's, and one from an authenticator that does
+ * not confirm the audience are all refused, and nothing is cached. */
+static void test_only_tokens_for_drakes_audience_report_progress(void **state)
+{
+	struct env *e = *state;
+	struct resp r = progress(e, REPORT, "podapi-worker-0", false);
+	expect(&r, 401, "token audiences [" API_AUD "] is invalid");
+	r = progress(e, REPORT, "alice", false);
+	expect(&r, 401, "token audiences [" API_AUD "] is invalid");
+	r = progress(e, REPORT, "podlax-worker-0", false);
+	expect(&r, 401, "the token is not for audience \\\"drake\\\"");
+	r = progress(e, REPORT, "podlax-worker-0", false);
+	expect(&r, 401, "");
+	assert_int_equal(e->token_reviews, 4); /* none cached */
+	assert_int_equal(e->progress_calls, 0);
+	/* the review asked for drake's audience */
+	r = progress(e, REPORT, "pod-worker-0", false);
+	expect(&r, 202, "");
+	assert_int_equal(e->progress_calls, 1);
 }
 
 static void test_a_pod_the_controller_does_not_run_is_forbidden_with_its_reason(void **state)
@@ -666,9 +725,13 @@ static void test_a_migration_is_never_served_from_the_token_cache(void **state)
 	r = progress(e, REPORT, "pod-worker-0", false);
 	expect(&r, 202, "");
 	assert_int_equal(e->token_reviews, 1);
+	/* reviewed again, for the API server's audience, which it is not for */
 	r = migrate(e, MIGRATION, "pod-worker-0", false);
-	expect(&r, 403, "user \\\"system:serviceaccount:ml:default\\\" may not create");
+	expect(&r, 401, "token audiences [drake] is invalid");
 	assert_int_equal(e->token_reviews, 2);
+	/* the pod's API-server token is a user's like any other: authorised */
+	r = migrate(e, MIGRATION, "podapi-worker-0", false);
+	expect(&r, 403, "user \\\"system:serviceaccount:ml:default\\\" may not create");
 }
 
 static void test_a_user_without_the_right_is_forbidden_and_told_what_is_needed(void **state)
@@ -808,6 +871,7 @@ int main(void)
 	    T(test_without_a_token_a_report_is_unauthenticated),
 	    T(test_a_token_the_api_server_rejects_is_unauthenticated),
 	    T(test_a_token_not_bound_to_a_pod_is_forbidden),
+	    T(test_only_tokens_for_drakes_audience_report_progress),
 	    T(test_a_pod_the_controller_does_not_run_is_forbidden_with_its_reason),
 	    T(test_malformed_reports_are_refused_before_any_review),
 	    T(test_steady_reports_cost_one_token_review),

@@ -93,7 +93,7 @@ void verb_migrations_post(struct ext_call *call)
 		    "names no user");
 		return;
 	}
-	access_authenticate(r, token, false, on_authenticated);
+	access_authenticate(r, token, ACCESS_USER_TOKEN, on_authenticated);
 }
 
 void verb_migrations_get(struct ext_call *call)

@@ -99,7 +99,9 @@ void verb_progress(struct ext_call *call)
 	}
 	const char *token;
 	switch (access_bearer(call, &token)) {
-	case BEARER_TOKEN: access_authenticate(r, token, true, on_token_checked); return;
+	case BEARER_TOKEN:
+		access_authenticate(r, token, ACCESS_POD_TOKEN, on_token_checked);
+		return;
 	case BEARER_MALFORMED:
 		access_refuse(call, API_PROGRESS, 401, API_UNAUTHENTICATED, 0,
 		              "Authorization: expected \"Bearer <token>\" with the pod's "

@@ -565,7 +565,7 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	if (tls_context_new(&files, &s->ctx, msg, msglen))
 		goto fail;
 	s->binds = bind_service_new(base, cfg->gang_bind_timeout);
-	s->access = access_service_new();
+	s->access = access_service_new(cfg->progress_audience);
 	s->conns = conns_new(base, cfg->max_connections, cfg->request_timeout);
 	if (!s->binds || !s->access || !s->conns) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");

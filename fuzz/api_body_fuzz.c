@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct api_migration_body m;
 	(void)api_migration_decode(s, size, &m, msg, sizeof(msg));
 	struct api_token_review r;
-	if (api_token_review_decode(s, size, &r, msg, sizeof(msg)) == DRAKE_OK && r.authenticated) {
+	if (api_token_review_decode(s, size, NULL, &r, msg, sizeof(msg)) == DRAKE_OK &&
+	    r.authenticated) {
 		struct api_access a = {"create", "kubeflow.org", "tfjobs", "migrations", "ml"};
 		free(api_access_review_encode(&r, &a));
 	}

@@ -35,11 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int n = tf_replica_slots(&job, (enum tf_rtype)t);
 			for (int i = 0; i < n && i < 3; i++) {
 				struct tf_pod_opts po = {
-				    NULL, i ? NULL : "drake.dev/gang", i ? NULL : "drake-scheduler",
+				    NULL,
+				    i ? NULL : "drake.dev/gang",
+				    i ? NULL : "drake-scheduler",
 				    i ? NULL : "https://drake:8443/v1/progress",
 				    i ? NULL
 				      : "-----BEGIN CERTIFICATE-----\nx\n-----END "
-				        "CERTIFICATE-----\n"};
+				        "CERTIFICATE-----\n",
+				    i ? NULL : "drake"};
 				char *pod =
 				    tf_pod_json(&job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
 				char *svc = tf_service_json(&job, (enum tf_rtype)t, i);

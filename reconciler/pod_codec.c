@@ -53,16 +53,41 @@ static json_t *array_or_new(json_t *parent, const char *key)
 	return v;
 }
 
+/* Appends item (a reference taken) to arr, a list of objects keyed by
+ * "name" (env, volumes, volumeMounts), replacing a user's entries of the
+ * same name. */
+static void set_named(json_t *arr, json_t *item)
+{
+	const char *name = json_string_value(json_object_get(item, "name"));
+	for (size_t i = json_array_size(arr); i > 0 && name; i--) {
+		const char *n =
+		    json_string_value(json_object_get(json_array_get(arr, i - 1), "name"));
+		if (n && !strcmp(n, name))
+			json_array_remove(arr, i - 1);
+	}
+	json_array_append_new(arr, item);
+}
+
 /* Sets name=value in env, replacing a user's entries of that name. */
 static void set_env(json_t *env, const char *name, const char *value)
 {
-	for (size_t i = json_array_size(env); i > 0; i--) {
-		const char *n =
-		    json_string_value(json_object_get(json_array_get(env, i - 1), "name"));
-		if (n && !strcmp(n, name))
-			json_array_remove(env, i - 1);
-	}
-	json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
+	set_named(env, json_pack("{s:s,s:s}", "name", name, "value", value));
+}
+
+/* The projected token a replica reports progress with: bound to its pod,
+ * for drake's audience only, so drake never holds a token the API server
+ * would take. Its volume goes into spec, its mount and path into c. */
+static void progress_token(json_t *spec, json_t *c, const char *audience)
+{
+	set_named(array_or_new(spec, "volumes"),
+	          json_pack("{s:s,s:{s:[{s:{s:s,s:i,s:s}}]}}", "name", TF_PROGRESS_TOKEN_VOLUME,
+	                    "projected", "sources", "serviceAccountToken", "audience", audience,
+	                    "expirationSeconds", 3600, "path", "token"));
+	set_named(array_or_new(c, "volumeMounts"),
+	          json_pack("{s:s,s:s,s:b}", "name", TF_PROGRESS_TOKEN_VOLUME, "mountPath",
+	                    TF_PROGRESS_TOKEN_DIR, "readOnly", 1));
+	set_env(array_or_new(c, "env"), "DRAKE_PROGRESS_TOKEN_FILE",
+	        TF_PROGRESS_TOKEN_DIR "/token");
 }
 
 /* Adds tfjob-port, TF_CONFIG, DRAKE_PROGRESS_URL and DRAKE_PROGRESS_CA_PEM
@@ -173,8 +198,12 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 	int rc = 0;
 	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		const char *cn = json_string_value(json_object_get(c, "name"));
-		if (cn && !strcmp(cn, TF_CONTAINER))
+		if (cn && !strcmp(cn, TF_CONTAINER)) {
 			rc |= fix_container(c, job, t, index, o);
+			if (o->progress_url && *o->progress_url && o->progress_audience &&
+			    *o->progress_audience)
+				progress_token(spec, c, o->progress_audience);
+		}
 	}
 	char *out = rc == 0 ? json_dumps(pod, JSON_COMPACT) : NULL;
 	if (!out)

@@ -28,14 +28,21 @@ struct json_t;
  * becomes DRAKE_PROGRESS_URL in the tensorflow container's environment,
  * where `drake progress` and the examples/ hooks find drake; with it,
  * progress_ca_pem (the CA that signed drake's serving certificate, PEM)
- * becomes DRAKE_PROGRESS_CA_PEM, with which they verify drake. */
+ * becomes DRAKE_PROGRESS_CA_PEM, with which they verify drake; and with
+ * progress_audience the container gets a projected service-account token
+ * for that audience (volume TF_PROGRESS_TOKEN_VOLUME at
+ * TF_PROGRESS_TOKEN_DIR) named by DRAKE_PROGRESS_TOKEN_FILE. */
 struct tf_pod_opts {
 	const char *domain; /* cluster domain of TF_CONFIG's hosts */
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *progress_url;
 	const char *progress_ca_pem;
+	const char *progress_audience;
 };
+
+#define TF_PROGRESS_TOKEN_VOLUME "drake-progress-token"
+#define TF_PROGRESS_TOKEN_DIR    "/var/run/secrets/drake.dev/progress"
 char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const struct tf_pod_opts *o,
                   char *msg, size_t msglen);
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);

@@ -51,6 +51,9 @@ struct reconciler_options {
 	 * that signed drake's serving certificate), or NULL. Borrowed: it must
 	 * outlive the reconciler. */
 	const char *progress_ca_pem;
+	/* With progress_url: the audience of the projected token TFJob pods
+	 * report with (tf_pod_opts), or NULL: their service-account token. */
+	const char *progress_audience;
 	/* With migrate: seconds between lists of the metrics API's node usage,
 	 * which the migration rule's load then counts (migrate/migrate.h,
 	 * "Load"); 0: requests alone. */

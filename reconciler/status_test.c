@@ -160,6 +160,58 @@ static const char *tf_env(json_t *p, const char *name)
 	return NULL;
 }
 
+static void test_pods_report_with_a_projected_token_for_drakes_audience(void **state)
+{
+	/* the user's template has a volume of drake's name: replaced */
+	json_t *tmpl = load("{\"spec\":{\"volumes\":[{\"name\":\"data\",\"emptyDir\":{}},{"
+	                    "\"name\":\"" TF_PROGRESS_TOKEN_VOLUME "\",\"emptyDir\":{}}],"
+	                    "\"containers\":[{\"name\":\"tensorflow\",\"volumeMounts\":[{"
+	                    "\"name\":\"data\",\"mountPath\":\"/data\"}]},{\"name\":\"side\"}]}}");
+	struct tfjob j = job(1, 2, 4, TF_RESTART_EXIT_CODE);
+	j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
+	char msg[128];
+	struct tf_pod_opts po = {.progress_url = "https://drake.example:8443/v1/progress",
+	                         .progress_audience = "drake"};
+	char *s = tf_pod_json(&j, TF_WORKER, 1, &po, msg, sizeof(msg));
+	assert_non_null(s);
+	json_t *p = load(s);
+	free(s);
+	json_t *spec = json_object_get(p, "spec");
+	json_t *vols = json_object_get(spec, "volumes");
+	assert_int_equal(json_array_size(vols), 2);
+	json_t *v = json_array_get(vols, 1);
+	assert_string_equal(json_string_value(json_object_get(v, "name")),
+	                    TF_PROGRESS_TOKEN_VOLUME);
+	json_t *sat = json_object_get(
+	    json_array_get(json_object_get(json_object_get(v, "projected"), "sources"), 0),
+	    "serviceAccountToken");
+	assert_string_equal(json_string_value(json_object_get(sat, "audience")), "drake");
+	assert_string_equal(json_string_value(json_object_get(sat, "path")), "token");
+	assert_int_equal(json_integer_value(json_object_get(sat, "expirationSeconds")), 3600);
+	json_t *tf = json_array_get(json_object_get(spec, "containers"), 0);
+	json_t *mounts = json_object_get(tf, "volumeMounts");
+	assert_int_equal(json_array_size(mounts), 2); /* the user's, then drake's */
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(mounts, 1), "mountPath")),
+	    TF_PROGRESS_TOKEN_DIR);
+	assert_true(json_is_true(json_object_get(json_array_get(mounts, 1), "readOnly")));
+	assert_string_equal(tf_env(p, "DRAKE_PROGRESS_TOKEN_FILE"), TF_PROGRESS_TOKEN_DIR "/token");
+	/* only the tensorflow container reports */
+	assert_null(json_object_get(json_array_get(json_object_get(spec, "containers"), 1),
+	                            "volumeMounts"));
+	json_decref(p);
+	/* no audience: the pod's own service-account token, nothing added */
+	po.progress_audience = NULL;
+	s = tf_pod_json(&j, TF_WORKER, 1, &po, msg, sizeof(msg));
+	p = load(s);
+	free(s);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(p, "spec"), "volumes")),
+	                 2);
+	assert_null(tf_env(p, "DRAKE_PROGRESS_TOKEN_FILE"));
+	json_decref(p);
+	json_decref(tmpl);
+}
+
 static void test_pods_carry_the_ca_that_verifies_drake_beside_its_url(void **state)
 {
 	static const char pem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
@@ -459,6 +511,7 @@ int main(void)
 	    cmocka_unit_test(test_backoff_limit_and_deadline_fail_the_job),
 	    cmocka_unit_test(test_pod_has_labels_owner_gate_port_and_tf_config),
 	    cmocka_unit_test(test_pods_carry_the_ca_that_verifies_drake_beside_its_url),
+	    cmocka_unit_test(test_pods_report_with_a_projected_token_for_drakes_audience),
 	    cmocka_unit_test(test_pod_gets_the_scheduler_name_unless_its_template_names_one),
 	    cmocka_unit_test(test_service_is_headless_and_selects_its_replica),
 	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),

@@ -107,9 +107,13 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 			if (!find(o, (enum tf_rtype)t, i)) {
 				struct kube_resource res = {
 				    .version = "v1", .plural = "pods", .ns = job->ns};
-				struct tf_pod_opts po = {
-				    r->domain, r->gang_resource, r->opts.scheduler_name,
-				    r->opts.progress_url, r->opts.progress_ca_pem};
+				struct tf_pod_opts po = {.domain = r->domain,
+				                         .gang_resource = r->gang_resource,
+				                         .scheduler_name = r->opts.scheduler_name,
+				                         .progress_url = r->opts.progress_url,
+				                         .progress_ca_pem = r->opts.progress_ca_pem,
+				                         .progress_audience =
+				                             r->opts.progress_audience};
 				char *body =
 				    tf_pod_json(job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
 				if (!body)
