@@ -31,8 +31,8 @@ const char *kube_node_condition(const struct kube_node *n, const char *type, dou
 	return NULL;
 }
 
-static drake_err node_decode(struct json_t *obj, struct kube_strpool *pool, void **out,
-                             char *msg, size_t msglen)
+static drake_err node_decode(struct json_t *obj, struct kube_strpool *pool, void **out, char *msg,
+                             size_t msglen)
 {
 	struct kube_node *n;
 	drake_err e = kube_node_decode(obj, pool, &n, msg, msglen);

@@ -29,8 +29,8 @@ struct kube_cache_codec;
 
 struct kube_node {
 	const char *ns, *name, *uid, *rv;
-	bool unschedulable;  /* spec.unschedulable is true */
-	bool no_schedule;    /* a taint with effect NoSchedule or NoExecute */
+	bool unschedulable; /* spec.unschedulable is true */
+	bool no_schedule;   /* a taint with effect NoSchedule or NoExecute */
 	uint16_t n_alloc, n_annotations, n_conditions;
 	const struct kube_qty *alloc; /* status.allocatable */
 	const struct kube_kv *annotations;

@@ -65,8 +65,8 @@ enum kube_container_kind { KUBE_APP_CONTAINER, KUBE_INIT_CONTAINER };
 struct kube_container_res {
 	const struct kube_qty *req, *lim; /* resources.requests, resources.limits */
 	uint16_t n_req, n_lim;
-	uint8_t kind;  /* enum kube_container_kind */
-	bool sidecar;  /* an init container with restartPolicy Always */
+	uint8_t kind; /* enum kube_container_kind */
+	bool sidecar; /* an init container with restartPolicy Always */
 };
 
 /* The resource lists of a pod spec (or a pod template's), in the spec's
@@ -90,7 +90,7 @@ struct kube_container_status {
 };
 
 struct kube_pod {
-	const char *ns, *name, *uid, *rv; /* "" when absent (name never) */
+	const char *ns, *name, *uid, *rv;   /* "" when absent (name never) */
 	const char *owner_uid, *owner_kind; /* the controller owner's, or NULL */
 	const char *node_name;              /* spec.nodeName as written, NULL when absent */
 	const char *nominated_node;         /* status.nominatedNodeName */

@@ -116,9 +116,9 @@ static void containers(struct walk *w, const json_t *spec, const char *key, uint
 		uint16_t n_lim = qty_list(w, json_object_get(res, "limits"), &lim);
 		if (cr) {
 			const char *p = str_of(json_object_get(c, "restartPolicy"));
-			*cr = (struct kube_container_res){req,   lim,  n_req, n_lim,
-			                                  kind, kind == KUBE_INIT_CONTAINER && p &&
-			                                            !strcmp(p, "Always")};
+			*cr = (struct kube_container_res){
+			    req,   lim,  n_req,
+			    n_lim, kind, kind == KUBE_INIT_CONTAINER && p && !strcmp(p, "Always")};
 		}
 		w->n_c++;
 	}
@@ -139,8 +139,8 @@ static void res_spec(struct walk *w, const json_t *spec, struct kube_res_spec *o
 	}
 }
 
-static void kvs(struct walk *w, const json_t *obj, bool (*kept)(const char *),
-                struct kube_kv *to, size_t *n)
+static void kvs(struct walk *w, const json_t *obj, bool (*kept)(const char *), struct kube_kv *to,
+                size_t *n)
 {
 	const char *k;
 	json_t *v;
@@ -331,8 +331,9 @@ void kube_pod_free(struct kube_pod *p, struct kube_strpool *pool)
 {
 	if (!p)
 		return;
-	const char *const one[] = {p->ns,    p->owner_uid, p->owner_kind, p->node_name,
-	                           p->nominated_node, p->phase, p->created, p->deleted};
+	const char *const one[] = {p->ns,        p->owner_uid,      p->owner_kind,
+	                           p->node_name, p->nominated_node, p->phase,
+	                           p->created,   p->deleted};
 	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
 		kube_strpool_put(pool, one[i]);
 	for (size_t i = 0; i < p->n_labels; i++) {

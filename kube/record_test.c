@@ -85,10 +85,9 @@ static const char *const label_keys[] = {
     "training.kubeflow.org/job-name", "training.kubeflow.org/replica-type",
     "training.kubeflow.org/replica-index", "training.kubeflow.org/job-role"};
 static const char *const annotation_keys[] = {
-    "drake.dev/planned-node",  "drake.dev/gang",        "drake.dev/gang-size",
-    "drake.dev/gang-min",      "drake.dev/gang-min-roles", "drake.dev/role",
-    "kubeshare/gpu_request",   "kubeshare/gpu_limit",   "kubeshare/gpu_mem",
-    "kubeshare/GPUID"};
+    "drake.dev/planned-node",   "drake.dev/gang", "drake.dev/gang-size",   "drake.dev/gang-min",
+    "drake.dev/gang-min-roles", "drake.dev/role", "kubeshare/gpu_request", "kubeshare/gpu_limit",
+    "kubeshare/gpu_mem",        "kubeshare/GPUID"};
 static const char *const condition_types[] = {"PodScheduled", "Ready", "Initialized", "None"};
 
 static json_t *load(const char *fmt, bool with_managed)
@@ -124,8 +123,9 @@ static void same_list(const json_t *list, const struct kube_qty *q, size_t n)
 		char num[40];
 		const char *want = json_is_string(v) ? json_string_value(v) : NULL;
 		if (json_is_integer(v))
-			want = (snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)),
-			        num);
+			want =
+			    (snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)),
+			     num);
 		else if (json_is_real(v))
 			want = (snprintf(num, sizeof(num), "%.15g", json_real_value(v)), num);
 		assert_string_equal(q[i].name, k);
@@ -145,7 +145,8 @@ static void same_resources(const json_t *pod, const struct kube_pod *p)
 		json_array_foreach (json_object_get(spec, kinds[k]), i, ct) {
 			const struct kube_container_res *r = &p->res.c[c++];
 			const json_t *res = json_object_get(ct, "resources");
-			const char *policy = json_string_value(json_object_get(ct, "restartPolicy"));
+			const char *policy =
+			    json_string_value(json_object_get(ct, "restartPolicy"));
 			assert_int_equal(r->kind, k ? KUBE_INIT_CONTAINER : KUBE_APP_CONTAINER);
 			assert_int_equal(r->sidecar, k && policy && !strcmp(policy, "Always"));
 			same_list(json_object_get(res, "requests"), r->req, r->n_req);
@@ -175,9 +176,8 @@ static void check_pod(const json_t *o, const struct kube_pod *p)
 	for (size_t i = 0; i < sizeof(annotation_keys) / sizeof(annotation_keys[0]); i++)
 		same_str(annotation_keys[i], kube_obj_annotation(o, annotation_keys[i]),
 		         kube_pod_annotation(p, annotation_keys[i]));
-	assert_int_equal(p->has_annotations,
-	                 json_is_object(json_object_get(json_object_get(o, "metadata"),
-	                                                "annotations")));
+	assert_int_equal(p->has_annotations, json_is_object(json_object_get(
+	                                         json_object_get(o, "metadata"), "annotations")));
 	same_str("phase", kube_obj_str(o, "status.phase"), p->phase);
 	same_str("spec.nodeName", kube_obj_str(o, "spec.nodeName"), p->node_name);
 	same_str("nominatedNodeName", kube_obj_str(o, "status.nominatedNodeName"),
@@ -204,9 +204,9 @@ static void check_pod(const json_t *o, const struct kube_pod *p)
 	}
 	assert_int_equal(kube_pod_gate_index(p, "drake.dev/gang"), gate);
 	json_t *cs;
-	assert_int_equal(json_array_size(json_object_get(json_object_get(o, "status"),
-	                                                 "containerStatuses")),
-	                 p->n_statuses);
+	assert_int_equal(
+	    json_array_size(json_object_get(json_object_get(o, "status"), "containerStatuses")),
+	    p->n_statuses);
 	json_array_foreach (json_object_get(json_object_get(o, "status"), "containerStatuses"), i,
 	                    cs) {
 		const json_t *rc = json_object_get(cs, "restartCount");
