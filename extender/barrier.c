@@ -21,6 +21,7 @@
 #include "gang/roles.h"
 #include "kube/cache.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 
 struct waiter {
 	void *req;
@@ -160,20 +161,21 @@ struct count_ctx {
 /* A member of this wave bound before: on a node, not being deleted, not
  * failed (a Succeeded member is done, and counts), and the member it claims
  * to be. One of the requests held here does not count twice. */
-static bool count_bound(struct json_t *obj, void *arg)
+static bool count_bound(const struct kube_pod *obj, void *arg)
 {
 	struct count_ctx *c = arg;
-	const char *gang = kube_obj_annotation(obj, DRAKE_ANNOTATION_GANG);
+	const char *gang = kube_pod_annotation(obj, DRAKE_ANNOTATION_GANG);
 	struct kube_meta meta;
-	if (!gang || strcmp(gang, c->bar->id) != 0 || kube_obj_meta(obj, &meta) != DRAKE_OK ||
-	    !meta.node_name || meta.deleting || held_here(c->bar, meta.name))
+	kube_pod_meta(obj, &meta);
+	if (!gang || strcmp(gang, c->bar->id) != 0 || !meta.node_name || meta.deleting ||
+	    held_here(c->bar, meta.name))
 		return true;
-	const char *phase = kube_obj_str(obj, "status.phase");
+	const char *phase = obj->phase;
 	if (phase && strcmp(phase, "Failed") == 0)
 		return true;
 	struct gang_member m;
 	char why[256];
-	if (gang_member_of_object(obj, &m, why, sizeof(why)) != DRAKE_OK || !m.planned_node ||
+	if (gang_member_of_pod(obj, &m, why, sizeof(why)) != DRAKE_OK || !m.planned_node ||
 	    gang_member_check(&m, c->bar->ns, why, sizeof(why)) != DRAKE_OK)
 		return true;
 	c->roles.n[m.role]++;
@@ -186,7 +188,7 @@ static size_t present(const struct barrier *bar, struct drake_roles *have)
 {
 	struct count_ctx c = {.bar = bar};
 	if (bar->reg && bar->reg->pods)
-		kube_cache_by_owner(bar->reg->pods, bar->owner_uid, count_bound, &c);
+		kube_pods_by_owner(bar->reg->pods, bar->owner_uid, count_bound, &c);
 	const struct waiter *w;
 	TAILQ_FOREACH (w, &bar->waiters, link) {
 		c.roles.n[w->role]++;

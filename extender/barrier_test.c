@@ -17,6 +17,7 @@
 #include "extender/gang.h"
 #include "gang/protocol.h"
 #include "kube/cache.h"
+#include "kube/pod.h"
 
 /* A held bind request as the barrier sees it. */
 struct req {
@@ -98,7 +99,7 @@ static int setup(void **state)
 	e = (struct env){0};
 	e.base = event_base_new();
 	e.g = barrier_reg_new(e.base, 0.05, &ops);
-	kube_cache_init(&e.cache);
+	kube_pod_cache_init(&e.cache);
 	post_seq = 0;
 	*state = &e;
 	return e.base && e.g ? 0 : -1;
@@ -156,10 +157,10 @@ static void cached(struct env *e, const char *ns, const char *name, const char *
 	json_error_t err;
 	json_t *obj = json_loads(buf, 0, &err);
 	assert_non_null(obj);
-	json_t *old = NULL;
+	void *old = NULL;
 	bool changed;
-	assert_int_equal(kube_cache_put(&e->cache, obj, 1, &old, &changed), DRAKE_OK);
-	json_decref(old);
+	assert_int_equal(kube_cache_put(&e->cache, obj, 1, NULL, &old, &changed), DRAKE_OK);
+	kube_cache_drop(&e->cache, old);
 	json_decref(obj);
 	e->with_cache = true;
 }

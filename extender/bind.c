@@ -24,6 +24,7 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 
 struct bind_state {
 	struct ext_call *call; /* NULL once the call has been answered */
@@ -343,19 +344,17 @@ static drake_err member_from_cache(struct kube_informer *pods, const struct ext_
                                    struct gang_member *m, bool *found, char *why, size_t whylen)
 {
 	*found = false;
-	struct json_t *obj = pods ? kube_informer_get(pods, a->pod_ns, a->pod_name) : NULL;
-	struct kube_meta meta;
+	const struct kube_pod *obj =
+	    pods ? kube_pods_get(kube_informer_cache(pods), a->pod_ns, a->pod_name) : NULL;
 	/* Absent, replaced, or still gated: kube-scheduler cannot bind a gated
 	 * pod, so a gated copy is older than what it saw, and the plan that
 	 * came with the ungating may be missing from it. Ask the API server.
 	 * (Admission writes the plan and removes the gate in one patch, so an
 	 * ungated copy always carries the plan if there is one.) */
-	if (!obj || kube_obj_meta(obj, &meta) != DRAKE_OK ||
-	    (a->pod_uid[0] && strcmp(meta.uid, a->pod_uid) != 0) ||
-	    kube_obj_array_len(obj, "spec.schedulingGates") > 0)
+	if (!obj || (a->pod_uid[0] && strcmp(obj->uid, a->pod_uid) != 0) || obj->n_gates > 0)
 		return DRAKE_OK;
 	*found = true;
-	return gang_member_of_object(obj, m, why, whylen);
+	return gang_member_of_pod(obj, m, why, whylen);
 }
 
 void verb_bind(struct ext_call *call)

@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "gang/protocol.h"
-#include "kube/object.h"
+#include "kube/pod.h"
 
 static drake_err parse_count(const char *s, long max, long *out)
 {
@@ -90,14 +90,11 @@ drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char 
 	return DRAKE_OK;
 }
 
-drake_err gang_member_of_object(const struct json_t *obj, struct gang_member *m, char *why,
-                                size_t whylen)
+drake_err gang_member_of_pod(const struct kube_pod *obj, struct gang_member *m, char *why,
+                             size_t whylen)
 {
 	struct kube_meta meta;
-	if (kube_obj_meta(obj, &meta) != DRAKE_OK) {
-		*m = (struct gang_member){.role = -1};
-		return drake_errorf(DRAKE_EINVAL, why, whylen, "a pod without a name");
-	}
+	kube_pod_meta(obj, &meta);
 	static const char *const keys[] = {
 	    DRAKE_ANNOTATION_PLANNED_NODE, DRAKE_ANNOTATION_GANG,       DRAKE_ANNOTATION_GANG_SIZE,
 	    DRAKE_ANNOTATION_GANG_MIN,     DRAKE_ANNOTATION_GANG_ROLES, DRAKE_ANNOTATION_ROLE,
@@ -105,19 +102,19 @@ drake_err gang_member_of_object(const struct json_t *obj, struct gang_member *m,
 	struct ext_label ann[sizeof(keys) / sizeof(keys[0])];
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *v = kube_obj_annotation(obj, keys[i]);
+		const char *v = kube_pod_annotation(obj, keys[i]);
 		if (v)
 			ann[n++] = (struct ext_label){(char *)keys[i], (char *)v};
 	}
 	struct ext_label lab[2];
 	size_t nl = 0;
-	const char *job = kube_obj_label(obj, DRAKE_LABEL_JOB_NAME);
-	const char *type = kube_obj_label(obj, GANG_LABEL_REPLICA_TYPE);
+	const char *job = kube_pod_label(obj, DRAKE_LABEL_JOB_NAME);
+	const char *type = kube_pod_label(obj, GANG_LABEL_REPLICA_TYPE);
 	if (job)
 		lab[nl++] = (struct ext_label){DRAKE_LABEL_JOB_NAME, (char *)job};
 	if (type)
 		lab[nl++] = (struct ext_label){GANG_LABEL_REPLICA_TYPE, (char *)type};
-	/* A view: the strings stay the object's, so m may borrow them. */
+	/* A view: the strings stay the record's, so m may borrow them. */
 	struct ext_pod view = {.name = (char *)meta.name,
 	                       .ns = (char *)meta.ns,
 	                       .uid = (char *)meta.uid,

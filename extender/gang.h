@@ -23,7 +23,7 @@
 #include "extender/codec.h"
 #include "gang/roles.h"
 
-struct json_t;
+struct kube_pod;
 
 /* Kubeflow's replica-type label: the role of a pod admitted by a drake that
  * did not write drake.dev/role ("ps", "worker", "chief" or "master"). */
@@ -51,9 +51,9 @@ struct gang_member {
 drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why,
                          size_t whylen) DRAKE_MUST_CHECK;
 
-/* The same from a pod object of the informer cache. */
-drake_err gang_member_of_object(const struct json_t *obj, struct gang_member *m, char *why,
-                                size_t whylen) DRAKE_MUST_CHECK;
+/* The same from a pod of the informer cache (its record). */
+drake_err gang_member_of_pod(const struct kube_pod *pod, struct gang_member *m, char *why,
+                             size_t whylen) DRAKE_MUST_CHECK;
 
 /* Is m the member of its wave it claims to be? Its controller owner is the
  * TFJob whose uid starts the gang id, its role is known, its name is

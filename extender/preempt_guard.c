@@ -12,6 +12,7 @@
 #include "gang/protocol.h"
 #include "kube/cache.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 
 static bool in_list(const char *uid, char *const *uids, size_t n)
 {
@@ -23,11 +24,11 @@ static bool in_list(const char *uid, char *const *uids, size_t n)
 
 /* A gang member of pod obj that passes the membership check in ns (ns NULL:
  * its own); false for anything else. */
-static bool real_member(const struct json_t *obj, const char *ns, struct gang_member *m)
+static bool real_member(const struct kube_pod *obj, const char *ns, struct gang_member *m)
 {
 	char why[256];
-	return kube_obj_annotation(obj, DRAKE_ANNOTATION_GANG) &&
-	       gang_member_of_object(obj, m, why, sizeof(why)) == DRAKE_OK && m->planned_node &&
+	return kube_pod_annotation(obj, DRAKE_ANNOTATION_GANG) &&
+	       gang_member_of_pod(obj, m, why, sizeof(why)) == DRAKE_OK && m->planned_node &&
 	       gang_member_check(m, ns ? ns : m->ns, why, sizeof(why)) == DRAKE_OK;
 }
 
@@ -41,15 +42,15 @@ struct job_ctx {
 	long min_total;
 };
 
-static bool count_member(struct json_t *obj, void *arg)
+static bool count_member(const struct kube_pod *obj, void *arg)
 {
 	struct job_ctx *c = arg;
 	struct gang_member m;
 	struct kube_meta meta;
-	if (!real_member(obj, c->ns, &m) || kube_obj_meta(obj, &meta) != DRAKE_OK ||
-	    !meta.node_name || meta.deleting)
+	kube_pod_meta(obj, &meta);
+	if (!real_member(obj, c->ns, &m) || !meta.node_name || meta.deleting)
 		return true;
-	const char *phase = kube_obj_str(obj, "status.phase");
+	const char *phase = obj->phase;
 	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
 		return true;
 	c->live.n[m.role]++;
@@ -78,13 +79,11 @@ struct guard_ctx {
 	size_t n_checked;
 };
 
-static bool guard_pod(struct json_t *obj, void *arg)
+static bool guard_pod(const struct kube_pod *obj, void *arg)
 {
 	struct guard_ctx *c = arg;
-	struct kube_meta meta;
 	struct gang_member m;
-	if (kube_obj_meta(obj, &meta) != DRAKE_OK || !in_list(meta.uid, c->uids, c->n_uids) ||
-	    !real_member(obj, NULL, &m))
+	if (!in_list(obj->uid, c->uids, c->n_uids) || !real_member(obj, NULL, &m))
 		return true;
 	for (size_t i = 0; i < c->n_checked; i++)
 		if (strcmp(c->checked[i], m.owner_uid) == 0)
@@ -92,7 +91,7 @@ static bool guard_pod(struct json_t *obj, void *arg)
 	if (c->n_checked < sizeof(c->checked) / sizeof(c->checked[0]))
 		c->checked[c->n_checked++] = m.owner_uid;
 	struct job_ctx j = {.ns = m.ns, .uids = c->uids, .n_uids = c->n_uids};
-	kube_cache_by_owner(c->pods, m.owner_uid, count_member, &j);
+	kube_pods_by_owner(c->pods, m.owner_uid, count_member, &j);
 	char why[200];
 	if (drake_preempt_verdict(&j.live, &j.victims, j.has_min_roles ? &j.min : NULL,
 	                          (int)j.min_total, why, sizeof(why)) == DRAKE_PREEMPT_ALLOW)
@@ -115,6 +114,6 @@ bool preempt_guard_allows(const struct kube_cache *pods, const char *node, char 
 	                      .why = why,
 	                      .whylen = whylen,
 	                      .allowed = true};
-	kube_cache_by_node(pods, node, guard_pod, &c);
+	kube_pods_by_node(pods, node, guard_pod, &c);
 	return c.allowed;
 }

@@ -14,6 +14,7 @@
 
 #include "extender/preempt_guard.h"
 #include "kube/cache.h"
+#include "kube/pod.h"
 
 struct pod {
 	const char *name, *role, *phase;
@@ -45,10 +46,10 @@ static void put(struct kube_cache *c, const struct pod *p, const char *gang_min)
 	json_t *obj = json_loads(buf, 0, &err);
 	if (!obj)
 		fail_msg("bad test pod: %s", err.text);
-	json_t *old = NULL;
+	void *old = NULL;
 	bool changed;
-	assert_int_equal(kube_cache_put(c, obj, 1, &old, &changed), DRAKE_OK);
-	json_decref(old);
+	assert_int_equal(kube_cache_put(c, obj, 1, NULL, &old, &changed), DRAKE_OK);
+	kube_cache_drop(c, old);
 	json_decref(obj);
 }
 
@@ -161,7 +162,7 @@ static void the_guard_follows_the_per_role_rule_over_the_cache(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct kube_cache c;
-		kube_cache_init(&c);
+		kube_pod_cache_init(&c);
 		for (size_t k = 0; k < 8 && cases[i].pods[k].name; k++)
 			put(&c, &cases[i].pods[k], cases[i].gang_min);
 		char *uids[4];

@@ -3,8 +3,9 @@
  * the key table and, when it has them, in the owner and node tables. The
  * tables share a bucket count and grow together.
  *
- * Ownership: entries own copies of their key, owner and node strings and one
- * reference to the object. Callbacks must not modify the cache they walk.
+ * Ownership: entries own what their codec stored; their key, owner, node
+ * and resourceVersion strings point into it. Callbacks must not modify the
+ * cache they walk.
  */
 #include "kube/cache.h"
 
@@ -16,59 +17,101 @@
 #include "kube/object.h"
 
 struct kube_cache_entry {
-	char *key, *owner, *node, *rv;
-	struct json_t *obj;
+	const char *ns, *name, *owner, *node, *rv; /* borrowed from obj */
+	void *obj;
 	unsigned gen;
 	struct kube_cache_entry *next_key, *next_owner, *next_node;
 };
 
-static size_t hash(const char *s, size_t n)
+/* ---- the jansson codec ---- */
+
+static drake_err json_decode(struct json_t *obj, struct kube_strpool *pool, void **out, char *msg,
+                             size_t msglen)
 {
-	uint64_t h = 1469598103934665603ULL;
+	*out = kube_obj_ref(obj);
+	return DRAKE_OK;
+}
+
+static void json_free(void *stored, struct kube_strpool *pool)
+{
+	kube_obj_unref(stored);
+}
+
+static drake_err json_meta(const void *stored, struct kube_meta *m)
+{
+	return kube_obj_meta(stored, m);
+}
+
+const struct kube_cache_codec kube_json_codec = {"json", json_decode, json_free, json_meta};
+
+/* ---- tables ---- */
+
+static uint64_t hash_more(uint64_t h, const char *s)
+{
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)(h % n);
+	return h;
+}
+
+static size_t hash(const char *s, size_t n)
+{
+	return (size_t)(hash_more(1469598103934665603ULL, s) % n);
+}
+
+/* The hash of "ns/name", without building it. */
+static size_t hash_key(const char *ns, const char *name, size_t n)
+{
+	uint64_t h = hash_more(1469598103934665603ULL, ns);
+	h = (h ^ (unsigned char)'/') * 1099511628211ULL;
+	return (size_t)(hash_more(h, name) % n);
+}
+
+void kube_cache_init_codec(struct kube_cache *c, const struct kube_cache_codec *codec)
+{
+	memset(c, 0, sizeof(*c));
+	c->max = KUBE_CACHE_MAX_OBJECTS;
+	c->codec = codec ? codec : &kube_json_codec;
+	kube_strpool_init(&c->pool);
 }
 
 void kube_cache_init(struct kube_cache *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->max = KUBE_CACHE_MAX_OBJECTS;
+	kube_cache_init_codec(c, &kube_json_codec);
 }
 
-static void entry_free(struct kube_cache_entry *e)
+void kube_cache_drop(struct kube_cache *c, void *stored)
 {
-	free(e->key);
-	free(e->owner);
-	free(e->node);
-	free(e->rv);
-	free(e);
+	if (stored)
+		c->codec->free(stored, &c->pool);
 }
 
 void kube_cache_release(struct kube_cache *c)
 {
-	if (!c)
+	if (!c || !c->codec)
 		return;
 	for (size_t b = 0; b < c->nbuckets; b++) {
 		struct kube_cache_entry *e = c->by_key[b];
 		while (e) {
 			struct kube_cache_entry *next = e->next_key;
-			kube_obj_unref(e->obj);
-			entry_free(e);
+			kube_cache_drop(c, e->obj);
+			free(e);
 			e = next;
 		}
 	}
 	free(c->by_key);
 	free(c->by_owner);
 	free(c->by_node);
+	kube_strpool_release(&c->pool);
 	size_t max = c->max;
+	const struct kube_cache_codec *codec = c->codec;
 	memset(c, 0, sizeof(*c));
 	c->max = max;
+	c->codec = codec;
 }
 
 static void link_entry(struct kube_cache *c, struct kube_cache_entry *e)
 {
-	size_t b = hash(e->key, c->nbuckets);
+	size_t b = hash_key(e->ns, e->name, c->nbuckets);
 	e->next_key = c->by_key[b];
 	c->by_key[b] = e;
 	if (e->owner) {
@@ -97,7 +140,7 @@ static void unlink_from(struct kube_cache_entry **head, struct kube_cache_entry 
 
 static void unlink_entry(struct kube_cache *c, struct kube_cache_entry *e)
 {
-	unlink_from(&c->by_key[hash(e->key, c->nbuckets)], e,
+	unlink_from(&c->by_key[hash_key(e->ns, e->name, c->nbuckets)], e,
 	            offsetof(struct kube_cache_entry, next_key));
 	if (e->owner)
 		unlink_from(&c->by_owner[hash(e->owner, c->nbuckets)], e,
@@ -144,97 +187,105 @@ static drake_err grow(struct kube_cache *c)
 	return DRAKE_OK;
 }
 
-static struct kube_cache_entry *find(const struct kube_cache *c, const char *key)
+static struct kube_cache_entry *find(const struct kube_cache *c, const char *ns, const char *name)
 {
 	if (!c->nbuckets)
 		return NULL;
-	for (struct kube_cache_entry *e = c->by_key[hash(key, c->nbuckets)]; e; e = e->next_key)
-		if (!strcmp(e->key, key))
+	ns = ns ? ns : "";
+	for (struct kube_cache_entry *e = c->by_key[hash_key(ns, name, c->nbuckets)]; e;
+	     e = e->next_key)
+		if (!strcmp(e->name, name) && !strcmp(e->ns, ns))
 			return e;
 	return NULL;
 }
 
-static void make_key(char *buf, size_t len, const char *ns, const char *name)
+/* Points e's strings into what it stores. */
+static drake_err entry_meta(const struct kube_cache *c, struct kube_cache_entry *e)
 {
-	snprintf(buf, len, "%s/%s", ns ? ns : "", name);
-}
-
-static char *dup_or_null(const char *s, bool *oom)
-{
-	if (!s)
-		return NULL;
-	char *d = strdup(s);
-	if (!d)
-		*oom = true;
-	return d;
-}
-
-drake_err kube_cache_put(struct kube_cache *c, struct json_t *obj, unsigned gen,
-                         struct json_t **old, bool *changed)
-{
-	*old = NULL;
-	*changed = true;
 	struct kube_meta m;
-	if (kube_obj_meta(obj, &m) != DRAKE_OK)
+	if (c->codec->meta(e->obj, &m) != DRAKE_OK)
 		return DRAKE_EINVAL;
-	char key[2 * KUBE_NAME_MAX + 4];
-	if (strlen(m.ns) > KUBE_NAME_MAX || strlen(m.name) > KUBE_NAME_MAX)
-		return DRAKE_ELIMIT;
-	make_key(key, sizeof(key), m.ns, m.name);
-	bool oom = false;
-	struct kube_cache_entry *e = calloc(1, sizeof(*e));
-	if (!e)
-		return DRAKE_ENOMEM;
-	e->key = dup_or_null(key, &oom);
-	e->owner = dup_or_null(m.owner_uid, &oom);
-	e->node = dup_or_null(m.node_name, &oom);
-	e->rv = dup_or_null(m.rv, &oom);
-	if (oom) {
-		entry_free(e);
-		return DRAKE_ENOMEM;
-	}
-	struct kube_cache_entry *prev = find(c, key);
-	if (!prev && c->count >= c->max) {
-		entry_free(e);
-		return DRAKE_ELIMIT;
-	}
-	if (!prev && c->count + 1 > c->nbuckets && grow(c) != DRAKE_OK) {
-		entry_free(e);
-		return DRAKE_ENOMEM;
-	}
-	if (prev) {
-		*changed = strcmp(prev->rv, e->rv) != 0 || !*e->rv;
-		unlink_entry(c, prev);
-		*old = prev->obj;
-		entry_free(prev);
-		c->count--;
-	}
-	e->obj = kube_obj_ref(obj);
-	e->gen = gen;
-	link_entry(c, e);
-	c->count++;
+	e->ns = m.ns;
+	e->name = m.name;
+	e->owner = m.owner_uid;
+	e->node = m.node_name;
+	e->rv = m.rv;
 	return DRAKE_OK;
 }
 
-struct json_t *kube_cache_remove(struct kube_cache *c, const char *ns, const char *name)
+drake_err kube_cache_decode(struct kube_cache *c, struct json_t *obj, void **out, char *msg,
+                            size_t msglen)
 {
-	char key[2 * KUBE_NAME_MAX + 4];
-	make_key(key, sizeof(key), ns, name);
-	struct kube_cache_entry *e = find(c, key);
+	*out = NULL;
+	return c->codec->decode(obj, &c->pool, out, msg, msglen);
+}
+
+drake_err kube_cache_put(struct kube_cache *c, struct json_t *obj, unsigned gen, void **stored,
+                         void **old, bool *changed)
+{
+	*old = NULL;
+	*changed = true;
+	if (stored)
+		*stored = NULL;
+	struct kube_meta m;
+	if (kube_obj_meta(obj, &m) != DRAKE_OK)
+		return DRAKE_EINVAL;
+	if (strlen(m.ns) > KUBE_NAME_MAX || strlen(m.name) > KUBE_NAME_MAX)
+		return DRAKE_ELIMIT;
+	struct kube_cache_entry *prev = find(c, m.ns, m.name);
+	if (prev && *m.rv && !strcmp(prev->rv, m.rv)) {
+		/* the same version: what is stored is what obj would decode to */
+		prev->gen = gen;
+		*changed = false;
+		if (stored)
+			*stored = prev->obj;
+		return DRAKE_OK;
+	}
+	if (!prev && c->count >= c->max)
+		return DRAKE_ELIMIT;
+	struct kube_cache_entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return DRAKE_ENOMEM;
+	char msg[160];
+	drake_err err = c->codec->decode(obj, &c->pool, &e->obj, msg, sizeof(msg));
+	if (err == DRAKE_OK && entry_meta(c, e) != DRAKE_OK)
+		err = DRAKE_EINVAL;
+	if (err == DRAKE_OK && !prev && c->count + 1 > c->nbuckets && grow(c) != DRAKE_OK)
+		err = DRAKE_ENOMEM;
+	if (err != DRAKE_OK) {
+		kube_cache_drop(c, e->obj);
+		free(e);
+		return err;
+	}
+	if (prev) {
+		unlink_entry(c, prev);
+		*old = prev->obj;
+		free(prev);
+		c->count--;
+	}
+	e->gen = gen;
+	link_entry(c, e);
+	c->count++;
+	if (stored)
+		*stored = e->obj;
+	return DRAKE_OK;
+}
+
+void *kube_cache_remove(struct kube_cache *c, const char *ns, const char *name)
+{
+	struct kube_cache_entry *e = find(c, ns, name);
 	if (!e)
 		return NULL;
 	unlink_entry(c, e);
-	struct json_t *o = e->obj;
-	entry_free(e);
+	void *o = e->obj;
+	free(e);
 	c->count--;
 	return o;
 }
 
-struct json_t *kube_cache_get(const struct kube_cache *c, const char *ns, const char *name)
+void *kube_cache_lookup(const struct kube_cache *c, const char *ns, const char *name)
 {
-	char key[2 * KUBE_NAME_MAX + 4];
-	make_key(key, sizeof(key), ns, name);
-	struct kube_cache_entry *e = find(c, key);
+	struct kube_cache_entry *e = find(c, ns, name);
 	return e ? e->obj : NULL;
 }
 
@@ -243,7 +294,7 @@ size_t kube_cache_count(const struct kube_cache *c)
 	return c->count;
 }
 
-void kube_cache_foreach(const struct kube_cache *c, kube_visit_cb cb, void *arg)
+void kube_cache_walk(const struct kube_cache *c, kube_stored_cb cb, void *arg)
 {
 	for (size_t b = 0; b < c->nbuckets; b++)
 		for (struct kube_cache_entry *e = c->by_key[b]; e; e = e->next_key)
@@ -251,7 +302,8 @@ void kube_cache_foreach(const struct kube_cache *c, kube_visit_cb cb, void *arg)
 				return;
 }
 
-void kube_cache_by_owner(const struct kube_cache *c, const char *uid, kube_visit_cb cb, void *arg)
+void kube_cache_walk_owner(const struct kube_cache *c, const char *uid, kube_stored_cb cb,
+                           void *arg)
 {
 	if (!c->nbuckets || !uid)
 		return;
@@ -260,7 +312,8 @@ void kube_cache_by_owner(const struct kube_cache *c, const char *uid, kube_visit
 			return;
 }
 
-void kube_cache_by_node(const struct kube_cache *c, const char *node, kube_visit_cb cb, void *arg)
+void kube_cache_walk_node(const struct kube_cache *c, const char *node, kube_stored_cb cb,
+                          void *arg)
 {
 	if (!c->nbuckets || !node)
 		return;
@@ -269,7 +322,51 @@ void kube_cache_by_node(const struct kube_cache *c, const char *node, kube_visit
 			return;
 }
 
-void kube_cache_sweep(struct kube_cache *c, unsigned gen, kube_visit_cb cb, void *arg)
+/* ---- jansson caches ---- */
+
+struct json_visit {
+	kube_visit_cb cb;
+	void *arg;
+};
+
+static bool visit_json(void *stored, void *arg)
+{
+	const struct json_visit *v = arg;
+	return v->cb(stored, v->arg);
+}
+
+static bool is_json(const struct kube_cache *c)
+{
+	return c->codec == &kube_json_codec;
+}
+
+struct json_t *kube_cache_get(const struct kube_cache *c, const char *ns, const char *name)
+{
+	return is_json(c) ? kube_cache_lookup(c, ns, name) : NULL;
+}
+
+void kube_cache_foreach(const struct kube_cache *c, kube_visit_cb cb, void *arg)
+{
+	struct json_visit v = {cb, arg};
+	if (is_json(c))
+		kube_cache_walk(c, visit_json, &v);
+}
+
+void kube_cache_by_owner(const struct kube_cache *c, const char *uid, kube_visit_cb cb, void *arg)
+{
+	struct json_visit v = {cb, arg};
+	if (is_json(c))
+		kube_cache_walk_owner(c, uid, visit_json, &v);
+}
+
+void kube_cache_by_node(const struct kube_cache *c, const char *node, kube_visit_cb cb, void *arg)
+{
+	struct json_visit v = {cb, arg};
+	if (is_json(c))
+		kube_cache_walk_node(c, node, visit_json, &v);
+}
+
+void kube_cache_sweep(struct kube_cache *c, unsigned gen, kube_stored_cb cb, void *arg)
 {
 	for (size_t b = 0; b < c->nbuckets; b++) {
 		struct kube_cache_entry *e = c->by_key[b];
@@ -280,8 +377,8 @@ void kube_cache_sweep(struct kube_cache *c, unsigned gen, kube_visit_cb cb, void
 				c->count--;
 				if (cb)
 					cb(e->obj, arg);
-				kube_obj_unref(e->obj);
-				entry_free(e);
+				kube_cache_drop(c, e->obj);
+				free(e);
 			}
 			e = next;
 		}

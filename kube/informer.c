@@ -129,20 +129,22 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
 static void apply_put(struct kube_informer *inf, struct json_t *obj)
 {
-	struct json_t *old = NULL;
+	void *old = NULL, *now = NULL;
 	bool changed = false;
-	drake_err e = kube_cache_put(&inf->cache, obj, inf->gen, &old, &changed);
+	drake_err e = kube_cache_put(&inf->cache, obj, inf->gen, &now, &old, &changed);
 	if (e != DRAKE_OK) {
 		log_warn("informer_drop", "informer=%s err=%s", inf->name, drake_strerror(e));
 		return;
 	}
+	if (!changed)
+		return;
 	if (!old) {
 		if (inf->h.on_add)
-			inf->h.on_add(obj, inf->h.arg);
-	} else if (changed && inf->h.on_update) {
-		inf->h.on_update(old, obj, inf->h.arg);
+			inf->h.on_add(now, inf->h.arg);
+	} else if (inf->h.on_update) {
+		inf->h.on_update(old, now, inf->h.arg);
 	}
-	kube_obj_unref(old);
+	kube_cache_drop(&inf->cache, old);
 }
 
 static void apply_delete(struct kube_informer *inf, struct json_t *obj)
@@ -150,14 +152,20 @@ static void apply_delete(struct kube_informer *inf, struct json_t *obj)
 	struct kube_meta m;
 	if (kube_obj_meta(obj, &m) != DRAKE_OK)
 		return;
-	struct json_t *gone = kube_cache_remove(&inf->cache, m.ns, m.name);
+	void *gone = kube_cache_remove(&inf->cache, m.ns, m.name), *final = NULL;
+	char msg[160];
 	/* the event's copy is the final state; report that one */
-	if (inf->h.on_delete)
-		inf->h.on_delete(obj, inf->h.arg);
-	kube_obj_unref(gone);
+	if (kube_cache_decode(&inf->cache, obj, &final, msg, sizeof(msg)) != DRAKE_OK) {
+		log_warn("informer_drop", "informer=%s err=%s", inf->name, msg);
+		final = NULL;
+	}
+	if (inf->h.on_delete && (final || gone))
+		inf->h.on_delete(final ? final : gone, inf->h.arg);
+	kube_cache_drop(&inf->cache, final);
+	kube_cache_drop(&inf->cache, gone);
 }
 
-static bool on_swept(struct json_t *obj, void *arg)
+static bool on_swept(void *obj, void *arg)
 {
 	struct kube_informer *inf = arg;
 	if (inf->h.on_delete)
@@ -391,7 +399,7 @@ struct kube_informer *kube_informer_new(struct event_base *base, struct kube_cli
 	inf->backoff_ms = inf->opts.backoff_min_ms;
 	if (handlers)
 		inf->h = *handlers;
-	kube_cache_init(&inf->cache);
+	kube_cache_init_codec(&inf->cache, opts->codec);
 	kube_watch_parser_init(&inf->parser, opts->max_event);
 	evtimer_assign(&inf->retry, base, on_retry, inf);
 	return inf;
@@ -464,7 +472,7 @@ const struct kube_cache *kube_informer_cache(const struct kube_informer *inf)
 	return &inf->cache;
 }
 
-struct json_t *kube_informer_get(const struct kube_informer *inf, const char *ns, const char *name)
+void *kube_informer_get(const struct kube_informer *inf, const char *ns, const char *name)
 {
-	return kube_cache_get(&inf->cache, ns, name);
+	return kube_cache_lookup(&inf->cache, ns, name);
 }

@@ -5,9 +5,15 @@
  * cannot trust triggers a fresh relist (after backoff when nothing came), which
  * turns differences into add/update/delete callbacks.
  *
- * Ownership: the informer owns its cache; objects passed to handlers and
- * returned by lookups are borrowed (kube_obj_ref() to keep one). The client
- * and base must outlive the informer. Handlers must not free the informer.
+ * Handlers and lookups see what the cache stores (cache.h): the jansson
+ * object itself, or the record its codec decodes (a struct kube_pod with
+ * kube_pod_codec(), ...). A delete event reports the event's final copy,
+ * decoded the same way.
+ *
+ * Ownership: the informer owns its cache; what handlers and lookups get is
+ * borrowed for the duration of the call (or until the next event for
+ * lookups). The client and base must outlive the informer. Handlers must
+ * not free the informer.
  */
 #ifndef DRAKE_KUBE_INFORMER_H
 #define DRAKE_KUBE_INFORMER_H
@@ -23,9 +29,9 @@ struct kube_client;
 struct json_t;
 
 struct kube_informer_handlers {
-	void (*on_add)(struct json_t *obj, void *arg);
-	void (*on_update)(struct json_t *old_obj, struct json_t *new_obj, void *arg);
-	void (*on_delete)(struct json_t *obj, void *arg);
+	void (*on_add)(void *obj, void *arg);
+	void (*on_update)(void *old_obj, void *new_obj, void *arg);
+	void (*on_delete)(void *obj, void *arg);
 	void *arg;
 };
 
@@ -37,6 +43,7 @@ struct kube_informer_options {
 	long backoff_min_ms; /* 0 = 500 */
 	long backoff_max_ms; /* 0 = 30000 */
 	size_t max_event;    /* largest watch event; 0 = KUBE_WATCH_EVENT_MAX */
+	const struct kube_cache_codec *codec; /* what the cache stores; NULL = jansson */
 };
 
 struct kube_informer;
@@ -65,6 +72,7 @@ const char *kube_informer_resource_version(const struct kube_informer *inf);
 unsigned kube_informer_list_count(const struct kube_informer *inf);
 
 const struct kube_cache *kube_informer_cache(const struct kube_informer *inf);
-struct json_t *kube_informer_get(const struct kube_informer *inf, const char *ns, const char *name);
+/* The stored form of ns/name (see above), or NULL. */
+void *kube_informer_get(const struct kube_informer *inf, const char *ns, const char *name);
 
 #endif

@@ -43,11 +43,17 @@ static bool count_cb(struct json_t *o, void *arg)
 	return true;
 }
 
+static bool count_stored(void *o, void *arg)
+{
+	(*(int *)arg)++;
+	return true;
+}
+
 static void test_cache_indexes_by_key_owner_and_node(void **state)
 {
 	struct kube_cache c;
 	kube_cache_init(&c);
-	struct json_t *old;
+	void *old, *stored;
 	bool changed;
 	char buf[256];
 	for (int i = 0; i < 200; i++) { /* enough to make the table grow */
@@ -58,7 +64,7 @@ static void test_cache_indexes_by_key_owner_and_node(void **state)
 		    "\"TFJob\"}]},\"spec\":{\"nodeName\":\"n%d\"}}",
 		    i, i % 3, i % 5);
 		struct json_t *o = obj(buf);
-		assert_int_equal(kube_cache_put(&c, o, 1, &old, &changed), DRAKE_OK);
+		assert_int_equal(kube_cache_put(&c, o, 1, NULL, &old, &changed), DRAKE_OK);
 		kube_obj_unref(o);
 		assert_null(old);
 	}
@@ -71,14 +77,28 @@ static void test_cache_indexes_by_key_owner_and_node(void **state)
 	n = 0;
 	kube_cache_by_node(&c, "n4", count_cb, &n);
 	assert_int_equal(n, 40);
-	/* same resourceVersion: stored, reported unchanged; moving node re-indexes */
+	/* the same resourceVersion is the same object: kept as stored, not
+	 * decoded again, only marked with the new generation */
+	struct json_t *held = kube_cache_get(&c, "ml", "p4");
 	struct json_t *o =
 	    obj("{\"metadata\":{\"name\":\"p4\",\"namespace\":\"ml\",\"resourceVersion\":\"1\"},"
 	        "\"spec\":{\"nodeName\":\"n0\"}}");
-	assert_int_equal(kube_cache_put(&c, o, 2, &old, &changed), DRAKE_OK);
+	assert_int_equal(kube_cache_put(&c, o, 2, &stored, &old, &changed), DRAKE_OK);
 	assert_false(changed);
-	assert_non_null(old);
-	kube_obj_unref(old);
+	assert_null(old);
+	assert_ptr_equal(stored, held);
+	kube_obj_unref(o);
+	n = 0;
+	kube_cache_by_node(&c, "n4", count_cb, &n);
+	assert_int_equal(n, 40);
+	/* a new version moving node and owner re-indexes */
+	o = obj("{\"metadata\":{\"name\":\"p4\",\"namespace\":\"ml\",\"resourceVersion\":\"2\"},"
+	        "\"spec\":{\"nodeName\":\"n0\"}}");
+	assert_int_equal(kube_cache_put(&c, o, 2, &stored, &old, &changed), DRAKE_OK);
+	assert_true(changed);
+	assert_ptr_equal(old, held);
+	assert_ptr_equal(stored, o);
+	kube_cache_drop(&c, old);
 	kube_obj_unref(o);
 	n = 0;
 	kube_cache_by_node(&c, "n4", count_cb, &n);
@@ -88,12 +108,12 @@ static void test_cache_indexes_by_key_owner_and_node(void **state)
 	assert_int_equal(n, 66);
 	/* sweep keeps only generation 2 */
 	n = 0;
-	kube_cache_sweep(&c, 2, count_cb, &n);
+	kube_cache_sweep(&c, 2, count_stored, &n);
 	assert_int_equal(n, 199);
 	assert_int_equal(kube_cache_count(&c), 1);
-	struct json_t *gone = kube_cache_remove(&c, "ml", "p4");
+	void *gone = kube_cache_remove(&c, "ml", "p4");
 	assert_non_null(gone);
-	kube_obj_unref(gone);
+	kube_cache_drop(&c, gone);
 	assert_null(kube_cache_remove(&c, "ml", "p4"));
 	kube_cache_release(&c);
 	kube_cache_release(NULL);
@@ -104,19 +124,19 @@ static void test_cache_refuses_objects_over_its_limit(void **state)
 	struct kube_cache c;
 	kube_cache_init(&c);
 	c.max = 2;
-	struct json_t *old;
+	void *old;
 	bool changed;
 	const char *objs[] = {"{\"metadata\":{\"name\":\"a\"}}", "{\"metadata\":{\"name\":\"b\"}}",
 	                      "{\"metadata\":{\"name\":\"c\"}}"};
 	for (int i = 0; i < 3; i++) {
 		struct json_t *o = obj(objs[i]);
-		assert_int_equal(kube_cache_put(&c, o, 1, &old, &changed),
+		assert_int_equal(kube_cache_put(&c, o, 1, NULL, &old, &changed),
 		                 i < 2 ? DRAKE_OK : DRAKE_ELIMIT);
 		kube_obj_unref(o);
 	}
 	struct json_t *o = obj(objs[1]); /* replacing one held is still fine */
-	assert_int_equal(kube_cache_put(&c, o, 1, &old, &changed), DRAKE_OK);
-	kube_obj_unref(old);
+	assert_int_equal(kube_cache_put(&c, o, 1, NULL, &old, &changed), DRAKE_OK);
+	kube_cache_drop(&c, old);
 	kube_obj_unref(o);
 	assert_int_equal(kube_cache_count(&c), 2);
 	kube_cache_release(&c);
@@ -227,15 +247,15 @@ static void log_event(struct env *e, const char *what, struct json_t *o)
 	strcat(e->log, line);
 }
 
-static void on_add(struct json_t *o, void *arg)
+static void on_add(void *o, void *arg)
 {
 	log_event(arg, "add", o);
 }
-static void on_update(struct json_t *old, struct json_t *o, void *arg)
+static void on_update(void *old, void *o, void *arg)
 {
 	log_event(arg, "update", o);
 }
-static void on_delete(struct json_t *o, void *arg)
+static void on_delete(void *o, void *arg)
 {
 	log_event(arg, "delete", o);
 }

@@ -28,6 +28,7 @@
 #include "gang/vgpu.h"
 #include "kube/cache.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 #include "reconciler/migration.h"
 #include "reconciler/scale.h"
 #include "reconciler/tfjob.h"
@@ -71,14 +72,16 @@ static enum pod_state pod_state(const struct kube_cache *pods, const struct tfjo
 	char name[254];
 	if (tf_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
 		return POD_MISSING;
-	struct json_t *pod = kube_cache_get(pods, job->ns, name);
+	const struct kube_pod *pod = kube_pods_get(pods, job->ns, name);
 	struct kube_meta m;
-	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting ||
-	    strcmp(m.owner_uid ? m.owner_uid : "", job->uid) != 0)
+	if (!pod)
 		return POD_MISSING;
-	const char *phase = kube_obj_str(pod, "status.phase");
+	kube_pod_meta(pod, &m);
+	if (m.deleting || strcmp(m.owner_uid ? m.owner_uid : "", job->uid) != 0)
+		return POD_MISSING;
+	const char *phase = pod->phase;
 	bool unscheduled = (!m.node_name || !*m.node_name) && (!phase || !strcmp(phase, "Pending"));
-	return unscheduled && !kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE) ? POD_WAITING
+	return unscheduled && !kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE) ? POD_WAITING
 	                                                                               : POD_PLACED;
 }
 
@@ -108,9 +111,9 @@ static void current_wave(const struct kube_cache *pods, const struct tfjob *job,
 		enum tf_rtype t = member(i, req->n_ps, req->n_chief, &k);
 		if (tf_replica_name(job, t, k, name, sizeof(name)) != DRAKE_OK)
 			continue;
-		struct json_t *pod = kube_cache_get(pods, job->ns, name);
-		const char *g = pod ? kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG) : NULL;
-		const char *sz = pod ? kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE) : NULL;
+		const struct kube_pod *pod = kube_pods_get(pods, job->ns, name);
+		const char *g = pod ? kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG) : NULL;
+		const char *sz = pod ? kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE) : NULL;
 		if (g && sz && atoi(sz) > 0 && strlen(g) < len) {
 			snprintf(gang, len, "%s", g);
 			*size = atoi(sz);
@@ -188,7 +191,8 @@ static bool placed_live(const struct kube_cache *pods, const struct tfjob *job, 
 	char name[254];
 	if (tf_replica_name(job, TF_WORKER, i, name, sizeof(name)) != DRAKE_OK)
 		return false;
-	const char *phase = kube_obj_str(kube_cache_get(pods, job->ns, name), "status.phase");
+	const struct kube_pod *pod = kube_pods_get(pods, job->ns, name);
+	const char *phase = pod ? pod->phase : NULL;
 	return !phase || (strcmp(phase, "Succeeded") && strcmp(phase, "Failed"));
 }
 
@@ -210,9 +214,9 @@ static int admitted_workers(const struct kube_cache *pods, const struct tfjob *j
 			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) !=
 			    DRAKE_OK)
 				continue;
-			struct json_t *pod = kube_cache_get(pods, job->ns, name);
-			const char *sz = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE);
-			const char *g = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG);
+			const struct kube_pod *pod = kube_pods_get(pods, job->ns, name);
+			const char *sz = kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE);
+			const char *g = kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG);
 			if (!sz || !g)
 				continue;
 			snprintf(gang, gang_len, "%s", g);
@@ -535,13 +539,13 @@ static int placed_node(const struct kube_cache *pods, const struct drake_cluster
 	char name[254];
 	if (tf_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
 		return -1;
-	struct json_t *pod = kube_cache_get(pods, job->ns, name);
-	const char *phase = pod ? kube_obj_str(pod, "status.phase") : NULL;
+	const struct kube_pod *pod = kube_pods_get(pods, job->ns, name);
+	const char *phase = pod ? pod->phase : NULL;
 	if (!pod || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
 		return -1; /* finishing: not a job to scale */
-	const char *node = kube_obj_str(pod, "spec.nodeName");
+	const char *node = pod->node_name;
 	if (!node || !*node)
-		node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+		node = kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
 	return node ? drake_cluster_find(c, node) : -1;
 }
 
@@ -953,15 +957,14 @@ struct near_ctx {
 	int *members; /* per candidate: pods of the job bound or planned there */
 };
 
-static bool count_near(struct json_t *pod, void *arg)
+static bool count_near(const struct kube_pod *pod, void *arg)
 {
 	struct near_ctx *x = arg;
-	const char *name = kube_obj_str(pod, "metadata.name");
-	if (name && !strcmp(name, x->self))
+	if (!strcmp(pod->name, x->self))
 		return true;
-	const char *node = kube_obj_str(pod, "spec.nodeName");
+	const char *node = pod->node_name;
 	if (!node || !*node)
-		node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+		node = kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
 	for (size_t i = 0; node && i < x->n; i++)
 		if (!strcmp(x->cand[i], node))
 			x->members[i]++;
@@ -972,12 +975,13 @@ drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *
                        const char *ns, const char *name, const char *const *candidates, size_t n,
                        char *node, size_t nodelen, char *why, size_t whylen)
 {
-	struct json_t *pod = kube_cache_get(pods, ns, name);
-	struct kube_meta m;
-	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK)
+	const struct kube_pod *pod = kube_pods_get(pods, ns, name);
+	if (!pod)
 		return drake_errorf(DRAKE_EINVAL, why, whylen, "pod %s/%s is not in the cache", ns,
 		                    name);
-	if (kube_obj_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST))
+	struct kube_meta m;
+	kube_pod_meta(pod, &m);
+	if (kube_pod_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST))
 		return drake_errorf(DRAKE_ESTATE, why, whylen,
 		                    "a KubeShare share is not re-planned onto another node");
 	struct drake_cluster c;
@@ -990,7 +994,7 @@ drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *
 		e = admit_pod_requests(pod, &c.names, &req, why, whylen);
 	if (!e && m.owner_uid) {
 		struct near_ctx x = {name, candidates, n, members};
-		kube_cache_by_owner(pods, m.owner_uid, count_near, &x);
+		kube_pods_by_owner(pods, m.owner_uid, count_near, &x);
 	}
 	int best = e ? -1 : drake_replan_pick(&c, &req, candidates, members, n);
 	if (!e && best < 0)

@@ -41,6 +41,8 @@
 #include "gang/roles.h"
 
 struct kube_cache;
+struct kube_pod;
+struct kube_res_spec;
 struct json_t;
 
 struct admit_pod {
@@ -154,7 +156,7 @@ void admit_result_release(struct admit_result *r);
  * container moment if larger, overhead on top, limits standing in for
  * missing requests). An extended resource names does not hold is refused
  * with DRAKE_ELIMIT and a reason, never dropped from the request. */
-drake_err admit_spec_requests(const struct json_t *spec, const struct drake_res_names *names,
+drake_err admit_spec_requests(const struct kube_res_spec *spec, const struct drake_res_names *names,
                               struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* The same for a pod template ({"metadata":..., "spec":...}). */
@@ -189,7 +191,7 @@ drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache
                          size_t msglen) DRAKE_MUST_CHECK;
 
 /* The requests of a pod (its spec), as admit_spec_requests counts them. */
-drake_err admit_pod_requests(const struct json_t *pod, const struct drake_res_names *names,
+drake_err admit_pod_requests(const struct kube_pod *pod, const struct drake_res_names *names,
                              struct drake_res *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /*
@@ -207,13 +209,15 @@ drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *
 
 /* RFC 3339 creationTimestamp of an object in seconds, or 0. */
 double admit_created(const struct json_t *obj);
+/* The same from the timestamp itself (a pod record's created). */
+double admit_time(const char *ts);
 
 /* The JSON patch that ungates one pod of a wave and writes its plan:
  * test + remove drake's gate, add the four annotations, and for a pod of
  * the wave with a GPU share kubeshare/GPUID (plus gpu_request, gpu_limit
  * and gpu_mem where the pod lacks them). NULL when the pod is no longer
  * gated. */
-char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, const char *node);
+char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node);
 
 /* {"jobs":[{"job":"ns/name","status":"waiting","waitsFor":"..."}]}; caller frees. */
 struct admit_note {

@@ -3,6 +3,11 @@
  * gang/'s cluster snapshot (requests counted by requests_codec.c), KubeShare
  * shares, and the patch that ungates a planned pod.
  *
+ * Pods and nodes come from the caches' records (kube/pod.h, kube/node.h);
+ * TFJobs and their templates are still JSON, and a template's resource
+ * lists are decoded into the records' form so both are counted by the one
+ * rule of requests.h.
+ *
  * The snapshot is built in three walks. First the names table is filled
  * with the extended resources the TFJobs' gang templates ask for, the
  * oldest job's first, as far as it holds them (without a TFJob cache, the
@@ -27,12 +32,15 @@
 
 #include "gang/protocol.h"
 #include "kube/cache.h"
+#include "kube/node.h"
 #include "kube/object.h"
+#include "kube/pod.h"
+#include "kube/strpool.h"
 #include "reconciler/requests.h"
 #include "reconciler/pod_codec.h"
 #include "reconciler/tfjob.h"
 
-drake_err admit_spec_requests(const struct json_t *spec, const struct drake_res_names *names,
+drake_err admit_spec_requests(const struct kube_res_spec *spec, const struct drake_res_names *names,
                               struct drake_res *out, char *msg, size_t msglen)
 {
 	drake_err e = requests_check_tracked(spec, names, msg, msglen);
@@ -42,7 +50,16 @@ drake_err admit_spec_requests(const struct json_t *spec, const struct drake_res_
 drake_err admit_template_requests(const struct json_t *tmpl, const struct drake_res_names *names,
                                   struct drake_res *out, char *msg, size_t msglen)
 {
-	return admit_spec_requests(json_object_get(tmpl, "spec"), names, out, msg, msglen);
+	struct kube_strpool pool;
+	kube_strpool_init(&pool);
+	struct kube_res_spec *spec;
+	drake_err e =
+	    kube_res_spec_decode(json_object_get(tmpl, "spec"), &pool, &spec, msg, msglen);
+	if (!e)
+		e = admit_spec_requests(spec, names, out, msg, msglen);
+	kube_res_spec_free(spec, &pool);
+	kube_strpool_release(&pool);
+	return e;
 }
 
 /* An annotation of obj (a pod or a template) in *val, NULL when absent;
@@ -77,6 +94,35 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
 	return share_of(tmpl, out, msg, msglen);
 }
 
+/* The same as annotation() from a pod record, which keeps a non-string
+ * value as present with a NULL value (and drops a null one). */
+static drake_err pod_annotation(const struct kube_pod *pod, const char *key, const char **val,
+                                char *msg, size_t msglen)
+{
+	*val = NULL;
+	for (size_t i = 0; i < pod->n_annotations; i++) {
+		if (strcmp(pod->annotations[i].key, key) != 0)
+			continue;
+		*val = pod->annotations[i].value;
+		if (!*val)
+			return drake_errorf(DRAKE_EINVAL, msg, msglen,
+			                    "annotation %s must be a string (quote it)", key);
+	}
+	return DRAKE_OK;
+}
+
+static drake_err pod_share(const struct kube_pod *pod, struct drake_share *out, char *msg,
+                           size_t msglen)
+{
+	const char *req, *lim, *mem;
+	drake_err e;
+	if ((e = pod_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST, &req, msg, msglen)) ||
+	    (e = pod_annotation(pod, DRAKE_KUBESHARE_GPU_LIMIT, &lim, msg, msglen)) ||
+	    (e = pod_annotation(pod, DRAKE_KUBESHARE_GPU_MEM, &mem, msg, msglen)))
+		return e;
+	return drake_share_parse(req, lim, mem, out, msg, msglen);
+}
+
 /* ---- the snapshot ---- */
 
 /* Most distinct extended resource names a snapshot weighs for its table. */
@@ -85,14 +131,15 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
 /* A name some request uses, and when it was first asked for: the
  * creation time of the oldest job (or pod) that asks. */
 struct wanted {
-	const char *name; /* borrowed from the cache's objects */
+	const char *name; /* borrowed from the pod cache, or held in pool */
 	double since;
 };
 
 struct wants {
 	struct wanted *v;
 	size_t n, cap;
-	double since; /* of the object being walked */
+	double since;              /* of the object being walked */
+	struct kube_strpool *pool; /* templates' names, held until the walk ends */
 	bool nomem;
 };
 
@@ -118,16 +165,22 @@ static void want_name(struct wants *w, const char *k)
 		w->v = p;
 		w->cap = cap;
 	}
+	if (w->pool) {
+		int oom = 0;
+		k = kube_strpool_get(w->pool, k, &oom); /* outlives the template's spec */
+		if (oom) {
+			w->nomem = true;
+			return;
+		}
+	}
 	w->v[w->n++] = (struct wanted){k, w->since};
 }
 
-static void want_list(const json_t *list, void *arg)
+static void want_list(const struct kube_qty *list, size_t n, void *arg)
 {
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)list, k, v)
-		if (requests_ext_name(k))
-			want_name(arg, k);
+	for (size_t i = 0; i < n; i++)
+		if (requests_ext_name(list[i].name))
+			want_name(arg, list[i].name);
 }
 
 /* The names a TFJob's gang (PS, chief, workers) asks for. A job asking
@@ -144,56 +197,62 @@ static bool want_job(json_t *obj, void *arg)
 		return true;
 	struct wants one = {0};
 	const enum tf_rtype gang[] = {TF_PS, TF_CHIEF, TF_WORKER};
-	for (size_t t = 0; t < sizeof(gang) / sizeof(gang[0]); t++)
-		if (job.rs[gang[t]].present)
-			requests_foreach_list(json_object_get(job.rs[gang[t]].tmpl, "spec"),
-			                      want_list, &one);
+	struct kube_res_spec *specs[3] = {NULL, NULL, NULL};
+	for (size_t t = 0; t < sizeof(gang) / sizeof(gang[0]); t++) {
+		if (!job.rs[gang[t]].present)
+			continue;
+		/* A template the record cannot hold asks for nothing it can
+		 * plan: admission refuses it when it counts its requests. */
+		if (kube_res_spec_decode(json_object_get(job.rs[gang[t]].tmpl, "spec"), w->pool,
+		                         &specs[t], msg, sizeof(msg)) == DRAKE_OK)
+			requests_foreach_list(specs[t], want_list, &one);
+	}
 	w->since = admit_created(obj);
 	for (size_t i = 0; one.n <= DRAKE_RES_MAX_EXT && i < one.n; i++)
 		want_name(w, one.v[i].name);
 	w->nomem |= one.nomem;
 	free(one.v);
+	for (size_t t = 0; t < 3; t++)
+		kube_res_spec_free(specs[t], w->pool);
 	return !w->nomem;
 }
 
 /* True for a pod admission ungated: drake's gate is gone and a TFJob
  * controls it. A planned-node annotation on any other pod (forged, or on a
  * pod still gated) is no reservation and must not make a node look full. */
-static bool admitted_member(const json_t *pod)
+static bool admitted_member(const struct kube_pod *pod)
 {
-	struct kube_meta m;
-	return kube_obj_meta(pod, &m) == DRAKE_OK && m.owner_kind &&
-	       !strcmp(m.owner_kind, "TFJob") && tf_gang_gate_index(pod) < 0;
+	return pod->owner_kind && !strcmp(pod->owner_kind, "TFJob") && tf_gang_gate_index(pod) < 0;
 }
 
 /* The node a live pod uses, or NULL: where it is bound; else, for an
  * admitted member, its planned node; else the node kube-scheduler
  * nominated it for (it preempted there and waits for its victims to go,
  * so that room is claimed). */
-static const char *charged_node(const json_t *pod)
+static const char *charged_node(const struct kube_pod *pod)
 {
-	const char *phase = kube_obj_str(pod, "status.phase");
+	const char *phase = pod->phase;
 	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
 		return NULL;
-	const char *node = kube_obj_str(pod, "spec.nodeName");
+	const char *node = pod->node_name;
 	if (node && *node)
 		return node;
-	node = kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
+	node = kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
 	if (node && *node && admitted_member(pod))
 		return node;
-	node = kube_obj_str(pod, "status.nominatedNodeName");
+	node = pod->nominated_node;
 	return node && *node ? node : NULL;
 }
 
 /* Without a TFJob cache (re-planning one member) the pods that use a node
  * are all that says which names matter. */
-static bool want_pod(json_t *pod, void *arg)
+static bool want_pod(const struct kube_pod *pod, void *arg)
 {
 	struct wants *w = arg;
 	if (!charged_node(pod))
 		return true;
-	w->since = admit_created(pod);
-	requests_foreach_list(json_object_get(pod, "spec"), want_list, w);
+	w->since = admit_time(pod->created);
+	requests_foreach_list(&pod->res, want_list, w);
 	return !w->nomem;
 }
 
@@ -210,32 +269,25 @@ static int by_since(const void *a, const void *b)
 static drake_err intern_wanted(const struct kube_cache *tfjobs, const struct kube_cache *pods,
                                struct drake_res_names *names)
 {
-	struct wants w = {0};
+	struct kube_strpool pool;
+	kube_strpool_init(&pool);
+	struct wants w = {.pool = tfjobs ? &pool : NULL};
 	if (tfjobs)
 		kube_cache_foreach(tfjobs, want_job, &w);
 	else
-		kube_cache_foreach(pods, want_pod, &w);
+		kube_pods_foreach(pods, want_pod, &w);
 	if (!w.nomem && w.n > 1)
 		qsort(w.v, w.n, sizeof(w.v[0]), by_since);
 	for (size_t i = 0; !w.nomem && i < w.n && names->n < DRAKE_RES_MAX_EXT; i++)
 		(void)drake_res_name_index(names, w.v[i].name, true); /* -1: name too long */
 	free(w.v);
+	kube_strpool_release(&pool);
 	return w.nomem ? DRAKE_ENOMEM : DRAKE_OK;
 }
 
-static bool node_schedulable(const json_t *node)
+static bool node_schedulable(const struct kube_node *node)
 {
-	const json_t *spec = json_object_get(node, "spec");
-	if (json_is_true(json_object_get(spec, "unschedulable")))
-		return false;
-	size_t i;
-	json_t *t;
-	json_array_foreach (json_object_get(spec, "taints"), i, t) {
-		const char *effect = json_string_value(json_object_get(t, "effect"));
-		if (effect && (!strcmp(effect, "NoSchedule") || !strcmp(effect, "NoExecute")))
-			return false;
-	}
-	return true;
+	return !node->unschedulable && !node->no_schedule;
 }
 
 struct snap_ctx {
@@ -278,17 +330,15 @@ static void skip_node(struct admit_skipped_list *l, const char *node, const char
 
 /* A node the snapshot cannot read is left out and listed in skipped;
  * resources nobody requests are never read, so they cannot keep it out. */
-static bool add_node(json_t *node, void *arg)
+static bool add_node(const struct kube_node *node, void *arg)
 {
 	struct snap_ctx *s = arg;
-	const char *name = kube_obj_str(node, "metadata.name");
-	if (!name)
-		return true; /* the cache holds no object without a name */
+	const char *name = node->name;
 	struct drake_res alloc = {0};
 	unsigned has = 0;
-	const json_t *list = json_object_get(json_object_get(node, "status"), "allocatable");
 	char why[200];
-	if (requests_list(list, &s->c->names, &alloc, &has, why, sizeof(why)) != DRAKE_OK) {
+	if (requests_list(node->alloc, node->n_alloc, &s->c->names, &alloc, &has, why,
+	                  sizeof(why)) != DRAKE_OK) {
 		skip_node(s->skipped, name, "status.allocatable %s", why);
 		return true;
 	}
@@ -304,7 +354,7 @@ static bool add_node(json_t *node, void *arg)
 	}
 	/* Without a readable kubeshare/gpu_info the GPUs' memory is unknown
 	 * (0): such a node takes only shares that ask for no GPU memory. */
-	const char *info = kube_obj_annotation(node, DRAKE_KUBESHARE_GPU_INFO);
+	const char *info = kube_node_annotation(node, DRAKE_KUBESHARE_GPU_INFO);
 	int64_t gpu_mem = 0;
 	if (info && drake_gpu_info_parse(info, &gpu_mem, why, sizeof(why)) == DRAKE_OK)
 		s->c->nodes[s->c->n - 1].gpu_mem = gpu_mem; /* the node just added */
@@ -338,22 +388,22 @@ static drake_err sort_nodes(struct snap_ctx *s)
 
 /* A pod on a vGPU (kubeshare/GPUID) holds its share of it; the first pod
  * seen on an id opens that vGPU, which takes a whole GPU of the node. */
-static void charge_share(struct drake_cluster *c, size_t i, const json_t *pod)
+static void charge_share(struct drake_cluster *c, size_t i, const struct kube_pod *pod)
 {
-	const char *id = kube_obj_annotation(pod, DRAKE_KUBESHARE_GPUID);
-	if (!id || !*id || !kube_obj_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST))
+	const char *id = kube_pod_annotation(pod, DRAKE_KUBESHARE_GPUID);
+	if (!id || !*id || !kube_pod_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST))
 		return;
 	struct drake_share share;
 	char why[200];
 	/* A share drake cannot read is taken to fill its vGPU: never
 	 * undercount what a running pod may use. */
-	if (share_of(pod, &share, why, sizeof(why)) != DRAKE_OK)
+	if (pod_share(pod, &share, why, sizeof(why)) != DRAKE_OK)
 		share = (struct drake_share){DRAKE_GPU_MILLI, DRAKE_GPU_MILLI, c->nodes[i].gpu_mem};
 	drake_cluster_charge_vgpu(c, i, id, &share, 1);
 }
 
 /* A pod's untracked resources are not charged: no plan asks for them. */
-static bool charge_pod(json_t *pod, void *arg)
+static bool charge_pod(const struct kube_pod *pod, void *arg)
 {
 	struct snap_ctx *s = arg;
 	const char *node = charged_node(pod);
@@ -362,17 +412,16 @@ static bool charge_pod(json_t *pod, void *arg)
 		return true;
 	struct drake_res req;
 	char why[200];
-	if (requests_of_spec(json_object_get(pod, "spec"), &s->c->names, &req, why, sizeof(why)) ==
-	    DRAKE_OK)
+	if (requests_of_spec(&pod->res, &s->c->names, &req, why, sizeof(why)) == DRAKE_OK)
 		drake_cluster_charge(s->c, (size_t)i, &req, 1);
 	charge_share(s->c, (size_t)i, pod);
 	return true;
 }
 
-drake_err admit_pod_requests(const struct json_t *pod, const struct drake_res_names *names,
+drake_err admit_pod_requests(const struct kube_pod *pod, const struct drake_res_names *names,
                              struct drake_res *out, char *msg, size_t msglen)
 {
-	return admit_spec_requests(json_object_get(pod, "spec"), names, out, msg, msglen);
+	return admit_spec_requests(&pod->res, names, out, msg, msglen);
 }
 
 static int by_node(const void *a, const void *b)
@@ -388,13 +437,13 @@ drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache
 	struct snap_ctx s = {c, skipped, msg, msglen, DRAKE_OK};
 	if (intern_wanted(tfjobs, pods, &c->names) != DRAKE_OK)
 		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory reading requests");
-	kube_cache_foreach(nodes, add_node, &s);
+	kube_nodes_foreach(nodes, add_node, &s);
 	if (s.err)
 		return s.err;
 	drake_err e = sort_nodes(&s);
 	if (e)
 		return e;
-	kube_cache_foreach(pods, charge_pod, &s);
+	kube_pods_foreach(pods, charge_pod, &s);
 	if (skipped && skipped->n > 1)
 		qsort(skipped->v, skipped->n, sizeof(skipped->v[0]), by_node);
 	return DRAKE_OK;
@@ -408,19 +457,23 @@ void admit_skipped_release(struct admit_skipped_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-double admit_created(const struct json_t *obj)
+double admit_time(const char *ts)
 {
-	const char *ts = kube_obj_str(obj, "metadata.creationTimestamp");
 	struct tm tm = {0};
 	if (!ts || !strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return 0;
 	return (double)timegm(&tm);
 }
 
-/* pod's entry in w, or NULL. */
-static const struct admit_pod *wave_pod(const struct admit_wave *w, const json_t *pod)
+double admit_created(const struct json_t *obj)
 {
-	const char *name = kube_obj_str(pod, "metadata.name");
+	return admit_time(kube_obj_str(obj, "metadata.creationTimestamp"));
+}
+
+/* pod's entry in w, or NULL. */
+static const struct admit_pod *wave_pod(const struct admit_wave *w, const struct kube_pod *pod)
+{
+	const char *name = pod->name;
 	for (int i = 0; name && i < w->n_pods; i++)
 		if (!strcmp(w->pods[i].name, name))
 			return &w->pods[i];
@@ -429,7 +482,7 @@ static const struct admit_pod *wave_pod(const struct admit_wave *w, const json_t
 
 /* For a pod of w with a GPU share, its vGPU and the share's annotations
  * (those the pod, copied from its template, does not carry yet) into plan. */
-static void add_share(json_t *plan, const json_t *pod, const struct admit_wave *w)
+static void add_share(json_t *plan, const struct kube_pod *pod, const struct admit_wave *w)
 {
 	const struct admit_pod *p = wave_pod(w, pod);
 	if (!p || p->share.milli <= 0 || !p->gpuid[0])
@@ -445,11 +498,11 @@ static void add_share(json_t *plan, const json_t *pod, const struct admit_wave *
 	            {DRAKE_KUBESHARE_GPU_LIMIT, lim},
 	            {DRAKE_KUBESHARE_GPU_MEM, mem}};
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		if (!kube_obj_annotation(pod, kept[i].key))
+		if (!kube_pod_annotation(pod, kept[i].key))
 			json_object_set_new(plan, kept[i].key, json_string(kept[i].value));
 }
 
-char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, const char *node)
+char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node)
 {
 	int k = tf_gang_gate_index(pod);
 	if (k < 0)
@@ -464,7 +517,6 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 	                                     "value", TF_GANG_GATE));
 	/* The plan goes on before the gate comes off, in one atomic patch, so
 	 * kube-scheduler never sees the pod without its plan. */
-	const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
 	char roles[64];
 	const struct admit_pod *me = wave_pod(w, pod);
 	json_t *plan = json_pack("{s:s,s:s,s:s,s:s,s:s}", DRAKE_ANNOTATION_PLANNED_NODE, node,
@@ -475,7 +527,7 @@ char *admit_ungate_patch(const struct json_t *pod, const struct admit_wave *w, c
 		json_object_set_new(plan, DRAKE_ANNOTATION_ROLE,
 		                    json_string(drake_role_name(me->role)));
 	add_share(plan, pod, w);
-	if (!json_is_object(ann)) {
+	if (!pod->has_annotations) {
 		json_array_append_new(ops, json_pack("{s:s,s:s,s:O}", "op", "add", "path",
 		                                     "/metadata/annotations", "value", plan));
 	} else {

@@ -171,10 +171,9 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 	                        .min_roles = {{1, 0, 1}},
 	                        .n_pods = 2,
 	                        .pods = pods};
-	json_t *gated = json_loads("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
-	                           "\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
-	                           "\"drake.dev/gang\"}]}}",
-	                           0, NULL);
+	struct kube_pod *gated = pod_record("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
+	                                    "\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
+	                                    "\"drake.dev/gang\"}]}}");
 	char *p = admit_ungate_patch(gated, &wv, "gpu-a");
 	assert_string_equal(
 	    p, "[{\"op\":\"test\",\"path\":\"/spec/schedulingGates/1/name\",\"value\":\"drake.dev/"
@@ -184,17 +183,17 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 	       "worker=1\",\"drake.dev/role\":\"ps\"}},{\"op\":\"remove\",\"path\":\"/spec/"
 	       "schedulingGates/1\"}]");
 	free(p);
-	json_decref(gated);
-	json_t *annotated = json_loads("{\"metadata\":{\"annotations\":{\"a\":\"b\"}},\"spec\":{"
-	                               "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
-	                               0, NULL);
+	pod_record_free(gated);
+	struct kube_pod *annotated = pod_record(
+	    "{\"metadata\":{\"name\":\"x-ps-0\",\"annotations\":{\"a\":\"b\"}},\"spec\":{"
+	    "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
 	p = admit_ungate_patch(annotated, &wv, "gpu-a");
 	assert_non_null(strstr(p, "\"path\":\"/metadata/annotations/drake.dev~1planned-node\""));
 	free(p);
-	json_decref(annotated);
-	json_t *ungated = json_loads("{\"spec\":{}}", 0, NULL);
+	pod_record_free(annotated);
+	struct kube_pod *ungated = pod_record("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{}}");
 	assert_null(admit_ungate_patch(ungated, &wv, "gpu-a"));
-	json_decref(ungated);
+	pod_record_free(ungated);
 }
 
 /* A node with `gpus` GPUs of 16Gi each (kubeshare/gpu_info, when info). */
@@ -342,11 +341,10 @@ static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
 	    {.name = "x-worker-0", .share = {500, 500, 4LL << 30}, .gpuid = "qwert"}};
 	struct admit_wave wv = {.gang = "uid-x.5", .size = 2, .min = 2, .n_pods = 2, .pods = pods};
 	/* The worker carries its template's request and memory, not a limit. */
-	json_t *worker = json_loads(
+	struct kube_pod *worker = pod_record(
 	    "{\"metadata\":{\"name\":\"x-worker-0\",\"annotations\":{\"kubeshare/gpu_request\":"
 	    "\"0.50\",\"kubeshare/gpu_mem\":\"4Gi\"}},\"spec\":{\"schedulingGates\":[{\"name\":"
-	    "\"drake.dev/gang\"}]}}",
-	    0, NULL);
+	    "\"drake.dev/gang\"}]}}");
 	char *p = admit_ungate_patch(worker, &wv, "gpu-a");
 	json_t *ops = json_loads(p, 0, NULL);
 	assert_non_null(ops);
@@ -372,24 +370,22 @@ static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
 	json_decref(want);
 	json_decref(ops);
 	free(p);
-	json_decref(worker);
+	pod_record_free(worker);
 	/* A pod without annotations gets them all in one object; the PS none. */
-	json_t *bare = json_loads("{\"metadata\":{\"name\":\"x-worker-0\"},\"spec\":{"
-	                          "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
-	                          0, NULL);
+	struct kube_pod *bare = pod_record("{\"metadata\":{\"name\":\"x-worker-0\"},\"spec\":{"
+	                                   "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
 	p = admit_ungate_patch(bare, &wv, "gpu-a");
 	assert_non_null(strstr(p, "\"kubeshare/GPUID\":\"qwert\""));
 	assert_non_null(strstr(p, "\"kubeshare/gpu_request\":\"0.5\""));
 	assert_non_null(strstr(p, "\"kubeshare/gpu_mem\":\"4294967296\""));
 	free(p);
-	json_decref(bare);
-	json_t *ps = json_loads("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
-	                        "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
-	                        0, NULL);
+	pod_record_free(bare);
+	struct kube_pod *ps = pod_record("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
+	                                 "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
 	p = admit_ungate_patch(ps, &wv, "gpu-a");
 	assert_null(strstr(p, "kubeshare"));
 	free(p);
-	json_decref(ps);
+	pod_record_free(ps);
 }
 
 /* A replica spec of `n` replicas whose tensorflow container asks for gpu GPUs. */
@@ -454,7 +450,7 @@ static void test_a_chief_joins_the_wave_after_the_ps_and_counts_in_size_and_min(
 			assert_null(strstr(wv->pods[i].name, "evaluator"));
 		}
 		/* The chief's ungate patch carries the wave's annotations. */
-		json_t *chief = kube_cache_get(&w.pods, "ml", "tf-chief-0");
+		const struct kube_pod *chief = kube_pods_get(&w.pods, "ml", "tf-chief-0");
 		char *p = admit_ungate_patch(chief, wv, wv->pods[1].node);
 		assert_non_null(p);
 		assert_non_null(strstr(p, "\"drake.dev/gang\":\"uid-tf.1700000000\""));
@@ -913,16 +909,24 @@ static const struct req_case req_cases[] = {
 static void run_req_case(void **state)
 {
 	const struct req_case *k = *state;
-	json_t *spec = json_loads(k->spec, 0, NULL);
-	assert_non_null(spec);
+	/* the same spec as a cached pod's record and as a TFJob's template:
+	 * one rule, the same answer */
+	char text[2048];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"p\"},\"spec\":%s}", k->spec);
+	json_t *tmpl = json_loads(text, 0, NULL);
+	assert_non_null(tmpl);
+	struct kube_pod *pod = pod_record(text);
 	struct drake_res_names names = {0};
-	struct drake_res r;
+	struct drake_res r, t;
 	char msg[256];
-	assert_int_equal(admit_spec_requests(spec, &names, &r, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(admit_pod_requests(pod, &names, &r, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(admit_template_requests(tmpl, &names, &t, msg, sizeof(msg)), DRAKE_OK);
 	if (r.cpu_milli != k->cpu_milli || r.mem_bytes != k->mem_mib << 20)
 		fail_msg("case '%s': cpu %lldm mem %lld bytes", k->name, (long long)r.cpu_milli,
 		         (long long)r.mem_bytes);
-	json_decref(spec);
+	assert_memory_equal(&r, &t, sizeof(r));
+	pod_record_free(pod);
+	json_decref(tmpl);
 }
 
 /* ---- which unbound pods take room ---- */

@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "kube/cache.h"
+#include "kube/node.h"
+#include "kube/pod.h"
 #include "reconciler/admit.h"
 
 struct world {
@@ -23,11 +25,40 @@ static inline void put(struct kube_cache *c, const char *text)
 	json_t *o = json_loads(text, 0, &err);
 	if (!o)
 		fail_msg("bad test JSON: %s: %s", err.text, text);
-	json_t *old = NULL;
+	/* Each write is a new version, as the API server makes it: a cache
+	 * keeps what it holds when the resourceVersion did not move. */
+	static unsigned long version;
+	char rv[32];
+	snprintf(rv, sizeof(rv), "%lu", ++version);
+	json_t *meta = json_object_get(o, "metadata");
+	if (json_is_object(meta))
+		json_object_set_new(meta, "resourceVersion", json_string(rv));
+	void *old = NULL;
 	bool changed;
-	assert_int_equal(kube_cache_put(c, o, 1, &old, &changed), DRAKE_OK);
-	json_decref(old);
+	assert_int_equal(kube_cache_put(c, o, 1, NULL, &old, &changed), DRAKE_OK);
+	kube_cache_drop(c, old);
 	json_decref(o);
+}
+
+/* Pods decoded outside any cache (pod_record_free() gives them back). */
+static struct kube_strpool test_pool;
+
+static inline struct kube_pod *pod_record(const char *text)
+{
+	json_error_t err;
+	json_t *o = json_loads(text, 0, &err);
+	if (!o)
+		fail_msg("bad test JSON: %s: %s", err.text, text);
+	struct kube_pod *p = NULL;
+	char msg[160];
+	assert_int_equal(kube_pod_decode(o, &test_pool, &p, msg, sizeof(msg)), DRAKE_OK);
+	json_decref(o);
+	return p;
+}
+
+static inline void pod_record_free(struct kube_pod *p)
+{
+	kube_pod_free(p, &test_pool);
 }
 
 static inline void node(struct world *w, const char *name, int gpus)
@@ -108,8 +139,8 @@ static inline void gated_job(struct world *w, const char *name, const char *crea
 static inline void world_init(struct world *w)
 {
 	kube_cache_init(&w->jobs);
-	kube_cache_init(&w->pods);
-	kube_cache_init(&w->nodes);
+	kube_pod_cache_init(&w->pods);
+	kube_node_cache_init(&w->nodes);
 }
 
 static inline void world_release(struct world *w)

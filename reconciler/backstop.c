@@ -20,7 +20,9 @@
 #include "gang/protocol.h"
 #include "kube/api.h"
 #include "kube/informer.h"
+#include "kube/node.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 
 void rec_backstop_forget(struct reconciler *r, const char *key)
 {
@@ -80,8 +82,9 @@ static void job_minimum(const struct tfjob *job, struct drake_roles *min)
 
 static bool node_ready(const struct reconciler *r, const char *name)
 {
-	struct json_t *node = name && r->nodes ? kube_informer_get(r->nodes, "", name) : NULL;
-	const char *ready = node ? kube_obj_condition(node, "Ready", NULL) : NULL;
+	const struct kube_node *node =
+	    name && r->nodes ? kube_nodes_get(kube_informer_cache(r->nodes), name) : NULL;
+	const char *ready = node ? kube_node_condition(node, "Ready", NULL) : NULL;
 	return ready && !strcmp(ready, "True");
 }
 
@@ -115,11 +118,11 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 			continue;
 		if (p->type != TF_WORKER || p->index < c->in.min.n[role])
 			c->present[role]++;
-		const struct json_t *pod = o->obj[i];
-		const char *node = kube_obj_str(pod, "spec.nodeName");
+		const struct kube_pod *pod = o->obj[i];
+		const char *node = pod->node_name;
 		bool bound = node && *node;
 		if (p->deleting) {
-			double gone = kube_obj_time(pod, "metadata.deletionTimestamp");
+			double gone = kube_time(pod->deleted);
 			c->lost_at[role] = later(c->lost_at[role], gone);
 			if (bound && !node_ready(r, node) &&
 			    (!c->in.stuck_terminating_s || gone < c->in.stuck_terminating_s))
@@ -135,15 +138,14 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 		if (bound) {
 			c->in.bound.n[role]++;
 			double at;
-			kube_obj_condition(pod, "PodScheduled", &at);
+			kube_pod_condition(pod, "PodScheduled", &at);
 			if (at > 0 && (c->bound_at == 0 || at < c->bound_at))
 				c->bound_at = at;
 			continue;
 		}
-		if (!p->gated && kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
+		if (!p->gated && kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
 			c->in.admitted.n[role]++;
-		c->lost_at[role] =
-		    later(c->lost_at[role], kube_obj_time(pod, "metadata.creationTimestamp"));
+		c->lost_at[role] = later(c->lost_at[role], kube_time(pod->created));
 	}
 	/* The shortfall began when the gang ran and a short role lost its
 	 * member: the later of the two. Unknown when a short role's member
@@ -170,8 +172,9 @@ static void delete_members(struct reconciler *r, const struct tfjob *job, const 
 		const struct tf_pod_obs *p = &o->obs[i];
 		struct kube_meta pm;
 		if (role_of(p->type) < 0 || p->deleting || p->phase == TF_POD_SUCCEEDED ||
-		    p->phase == TF_POD_FAILED || kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
+		    p->phase == TF_POD_FAILED)
 			continue;
+		kube_pod_meta(o->obj[i], &pm);
 		struct kube_resource res;
 		rec_pod_res(job, pm.name, &res);
 		rec_write(r, job, OP_DELETE, &res, NULL, pm.uid, what);
@@ -183,9 +186,9 @@ static void force_delete_stuck(struct reconciler *r, const struct tfjob *job, co
 {
 	for (size_t i = 0; i < o->n; i++) {
 		struct kube_meta pm;
-		if (role_of(o->obs[i].type) < 0 || !o->obs[i].deleting ||
-		    kube_obj_meta(o->obj[i], &pm) != DRAKE_OK || !pm.node_name || !*pm.node_name ||
-		    node_ready(r, pm.node_name))
+		kube_pod_meta(o->obj[i], &pm);
+		if (role_of(o->obs[i].type) < 0 || !o->obs[i].deleting || !pm.node_name ||
+		    !*pm.node_name || node_ready(r, pm.node_name))
 			continue;
 		char msg[400];
 		snprintf(msg, sizeof(msg),

@@ -35,6 +35,7 @@
 #include "reconciler/tfjob.h"
 
 struct json_t;
+struct kube_pod;
 struct kube_resource;
 struct write_ctx;
 
@@ -119,7 +120,7 @@ struct wait_note {
 
 /* A job's pods as one pass sees them. */
 struct owned {
-	struct json_t *obj[RECONCILER_MAX_PODS];
+	const struct kube_pod *obj[RECONCILER_MAX_PODS]; /* borrowed from the pod cache */
 	struct tf_pod_obs obs[RECONCILER_MAX_PODS];
 	size_t n;
 	bool truncated;

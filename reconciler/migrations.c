@@ -25,6 +25,7 @@
 #include "kube/cache.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 #include "migrate/migrate.h"
 #include "migrate/progress.h"
 #include "reconciler/migration.h"
@@ -52,13 +53,16 @@ static struct rec_progress *progress_of(const struct reconciler *r, const char *
 }
 
 /* The TFJob drake manages that controls pod (its key and uid), or false. */
-static bool owner_job(const struct reconciler *r, const struct json_t *pod, struct tfjob *job,
+static bool owner_job(const struct reconciler *r, const struct kube_pod *pod, struct tfjob *job,
                       struct json_t **job_obj)
 {
 	struct kube_meta m;
-	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || !m.owner_uid)
+	if (!pod)
 		return false;
-	const char *name = kube_obj_label(pod, "training.kubeflow.org/job-name");
+	kube_pod_meta(pod, &m);
+	if (!m.owner_uid)
+		return false;
+	const char *name = kube_pod_label(pod, "training.kubeflow.org/job-name");
 	if (!name)
 		return false;
 	struct json_t *obj = kube_informer_get(r->jobs, m.ns, name);
@@ -76,13 +80,11 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
                               const char *pod_uid, int64_t step, double value, bool loss,
                               int64_t total_steps, double t, char *why, size_t len)
 {
-	struct json_t *pod = kube_informer_get(r->pods, ns, pod_name);
-	struct kube_meta m;
+	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), ns, pod_name);
 	struct tfjob job;
 	/* a pod's token names its uid; a trusted agent (client certificate)
 	 * names none */
-	if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK ||
-	    (pod_uid && *pod_uid && strcmp(m.uid, pod_uid) != 0))
+	if (!pod || (pod_uid && *pod_uid && strcmp(pod->uid, pod_uid) != 0))
 		return drake_errorf(DRAKE_EINVAL, why, len,
 		                    "pod %s/%s (uid %s) is not in drake's cache", ns, pod_name,
 		                    pod_uid);
@@ -321,14 +323,16 @@ static bool add_job(struct json_t *obj, void *arg)
 			char name[254];
 			if (tf_replica_name(&job, t, i, name, sizeof(name)) != DRAKE_OK)
 				continue;
-			struct json_t *pod = kube_informer_get(x->r->pods, job.ns, name);
-			struct kube_meta m;
-			const char *phase = pod ? kube_obj_str(pod, "status.phase") : NULL;
+			const struct kube_pod *pod =
+			    kube_pods_get(kube_informer_cache(x->r->pods), job.ns, name);
+			struct kube_meta m = {0};
+			const char *phase = pod ? pod->phase : NULL;
 			seen += pod != NULL;
 			gated += pod && tf_gang_gate_index(pod) >= 0;
 			done += phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
-			if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting ||
-			    !m.node_name || !*m.node_name || !m.owner_uid ||
+			if (pod)
+				kube_pod_meta(pod, &m);
+			if (!pod || m.deleting || !m.node_name || !*m.node_name || !m.owner_uid ||
 			    strcmp(m.owner_uid, job.uid) ||
 			    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
 				continue;
@@ -345,7 +349,7 @@ static bool add_job(struct json_t *obj, void *arg)
 			live[role_of_type(t)]++;
 			double last;
 			int count = tf_migrations_count(&mg, t, i, &last);
-			const char *gang = kube_obj_annotation(pod, DRAKE_ANNOTATION_GANG);
+			const char *gang = kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG);
 			const char *dot = gang ? strrchr(gang, '.') : NULL;
 			double at = dot ? strtod(dot + 1, NULL) : 0; /* "<uid>.<seconds>" */
 			if (at > 0 && (waved == 0 || at < waved))
@@ -448,12 +452,12 @@ static drake_err start_move(struct reconciler *r, const struct mig_world *w,
 	const struct replica_of *of = &w->of[d->replica];
 	const struct tfjob *job = &of->tfjob;
 	struct json_t *obj = kube_informer_get(r->jobs, job->ns, job->name);
-	struct json_t *pod = kube_informer_get(r->pods, job->ns, of->pod);
+	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job->ns, of->pod);
 	struct tf_migrations mg;
 	struct kube_meta m;
-	if (!obj || !pod || kube_obj_meta(pod, &m) != DRAKE_OK ||
-	    tf_migrations_decode(obj, job, &mg, why, len) != DRAKE_OK)
+	if (!obj || !pod || tf_migrations_decode(obj, job, &mg, why, len) != DRAKE_OK)
 		return drake_errorf(DRAKE_ESTATE, why, len, "the job or pod changed; ask again");
+	kube_pod_meta(pod, &m);
 	if (mg.moving.active) {
 		char k[32];
 		tf_replica_key(mg.moving.type, mg.moving.index, k, sizeof(k));
@@ -523,9 +527,11 @@ static bool carry(struct json_t *obj, void *arg)
 	tf_replica_key(mv->type, mv->index, k, sizeof(k));
 	if (tf_replica_name(&job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
 		return true;
-	struct json_t *pod = kube_informer_get(r->pods, job.ns, name);
-	struct kube_meta m;
-	bool have = pod && kube_obj_meta(pod, &m) == DRAKE_OK;
+	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job.ns, name);
+	struct kube_meta m = {0};
+	bool have = pod != NULL;
+	if (pod)
+		kube_pod_meta(pod, &m);
 	if (have && !strcmp(m.uid, mv->uid)) {
 		if (!m.deleting) {
 			struct kube_resource res;

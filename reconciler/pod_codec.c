@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "kube/pod.h"
 #include "reconciler/tfconfig.h"
 
 static json_t *labels(const struct tfjob *job, enum tf_rtype t, int index)
@@ -255,11 +256,8 @@ char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index)
 	return out;
 }
 
-bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index)
+static bool replica_parse(const char *ts, const char *is, enum tf_rtype *t, int *index)
 {
-	json_t *lab = json_object_get(json_object_get(obj, "metadata"), "labels");
-	const char *ts = json_string_value(json_object_get(lab, TF_LABEL_TYPE));
-	const char *is = json_string_value(json_object_get(lab, TF_LABEL_INDEX));
 	if (!ts || !is || !*is || strspn(is, "0123456789") != strlen(is) || strlen(is) > 4)
 		return false;
 	for (int i = 0; i < TF_NTYPES; i++) {
@@ -272,26 +270,30 @@ bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index)
 	return false;
 }
 
-int tf_gang_gate_index(const json_t *pod)
+bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index)
 {
-	size_t i;
-	json_t *g;
-	json_array_foreach (json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
-	                    g) {
-		const char *n = json_string_value(json_object_get(g, "name"));
-		if (n && !strcmp(n, TF_GANG_GATE))
-			return (int)i;
-	}
-	return -1;
+	json_t *lab = json_object_get(json_object_get(obj, "metadata"), "labels");
+	return replica_parse(json_string_value(json_object_get(lab, TF_LABEL_TYPE)),
+	                     json_string_value(json_object_get(lab, TF_LABEL_INDEX)), t, index);
 }
 
-bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs)
+bool tf_pod_replica_of(const struct kube_pod *pod, enum tf_rtype *t, int *index)
+{
+	return replica_parse(kube_pod_label(pod, TF_LABEL_TYPE),
+	                     kube_pod_label(pod, TF_LABEL_INDEX), t, index);
+}
+
+int tf_gang_gate_index(const struct kube_pod *pod)
+{
+	return kube_pod_gate_index(pod, TF_GANG_GATE);
+}
+
+bool tf_pod_observe(const struct kube_pod *pod, struct tf_pod_obs *obs)
 {
 	memset(obs, 0, sizeof(*obs));
-	if (!tf_replica_of(pod, &obs->type, &obs->index))
+	if (!tf_pod_replica_of(pod, &obs->type, &obs->index))
 		return false;
-	json_t *status = json_object_get(pod, "status");
-	const char *phase = json_string_value(json_object_get(status, "phase"));
+	const char *phase = pod->phase;
 	obs->phase = !phase                        ? TF_POD_PENDING
 	             : !strcmp(phase, "Running")   ? TF_POD_RUNNING
 	             : !strcmp(phase, "Succeeded") ? TF_POD_SUCCEEDED
@@ -299,26 +301,19 @@ bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs)
 	             : !strcmp(phase, "Pending")   ? TF_POD_PENDING
 	                                           : TF_POD_UNKNOWN;
 	obs->exit_code = -1;
-	size_t i;
-	json_t *cs;
-	json_array_foreach (json_object_get(status, "containerStatuses"), i, cs) {
-		json_t *rc = json_object_get(cs, "restartCount");
-		if (json_is_integer(rc) && json_integer_value(rc) > 0 &&
-		    json_integer_value(rc) < 1000000)
-			obs->restarts += (int)json_integer_value(rc);
-		const char *n = json_string_value(json_object_get(cs, "name"));
-		json_t *code = json_object_get(
-		    json_object_get(json_object_get(cs, "state"), "terminated"), "exitCode");
-		if (n && !strcmp(n, TF_CONTAINER) && json_is_integer(code))
-			obs->exit_code = (int)(json_integer_value(code) & 0xffff);
+	for (size_t i = 0; i < pod->n_statuses; i++) {
+		const struct kube_container_status *cs = &pod->statuses[i];
+		if (cs->restarts > 0 && cs->restarts < 1000000)
+			obs->restarts += (int)cs->restarts;
+		if (cs->name && !strcmp(cs->name, TF_CONTAINER) && cs->terminated)
+			obs->exit_code = (int)(cs->exit_code & 0xffff);
 	}
 	obs->gated = tf_gang_gate_index(pod) >= 0;
-	obs->deleting =
-	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL;
+	obs->deleting = pod->deleting;
 	return true;
 }
 
-char *tf_pod_ungate_patch(const struct json_t *pod)
+char *tf_pod_ungate_patch(const struct kube_pod *pod)
 {
 	int k = tf_gang_gate_index(pod);
 	if (k < 0)

@@ -2,11 +2,12 @@
  * pod_codec.h - what the TFJob controller writes and reads about its pods and
  * services: builds a replica's pod (template + Kubeflow labels, owner
  * reference, restart policy, tfjob-port, TF_CONFIG, drake's scheduling gate)
- * and its headless service; reads an owned pod back into a tf_pod_obs; builds
+ * and its headless service; reads an owned pod (the pod cache's record,
+ * kube/pod.h) back into a tf_pod_obs; builds
  * the JSON patch that removes the gate; builds the TFJob status patch.
  *
  * Ownership: builders return malloc'd JSON text (NULL on failure, with msg
- * where one is taken); readers borrow from the object.
+ * where one is taken); readers borrow from the object or record.
  */
 #ifndef DRAKE_RECONCILER_POD_CODEC_H
 #define DRAKE_RECONCILER_POD_CODEC_H
@@ -18,6 +19,7 @@
 #include "reconciler/tfjob.h"
 
 struct json_t;
+struct kube_pod;
 
 /* How the controller builds pods; NULL or "" leaves each alone.
  * gang_resource is requested (1) by the tensorflow container so that, in
@@ -48,19 +50,21 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index);
 /* Index of drake's scheduling gate (TF_GANG_GATE) in the pod's
  * spec.schedulingGates, or -1 when it has none. */
-int tf_gang_gate_index(const struct json_t *pod);
+int tf_gang_gate_index(const struct kube_pod *pod);
 /* How many annotations only drake may write (gang/protocol.h) the job's
  * pod templates carry; keys lists them ("Worker drake.dev/planned-node,
  * ..."), cut to len. tf_pod_json leaves them out of every pod. */
 int tf_template_reserved(const struct tfjob *job, char *keys, size_t len);
 
-/* Reads the replica type and index labels; false when absent or malformed. */
+/* Reads the replica type and index labels (of a service object, or a pod
+ * record); false when absent or malformed. */
 bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index);
+bool tf_pod_replica_of(const struct kube_pod *pod, enum tf_rtype *t, int *index);
 /* Fills obs from a pod; false when it is not a replica pod. */
-bool tf_pod_observe(const struct json_t *pod, struct tf_pod_obs *obs);
+bool tf_pod_observe(const struct kube_pod *pod, struct tf_pod_obs *obs);
 /* A JSON patch removing TF_GANG_GATE (guarded by a test op), or NULL when
  * the pod carries no such gate. */
-char *tf_pod_ungate_patch(const struct json_t *pod);
+char *tf_pod_ungate_patch(const struct kube_pod *pod);
 
 /* Reads the job's status: final state (Succeeded/Failed condition True),
  * the seconds since startTime (-1 if unset) and since completionTime (-1).

@@ -20,19 +20,23 @@
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "kube/node.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 #include "reconciler/internal.h"
 
 /* ---- informer handlers: mark the owning job dirty ---- */
 
-static void job_changed(struct json_t *obj, void *arg)
+/* TFJobs and services are cached as JSON; pods and nodes as records. */
+
+static void job_changed(void *obj, void *arg)
 {
 	struct kube_meta m;
 	if (kube_obj_meta(obj, &m) == DRAKE_OK)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, m.name);
 }
 
-static void owned_changed(struct json_t *obj, void *arg)
+static void svc_changed(void *obj, void *arg)
 {
 	struct kube_meta m;
 	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
@@ -41,23 +45,37 @@ static void owned_changed(struct json_t *obj, void *arg)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
 }
 
-static void job_updated(struct json_t *o, struct json_t *n, void *arg)
+static void pod_changed(void *obj, void *arg)
+{
+	const struct kube_pod *p = obj;
+	const char *job = kube_pod_label(p, TF_LABEL_JOB);
+	if (job && p->owner_kind && !strcmp(p->owner_kind, "TFJob"))
+		rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
+}
+
+static void job_updated(void *o, void *n, void *arg)
 {
 	job_changed(n, arg);
 }
 
-static void node_changed(struct json_t *obj, void *arg)
+static void node_changed(void *obj, void *arg)
 {
 	((struct reconciler *)arg)->admit_dirty = true;
 }
 
-static void node_updated(struct json_t *o, struct json_t *n, void *arg)
+static void node_updated(void *o, void *n, void *arg)
 {
 	((struct reconciler *)arg)->admit_dirty = true;
 }
-static void owned_updated(struct json_t *o, struct json_t *n, void *arg)
+
+static void svc_updated(void *o, void *n, void *arg)
 {
-	owned_changed(n, arg);
+	svc_changed(n, arg);
+}
+
+static void pod_updated(void *o, void *n, void *arg)
+{
+	pod_changed(n, arg);
 }
 
 /* ---- queue processing ---- */
@@ -179,17 +197,21 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->owned = calloc(1, sizeof(*r->owned));
 	r->svcs = calloc(1, sizeof(*r->svcs));
 	struct kube_informer_handlers jh = {job_changed, job_updated, job_changed, r};
-	struct kube_informer_handlers oh = {owned_changed, owned_updated, owned_changed, r};
+	struct kube_informer_handlers ph = {pod_changed, pod_updated, pod_changed, r};
+	struct kube_informer_handlers sh = {svc_changed, svc_updated, svc_changed, r};
 	struct kube_informer_options jo = {.name = "tfjobs",
 	                                   .path = "/apis/kubeflow.org/v1/tfjobs"};
-	struct kube_informer_options po = {.name = "pods", .path = "/api/v1/pods"};
+	/* 50,000 pods as whole JSON trees are 1.3 GB; as records, tens of MB */
+	struct kube_informer_options po = {
+	    .name = "pods", .path = "/api/v1/pods", .codec = kube_pod_codec()};
 	struct kube_informer_options so = {.name = "services", .path = "/api/v1/services"};
 	r->jobs = kube_informer_new(base, client, &jo, &jh, msg, msglen);
-	r->pods = kube_informer_new(base, client, &po, &oh, msg, msglen);
-	r->services = kube_informer_new(base, client, &so, &oh, msg, msglen);
+	r->pods = kube_informer_new(base, client, &po, &ph, msg, msglen);
+	r->services = kube_informer_new(base, client, &so, &sh, msg, msglen);
 	if (r->opts.gang) {
 		struct kube_informer_handlers nh = {node_changed, node_updated, node_changed, r};
-		struct kube_informer_options no = {.name = "nodes", .path = "/api/v1/nodes"};
+		struct kube_informer_options no = {
+		    .name = "nodes", .path = "/api/v1/nodes", .codec = kube_node_codec()};
 		r->nodes = kube_informer_new(base, client, &no, &nh, msg, msglen);
 	}
 	if (!r->owned || !r->svcs) {

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "kube/pod.h"
+#include "kube/strpool.h"
 #include "reconciler/pod_codec.h"
 #include "reconciler/status.h"
 #include "reconciler/tfjob.h"
@@ -310,19 +312,29 @@ static void test_pod_has_labels_owner_gate_port_and_tf_config(void **state)
 	    p, "status",
 	    load("{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"tensorflow\","
 	         "\"restartCount\":2,\"state\":{\"terminated\":{\"exitCode\":137}}}]}"));
-	assert_true(tf_pod_observe(p, &obs));
+	/* the pod as the pod cache holds it (kube/pod.h) */
+	struct kube_strpool pool;
+	kube_strpool_init(&pool);
+	struct kube_pod *rec;
+	assert_int_equal(kube_pod_decode(p, &pool, &rec, NULL, 0), DRAKE_OK);
+	assert_true(tf_pod_observe(rec, &obs));
 	assert_int_equal(obs.type, TF_WORKER);
 	assert_int_equal(obs.phase, TF_POD_FAILED);
 	assert_int_equal(obs.exit_code, 137);
 	assert_int_equal(obs.restarts, 2);
 	assert_true(obs.gated);
-	char *patch = tf_pod_ungate_patch(p);
+	char *patch = tf_pod_ungate_patch(rec);
 	assert_string_equal(patch, "[{\"op\":\"test\",\"path\":\"/spec/schedulingGates/0/name\","
 	                           "\"value\":\"" TF_GANG_GATE "\"},{\"op\":\"remove\",\"path\":"
 	                           "\"/spec/schedulingGates/0\"}]");
 	free(patch);
+	kube_pod_free(rec, &pool);
 	json_object_set_new(spec, "schedulingGates", json_array());
-	assert_null(tf_pod_ungate_patch(p));
+	assert_int_equal(kube_pod_decode(p, &pool, &rec, NULL, 0), DRAKE_OK);
+	assert_null(tf_pod_ungate_patch(rec));
+	kube_pod_free(rec, &pool);
+	assert_int_equal(kube_strpool_count(&pool), 0);
+	kube_strpool_release(&pool);
 	json_decref(p);
 	json_decref(tmpl);
 }

@@ -18,9 +18,10 @@
 #include "kube/cache.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 #include "reconciler/pod_codec.h"
 
-static bool collect_pod(struct json_t *pod, void *arg)
+static bool collect_pod(const struct kube_pod *pod, void *arg)
 {
 	struct owned *o = arg;
 	if (o->n == RECONCILER_MAX_PODS) {
@@ -34,7 +35,7 @@ static bool collect_pod(struct json_t *pod, void *arg)
 	return true;
 }
 
-static struct json_t *find(const struct owned *o, enum tf_rtype t, int index)
+static const struct kube_pod *find(const struct owned *o, enum tf_rtype t, int index)
 {
 	for (size_t i = 0; i < o->n; i++)
 		if (o->obs[i].type == t && o->obs[i].index == index)
@@ -63,8 +64,7 @@ static void finish_job(struct reconciler *r, const struct tfjob *job, struct own
 		    (job->clean == TF_CLEAN_RUNNING && !live))
 			continue;
 		struct kube_meta m;
-		if (kube_obj_meta(o->obj[i], &m) != DRAKE_OK)
-			continue;
+		kube_pod_meta(o->obj[i], &m);
 		struct kube_resource res;
 		rec_pod_res(job, m.name, &res);
 		rec_write(r, job, OP_DELETE, &res, NULL, m.uid, "cleanup pod");
@@ -153,8 +153,9 @@ static void suspend_job(struct reconciler *r, const struct tfjob *job, struct js
 {
 	for (size_t i = 0; i < o->n; i++) {
 		struct kube_meta m;
-		if (o->obs[i].deleting || kube_obj_meta(o->obj[i], &m) != DRAKE_OK)
+		if (o->obs[i].deleting)
 			continue;
+		kube_pod_meta(o->obj[i], &m);
 		struct kube_resource res;
 		rec_pod_res(job, m.name, &res);
 		rec_write(r, job, OP_DELETE, &res, NULL, m.uid, "suspend pod");
@@ -220,7 +221,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 	struct owned *o = r->owned;
 	o->n = 0;
 	o->truncated = false;
-	kube_cache_by_owner(kube_informer_cache(r->pods), job.uid, collect_pod, o);
+	kube_pods_by_owner(kube_informer_cache(r->pods), job.uid, collect_pod, o);
 	if (o->truncated) { /* acting on part of the pods would recreate the rest */
 		log_warn("reconciler_too_many_pods", "job=%s limit=%d action=skip", key,
 		         RECONCILER_MAX_PODS);
@@ -273,8 +274,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 	int recreated = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		struct kube_meta pm;
-		if (kube_obj_meta(o->obj[i], &pm) != DRAKE_OK)
-			continue;
+		kube_pod_meta(o->obj[i], &pm);
 		struct kube_resource res;
 		rec_pod_res(&job, pm.name, &res);
 		if (o->obs[i].recreate) {

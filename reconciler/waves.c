@@ -18,6 +18,7 @@
 #include "kube/api.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "kube/pod.h"
 #include "reconciler/pod_codec.h"
 #include "reconciler/scale.h"
 
@@ -40,15 +41,16 @@ static bool scan_waves(struct reconciler *r, long *binds, long *unbound)
 		int bound = 0, waiting = 0;
 		bool visible = true;
 		for (int j = 0; j < p->w.n_pods; j++) {
-			struct json_t *pod = kube_informer_get(r->pods, p->w.ns, p->w.pods[j].name);
+			const struct kube_pod *pod =
+			    kube_pods_get(kube_informer_cache(r->pods), p->w.ns, p->w.pods[j].name);
 			if (!pod)
 				continue; /* deleted: neither waits nor was bound by this wave */
-			const char *node = kube_obj_str(pod, "spec.nodeName");
+			const char *node = pod->node_name;
 			if (node && *node)
 				bound++;
 			else
 				waiting++;
-			if (!kube_obj_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
+			if (!kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
 				visible = false;
 		}
 		if (bound > p->bound)
@@ -101,7 +103,8 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	log_info("gang_admitted", "job=%s/%s gang=%s ps=%d chief=%d workers=%d nodes=%d", w->ns,
 	         w->job, w->gang, w->n_ps, w->n_chief, w->n_workers, nodes);
 	for (int i = 0; i < w->n_pods; i++) {
-		struct json_t *pod = kube_informer_get(r->pods, w->ns, w->pods[i].name);
+		const struct kube_pod *pod =
+		    kube_pods_get(kube_informer_cache(r->pods), w->ns, w->pods[i].name);
 		char *patch = pod ? admit_ungate_patch(pod, w, w->pods[i].node) : NULL;
 		if (!patch)
 			continue;
@@ -159,10 +162,12 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 	if (sc->patch)
 		rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
 	for (int i = 0; !sc->grow && i < sc->n; i++) {
-		struct json_t *pod = kube_informer_get(r->pods, sc->ns, sc->pods[i]);
-		struct kube_meta m;
-		if (!pod || kube_obj_meta(pod, &m) != DRAKE_OK || m.deleting)
+		const struct kube_pod *pod =
+		    kube_pods_get(kube_informer_cache(r->pods), sc->ns, sc->pods[i]);
+		if (!pod || pod->deleting)
 			continue;
+		struct kube_meta m;
+		kube_pod_meta(pod, &m);
 		rec_pod_res(&job, sc->pods[i], &res);
 		rec_write(r, &job, OP_DELETE, &res, NULL, m.uid, "scale down");
 	}

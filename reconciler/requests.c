@@ -1,9 +1,9 @@
 /*
- * requests_codec.c - pod specs into resource vectors (see requests.h).
+ * requests.c - pod specs' resource lists into resource vectors (see
+ * requests.h).
  */
 #include "reconciler/requests.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,28 +19,17 @@ bool requests_ext_name(const char *name)
 
 /* Skipping an untracked resource unread is what lets a node advertise
  * anything: nobody asks for it, and requests are checked for it first. */
-drake_err requests_list(const json_t *list, const struct drake_res_names *names,
+drake_err requests_list(const struct kube_qty *list, size_t n, const struct drake_res_names *names,
                         struct drake_res *r, unsigned *has, char *msg, size_t msglen)
 {
-	if (!json_is_object(list))
-		return DRAKE_OK;
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)list, k, v) {
+	for (size_t i = 0; i < n; i++) {
+		const char *k = list[i].name;
 		if (requests_ext_name(k) ? drake_res_name_find(names, k) < 0
 		                         : !drake_res_builtin(k))
 			continue; /* untracked, or a drake.dev/ marker */
 		/* A quantity is an int-or-string: YAML's `nvidia.com/gpu: 1`
-		 * arrives as a number. */
-		char num[40];
-		const char *q = NULL;
-		if (json_is_string(v))
-			q = json_string_value(v);
-		else if (json_is_integer(v))
-			q = (snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)),
-			     num);
-		else if (json_is_real(v))
-			q = (snprintf(num, sizeof(num), "%.15g", json_real_value(v)), num);
+		 * arrives as a number, which the record holds as text. */
+		const char *q = list[i].value;
 		if (!q)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
 			                    "resource %.64s: quantity must be a string or a number",
@@ -57,19 +46,14 @@ drake_err requests_list(const json_t *list, const struct drake_res_names *names,
 	return DRAKE_OK;
 }
 
-void requests_foreach_list(const json_t *spec, void (*fn)(const json_t *list, void *arg), void *arg)
+void requests_foreach_list(const struct kube_res_spec *spec,
+                           void (*fn)(const struct kube_qty *list, size_t n, void *arg), void *arg)
 {
-	static const char *const kinds[] = {"containers", "initContainers"};
-	for (size_t k = 0; k < 2; k++) {
-		size_t i;
-		json_t *c;
-		json_array_foreach (json_object_get(spec, kinds[k]), i, c) {
-			const json_t *res = json_object_get(c, "resources");
-			fn(json_object_get(res, "requests"), arg);
-			fn(json_object_get(res, "limits"), arg);
-		}
+	for (size_t i = 0; i < spec->n_c; i++) {
+		fn(spec->c[i].req, spec->c[i].n_req, arg);
+		fn(spec->c[i].lim, spec->c[i].n_lim, arg);
 	}
-	fn(json_object_get(spec, "overhead"), arg);
+	fn(spec->overhead, spec->n_overhead, arg);
 }
 
 /* Most distinct extended resources requests_check_tracked counts in one spec. */
@@ -83,12 +67,11 @@ struct tracked_ctx {
 	const char *missing; /* the first one names does not hold */
 };
 
-static void tracked_list(const json_t *list, void *arg)
+static void tracked_list(const struct kube_qty *list, size_t n, void *arg)
 {
 	struct tracked_ctx *x = arg;
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)list, k, v) {
+	for (size_t q = 0; q < n; q++) {
+		const char *k = list[q].name;
 		if (!requests_ext_name(k))
 			continue;
 		bool seen = false;
@@ -105,8 +88,8 @@ static void tracked_list(const json_t *list, void *arg)
 
 /* Planned as if not asked, such a request would put the pod where
  * kube-scheduler cannot. */
-drake_err requests_check_tracked(const json_t *spec, const struct drake_res_names *names, char *msg,
-                                 size_t msglen)
+drake_err requests_check_tracked(const struct kube_res_spec *spec,
+                                 const struct drake_res_names *names, char *msg, size_t msglen)
 {
 	struct tracked_ctx x = {.names = names};
 	requests_foreach_list(spec, tracked_list, &x);
@@ -126,17 +109,15 @@ drake_err requests_check_tracked(const json_t *spec, const struct drake_res_name
 	                    x.missing, DRAKE_RES_MAX_EXT);
 }
 
-static drake_err container_requests(const json_t *c, const struct drake_res_names *names,
-                                    struct drake_res *out, char *msg, size_t msglen)
+static drake_err container_requests(const struct kube_container_res *c,
+                                    const struct drake_res_names *names, struct drake_res *out,
+                                    char *msg, size_t msglen)
 {
-	const json_t *res = json_object_get(c, "resources");
 	struct drake_res req = {0}, lim = {0};
 	unsigned req_has = 0, lim_has = 0;
-	drake_err e =
-	    requests_list(json_object_get(res, "requests"), names, &req, &req_has, msg, msglen);
+	drake_err e = requests_list(c->req, c->n_req, names, &req, &req_has, msg, msglen);
 	if (!e)
-		e = requests_list(json_object_get(res, "limits"), names, &lim, &lim_has, msg,
-		                  msglen);
+		e = requests_list(c->lim, c->n_lim, names, &lim, &lim_has, msg, msglen);
 	if (e)
 		return e;
 	drake_res_default_requests(&req, &req_has, &lim, lim_has);
@@ -153,39 +134,36 @@ static void res_max(struct drake_res *a, const struct drake_res *b)
 		a->ext[i] = a->ext[i] > b->ext[i] ? a->ext[i] : b->ext[i];
 }
 
-/* A sidecar (KEP-753): an init container with restartPolicy Always, which
- * keeps running beside the app containers. */
-static bool sidecar(const json_t *c)
-{
-	const char *p = json_string_value(json_object_get(c, "restartPolicy"));
-	return p && !strcmp(p, "Always");
-}
-
 /*
  * resource.PodRequests for a pod not yet bound (no status resources): app
  * containers and sidecars run together and are summed; a regular init
  * container runs beside the sidecars started before it, and the largest
- * such moment counts when larger (KEP-753); spec.overhead comes on top.
+ * such moment counts when larger (KEP-753: a sidecar is an init container
+ * with restartPolicy Always); spec.overhead comes on top.
  */
-drake_err requests_of_spec(const json_t *spec, const struct drake_res_names *names,
+drake_err requests_of_spec(const struct kube_res_spec *spec, const struct drake_res_names *names,
                            struct drake_res *out, char *msg, size_t msglen)
 {
 	struct drake_res sum = {0}, init = {0}, sidecars = {0}, overhead = {0};
-	size_t i;
-	json_t *c;
-	json_array_foreach (json_object_get(spec, "containers"), i, c) {
+	for (size_t i = 0; i < spec->n_c; i++) {
+		const struct kube_container_res *c = &spec->c[i];
+		if (c->kind != KUBE_APP_CONTAINER)
+			continue;
 		struct drake_res one;
 		drake_err e = container_requests(c, names, &one, msg, msglen);
 		if (e)
 			return e;
 		drake_res_add(&sum, &one);
 	}
-	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
+	for (size_t i = 0; i < spec->n_c; i++) {
+		const struct kube_container_res *c = &spec->c[i];
+		if (c->kind != KUBE_INIT_CONTAINER)
+			continue;
 		struct drake_res one;
 		drake_err e = container_requests(c, names, &one, msg, msglen);
 		if (e)
 			return e;
-		if (sidecar(c)) {
+		if (c->sidecar) {
 			drake_res_add(&sum, &one);
 			drake_res_add(&sidecars, &one);
 			one = sidecars;
@@ -197,7 +175,7 @@ drake_err requests_of_spec(const json_t *spec, const struct drake_res_names *nam
 	res_max(&sum, &init);
 	unsigned has = 0;
 	drake_err e =
-	    requests_list(json_object_get(spec, "overhead"), names, &overhead, &has, msg, msglen);
+	    requests_list(spec->overhead, spec->n_overhead, names, &overhead, &has, msg, msglen);
 	if (e)
 		return e;
 	drake_res_add(&sum, &overhead);
