@@ -277,24 +277,51 @@ static void start_fill(struct walk *w, char *base, size_t head)
 	w->tail = 0;
 }
 
+typedef void (*record_walk)(struct walk *w, const json_t *obj, void *rec);
+
+/* Both passes of a record of head bytes: walk counts what obj holds (rec
+ * NULL), then fills one block laid out for it. NULL with *err and msg when
+ * obj has no name, a list over KUBE_RECORD_LIST_MAX, or no memory; the
+ * caller then sets the record's counts and checks w->oom. */
+static void *two_passes(struct walk *w, const json_t *obj, const char *kind, size_t head,
+                        record_walk walk, drake_err *err, char *msg, size_t msglen)
+{
+	const char *name = str_of(json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (!name || !*name) {
+		*err = drake_errorf(DRAKE_EINVAL, msg, msglen, "%s has no metadata.name", kind);
+		return NULL;
+	}
+	walk(w, obj, NULL);
+	if (over_limits(w)) {
+		*err = drake_errorf(DRAKE_ELIMIT, msg, msglen, "%s %s has more than %d of a list",
+		                    kind, name, KUBE_RECORD_LIST_MAX);
+		return NULL;
+	}
+	char *rec = calloc(1, layout(w, NULL, head));
+	if (!rec) {
+		*err = drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
+		return NULL;
+	}
+	start_fill(w, rec, head);
+	walk(w, obj, rec);
+	return rec;
+}
+
+static void walk_pod(struct walk *w, const json_t *obj, void *rec)
+{
+	pod_walk(w, obj, rec);
+}
+
 drake_err kube_pod_decode(const struct json_t *obj, struct kube_strpool *pool,
                           struct kube_pod **out, char *msg, size_t msglen)
 {
 	*out = NULL;
-	const char *name = str_of(json_object_get(json_object_get(obj, "metadata"), "name"));
-	if (!name || !*name)
-		return drake_errorf(DRAKE_EINVAL, msg, msglen, "pod has no metadata.name");
 	struct walk w = {.pool = pool};
-	pod_walk(&w, obj, NULL);
-	if (over_limits(&w))
-		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "pod %s has more than %d of a list",
-		                    name, KUBE_RECORD_LIST_MAX);
-	size_t size = layout(&w, NULL, sizeof(struct kube_pod));
-	struct kube_pod *p = calloc(1, size);
+	drake_err err = DRAKE_OK;
+	struct kube_pod *p =
+	    two_passes(&w, obj, "pod", sizeof(struct kube_pod), walk_pod, &err, msg, msglen);
 	if (!p)
-		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
-	start_fill(&w, (char *)p, sizeof(*p));
-	pod_walk(&w, obj, p);
+		return err;
 	p->n_labels = (uint16_t)w.n_labels;
 	p->n_annotations = (uint16_t)w.n_ann;
 	p->n_gates = (uint16_t)w.n_gates;
@@ -433,24 +460,21 @@ static void node_walk(struct walk *w, const json_t *obj, struct kube_node *n)
 	}
 }
 
+static void walk_node(struct walk *w, const json_t *obj, void *rec)
+{
+	node_walk(w, obj, rec);
+}
+
 drake_err kube_node_decode(const struct json_t *obj, struct kube_strpool *pool,
                            struct kube_node **out, char *msg, size_t msglen)
 {
 	*out = NULL;
-	const char *name = str_of(json_object_get(json_object_get(obj, "metadata"), "name"));
-	if (!name || !*name)
-		return drake_errorf(DRAKE_EINVAL, msg, msglen, "node has no metadata.name");
 	struct walk w = {.pool = pool};
-	node_walk(&w, obj, NULL);
-	if (over_limits(&w))
-		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "node %s has more than %d of a list",
-		                    name, KUBE_RECORD_LIST_MAX);
-	size_t size = layout(&w, NULL, sizeof(struct kube_node));
-	struct kube_node *n = calloc(1, size);
+	drake_err err = DRAKE_OK;
+	struct kube_node *n =
+	    two_passes(&w, obj, "node", sizeof(struct kube_node), walk_node, &err, msg, msglen);
 	if (!n)
-		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
-	start_fill(&w, (char *)n, sizeof(*n));
-	node_walk(&w, obj, n);
+		return err;
 	n->n_annotations = (uint16_t)w.n_ann;
 	n->n_conditions = (uint16_t)w.n_cond;
 	if (w.oom) {
