@@ -179,3 +179,67 @@ func TestScaleRunningJobsShrinkForAStarvingJobAndGrowBack(t *testing.T) {
 		}
 	}
 }
+
+// drake SIGKILLed the moment a scale-down is recorded on its job: after the
+// restart the shrink is carried out from the record, exactly. The giving
+// job keeps the workers the record names, each bound once and untouched
+// (same uid), and has none of the others; the starving job starts whole;
+// the other job never gives; no gang is ever partial past the bound.
+func TestAScaleDownCutByADrakeKillCompletesFromItsRecord(t *testing.T) {
+	e := withReconciler(t)
+	f := fillWithTwoElasticJobs(t, e)
+	ns, w, gpus, aMax, bMax := f.ns, f.w, f.gpus, f.aMax, f.bMax
+	before := map[string]string{} // b's pods: name -> uid
+	for _, p := range jobPods(t, e, ns, "b") {
+		before[p.Name] = string(p.UID)
+	}
+	createTFJob(t, ns, "c", elasticJob(2, 2, 2, gpus, "15s"))
+	var kept []int
+	poll(t, 90*time.Second, "b's scale-down recorded for c", func() (bool, error) {
+		ws, forKey := scaleRecord(t, ns, "b")
+		kept = ws
+		return forKey == ns+"/c", nil
+	})
+	killDrake(t, e)
+	t.Logf("drake SIGKILLed with b's record naming workers %v; %d of b's workers live", kept,
+		liveWorkers(t, e, ns, "b"))
+	e.drakeCtl(t, "start")
+	if len(kept) != bMax-2 {
+		t.Fatalf("b's record keeps workers %v; want %d of them", kept, bMax-2)
+	}
+	poll(t, 120*time.Second, "c whole", func() (bool, error) { return w.whole("c"), nil })
+	pollUntil(t, 60*time.Second, "b exactly its record", func() (string, error) {
+		want := map[string]bool{}
+		for _, i := range kept {
+			want[fmt.Sprintf("b-worker-%d", i)] = true
+		}
+		seen := map[string]int{}
+		for _, p := range jobPods(t, e, ns, "b") {
+			if !strings.Contains(p.Name, "-worker-") || p.DeletionTimestamp != nil {
+				continue
+			}
+			seen[p.Name]++
+			switch {
+			case !want[p.Name]:
+				return p.Name + " is live; the record gave it away", nil
+			case p.Spec.NodeName == "":
+				return p.Name + " is not bound", nil
+			case string(p.UID) != before[p.Name]:
+				return fmt.Sprintf("%s was recreated (uid %s, was %s)", p.Name, p.UID, before[p.Name]), nil
+			}
+		}
+		for name := range want {
+			if seen[name] != 1 {
+				return fmt.Sprintf("%s is live %d times", name, seen[name]), nil
+			}
+		}
+		return "", nil
+	})
+	if n := liveWorkers(t, e, ns, "a"); n != aMax {
+		t.Errorf("a has %d workers; only b gave (want %d)", n, aMax)
+	}
+	if ps := e.getPod(t, ns, "b-ps-0"); string(ps.UID) != before["b-ps-0"] {
+		t.Errorf("b's PS was recreated")
+	}
+	w.check(t, normalWaveMax, false)
+}

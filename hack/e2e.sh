@@ -5,7 +5,7 @@
 #
 # env: DRAKE_EXTENDER_MODE=simple|gang (default simple), E2E_UP_ARGS (extra
 #      cluster-up.sh options), E2E_RUN (go test -run pattern),
-#      E2E_TIMEOUT (go test -timeout, default 10m)
+#      E2E_TIMEOUT (go test -timeout, default 30m: a suite is about 12 min)
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
@@ -45,7 +45,7 @@ trap 'exit 130' INT TERM
 source "$cluster_dir/env"
 set +e
 out="$cluster_dir/go-test.log"
-(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-10m}" ${E2E_RUN:+-run "$E2E_RUN"} .) 2>&1 | tee "$out"
+(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-30m}" ${E2E_RUN:+-run "$E2E_RUN"} .) 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 set -e
 # One line that make check sums with the other suites' counts.
