@@ -231,7 +231,14 @@ func hasEvent(evs []corev1.Event, reason string) bool {
 // successful Bindings, in the order it received them.
 func (e *env) jobBindings(t *testing.T, ns, job string) []auditEvent {
 	t.Helper()
-	out := e.bindings(t, ns, func(pod string) bool { return strings.HasPrefix(pod, job+"-") })
+	return e.jobBindingRecords(t, ns, job, true)
+}
+
+// jobBindingRecords: every Binding request for job's pods the API server
+// completed (with ok, only the 2xx ones), in the order it received them.
+func (e *env) jobBindingRecords(t *testing.T, ns, job string, ok bool) []auditEvent {
+	t.Helper()
+	out := e.bindingRecords(t, ns, func(pod string) bool { return strings.HasPrefix(pod, job+"-") }, ok)
 	sort.SliceStable(out, func(i, k int) bool {
 		return out[i].RequestReceivedTimestamp.Before(out[k].RequestReceivedTimestamp)
 	})
@@ -249,11 +256,15 @@ func roleOfName(job, pod string) string {
 // checkPSFirst: the bind barrier posts a wave's Bindings PS and chief
 // first, so in the job's first wave the API server received every PS and
 // chief Binding (leaders of them: the role need) before any worker's.
+// Every Binding request counts, whatever its answer: a drake SIGKILLed
+// with a Binding in flight leaves a 504 in the audit log for a Binding
+// that took effect, and a worker's request sent too early is wrong even
+// if it failed.
 func (e *env) checkPSFirst(t *testing.T, ns, job string, leaders int) {
 	t.Helper()
 	var recs []auditEvent
 	poll(t, 10*time.Second, "audit records of "+job+"'s bindings", func() (bool, error) {
-		recs = e.jobBindings(t, ns, job)
+		recs = e.jobBindingRecords(t, ns, job, false)
 		return len(recs) > leaders, nil
 	})
 	var order []string

@@ -183,8 +183,9 @@ func TestScaleRunningJobsShrinkForAStarvingJobAndGrowBack(t *testing.T) {
 // drake SIGKILLed the moment a scale-down is recorded on its job: after the
 // restart the shrink is carried out from the record, exactly. The giving
 // job keeps the workers the record names, each bound once and untouched
-// (same uid), and has none of the others; the starving job starts whole;
-// the other job never gives; no gang is ever partial past the bound.
+// (same uid), and none of the others is bound (their replacements wait,
+// gated, for the job to grow again); the starving job starts whole; the
+// other job never gives; no gang is ever partial past the bound.
 func TestAScaleDownCutByADrakeKillCompletesFromItsRecord(t *testing.T) {
 	e := withReconciler(t)
 	f := fillWithTwoElasticJobs(t, e)
@@ -218,10 +219,14 @@ func TestAScaleDownCutByADrakeKillCompletesFromItsRecord(t *testing.T) {
 			if !strings.Contains(p.Name, "-worker-") || p.DeletionTimestamp != nil {
 				continue
 			}
+			if !want[p.Name] {
+				if p.Spec.NodeName != "" {
+					return p.Name + " is bound; the record gave it away", nil
+				}
+				continue // a replacement, gated until b grows again
+			}
 			seen[p.Name]++
 			switch {
-			case !want[p.Name]:
-				return p.Name + " is live; the record gave it away", nil
 			case p.Spec.NodeName == "":
 				return p.Name + " is not bound", nil
 			case string(p.UID) != before[p.Name]:

@@ -35,6 +35,13 @@ type auditEvent struct {
 // (config/audit-policy.yaml logs only those), in file order.
 func (e *env) bindings(t *testing.T, ns string, match func(pod string) bool) []auditEvent {
 	t.Helper()
+	return e.bindingRecords(t, ns, match, true)
+}
+
+// bindingRecords: the Binding requests for ns's pods that match, as the
+// API server completed them; with ok, only those it answered 2xx.
+func (e *env) bindingRecords(t *testing.T, ns string, match func(pod string) bool, ok bool) []auditEvent {
+	t.Helper()
 	f, err := os.Open(filepath.Join(e.dir, "logs", "audit.log"))
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
@@ -49,7 +56,7 @@ func (e *env) bindings(t *testing.T, ns string, match func(pod string) bool) []a
 			continue
 		}
 		if ev.Stage == "ResponseComplete" && ev.Verb == "create" && ev.ObjectRef.Subresource == "binding" &&
-			ev.ObjectRef.Namespace == ns && match(ev.ObjectRef.Name) && ev.ResponseStatus.Code/100 == 2 {
+			ev.ObjectRef.Namespace == ns && match(ev.ObjectRef.Name) && (!ok || ev.ResponseStatus.Code/100 == 2) {
 			out = append(out, ev)
 		}
 	}
