@@ -328,13 +328,20 @@ wait_for "kube-apiserver ready" 120 kube-apiserver https_ok "https://127.0.0.1:$
 kctl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 # --- kube-controller-manager ------------------------------------------------
+kcm_controllers=node-lifecycle-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller
+# with GenericWorkload on, kube-apiserver puts the finalizer
+# scheduling.k8s.io/podgroup-protection on every PodGroup and only this
+# controller takes it off: without it no namespace holding one is ever deleted
+case ",$gates," in
+*,GenericWorkload=true,*) kcm_controllers=$kcm_controllers,podgroup-protection-controller ;;
+esac
 start_proc kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$kubeconfig" \
   --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
   --bind-address=127.0.0.1 --secure-port="$kcm_port" --leader-elect=false \
   --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key" \
   --root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" \
-  --controllers=node-lifecycle-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
+  --controllers="$kcm_controllers" \
   --kube-api-qps=500 --kube-api-burst=1000 \
   ${gates:+--feature-gates="$gates"} \
   --profiling=false

@@ -51,6 +51,15 @@ var allArms = []arm{
 	{"no-gang", "plain-scheduler", "plain-scheduler"},
 }
 
+// jobRecord: one job's times in an arm, seconds since the arm's start (NaN:
+// never).
+type jobRecord struct {
+	name                   string
+	gpus, pods             int
+	submitted, whole, done float64
+	partialGPUs, longest   float64
+}
+
 type sample struct {
 	t                       float64
 	busy, held              int64 // GPUs of whole jobs; GPUs of partial jobs (held, idle)
@@ -75,6 +84,7 @@ type armResult struct {
 	writesPerPod             float64
 	writesBy                 map[string]float64
 	series                   []sample
+	perJob                   []jobRecord
 	err                      string
 	cleanupSeconds, upSecond float64
 }
@@ -421,6 +431,25 @@ func (b *bench) runArm(a arm, seed uint64, jobs []jobSpec) armResult {
 		if l := v.Longest.Seconds(); l > res.longest {
 			res.longest, res.longestJob = l, v.Name
 		}
+	}
+	since := func(t time.Time) float64 {
+		if t.IsZero() {
+			return math.NaN()
+		}
+		return t.Sub(start).Seconds()
+	}
+	pv := map[string]kit.GangJobView{}
+	for _, v := range views {
+		pv[v.Name] = v
+	}
+	for _, j := range jobs {
+		st := r.jobs[j.name]
+		if st == nil {
+			continue
+		}
+		v := pv[j.name]
+		res.perJob = append(res.perJob, jobRecord{name: j.name, gpus: j.gpus(), pods: j.pods(), submitted: since(st.submitted),
+			whole: since(st.whole), done: since(st.done), partialGPUs: v.PartialGPUSeconds, longest: v.Longest.Seconds()})
 	}
 	for _, j := range r.jobs {
 		if !j.whole.IsZero() {

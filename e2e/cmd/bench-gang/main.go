@@ -85,7 +85,7 @@ func main() {
 	sizes := flag.String("sizes", "1:14,2:12,4:14,8:20,16:16,32:14,64:10", "job sizes in GPUs and their weights")
 	flag.DurationVar(&o.runMin, "run-min", 10*time.Second, "shortest run time of a job once whole")
 	flag.DurationVar(&o.runMax, "run-max", 30*time.Second, "longest run time")
-	flag.DurationVar(&o.window, "submit-window", 15*time.Second, "every job arrives within this time of the arm's start")
+	flag.DurationVar(&o.window, "submit-window", 5*time.Second, "every job arrives within this time of the arm's start")
 	flag.DurationVar(&o.stall, "stall", 60*time.Second, "deadlock: every job has arrived, none runs, and none became whole or finished for this long")
 	flag.DurationVar(&o.armTimeout, "arm-timeout", 8*time.Minute, "deadline of one arm")
 	flag.DurationVar(&o.sample, "sample", time.Second, "sampling interval of the GPUs busy / held by partial gangs")

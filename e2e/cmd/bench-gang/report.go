@@ -129,7 +129,16 @@ func (b *bench) report(stamp string, rs []armResult, cost []costResult) {
 		}
 	}
 	closeF()
-	fmt.Printf("wrote %s.csv, %s\n", base, series)
+	w, closeF = csvFile(base + "-jobs.csv")
+	_ = w.Write([]string{"seed", "arm", "job", "gpus", "pods", "submitted_s", "whole_s", "done_s", "partial_gpu_s", "longest_partial_s"})
+	for _, r := range rs {
+		for _, j := range r.perJob {
+			_ = w.Write([]string{strconv.FormatUint(r.seed, 10), r.arm, j.name, strconv.Itoa(j.gpus), strconv.Itoa(j.pods),
+				ff(j.submitted, 3), ff(j.whole, 3), ff(j.done, 3), ff(j.partialGPUs, 1), ff(j.longest, 3)})
+		}
+	}
+	closeF()
+	fmt.Printf("wrote %s.csv, %s, %s-jobs.csv\n", base, series, base)
 	if err := b.plot(series, base+".png"); err != nil {
 		fmt.Printf("plot: %v\n", err)
 	} else {
@@ -197,7 +206,7 @@ func (b *bench) plot(series, png string) error {
 	rows, cols := len(b.o.arms), len(b.o.seeds)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "set terminal png size %d,%d\nset output %q\nset datafile separator \",\"\n", 420*cols+80, 260*rows+80, png)
-	fmt.Fprintf(&sb, "set multiplot layout %d,%d title \"GPUs busy (whole gangs) and held idle by partial gangs; %d GPUs\"\n", rows, cols, b.gpus)
+	fmt.Fprintf(&sb, "set multiplot layout %d,%d title \"GPUs busy / held by partial gangs (%d GPUs)\"\n", rows, cols, b.gpus)
 	fmt.Fprintf(&sb, "set yrange [0:%d]\nset xrange [0:*]\nset grid\nset key top right font \",8\"\nset xlabel \"s\"\n", b.gpus+10)
 	for _, a := range b.o.arms {
 		for _, s := range b.o.seeds {
@@ -223,6 +232,7 @@ func (b *bench) costReport(path string, cost []costResult) {
 	pps := map[string][]float64{}
 	algo := map[string][]float64{}
 	bind := map[string][]float64{}
+	dk := map[string]map[string][]float64{}
 	for _, c := range cost {
 		_ = w.Write([]string{strconv.Itoa(c.round), c.scheduler, strconv.Itoa(c.Pods), ff(c.CreateSeconds, 2), ff(c.BindSeconds, 2),
 			ff(c.ServerSeconds, 0), ff(c.PodsPerSecond, 1), ff(c.algoMs, 2), ff(c.bindMs, 2),
@@ -231,16 +241,29 @@ func (b *bench) costReport(path string, cost []costResult) {
 		if c.err == "" {
 			pps[c.scheduler] = append(pps[c.scheduler], c.PodsPerSecond)
 			algo[c.scheduler] = append(algo[c.scheduler], c.algoMs)
-			bind[c.scheduler] = append(bind[c.scheduler], c.bindMs)
+			if c.bindMs >= 0 {
+				bind[c.scheduler] = append(bind[c.scheduler], c.bindMs)
+			}
+			if dk[c.scheduler] == nil {
+				dk[c.scheduler] = map[string][]float64{}
+			}
+			for v, ms := range c.drakeMs {
+				dk[c.scheduler][v] = append(dk[c.scheduler][v], ms)
+			}
 		}
 	}
 	closeF()
 	fmt.Printf("\ncost of being an extender (%d plain pods per phase, median of %d rounds, one scheduler running at a time)\n",
 		b.o.costPods, b.o.costRounds)
-	fmt.Printf("%-24s %8s %14s %10s\n", "scheduler", "pods/s", "algorithm ms", "bind ms")
+	fmt.Printf("%-24s %8s %13s %12s | %-26s\n", "scheduler", "pods/s", "algorithm ms", "in-tree bind", "drake ms: filter prio bind")
 	for _, s := range b.o.costScheds {
-		fmt.Printf("%-24s %8s %14s %10s\n", s, cell(median(pps[s]), 1), cell(median(algo[s]), 1), cell(median(bind[s]), 1))
+		d := dk[s]
+		fmt.Printf("%-24s %8s %13s %12s | %16s %4s %4s\n", s, cell(median(pps[s]), 1), cell(median(algo[s]), 2),
+			cell(median(bind[s]), 1), cell(median(d["filter"]), 2), cell(median(d["prioritize"]), 2), cell(median(d["bind"]), 1))
 	}
+	fmt.Println("(algorithm ms: kube-scheduler's mean scheduling-algorithm time per pod, the extender's filter and prioritize")
+	fmt.Println(" round trips inside it; in-tree bind: its Bind extension point, - when the extender binds; drake ms: drake's")
+	fmt.Println(" own mean handling time per verb from its /metrics)")
 	ratio := func(a, c string) {
 		if len(pps[a]) > 0 && len(pps[c]) > 0 {
 			fmt.Printf("ratio %s / %s = %.2f\n", a, c, median(pps[a])/median(pps[c]))
