@@ -60,8 +60,8 @@ type GangJob struct {
 	// PartialGPUSecondsLate: the part of PartialGPUSeconds held later than
 	// Gangs.LateAfter into each partial interval (beyond a barrier's window)
 	PartialGPUSecondsLate float64
-	heldGPUs          int64     // live bound members' GPUs at the last event
-	accAt             time.Time // PartialGPUSeconds counted up to here
+	heldGPUs              int64     // live bound members' GPUs at the last event
+	accAt                 time.Time // PartialGPUSeconds counted up to here
 }
 
 // Gangs tracks every job of one namespace; safe for concurrent use.
