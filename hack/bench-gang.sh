@@ -10,7 +10,8 @@
 # GangScheduling, feature gates on kube-apiserver, kube-controller-manager
 # and that scheduler), plain-scheduler (no extender), and for the
 # cost-of-being-an-extender arm simple-scheduler (drake, every pod),
-# drake-filter-scheduler (drake, filter only) and trivial-scheduler (a
+# drake-filter-scheduler (drake, filter only), drake-prio-scheduler
+# (drake, filter and prioritize, no bind verb) and trivial-scheduler (a
 # trivial extender, bench/extender_bench --echo-serve). The Go driver
 # e2e/cmd/bench-gang replays one job list per seed against each arm and
 # prints the table; CSV and PNG go to BENCH_GANG_OUT
@@ -43,7 +44,7 @@ mkdir -p "$cluster_dir" "$out"
 (cd "$drake_root/e2e" && go build -o "$cluster_dir/bench-gang" ./cmd/bench-gang)
 # shellcheck disable=SC2086
 "$drake_root/hack/cluster-up.sh" --nodes "$nodes" --mode gang \
-  --plain-scheduler --gang-scheduler --simple-scheduler --filter-scheduler --trivial-extender \
+  --plain-scheduler --gang-scheduler --simple-scheduler --filter-scheduler --prioritize-scheduler --trivial-extender \
   --qps "${BENCH_SCHED_QPS:-5000}" --burst "${BENCH_SCHED_BURST:-10000}" ${BENCH_GANG_UP_ARGS:-}
 # shellcheck disable=SC1091
 source "$cluster_dir/env"

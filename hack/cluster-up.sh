@@ -53,6 +53,9 @@
 #   --filter-scheduler  also run "drake-filter-scheduler": drake as extender
 #                    with the filter verb only (no prioritize, bind, preempt),
 #                    every pod, to tell the cost of each verb apart
+#   --prioritize-scheduler  also run "drake-prio-scheduler": drake with filter
+#                    and prioritize but no bind verb (kube-scheduler binds),
+#                    every pod: the bind verb's share of the cost
 #   --trivial-extender  also run a trivial extender (process
 #                    "trivial-extender": build/release/bench/extender_bench
 #                    --echo-serve, libevent + OpenSSL as drake, answering
@@ -110,6 +113,7 @@ runtime_config=${DRAKE_RUNTIME_CONFIG:-}
 gang_sched=0
 simple_sched=0
 filter_sched=0
+prio_sched=0
 trivial=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -132,6 +136,7 @@ while [ $# -gt 0 ]; do
   --gang-scheduler) gang_sched=1; shift ;;
   --simple-scheduler) simple_sched=1; shift ;;
   --filter-scheduler) filter_sched=1; shift ;;
+  --prioritize-scheduler) prio_sched=1; shift ;;
   --trivial-extender) trivial=1; shift ;;
   -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) cdie "unknown option $1 (see --help)" ;;
@@ -228,6 +233,7 @@ gang_sched_port=$(free_port)
 simple_sched_port=$(free_port)
 filter_sched_port=$(free_port)
 trivial_sched_port=$(free_port)
+prio_sched_port=$(free_port)
 trivial_port=$(free_port)
 drake_port=$(free_port)
 kubeconfig=$cluster_dir/admin.kubeconfig
@@ -430,6 +436,14 @@ if [ "$filter_sched" = 1 ]; then
     "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=drake-filter-scheduler" \
     "EXTENDERS=$(cat "$cluster_dir/drake-extender-filter.yaml")"
   start_sched drake-filter-scheduler "$cluster_dir/kube-scheduler-filter.yaml" "$filter_sched_port"
+fi
+if [ "$prio_sched" = 1 ]; then
+  drake_entry "$cluster_dir/drake-extender-prio.yaml"
+  sed -i -E '/^ *(bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-prio.yaml"
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-prio.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=drake-prio-scheduler" \
+    "EXTENDERS=$(cat "$cluster_dir/drake-extender-prio.yaml")"
+  start_sched drake-prio-scheduler "$cluster_dir/kube-scheduler-prio.yaml" "$prio_sched_port"
 fi
 if [ "$trivial" = 1 ]; then
   # the floor of "the cost of being an extender": drake's TLS settings (its

@@ -9,6 +9,7 @@ package main
 //                           --echo-serve: libevent + OpenSSL as drake,
 //                           answering filter with every node it was sent)
 //   drake-filter-scheduler  drake, filter verb only
+//   drake-prio-scheduler    drake, filter and prioritize (kube-scheduler binds)
 //   simple-scheduler        drake in simple mode: filter, prioritize, bind
 //                           (and preempt), as config/drake-extender.yaml.tmpl
 //

@@ -92,7 +92,7 @@ func main() {
 	flag.DurationVar(&o.late, "window", 2*time.Second, "GPU-seconds held by a partial gang count as beyond the barrier window after this long into its partial interval")
 	flag.IntVar(&o.costPods, "cost-pods", 600, "plain pods per phase of the extender-cost arm (0: skip it)")
 	flag.IntVar(&o.costRounds, "cost-rounds", 2, "rounds of the extender-cost arm (order reversed every other round)")
-	costScheds := flag.String("cost-schedulers", "plain-scheduler,trivial-scheduler,drake-filter-scheduler,simple-scheduler",
+	costScheds := flag.String("cost-schedulers", "plain-scheduler,trivial-scheduler,drake-filter-scheduler,drake-prio-scheduler,simple-scheduler",
 		"profiles of the extender-cost arm")
 	flag.StringVar(&o.root, "root", ".", "drake's source tree (config/crd/, hack/)")
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
@@ -145,7 +145,7 @@ func main() {
 		fail("admin client: %v", err)
 	}
 	for _, p := range []string{"kube-scheduler", "gang-scheduler", "plain-scheduler", "plain-nobatch-scheduler",
-		"simple-scheduler", "drake-filter-scheduler", "trivial-scheduler"} {
+		"simple-scheduler", "drake-filter-scheduler", "drake-prio-scheduler", "trivial-scheduler"} {
 		if kit.Running(o.clusterDir, p) {
 			b.procs = append(b.procs, p)
 		}

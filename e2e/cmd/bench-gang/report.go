@@ -272,6 +272,8 @@ func (b *bench) costReport(path string, cost []costResult) {
 	ratio("simple-scheduler", "trivial-scheduler")
 	ratio("drake-filter-scheduler", "trivial-scheduler")
 	ratio("simple-scheduler", "drake-filter-scheduler")
+	ratio("drake-prio-scheduler", "drake-filter-scheduler")
+	ratio("simple-scheduler", "drake-prio-scheduler")
 	ratio("trivial-scheduler", "plain-scheduler")
 	fmt.Println("(simple-scheduler = drake in simple mode, filter + prioritize + bind; target for simple/trivial: 0.9)")
 	fmt.Printf("wrote %s\n", path)
