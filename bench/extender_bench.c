@@ -83,9 +83,15 @@ static void on_floor_term(evutil_socket_t s, short w, void *base)
 	event_base_loopexit(base, NULL);
 }
 
-static int floor_serve(int port, bool echo)
+/* certs: a folder with server.crt, server.key and the clients' ca.crt (make
+ * bench-gang passes drake's, so the floor speaks TLS exactly as drake does). */
+static int floor_serve(int port, bool echo, const char *certs)
 {
-	struct tls_files files = {CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt"};
+	char crt[512], key[512], ca[512];
+	snprintf(crt, sizeof(crt), "%s/server.crt", certs);
+	snprintf(key, sizeof(key), "%s/server.key", certs);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", certs);
+	struct tls_files files = {crt, key, ca};
 	SSL_CTX *ctx;
 	char msg[256];
 	if (tls_context_new(&files, &ctx, msg, sizeof(msg))) {
@@ -392,10 +398,11 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "--floor-serve") == 0)
-		return floor_serve(atoi(argv[2]), false);
-	if (argc == 3 && strcmp(argv[1], "--echo-serve") == 0)
-		return floor_serve(atoi(argv[2]), true);
+	/* --floor-serve|--echo-serve PORT [CERT-DIR]: only the responder */
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "--floor-serve") == 0)
+		return floor_serve(atoi(argv[2]), false, argc == 4 ? argv[3] : CERTS);
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "--echo-serve") == 0)
+		return floor_serve(atoi(argv[2]), true, argc == 4 ? argv[3] : CERTS);
 
 	const char *drake = "build/release/drake", *csv = "bench/results/extender.csv";
 	const char *sizes_s = NULL;

@@ -3,7 +3,10 @@
 # local cluster by its recorded PID, or start it again with the very command
 # line cluster-up.sh started it with (pids/NAME.cmd: same binary, flags and
 # port). The e2e fault tests use it on kube-apiserver, etcd and
-# kube-scheduler; drake has hack/cluster-drake.sh.
+# kube-scheduler; make bench-gang on the extra schedulers cluster-up.sh can
+# start (any NAME ending in -scheduler; healthy: /healthz on the
+# --secure-port of its recorded command line); drake has
+# hack/cluster-drake.sh.
 #   stop   SIGTERM, SIGKILL after 15 s (cluster-lib.sh's stop_proc)
 #   kill   SIGKILL at once, as a crash would
 #   start  runs pids/NAME.cmd again and waits until the component is healthy
@@ -17,8 +20,8 @@ source "$cluster_dir/env"
 action=${1:-}
 name=${2:-}
 case "$name" in
-etcd | kube-apiserver | kube-scheduler | kube-controller-manager | kwok) ;;
-*) echo "usage: $0 stop|kill|start etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kwok" >&2; exit 2 ;;
+etcd | kube-apiserver | kube-scheduler | kube-controller-manager | kwok | *-scheduler) ;;
+*) echo "usage: $0 stop|kill|start etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kwok|NAME-scheduler" >&2; exit 2 ;;
 esac
 
 healthy() {
@@ -28,6 +31,11 @@ healthy() {
   kube-scheduler) https_ok "$DRAKE_SCHEDULER_URL/healthz" ;;
   kube-controller-manager) https_ok "$DRAKE_KCM_URL/healthz" ;;
   kwok) proc_alive kwok ;;
+  *-scheduler)
+    local port
+    port=$(tr '\0' '\n' <"$cluster_dir/pids/$name.cmd" | sed -n 's/^--secure-port=//p')
+    https_ok "https://127.0.0.1:$port/healthz"
+    ;;
   esac
 }
 

@@ -36,6 +36,35 @@
 #                    "plain-scheduler" and "plain-nobatch-scheduler" (the
 #                    latter with OpportunisticBatching off); bench-e2e compares
 #   --qps Q --burst B  kube-scheduler's API client limits (default 50/100)
+#   --feature-gates G  feature gates for kube-apiserver and
+#                    kube-controller-manager (DRAKE_FEATURE_GATES), e.g.
+#                    GenericWorkload=true,GangScheduling=true
+#   --runtime-config R kube-apiserver's --runtime-config (DRAKE_RUNTIME_CONFIG)
+#   --gang-scheduler also run kube-scheduler "gang-scheduler" with the in-tree
+#                    gang scheduling of KEP-4671 on (feature gates
+#                    GenericWorkload and GangScheduling, per process) and no
+#                    extender; adds those gates to kube-apiserver and
+#                    kube-controller-manager and serves
+#                    scheduling.k8s.io/v1alpha2 (Workload, PodGroup)
+#   --simple-scheduler  also run kube-scheduler "simple-scheduler" that sends
+#                    every pod to drake (simple mode, managedResources []),
+#                    beside a gang-mode default-scheduler: the same drake
+#                    process answers both
+#   --filter-scheduler  also run "drake-filter-scheduler": drake as extender
+#                    with the filter verb only (no prioritize, bind, preempt),
+#                    every pod, to tell the cost of each verb apart
+#   --prioritize-scheduler  also run "drake-prio-scheduler": drake with filter
+#                    and prioritize but no bind verb (kube-scheduler binds),
+#                    every pod: the bind verb's share of the cost
+#   --trivial-extender  also run a trivial extender (process
+#                    "trivial-extender": build/release/bench/extender_bench
+#                    --echo-serve, libevent + OpenSSL as drake, answering
+#                    filter with the node names it was sent) and
+#                    "trivial-scheduler" calling it for every pod (filter
+#                    only, same TLS settings as drake's entry)
+#   The extra schedulers are profiles of their own processes (an extender
+#   entry and feature gates apply to a whole kube-scheduler process);
+#   hack/cluster-proc.sh stops and starts any of them by name.
 #
 # Node shapes. Real GPU nodes advertise more than cpu, memory and GPUs: pods,
 # ephemeral-storage, hugepages-1Gi/-2Mi (usually "0"), and whatever device
@@ -79,6 +108,13 @@ large=${DRAKE_LARGE_NODES:-1}
 mig=${DRAKE_MIG_NODES:-1}
 amd=${DRAKE_AMD_NODES:-1}
 minimal=${DRAKE_NODE_MINIMAL:-0}
+gates=${DRAKE_FEATURE_GATES:-}
+runtime_config=${DRAKE_RUNTIME_CONFIG:-}
+gang_sched=0
+simple_sched=0
+filter_sched=0
+prio_sched=0
+trivial=0
 while [ $# -gt 0 ]; do
   case "$1" in
   --nodes) nodes=$2; shift 2 ;;
@@ -95,6 +131,13 @@ while [ $# -gt 0 ]; do
   --plain-scheduler) plain=1; shift ;;
   --qps) qps=$2; shift 2 ;;
   --burst) burst=$2; shift 2 ;;
+  --feature-gates) gates=$2; shift 2 ;;
+  --runtime-config) runtime_config=$2; shift 2 ;;
+  --gang-scheduler) gang_sched=1; shift ;;
+  --simple-scheduler) simple_sched=1; shift ;;
+  --filter-scheduler) filter_sched=1; shift ;;
+  --prioritize-scheduler) prio_sched=1; shift ;;
+  --trivial-extender) trivial=1; shift ;;
   -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) cdie "unknown option $1 (see --help)" ;;
   esac
@@ -104,6 +147,25 @@ for v in "$nodes" "$large" "$mig" "$amd"; do
   case "$v" in ''|*[!0-9]*) cdie "node counts must be whole numbers (got '$v')" ;; esac
 done
 if [ "$minimal" = 1 ]; then large=0 mig=0 amd=0; fi
+# add_gates LIST MORE: LIST with MORE's gates appended unless already named
+add_gates() {
+  local out=$1 g
+  for g in ${2//,/ }; do
+    case ",$out," in *",${g%%=*}="*) ;; *) out=${out:+$out,}$g ;; esac
+  done
+  printf '%s' "$out"
+}
+if [ "$gang_sched" = 1 ]; then
+  gates=$(add_gates "$gates" GenericWorkload=true,GangScheduling=true)
+  case ",$runtime_config," in
+  *,scheduling.k8s.io/v1alpha2=*) ;;
+  *) runtime_config=${runtime_config:+$runtime_config,}scheduling.k8s.io/v1alpha2=true ;;
+  esac
+fi
+trivial_bin=${DRAKE_TRIVIAL_EXTENDER_BIN:-$drake_root/build/release/bench/extender_bench}
+if [ "$trivial" = 1 ] && [ ! -x "$trivial_bin" ]; then
+  cdie "no $trivial_bin for --trivial-extender: make build/release/bench/extender_bench"
+fi
 
 drake_bin=${DRAKE_BIN:-$drake_root/build/release/drake}
 [ -x "$drake_bin" ] || cdie "no drake binary at $drake_bin: run make"
@@ -167,6 +229,12 @@ kcm_port=$(free_port)
 sched_port=$(free_port)
 plain_sched_port=$(free_port)
 plain_nobatch_port=$(free_port)
+gang_sched_port=$(free_port)
+simple_sched_port=$(free_port)
+filter_sched_port=$(free_port)
+trivial_sched_port=$(free_port)
+prio_sched_port=$(free_port)
+trivial_port=$(free_port)
 drake_port=$(free_port)
 kubeconfig=$cluster_dir/admin.kubeconfig
 cat >"$kubeconfig" <<EOF
@@ -206,6 +274,16 @@ export DRAKE_PLAIN_SCHEDULER=$plain
 export DRAKE_PLAIN_SCHEDULER_URL=https://127.0.0.1:$plain_sched_port
 export DRAKE_PLAIN_NOBATCH_SCHEDULER_URL=https://127.0.0.1:$plain_nobatch_port
 export DRAKE_KCM_URL=https://127.0.0.1:$kcm_port
+export DRAKE_GANG_SCHEDULER=$gang_sched
+export DRAKE_GANG_SCHEDULER_URL=https://127.0.0.1:$gang_sched_port
+export DRAKE_SIMPLE_SCHEDULER=$simple_sched
+export DRAKE_SIMPLE_SCHEDULER_URL=https://127.0.0.1:$simple_sched_port
+export DRAKE_FILTER_SCHEDULER=$filter_sched
+export DRAKE_FILTER_SCHEDULER_URL=https://127.0.0.1:$filter_sched_port
+export DRAKE_TRIVIAL_EXTENDER=$trivial
+export DRAKE_TRIVIAL_SCHEDULER_URL=https://127.0.0.1:$trivial_sched_port
+export DRAKE_TRIVIAL_EXTENDER_URL=https://127.0.0.1:$trivial_port
+export DRAKE_FEATURE_GATES=$gates
 export DRAKE_EXTENDER_MODE=$mode
 export DRAKE_NODES=$nodes
 export DRAKE_NODE_CPU=$cpu
@@ -249,20 +327,29 @@ start_proc kube-apiserver "$bin/kube-apiserver" \
   --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
   --audit-policy-file="$drake_root/config/audit-policy.yaml" \
   --audit-log-path="$cluster_dir/logs/audit.log" --audit-log-format=json --audit-log-maxsize=0 \
+  ${gates:+--feature-gates="$gates"} ${runtime_config:+--runtime-config="$runtime_config"} \
   --profiling=false
 wait_for "kube-apiserver ready" 120 kube-apiserver https_ok "https://127.0.0.1:$api_port/readyz"
 
 kctl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 # --- kube-controller-manager ------------------------------------------------
+kcm_controllers=node-lifecycle-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller
+# with GenericWorkload on, kube-apiserver puts the finalizer
+# scheduling.k8s.io/podgroup-protection on every PodGroup and only this
+# controller takes it off: without it no namespace holding one is ever deleted
+case ",$gates," in
+*,GenericWorkload=true,*) kcm_controllers=$kcm_controllers,podgroup-protection-controller ;;
+esac
 start_proc kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$kubeconfig" \
   --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
   --bind-address=127.0.0.1 --secure-port="$kcm_port" --leader-elect=false \
   --tls-cert-file="$pki/admin.crt" --tls-private-key-file="$pki/admin.key" \
   --root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" \
-  --controllers=node-lifecycle-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,job-controller,replicaset-controller,deployment-controller,pod-garbage-collector-controller,ttl-after-finished-controller \
+  --controllers="$kcm_controllers" \
   --kube-api-qps=500 --kube-api-burst=1000 \
+  ${gates:+--feature-gates="$gates"} \
   --profiling=false
 wait_for "kube-controller-manager healthy" 60 kube-controller-manager \
   https_ok "https://127.0.0.1:$kcm_port/healthz"
@@ -314,6 +401,77 @@ if [ "$plain" = 1 ]; then
     "$cluster_dir/kube-scheduler-plain-nobatch.yaml"
   start_sched plain-nobatch-scheduler "$cluster_dir/kube-scheduler-plain-nobatch.yaml" "$plain_nobatch_port" \
     --feature-gates=OpportunisticBatching=false
+fi
+if [ "$gang_sched" = 1 ]; then
+  # the in-tree peer of drake's gang barrier (KEP-4671): the GangScheduling
+  # plugin is in the default profile once its gate is on; no extender
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-gang.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=gang-scheduler" "EXTENDERS="
+  sed -i 's/^extenders:$/extenders: []  # in-tree gang scheduling, no extender/' "$cluster_dir/kube-scheduler-gang.yaml"
+  start_sched gang-scheduler "$cluster_dir/kube-scheduler-gang.yaml" "$gang_sched_port" \
+    --feature-gates="$(add_gates "$gates" GenericWorkload=true,GangScheduling=true)"
+fi
+simple_managed='  # every pod reaches the extender (simple mode)
+  managedResources: []'
+# drake_entry OUT: drake's extender entry for every pod (simple mode)
+drake_entry() {
+  render "$drake_root/config/drake-extender.yaml.tmpl" "$1" \
+    "DRAKE_PORT=$drake_port" "DRAKE_CA=$cluster_dir/drake-pki/ca.crt" \
+    "DRAKE_CLIENT_CERT=$cluster_dir/drake-pki/client.crt" "DRAKE_CLIENT_KEY=$cluster_dir/drake-pki/client.key" \
+    "MANAGED_RESOURCES=$simple_managed"
+}
+if [ "$simple_sched" = 1 ]; then
+  drake_entry "$cluster_dir/drake-extender-simple.yaml"
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-simple.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=simple-scheduler" \
+    "EXTENDERS=$(cat "$cluster_dir/drake-extender-simple.yaml")"
+  start_sched simple-scheduler "$cluster_dir/kube-scheduler-simple.yaml" "$simple_sched_port"
+fi
+if [ "$filter_sched" = 1 ]; then
+  # drake's entry without prioritizeVerb, weight, bindVerb and preemptVerb:
+  # one HTTPS call per pod, as with the trivial extender below
+  drake_entry "$cluster_dir/drake-extender-filter.yaml"
+  sed -i -E '/^ *(prioritizeVerb|weight|bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-filter.yaml"
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-filter.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=drake-filter-scheduler" \
+    "EXTENDERS=$(cat "$cluster_dir/drake-extender-filter.yaml")"
+  start_sched drake-filter-scheduler "$cluster_dir/kube-scheduler-filter.yaml" "$filter_sched_port"
+fi
+if [ "$prio_sched" = 1 ]; then
+  drake_entry "$cluster_dir/drake-extender-prio.yaml"
+  sed -i -E '/^ *(bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-prio.yaml"
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-prio.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=drake-prio-scheduler" \
+    "EXTENDERS=$(cat "$cluster_dir/drake-extender-prio.yaml")"
+  start_sched drake-prio-scheduler "$cluster_dir/kube-scheduler-prio.yaml" "$prio_sched_port"
+fi
+if [ "$trivial" = 1 ]; then
+  # the floor of "the cost of being an extender": drake's TLS settings (its
+  # serving certificate; kube-scheduler's client certificate checked against
+  # drake's CA) and no work but echoing the request, whose NodeNames
+  # kube-scheduler reads back as "every node passes"
+  start_proc trivial-extender "$trivial_bin" --echo-serve "$trivial_port" "$cluster_dir/drake-pki"
+  wait_for "trivial-extender listening" 30 trivial-extender \
+    bash -c "ss -Htln 'sport = :$trivial_port' | grep -q ."
+  cat >"$cluster_dir/trivial-extender.yaml" <<EOF
+- urlPrefix: "https://127.0.0.1:$trivial_port/scheduler"
+  filterVerb: filter
+  nodeCacheCapable: true
+  enableHTTPS: true
+  tlsConfig:
+    insecure: false
+    serverName: "127.0.0.1"
+    caFile: "$cluster_dir/drake-pki/ca.crt"
+    certFile: "$cluster_dir/drake-pki/client.crt"
+    keyFile: "$cluster_dir/drake-pki/client.key"
+  httpTimeout: 30s
+  ignorable: false
+  managedResources: []
+EOF
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-trivial.yaml" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=trivial-scheduler" \
+    "EXTENDERS=$(cat "$cluster_dir/trivial-extender.yaml")"
+  start_sched trivial-scheduler "$cluster_dir/kube-scheduler-trivial.yaml" "$trivial_sched_port"
 fi
 
 # --- kwok and its nodes -----------------------------------------------------

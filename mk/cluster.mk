@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang bench-e2e soak soak-short
+.PHONY: control-plane up down e2e e2e-gang bench-e2e bench-gang soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -27,6 +27,10 @@ e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode
 bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs with drake
 	@hack/build-control-plane.sh etcd k8s kwok
 	@hack/bench-e2e.sh
+
+bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention (issue 14): drake vs in-tree GangScheduling vs no gang, and the cost of being an extender; table, CSV + PNG in bench/results/bench-gang/ (BENCH_GANG_SEEDS, BENCH_GANG_DEMAND, BENCH_GANG_ARGS)
+	@hack/build-control-plane.sh etcd k8s kwok
+	@DRAKE_TRIVIAL_EXTENDER_BIN=$(abspath $(O)/bench/extender_bench) hack/bench-gang.sh
 
 SOAK_DURATION ?= 30m
 soak: $(DRAKE) ## steady-state TFJobs on 200 kwok nodes for SOAK_DURATION (30m): every job Succeeded, no partial gang, drake's RSS and fds flat (CSV + PNG in bench/results/soak/)

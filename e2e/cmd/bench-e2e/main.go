@@ -30,17 +30,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -327,163 +321,26 @@ func phase(cs kubernetes.Interface, round int, sched string, n, workers int, tim
 	defer cancel()
 	ns := fmt.Sprintf("bench-%d-%s", round, sched)
 	newNamespace(ctx, cs, ns)
-
-	// watch first, so no binding is missed
-	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	r, err := kit.PlainPhase(ctx, cs, ns, sched, n, workers)
 	if err != nil {
-		fail("list: %v", err)
+		fail("%v", err)
 	}
-	bound := map[string]time.Time{}
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go watchPods(ctx, cs, ns, list.ResourceVersion, func(p *corev1.Pod, deleted bool) bool {
-		if p.Spec.NodeName == "" {
-			return false
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if _, seen := bound[p.Name]; !seen {
-			bound[p.Name] = time.Now()
-			if len(bound) == n {
-				close(done)
-				return true
-			}
-		}
-		return false
-	})
-
-	start := time.Now()
-	created := createParallel(ctx, n, workers, func(k int) (string, error) {
-		p := benchPod(ns, fmt.Sprintf("p-%05d", k), sched)
-		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		return p.Name, err
-	})
-	select {
-	case <-done:
-	case <-ctx.Done():
-		mu.Lock()
-		fail("%s: only %d of %d pods bound within %v", sched, len(bound), n, timeout)
-	}
-	var last time.Time
-	mu.Lock()
-	for _, t := range bound {
-		if t.After(last) {
-			last = t
-		}
-	}
-	mu.Unlock()
-	res := result{round: round, scheduler: sched, pods: n, createSeconds: created.Seconds(), bindSeconds: last.Sub(start).Seconds()}
-	res.podsPerSecond = float64(n) / res.bindSeconds
-	res.serverSeconds = serverSpan(ctx, cs, ns)
-	return res
+	return result{round: round, scheduler: sched, pods: n, createSeconds: r.CreateSeconds, bindSeconds: r.BindSeconds,
+		serverSeconds: r.ServerSeconds, podsPerSecond: r.PodsPerSecond}
 }
 
-// serverSpan: first creationTimestamp -> last PodScheduled=True transition,
-// from the objects themselves (second resolution), as a cross-check.
-func serverSpan(ctx context.Context, cs kubernetes.Interface, ns string) float64 {
-	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil || len(list.Items) == 0 {
-		return -1
+// createParallel: kit.CreateParallel, exiting on failure.
+func createParallel(ctx context.Context, n, workers int, create func(k int) (string, error)) time.Duration {
+	d, err := kit.CreateParallel(ctx, n, workers, create)
+	if err != nil {
+		fail("%v", err)
 	}
-	var created, scheduled []time.Time
-	for _, p := range list.Items {
-		created = append(created, p.CreationTimestamp.Time)
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
-				scheduled = append(scheduled, c.LastTransitionTime.Time)
-			}
-		}
-	}
-	if len(scheduled) == 0 {
-		return -1
-	}
-	sort.Slice(created, func(i, j int) bool { return created[i].Before(created[j]) })
-	sort.Slice(scheduled, func(i, j int) bool { return scheduled[i].Before(scheduled[j]) })
-	return scheduled[len(scheduled)-1].Sub(created[0]).Seconds()
+	return d
 }
 
-func benchPod(ns, name, sched string) *corev1.Pod {
-	f := false
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.PodSpec{
-			SchedulerName:                sched,
-			AutomountServiceAccountToken: &f,
-			RestartPolicy:                corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name: "main", Image: "example.invalid/bench:1",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
-				}},
-			}},
-		},
-	}
-}
-
-// createParallel creates n objects from `parallel` goroutines, create(k)
-// making the k-th; an API rate limit or timeout is retried, anything else is
-// fatal. Returns how long the creates took.
-func createParallel(ctx context.Context, n, parallel int, create func(k int) (string, error)) time.Duration {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; i < parallel; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= n {
-					return
-				}
-				for {
-					name, err := create(k)
-					if err == nil || ctx.Err() != nil {
-						break
-					}
-					if !strings.Contains(err.Error(), "rate") && !strings.Contains(err.Error(), "timeout") {
-						fail("create %s: %v", name, err)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return time.Since(start)
-}
-
-// watchPods follows the pods of ns from resourceVersion rv, resuming the
-// watch when the server ends it, and calls seen for every pod event until
-// seen returns true or ctx ends.
+// watchPods: kit.WatchPods, exiting on failure.
 func watchPods(ctx context.Context, cs kubernetes.Interface, ns, rv string, seen func(p *corev1.Pod, deleted bool) bool) {
-	for {
-		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			fail("watch: %v", err)
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Error {
-				break
-			}
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			rv = p.ResourceVersion
-			if ev.Type == watch.Bookmark {
-				continue
-			}
-			if seen(p, ev.Type == watch.Deleted) {
-				w.Stop()
-				return
-			}
-		}
-		w.Stop()
-		if ctx.Err() != nil {
-			return
-		}
+	if err := kit.WatchPods(ctx, cs, ns, rv, seen); err != nil {
+		fail("%v", err)
 	}
 }

@@ -8,6 +8,11 @@ package kit
 // finishing) that is its "0 < bound < size". A job stops being evaluated
 // once it is Finished (its TFJob Succeeded or Failed): the clean-up that
 // follows is not a gang running short.
+//
+// The tracker also counts GPUs (nvidia.com/gpu of each member's containers):
+// PartialGPUSeconds integrates, over a job's partial intervals, the GPUs its
+// live bound members hold (held, yet idle: the job cannot run), and GPUs
+// splits the GPUs held now into those of whole jobs and of partial ones.
 
 import (
 	"fmt"
@@ -31,6 +36,7 @@ type member struct {
 	phase    corev1.PodPhase
 	deleting bool
 	gone     bool
+	gpus     int64
 }
 
 // GangJob is one job's record.
@@ -47,12 +53,24 @@ type GangJob struct {
 	Whole      time.Time // first time every role had its minimum
 	FinishedAt time.Time
 	finished   bool
+	// PartialGPUSeconds: GPUs held by live bound members, integrated over
+	// the partial intervals (the open one up to the last event; View adds
+	// the rest up to now)
+	PartialGPUSeconds float64
+	// PartialGPUSecondsLate: the part of PartialGPUSeconds held later than
+	// Gangs.LateAfter into each partial interval (beyond a barrier's window)
+	PartialGPUSecondsLate float64
+	heldGPUs              int64     // live bound members' GPUs at the last event
+	accAt                 time.Time // PartialGPUSeconds counted up to here
 }
 
 // Gangs tracks every job of one namespace; safe for concurrent use.
 type Gangs struct {
 	mu   sync.Mutex
 	jobs map[string]*GangJob
+	// LateAfter: GPU-seconds held by a partial job count as late once its
+	// partial interval is this old (set before the first event)
+	LateAfter time.Duration
 }
 
 func NewGangs() *Gangs { return &Gangs{jobs: map[string]*GangJob{}} }
@@ -97,6 +115,7 @@ func (g *Gangs) Apply(p *corev1.Pod, deleted bool, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	j := g.job(name)
+	g.accrue(j, now)
 	s := j.pods[p.Name]
 	if s != nil && s.uid != p.UID {
 		if deleted {
@@ -114,6 +133,7 @@ func (g *Gangs) Apply(p *corev1.Pod, deleted bool, now time.Time) {
 	s.phase = p.Status.Phase
 	s.deleting = p.DeletionTimestamp != nil
 	s.gone = s.gone || deleted
+	s.gpus = PodGPUs(p)
 	if s.node != "" && j.FirstBind.IsZero() {
 		j.FirstBind = now
 	}
@@ -129,8 +149,62 @@ func (g *Gangs) Finish(job string, now time.Time) {
 		return
 	}
 	g.eval(j, now)
+	g.accrue(j, now)
 	g.close(j, now)
 	j.finished, j.FinishedAt = true, now
+}
+
+// PodGPUs is a pod's nvidia.com/gpu: the larger of its containers' limits
+// and requests, summed over the containers.
+func PodGPUs(p *corev1.Pod) int64 {
+	var n int64
+	for _, c := range p.Spec.Containers {
+		q := c.Resources.Limits[GPUResource]
+		if r, ok := c.Resources.Requests[GPUResource]; ok && r.Cmp(q) > 0 {
+			q = r
+		}
+		n += q.Value()
+	}
+	return n
+}
+
+// GPUResource is the GPU resource the tracker counts.
+const GPUResource corev1.ResourceName = "nvidia.com/gpu"
+
+// accrue adds the GPUs held while partial since the last event.
+func (g *Gangs) accrue(j *GangJob, now time.Time) {
+	all, late := g.held(j, now)
+	j.PartialGPUSeconds += all
+	j.PartialGPUSecondsLate += late
+	j.accAt = now
+}
+
+// held: the GPU-seconds a partial job held since the last event, and the
+// part of them later than LateAfter into its partial interval.
+func (g *Gangs) held(j *GangJob, now time.Time) (all, late float64) {
+	if j.since.IsZero() || j.accAt.IsZero() || !now.After(j.accAt) {
+		return 0, 0
+	}
+	all = float64(j.heldGPUs) * now.Sub(j.accAt).Seconds()
+	from := j.since.Add(g.LateAfter)
+	if from.Before(j.accAt) {
+		from = j.accAt
+	}
+	if now.After(from) {
+		late = float64(j.heldGPUs) * now.Sub(from).Seconds()
+	}
+	return all, late
+}
+
+// liveGPUs: the GPUs of the job's bound, live members.
+func (j *GangJob) liveGPUs() int64 {
+	var n int64
+	for _, s := range j.pods {
+		if !s.gone && !s.deleting && s.node != "" && s.phase != corev1.PodSucceeded && s.phase != corev1.PodFailed {
+			n += s.gpus
+		}
+	}
+	return n
 }
 
 func (j *GangJob) counts() (live, done map[string]int) {
@@ -175,6 +249,7 @@ func (g *Gangs) eval(j *GangJob, now time.Time) {
 		return
 	}
 	live, done := j.counts()
+	j.heldGPUs = j.liveGPUs()
 	short := j.shortRoles(live, done)
 	if short == "" && live["*"]+done["*"] > 0 && j.Whole.IsZero() {
 		j.Whole = now
@@ -183,6 +258,7 @@ func (g *Gangs) eval(j *GangJob, now time.Time) {
 	switch {
 	case partial && j.since.IsZero():
 		j.since, j.short = now, short
+		j.accAt = now
 		j.Intervals++
 	case !partial:
 		g.close(j, now)
@@ -214,6 +290,9 @@ func (g *Gangs) view(name string, j *GangJob, now time.Time) GangJobView {
 		if d := now.Sub(j.since); d > v.Longest {
 			v.Longest, v.LongestWhy = d, j.short+" (still partial)"
 		}
+		all, late := g.held(j, now)
+		v.PartialGPUSeconds += all
+		v.PartialGPUSecondsLate += late
 	}
 	live, _ := j.counts()
 	v.LiveMembers = live["*"]
@@ -231,6 +310,27 @@ func (g *Gangs) All(now time.Time) []GangJobView {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
+}
+
+// GPUs splits the GPUs that bound, live members hold now: those of jobs
+// that are not partial (whole, running) and those of partial jobs (held
+// while the job waits for the rest of its gang). Finished jobs count in
+// neither.
+func (g *Gangs) GPUs() (whole, partial int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, j := range g.jobs {
+		if j.finished {
+			continue
+		}
+		n := j.liveGPUs()
+		if j.since.IsZero() {
+			whole += n
+		} else {
+			partial += n
+		}
+	}
+	return
 }
 
 // LivePods counts the bound, live, unfinished members of every job.
