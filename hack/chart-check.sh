@@ -63,7 +63,11 @@ has second '^        - --scheduler-name=drake-scheduler$' "drake gives TFJob pod
 has second 'httpTimeout: 30s' "httpTimeout 30s"
 has second 'name: system:volume-scheduler' "binds system:volume-scheduler"
 has second 'name: extension-apiserver-authentication-reader' "binds the authentication reader"
-hasnt second 'managedResources' "simple mode: no managedResources"
+has second '- name: drake.dev/gang' "gang-only by default: managedResources drake.dev/gang"
+has second '^        - --gang-resource=drake.dev/gang$' "gang-only by default: drake gets --gang-resource"
+render second-simple --set gangOnly=false
+hasnt second-simple 'managedResources' "gangOnly=false (simple mode): no managedResources"
+hasnt second-simple '--gang-resource' "gangOnly=false: no --gang-resource"
 has second 'readOnlyRootFilesystem: true' "read-only root"
 has second '^        - --client-ca=' "mTLS by default: drake gets --client-ca"
 has second 'path: /healthz' "mTLS: HTTPS liveness and startup probes on /healthz"

@@ -11,7 +11,10 @@
 # drake reads DRAKE_<FLAG> variables as fallbacks for its flags, and the
 # environment passes through: e.g. DRAKE_RECONCILE=true,
 # DRAKE_GANG_RESOURCE=drake.dev/gang, DRAKE_GANG_BIND_TIMEOUT=6s (the e2e
-# tests set these). The ones set are logged at start.
+# tests set these). The ones set are logged at start. In a gang-mode
+# cluster DRAKE_GANG_RESOURCE defaults to drake.dev/gang, the resource
+# kube-scheduler's managedResources routes to drake: without it the
+# controller's TFJob pods would never reach drake.
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
@@ -21,6 +24,9 @@ source "$cluster_dir/env"
 
 start() {
   local v n set=""
+  if [ "${DRAKE_EXTENDER_MODE:-}" = gang ] && [ -z "${DRAKE_GANG_RESOURCE+x}" ]; then
+    export DRAKE_GANG_RESOURCE=drake.dev/gang
+  fi
   for v in RECONCILE GANG GANG_RESOURCE GANG_BIND_TIMEOUT GANG_MAX_UNBOUND STRICT_FIFO \
     API_QPS API_BURST API_MAX_INFLIGHT API_TIMEOUT LEADER_ELECT LEADER_ELECT_IDENTITY; do
     n=DRAKE_$v

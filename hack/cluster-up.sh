@@ -29,9 +29,9 @@
 #   --minimal-nodes  the old world: standard nodes only, advertising only cpu,
 #                    memory, pods and nvidia.com/gpu, no extra labels
 #                    (DRAKE_NODE_MINIMAL=1); overrides the three counts above
-#   --mode MODE      simple: every pod goes through drake (default);
-#                    gang: only pods requesting drake.dev/gang do
-#                    (managedResources, ignoredByScheduler) (DRAKE_EXTENDER_MODE)
+#   --mode MODE      gang: only pods requesting drake.dev/gang go through
+#                    drake (managedResources, ignoredByScheduler; default);
+#                    simple: every pod does (DRAKE_EXTENDER_MODE)
 #   --plain-scheduler  also run kube-schedulers without any extender, profiles
 #                    "plain-scheduler" and "plain-nobatch-scheduler" (the
 #                    latter with OpportunisticBatching off); bench-e2e compares
@@ -100,7 +100,7 @@ memory=${DRAKE_NODE_MEMORY:-256Gi}
 gpus=${DRAKE_NODE_GPUS:-8}
 gpumib=${DRAKE_NODE_GPU_MIB:-16384}
 podsper=${DRAKE_NODE_PODS:-110}
-mode=${DRAKE_EXTENDER_MODE:-simple}
+mode=${DRAKE_EXTENDER_MODE:-gang}
 plain=${DRAKE_PLAIN_SCHEDULER:-0}
 qps=${DRAKE_SCHED_QPS:-50}
 burst=${DRAKE_SCHED_BURST:-100}

@@ -41,7 +41,7 @@ echo
 c=$DRAKE_CERT_DIR
 cat <<EOM
 
-drake is kube-scheduler's extender on a local cluster ($DRAKE_ALL_NODES kwok nodes: $DRAKE_NODES standard,
+drake is kube-scheduler's extender ($DRAKE_EXTENDER_MODE mode) on a local cluster ($DRAKE_ALL_NODES kwok nodes: $DRAKE_NODES standard,
 $DRAKE_LARGE_NODES large, $DRAKE_MIG_NODES MIG, $DRAKE_AMD_NODES AMD; see hack/cluster-up.sh --help).
 
   export KUBECONFIG=$KUBECONFIG PATH=$DRAKE_CP_BIN:\$PATH
