@@ -176,6 +176,19 @@ else
   tls=(--tls-cert "$DRAKE_CERT_DIR/server.crt" --tls-key "$DRAKE_CERT_DIR/server.key"
     --client-ca "$DRAKE_CERT_DIR/ca.crt")
 fi
+# The container mounts the serving Secret at /etc/drake/tls; out here the
+# same three files are the ones just chosen, so any other argument naming
+# that mount (--progress-ca-file) is pointed at them.
+local_ca=${tls[5]}
+for i in "${!args[@]}"; do
+  case ${args[$i]} in
+  *=/etc/drake/tls/ca.crt) args[i]=${args[$i]%%=*}=$local_ca ;;
+  *=/etc/drake/tls/*)
+    echo "chart e2e: no local file for ${args[$i]}" >&2
+    exit 1
+    ;;
+  esac
+done
 echo "chart e2e ($mode): drake ${args[*]} as system:serviceaccount:$ns:drake"
 start_proc chart-drake "$DRAKE_BIN" "${args[@]:0:1}" --address 127.0.0.1 --port "$port" "${tls[@]}" \
   --kubeconfig "$work/drake.kubeconfig" "${args[@]:1}"
@@ -309,6 +322,15 @@ if [ "$scheds" = "3 $sched" ]; then
   ok "TFJob pods' schedulerName is $sched (templates name none)"
 else
   bad "TFJob pods' schedulerName: ${scheds:-none} (want 3 $sched)"
+fi
+# a pod can verify drake when it reports progress: it carries the CA of
+# drake's serving certificate, read through --progress-ca-file
+pem=$(k get pod -n chart-e2e gang-worker-0 \
+  -o jsonpath='{.spec.containers[0].env[?(@.name=="DRAKE_PROGRESS_CA_PEM")].value}')
+if [ -n "$pem" ] && [ "$pem" = "$(cat "$local_ca")" ]; then
+  ok "TFJob pods carry the CA that verifies drake (DRAKE_PROGRESS_CA_PEM)"
+else
+  bad "DRAKE_PROGRESS_CA_PEM of gang-worker-0 is not drake's CA (${#pem} bytes)"
 fi
 # who posted the Bindings (the audit policy records exactly pods/binding)
 by=$(python3 - "$cluster_dir/logs/audit.log" <<'EOP'
