@@ -35,7 +35,7 @@ struct conns {
 	size_t max, open;
 	struct timeval deadline;
 	struct conn_list list;
-	uint64_t refused, timed_out;
+	uint64_t accepted, refused, timed_out;
 	double last_refusal_log; /* monotonic seconds; refusals log at most once a second */
 	uint64_t refused_at_log;
 };
@@ -196,6 +196,7 @@ struct bufferevent *conns_accept(struct conns *c, SSL_CTX *ctx)
 	k->bev = bev;
 	TAILQ_INSERT_TAIL(&c->list, k, link);
 	c->open++;
+	c->accepted++;
 	evtimer_add(k->deadline, &c->deadline);
 	return bev;
 }
@@ -217,6 +218,11 @@ void conns_reply_flushed(struct bufferevent *bev)
 size_t conns_open(const struct conns *c)
 {
 	return c ? c->open : 0;
+}
+
+uint64_t conns_accepted(const struct conns *c)
+{
+	return c ? c->accepted : 0;
 }
 
 uint64_t conns_refused(const struct conns *c)

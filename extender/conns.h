@@ -46,6 +46,9 @@ void conns_request_started(struct bufferevent *bev);
 void conns_reply_flushed(struct bufferevent *bev);
 
 size_t conns_open(const struct conns *c);
+/* Connections taken (TLS state made), each a TLS handshake: against the
+ * requests served, how often clients reconnect rather than reuse one. */
+uint64_t conns_accepted(const struct conns *c);
 uint64_t conns_refused(const struct conns *c);   /* closed for the cap */
 uint64_t conns_timed_out(const struct conns *c); /* closed at the request deadline */
 

@@ -76,6 +76,7 @@ struct metrics {
 	uint64_t tls_reload_failures;
 	int64_t
 	    connections_open; /* the connection_ ones: set by the server just before rendering */
+	uint64_t connections_accepted;
 	uint64_t connections_refused;
 	uint64_t connections_timed_out;
 	uint64_t api_outcomes[API_KIND_COUNT][API_OUTCOME_COUNT];

@@ -368,6 +368,7 @@ static void on_metrics(struct ext_call *call)
 	}
 	bind_service_metrics(call->srv->binds, &call->srv->metrics);
 	call->srv->metrics.connections_open = (int64_t)conns_open(call->srv->conns);
+	call->srv->metrics.connections_accepted = conns_accepted(call->srv->conns);
 	call->srv->metrics.connections_refused = conns_refused(call->srv->conns);
 	call->srv->metrics.connections_timed_out = conns_timed_out(call->srv->conns);
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);

@@ -308,6 +308,28 @@ test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline(void
 	curl_easy_cleanup(kept);
 }
 
+/* Each accepted connection is counted once, at accept (refused ones not at
+ * all), and requests on a kept-alive connection add nothing: the count
+ * against the requests served says how often clients reconnect, each time
+ * paying a TLS handshake. */
+static void test_connections_accepted_count_handshakes_not_requests(void **state)
+{
+	const char *accepted = "\ndrake_connections_accepted_total "; /* not the HELP line */
+	CURL *kept = kept_open();
+	long long before = metric(kept, accepted);
+	for (int i = 0; i < 5; i++)
+		still_served(kept);
+	assert_int_equal(metric(kept, accepted), before);
+	struct raw b, c;
+	raw_open(&b);
+	raw_open(&c);
+	assert_int_equal(metric(kept, accepted), before + 2);
+	raw_close(&b);
+	raw_close(&c);
+	curl_easy_cleanup(kept);
+	wait_for_no_other_connections();
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -319,6 +341,7 @@ int main(void)
 	        test_a_connection_past_max_connections_is_closed_while_open_ones_are_served),
 	    cmocka_unit_test(
 	        test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline),
+	    cmocka_unit_test(test_connections_accepted_count_handshakes_not_requests),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
