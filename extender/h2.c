@@ -145,8 +145,7 @@ static bool flush(struct h2_conn *c)
 	return true;
 }
 
-static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
-                       void *arg)
+static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags, void *arg)
 {
 	struct h2_conn *c = arg;
 	if (evbuffer_add(bufferevent_get_output(c->bev), data, len) != 0)
@@ -215,8 +214,9 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
 	}
 	if (nlen && n[0] == ':')
 		return 0; /* :scheme, :authority */
-	return add_header(&st->in, &st->n_in, n, nlen, v, vlen) ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
-	                                                        : 0;
+	return add_header(&st->in, &st->n_in, n, nlen, v, vlen)
+	           ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
+	           : 0;
 }
 
 static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
@@ -313,7 +313,8 @@ static void on_read(struct bufferevent *bev, void *arg)
 	size_t len;
 	while (!c->ended && (len = evbuffer_get_contiguous_space(in)) > 0) {
 		c->in_recv = true;
-		ssize_t n = nghttp2_session_mem_recv(c->session, evbuffer_pullup(in, (ssize_t)len), len);
+		ssize_t n =
+		    nghttp2_session_mem_recv(c->session, evbuffer_pullup(in, (ssize_t)len), len);
 		c->in_recv = false;
 		if (n < 0) {
 			log_info("h2_connection_closed", "error=\"%s\"", nghttp2_strerror((int)n));
@@ -372,7 +373,8 @@ struct h2_conn *h2_conn_start(struct bufferevent *bev, const struct h2_handler *
 	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, H2_STREAM_WINDOW},
 	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, (uint32_t)h->limits.max_headers},
 	};
-	if (nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) ||
+	if (nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, iv,
+	                            sizeof(iv) / sizeof(iv[0])) ||
 	    nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0,
 	                                          H2_CONN_WINDOW)) {
 		nghttp2_session_del(c->session);
@@ -428,9 +430,9 @@ void *h2_stream_ssl(const struct h2_stream *st)
 	return bufferevent_openssl_get_ssl(st->conn->bev);
 }
 
-#define NV(n, v, vl)                                                                           \
-	{                                                                                      \
-		(uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), NGHTTP2_NV_FLAG_NONE          \
+#define NV(n, v, vl)                                                                               \
+	{                                                                                          \
+		(uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), NGHTTP2_NV_FLAG_NONE              \
 	}
 
 void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
@@ -457,7 +459,8 @@ void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
 	nv[0] = (nghttp2_nv)NV(":status", status, strlen(status));
 	nv[1] = (nghttp2_nv)NV("content-type", content_type, strlen(content_type));
 	for (size_t i = 0; i < st->n_out; i++)
-		nv[2 + i] = (nghttp2_nv)NV(st->out[i].name, st->out[i].value, strlen(st->out[i].value));
+		nv[2 + i] =
+		    (nghttp2_nv)NV(st->out[i].name, st->out[i].value, strlen(st->out[i].value));
 	nghttp2_data_provider dp = {.source.ptr = st, .read_callback = on_read_reply};
 	bool has_body = !st->head && body && evbuffer_get_length(body) > 0;
 	if (has_body)

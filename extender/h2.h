@@ -42,8 +42,8 @@ struct h2_limits {
 
 /* A whole request: method and path as sent, the body contiguous (valid until
  * the stream is answered or gone). */
-typedef void (*h2_request_fn)(void *arg, struct h2_stream *st, const char *method,
-                              const char *path, const char *body, size_t body_len);
+typedef void (*h2_request_fn)(void *arg, struct h2_stream *st, const char *method, const char *path,
+                              const char *body, size_t body_len);
 /* n replies were written out to the socket (for the server's drain). */
 typedef void (*h2_flushed_fn)(void *arg, size_t n);
 

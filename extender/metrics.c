@@ -190,8 +190,7 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    "drake_connections_closed_total{reason=\"max_connections\"} %llu\n"
 	    "drake_connections_closed_total{reason=\"request_timeout\"} %llu\n",
 	    (long long)m->connections_open, (unsigned long long)m->connections_accepted,
-	    (unsigned long long)m->connections_h2,
-	    (unsigned long long)m->connections_refused,
+	    (unsigned long long)m->connections_h2, (unsigned long long)m->connections_refused,
 	    (unsigned long long)m->connections_timed_out);
 	render_api(m, buf);
 }

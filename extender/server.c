@@ -550,9 +550,9 @@ static enum evhttp_cmd_type h2_method(const char *m)
 	static const struct {
 		const char *name;
 		enum evhttp_cmd_type cmd;
-	} methods[] = {{"GET", EVHTTP_REQ_GET},       {"POST", EVHTTP_REQ_POST},
-	               {"HEAD", EVHTTP_REQ_HEAD},     {"PUT", EVHTTP_REQ_PUT},
-	               {"DELETE", EVHTTP_REQ_DELETE}, {"PATCH", EVHTTP_REQ_PATCH},
+	} methods[] = {{"GET", EVHTTP_REQ_GET},        {"POST", EVHTTP_REQ_POST},
+	               {"HEAD", EVHTTP_REQ_HEAD},      {"PUT", EVHTTP_REQ_PUT},
+	               {"DELETE", EVHTTP_REQ_DELETE},  {"PATCH", EVHTTP_REQ_PATCH},
 	               {"OPTIONS", EVHTTP_REQ_OPTIONS}};
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
 		if (!strcmp(m, methods[i].name))

@@ -19,8 +19,7 @@ static drake_err tls_fail(char *msg, size_t msglen, const char *what, const char
 }
 
 /* The client's offer of proto (ALPN wire format), or NULL. */
-static const unsigned char *offered(const unsigned char *in, unsigned int inlen,
-                                    const char *proto)
+static const unsigned char *offered(const unsigned char *in, unsigned int inlen, const char *proto)
 {
 	size_t plen = strlen(proto);
 	for (unsigned int i = 0; i < inlen;) {

@@ -210,7 +210,8 @@ static void test_http2_carries_concurrent_requests_on_one_connection(void **stat
 		if (i % 2)
 			setup_easy(h[i], g.port, "GET", "/healthz", NULL, 0, &good, &rs[i]);
 		else
-			setup_easy(h[i], g.port, "POST", "/scheduler/filter", "{bad", 4, &good, &rs[i]);
+			setup_easy(h[i], g.port, "POST", "/scheduler/filter", "{bad", 4, &good,
+			           &rs[i]);
 		curl_easy_setopt(h[i], CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 		curl_easy_setopt(h[i], CURLOPT_PIPEWAIT, 1L); /* wait for the h2 connection */
 		curl_multi_add_handle(m, h[i]);
