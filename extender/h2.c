@@ -46,6 +46,7 @@ struct h2_stream {
 	struct evbuffer *reply; /* the reply body, read by nghttp2 */
 	int refused;            /* 413 or 431: answered here, never dispatched */
 	bool head;              /* a HEAD: the reply carries no body */
+	bool uncounted;         /* answered here, not by the server: no flush report */
 	bool working;           /* dispatched and not yet answered */
 	struct h2_stream **holder;
 	LIST_ENTRY(h2_stream) link;
@@ -62,6 +63,7 @@ struct h2_conn {
 	size_t body_bytes; /* request body bytes held across the streams */
 	size_t working;    /* streams dispatched and not answered */
 	size_t unflushed;  /* replies whose last frame is in the output buffer */
+	size_t owed;       /* the server's replies not yet reported flushed */
 	bool in_recv;      /* inside nghttp2_session_mem_recv: no sending now */
 	bool ended;
 	LIST_HEAD(, h2_stream) streams;
@@ -249,21 +251,20 @@ static ssize_t on_read_reply(nghttp2_session *s, int32_t id, uint8_t *buf, size_
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	if (evbuffer_get_length(st->reply) == 0) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
-		c->unflushed++; /* its last bytes go out with this frame */
+		if (!st->uncounted)
+			c->unflushed++; /* its last bytes go out with this frame */
 	}
 	return n;
 }
 
-static void refuse(struct h2_stream *st)
+void h2_stream_refuse(struct h2_stream *st, int code, const char *why)
 {
-	const char *why = st->refused == 413 ? "request body over --max-body"
-	                                     : "request header block over --max-headers";
-	log_info("request_refused", "protocol=h2 code=%d why=\"%s\"", st->refused, why);
+	log_info("request_refused", "protocol=h2 code=%d why=\"%s\"", code, why);
 	struct evbuffer *b = evbuffer_new();
 	if (b)
 		evbuffer_add_printf(b, "{\"Error\":\"%s\"}", why);
-	st->working = false;
-	h2_stream_reply(st, st->refused, "application/json", b);
+	st->uncounted = true;
+	h2_stream_reply(st, code, "application/json", b);
 	if (b)
 		evbuffer_free(b);
 }
@@ -278,7 +279,9 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *frame, void *arg)
 	if (!st || st->working)
 		return 0;
 	if (st->refused) {
-		refuse(st);
+		h2_stream_refuse(st, st->refused,
+		                 st->refused == 413 ? "request body over --max-body"
+		                                    : "request header block over --max-headers");
 		return 0;
 	}
 	size_t len = evbuffer_get_length(st->body);
@@ -332,6 +335,7 @@ static void on_write(struct bufferevent *bev, void *arg)
 	if (c->unflushed && evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
 		size_t n = c->unflushed;
 		c->unflushed = 0;
+		c->owed -= n < c->owed ? n : c->owed;
 		if (c->h.flushed)
 			c->h.flushed(c->h.arg, n);
 	}
@@ -397,6 +401,9 @@ void h2_conn_free(struct h2_conn *c)
 	struct h2_stream *st;
 	while ((st = LIST_FIRST(&c->streams)))
 		stream_free(st);
+	/* replies that will never be written no longer hold up a drain */
+	if (c->owed && c->h.flushed)
+		c->h.flushed(c->h.arg, c->owed);
 	nghttp2_session_del(c->session);
 	free(c);
 }
@@ -463,9 +470,11 @@ void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
 		    (nghttp2_nv)NV(st->out[i].name, st->out[i].value, strlen(st->out[i].value));
 	nghttp2_data_provider dp = {.source.ptr = st, .read_callback = on_read_reply};
 	bool has_body = !st->head && body && evbuffer_get_length(body) > 0;
+	if (!st->uncounted)
+		c->owed++;
 	if (has_body)
 		evbuffer_add_buffer(st->reply, body);
-	else
+	else if (!st->uncounted)
 		c->unflushed++; /* the HEADERS frame ends the stream */
 	int rv = nghttp2_submit_response(c->session, st->id, nv, n, has_body ? &dp : NULL);
 	free(nv);

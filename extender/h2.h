@@ -72,9 +72,14 @@ const char *h2_stream_header(const struct h2_stream *st, const char *name);
 void h2_stream_add_header(struct h2_stream *st, const char *name, const char *value);
 /* The connection's TLS state. */
 void *h2_stream_ssl(const struct h2_stream *st);
-/* Answers the stream (body may be NULL; its bytes are taken). After this the
- * holder's pointer is cleared: the stream is no longer the caller's. */
+/* Answers the stream (body may be NULL; its bytes are taken), reported to
+ * the handler's flushed() once written out (or once the connection is gone).
+ * After this the holder's pointer is cleared: the stream is no longer the
+ * caller's. */
 void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
                      struct evbuffer *body);
+/* Answers {"Error": why} (why needs no JSON escaping) without the server: no
+ * flush report. Logged as request_refused. */
+void h2_stream_refuse(struct h2_stream *st, int code, const char *why);
 
 #endif

@@ -566,12 +566,7 @@ static void on_h2_request(void *arg, struct h2_stream *st, const char *method, c
 	struct ext_server *s = arg;
 	struct ext_call *call = call_new(s, uri);
 	if (!call) {
-		struct evbuffer *b = evbuffer_new();
-		if (b)
-			evbuffer_add_printf(b, "{\"Error\":\"out of memory\"}");
-		h2_stream_reply(st, 500, "application/json", b);
-		if (b)
-			evbuffer_free(b);
+		h2_stream_refuse(st, 500, "out of memory");
 		return;
 	}
 	call->is_h2 = true;
