@@ -10,7 +10,12 @@
  * is closed: libevent's own timeout restarts on every byte read, so without
  * this a client trickling a header one byte a second would hold its slot for
  * hours. The clock stops while drake works on a request (a bind held at a
- * gang barrier is drake's wait, not the client's).
+ * gang barrier is drake's wait, not the client's); on an HTTP/2 connection,
+ * while it works on any of its streams.
+ *
+ * A connection whose handshake chose h2 is handed to h2.h the moment the
+ * handshake completes; its session hangs on the same state and is freed
+ * with it.
  *
  * Ownership: conns_new() returns a table conns_free() frees. Each
  * connection's state hangs on its SSL object and is freed with it, so it
