@@ -93,7 +93,12 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	log_info("connection_timed_out", "reason=%s seconds=%g",
 	         "\"no whole request within --request-timeout\"",
 	         (double)k->owner->deadline.tv_sec + (double)k->owner->deadline.tv_usec / 1e6);
-	close_socket(k->bev);
+	/* An HTTP/2 client told by GOAWAY sends its next request on a new
+	 * connection; one cut without it may lose a request sent meanwhile. */
+	if (k->h2)
+		h2_conn_goaway(k->h2);
+	else
+		close_socket(k->bev);
 }
 
 struct conns *conns_new(struct event_base *base, size_t max, double deadline_s,

@@ -394,6 +394,14 @@ struct h2_conn *h2_conn_start(struct bufferevent *bev, const struct h2_handler *
 	return c;
 }
 
+void h2_conn_goaway(struct h2_conn *c)
+{
+	if (c->ended)
+		return;
+	nghttp2_session_terminate_session(c->session, NGHTTP2_NO_ERROR);
+	flush(c);
+}
+
 void h2_conn_free(struct h2_conn *c)
 {
 	if (!c)

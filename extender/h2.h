@@ -60,6 +60,9 @@ bool h2_selected(const void *ssl);
 /* Takes bev (its TLS handshake just selected h2) from evhttp and starts the
  * server session. NULL when out of memory: the connection is then closed. */
 struct h2_conn *h2_conn_start(struct bufferevent *bev, const struct h2_handler *h);
+/* Says GOAWAY (no error) and closes the connection once it is written: the
+ * client sends its next requests on a new connection. */
+void h2_conn_goaway(struct h2_conn *c);
 /* Frees the session and detaches its streams (their holders read NULL). */
 void h2_conn_free(struct h2_conn *c);
 

@@ -40,9 +40,7 @@ static void on_request(void *arg, struct h2_stream *st, const char *method, cons
 		evbuffer_free(b);
 }
 
-static void on_flushed(void *arg, size_t n)
-{
-}
+static void on_flushed(void *arg, size_t n) {}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -54,9 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bufferevent *pair[2];
 	if (bufferevent_pair_new(base, BEV_OPT_CLOSE_ON_FREE, pair) != 0)
 		return 0;
-	struct h2_handler h = {.request = on_request,
-	                       .flushed = on_flushed,
-	                       .limits = {.max_body = 4096, .max_headers = 1024, .max_streams = 16}};
+	struct h2_handler h = {
+	    .request = on_request,
+	    .flushed = on_flushed,
+	    .limits = {.max_body = 4096, .max_headers = 1024, .max_streams = 16}};
 	n_held = 0;
 	struct h2_conn *c = h2_conn_start(pair[0], &h);
 	if (c) {

@@ -122,6 +122,16 @@ static bool log_has(const char *needle)
 	return found;
 }
 
+static size_t log_count(const char *needle)
+{
+	char *log = slurp(g.log);
+	size_t n = 0;
+	for (const char *p = log; (p = strstr(p, needle)); p++)
+		n++;
+	free(log);
+	return n;
+}
+
 static void metrics_have(CURL *h, const char *line)
 {
 	struct resp r;
@@ -358,6 +368,35 @@ static void test_over_http2_limits_answer_431_and_413_on_the_stream(void **state
 	wait_for_no_other_connections();
 }
 
+/* An HTTP/2 connection idle past the deadline is told GOAWAY and closed;
+ * the client's next request goes on a new connection and is served. */
+static void test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_served(void **state)
+{
+	CURL *h = curl_easy_init();
+	struct resp r;
+	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	long before = metric(h, "\ndrake_connections_closed_total{reason=\"request_timeout\"} ");
+	size_t lines = log_count("msg=connection_timed_out");
+	double deadline = now() + 5; /* the suite's --request-timeout is 1s */
+	while (log_count("msg=connection_timed_out") == lines && now() < deadline)
+		usleep(50000);
+	assert_true(log_count("msg=connection_timed_out") > lines);
+	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	long code = 0, connects = -1;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+	assert_int_equal(code, 200);
+	assert_int_equal(connects, 1); /* a new connection */
+	assert_true(metric(h, "\ndrake_connections_closed_total{reason=\"request_timeout\"} ") >
+	            before);
+	curl_easy_cleanup(h);
+	wait_for_no_other_connections();
+}
+
 /* Each accepted connection is counted once, at accept (refused ones not at
  * all), and requests on a kept-alive connection add nothing: the count
  * against the requests served says how often clients reconnect, each time
@@ -393,6 +432,8 @@ int main(void)
 	        test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline),
 	    cmocka_unit_test(test_connections_accepted_count_handshakes_not_requests),
 	    cmocka_unit_test(test_over_http2_limits_answer_431_and_413_on_the_stream),
+	    cmocka_unit_test(
+	        test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_served),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
