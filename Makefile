@@ -10,7 +10,7 @@ VARIANT ?= release
 O := build/$(VARIANT)
 
 MODULES := common extender kube gang migrate sim reconciler
-PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1
+PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1 libnghttp2
 
 CC ?= cc
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -84,8 +84,10 @@ test: unit itest ## unit and integration tests
 unit: $(UNIT_BIN) ## cmocka unit tests (fast)
 	@hack/run-tests.sh unit $(UNIT_BIN)
 
-itest: $(DRAKE) $(ITEST_BIN) ## integration tests: the real binary over TLS on loopback
-	@DRAKE_BIN=$(abspath $(DRAKE)) hack/run-tests.sh integration $(ITEST_BIN)
+itest: $(DRAKE) $(ITEST_BIN) ## integration tests: the real binary over TLS on loopback, over HTTP/2 then HTTP/1.1
+	@rc=0; DRAKE_BIN=$(abspath $(DRAKE)) hack/run-tests.sh integration $(ITEST_BIN) || rc=1; \
+	DRAKE_BIN=$(abspath $(DRAKE)) DRAKE_TEST_HTTP=1.1 hack/run-tests.sh integration-http1 $(ITEST_BIN) || rc=1; \
+	exit $$rc
 
 asan: ## unit + integration tests under AddressSanitizer (and LeakSanitizer)
 	$(MAKE) --no-print-directory VARIANT=asan test

@@ -302,13 +302,18 @@ int serve_main(int argc, char **argv)
 	    {"max-body", "DRAKE_MAX_BODY", FLAG_SIZE, &o.srv.max_body, "32Mi",
 	     "largest request body accepted (larger: 413)"},
 	    {"max-headers", "DRAKE_MAX_HEADERS", FLAG_SIZE, &o.srv.max_headers, "16Ki",
-	     "largest request header block accepted (larger: 400, answered by libevent, and the "
-	     "connection closed)"},
+	     "largest request header block accepted (larger: over HTTP/1.1 400, answered by "
+	     "libevent, and the connection closed; over HTTP/2 431)"},
 	    {"max-connections", "DRAKE_MAX_CONNECTIONS", FLAG_COUNT, &o.srv.max_connections, "1000",
 	     "most HTTPS connections open at once; one past it is closed before TLS and logged "
-	     "(connection_refused). Each bind held at a gang barrier keeps its connection, so "
-	     "keep it above the largest gang plus a margin, and below the descriptor limit "
-	     "(0: no cap)"},
+	     "(connection_refused). Over HTTP/1.1 each bind held at a gang barrier keeps its "
+	     "connection, so keep it above the largest gang plus a margin, and below the "
+	     "descriptor limit (0: no cap)"},
+	    {"http2", "DRAKE_HTTP2", FLAG_BOOL, &o.srv.http2, "true",
+	     "offer HTTP/2 (ALPN h2), which kube-scheduler's client takes: every call is then a "
+	     "stream of one connection. Over HTTP/1.1 each bind held at a gang barrier keeps a "
+	     "connection of its own, and the filter calls made meanwhile open new ones, a TLS "
+	     "handshake each (false: HTTP/1.1 only)"},
 	    {"max-nodes", "DRAKE_MAX_NODES", FLAG_COUNT, &lim->max_nodes, "50000",
 	     "most candidate nodes in one request (more: 400)"},
 	    {"max-name-len", "DRAKE_MAX_NAME_LEN", FLAG_COUNT, &lim->max_name_len, "253",

@@ -19,12 +19,14 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "extender/h2.h"
 #include "extender/tls.h"
 
 struct conn {
 	struct conns *owner; /* NULL once conns_free() detached it */
 	struct bufferevent *bev;
 	struct event *deadline;
+	struct h2_conn *h2; /* the session, once the handshake chose h2 */
 	TAILQ_ENTRY(conn) link;
 };
 
@@ -35,7 +37,8 @@ struct conns {
 	size_t max, open;
 	struct timeval deadline;
 	struct conn_list list;
-	uint64_t accepted, refused, timed_out;
+	struct h2_handler h2; /* h2.request NULL: HTTP/1.1 only */
+	uint64_t accepted, refused, timed_out, h2_accepted;
 	double last_refusal_log; /* monotonic seconds; refusals log at most once a second */
 	uint64_t refused_at_log;
 };
@@ -62,6 +65,7 @@ static void on_ssl_freed(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, l
 	}
 	if (k->deadline)
 		event_free(k->deadline);
+	h2_conn_free(k->h2);
 	free(k);
 }
 
@@ -89,10 +93,16 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	log_info("connection_timed_out", "reason=%s seconds=%g",
 	         "\"no whole request within --request-timeout\"",
 	         (double)k->owner->deadline.tv_sec + (double)k->owner->deadline.tv_usec / 1e6);
-	close_socket(k->bev);
+	/* An HTTP/2 client told by GOAWAY sends its next request on a new
+	 * connection; one cut without it may lose a request sent meanwhile. */
+	if (k->h2)
+		h2_conn_goaway(k->h2);
+	else
+		close_socket(k->bev);
 }
 
-struct conns *conns_new(struct event_base *base, size_t max, double deadline_s)
+struct conns *conns_new(struct event_base *base, size_t max, double deadline_s,
+                        const struct h2_handler *h2)
 {
 	if (ex_index < 0)
 		ex_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, on_ssl_freed);
@@ -103,6 +113,8 @@ struct conns *conns_new(struct event_base *base, size_t max, double deadline_s)
 	}
 	c->base = base;
 	c->max = max;
+	if (h2)
+		c->h2 = *h2;
 	c->deadline.tv_sec = (time_t)deadline_s;
 	c->deadline.tv_usec = (suseconds_t)((deadline_s - (double)(time_t)deadline_s) * 1e6);
 	TAILQ_INIT(&c->list);
@@ -161,6 +173,25 @@ static struct bufferevent *refusing_bufferevent(struct event_base *base)
 	return f;
 }
 
+/* The handshake is done, inside SSL_do_handshake and before libevent reads
+ * a byte of application data: a connection that chose h2 is taken from
+ * evhttp now (h2.h). */
+static void on_ssl_info(const SSL *ssl, int where, int ret)
+{
+	if (!(where & SSL_CB_HANDSHAKE_DONE) || !h2_selected(ssl))
+		return;
+	struct conn *k = SSL_get_ex_data(ssl, ex_index);
+	if (!k || !k->owner || k->h2 || !k->owner->h2.request)
+		return;
+	k->h2 = h2_conn_start(k->bev, &k->owner->h2);
+	if (k->h2)
+		k->owner->h2_accepted++;
+	else {
+		log_error("h2_connection_failed", "error=%s", "out of memory starting the session");
+		close_socket(k->bev);
+	}
+}
+
 struct bufferevent *conns_accept(struct conns *c, SSL_CTX *ctx)
 {
 	if (c->max && c->open >= c->max) {
@@ -194,6 +225,7 @@ struct bufferevent *conns_accept(struct conns *c, SSL_CTX *ctx)
 	}
 	k->owner = c;
 	k->bev = bev;
+	SSL_set_info_callback(bufferevent_openssl_get_ssl(bev), on_ssl_info);
 	TAILQ_INSERT_TAIL(&c->list, k, link);
 	c->open++;
 	c->accepted++;
@@ -223,6 +255,11 @@ size_t conns_open(const struct conns *c)
 uint64_t conns_accepted(const struct conns *c)
 {
 	return c ? c->accepted : 0;
+}
+
+uint64_t conns_h2_accepted(const struct conns *c)
+{
+	return c ? c->h2_accepted : 0;
 }
 
 uint64_t conns_refused(const struct conns *c)

@@ -10,7 +10,12 @@
  * is closed: libevent's own timeout restarts on every byte read, so without
  * this a client trickling a header one byte a second would hold its slot for
  * hours. The clock stops while drake works on a request (a bind held at a
- * gang barrier is drake's wait, not the client's).
+ * gang barrier is drake's wait, not the client's); on an HTTP/2 connection,
+ * while it works on any of its streams.
+ *
+ * A connection whose handshake chose h2 is handed to h2.h the moment the
+ * handshake completes; its session hangs on the same state and is freed
+ * with it.
  *
  * Ownership: conns_new() returns a table conns_free() frees. Each
  * connection's state hangs on its SSL object and is freed with it, so it
@@ -27,10 +32,14 @@
 struct bufferevent;
 struct event_base;
 struct conns;
+struct h2_handler;
 
 /* max: most connections open at once (0: no cap); deadline_s: seconds a
- * connection has to deliver each whole request. NULL when out of memory. */
-struct conns *conns_new(struct event_base *base, size_t max, double deadline_s);
+ * connection has to deliver each whole request; h2: where the requests of
+ * connections whose handshake chose h2 go (NULL: the TLS context never
+ * offers it). NULL when out of memory. */
+struct conns *conns_new(struct event_base *base, size_t max, double deadline_s,
+                        const struct h2_handler *h2);
 void conns_free(struct conns *c);
 
 /* The bufferevent evhttp uses for a connection it has just accepted (it sets
@@ -49,6 +58,8 @@ size_t conns_open(const struct conns *c);
 /* Connections taken (TLS state made), each a TLS handshake: against the
  * requests served, how often clients reconnect rather than reuse one. */
 uint64_t conns_accepted(const struct conns *c);
+/* Of those, the ones that speak HTTP/2. */
+uint64_t conns_h2_accepted(const struct conns *c);
 uint64_t conns_refused(const struct conns *c);   /* closed for the cap */
 uint64_t conns_timed_out(const struct conns *c); /* closed at the request deadline */
 

@@ -181,13 +181,16 @@ void metrics_render(const struct metrics *m, const char *version, struct evbuffe
 	    "handshake).\n"
 	    "# TYPE drake_connections_accepted_total counter\n"
 	    "drake_connections_accepted_total %llu\n"
+	    "# HELP drake_connections_http2_total Accepted connections that speak HTTP/2.\n"
+	    "# TYPE drake_connections_http2_total counter\n"
+	    "drake_connections_http2_total %llu\n"
 	    "# HELP drake_connections_closed_total Connections drake closed, by reason: "
 	    "max_connections (refused past the cap), request_timeout (no whole request in time).\n"
 	    "# TYPE drake_connections_closed_total counter\n"
 	    "drake_connections_closed_total{reason=\"max_connections\"} %llu\n"
 	    "drake_connections_closed_total{reason=\"request_timeout\"} %llu\n",
 	    (long long)m->connections_open, (unsigned long long)m->connections_accepted,
-	    (unsigned long long)m->connections_refused,
+	    (unsigned long long)m->connections_h2, (unsigned long long)m->connections_refused,
 	    (unsigned long long)m->connections_timed_out);
 	render_api(m, buf);
 }

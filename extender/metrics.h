@@ -77,6 +77,7 @@ struct metrics {
 	int64_t
 	    connections_open; /* the connection_ ones: set by the server just before rendering */
 	uint64_t connections_accepted;
+	uint64_t connections_h2;
 	uint64_t connections_refused;
 	uint64_t connections_timed_out;
 	uint64_t api_outcomes[API_KIND_COUNT][API_OUTCOME_COUNT];

@@ -2,11 +2,12 @@
  * server.c - the HTTPS listener, routing, and the life of a request.
  *
  * Path of a request: evhttp reads it over a TLS bufferevent made in
- * on_new_connection(); on_request() wraps it in an ext_call, finds its route,
- * checks the client certificate when mTLS is on, and hands it to a verb; the
- * verb answers through call_reply_*(), which records metrics and frees the
- * call. Calls not yet answered sit on srv->calls, so shutdown can wait for
- * them and answer stragglers.
+ * on_new_connection(), or, when the handshake chose h2, nghttp2 does (h2.h);
+ * on_request() and on_h2_request() wrap it in an ext_call and dispatch()
+ * finds its route, checks the client certificate when mTLS is on, and hands
+ * it to a verb; the verb answers through call_reply_*(), which records
+ * metrics and frees the call. Calls not yet answered sit on srv->calls, so
+ * shutdown can wait for them and answer stragglers.
  */
 #include "extender/server.h"
 
@@ -30,6 +31,7 @@
 #include "extender/bind.h"
 #include "extender/call.h"
 #include "extender/conns.h"
+#include "extender/h2.h"
 #include "extender/tls.h"
 
 #ifndef DRAKE_VERSION
@@ -124,6 +126,7 @@ void ext_server_config_default(struct ext_server_config *cfg)
 	cfg->request_timeout = 30;
 	cfg->shutdown_grace = 20;
 	cfg->gang_bind_timeout = 15;
+	cfg->http2 = true;
 	ext_limits_default(&cfg->limits);
 }
 
@@ -178,15 +181,24 @@ static void call_finish(struct ext_call *call, int code, const char *ctype, stru
 {
 	struct ext_server *s = call->srv;
 	metrics_observe(&s->metrics, call->verb, code, seconds_since(&call->start), error);
-	struct evkeyvalq *h = evhttp_request_get_output_headers(call->req);
-	evhttp_add_header(h, "Content-Type", ctype);
-	if (evhttp_request_get_connection(call->req)) {
-		/* Count the reply until evhttp has flushed it, so a drain that
-		 * ends the loop never cuts a reply short. */
-		s->n_writing++;
-		evhttp_request_set_on_complete_cb(call->req, on_reply_flushed, s);
+	if (call->is_h2) {
+		/* a stream the client reset, or whose connection went, has no
+		 * one to answer */
+		if (call->h2) {
+			s->n_writing++; /* until on_h2_flushed */
+			h2_stream_reply(call->h2, code, ctype, body);
+		}
+	} else {
+		struct evkeyvalq *h = evhttp_request_get_output_headers(call->req);
+		evhttp_add_header(h, "Content-Type", ctype);
+		if (evhttp_request_get_connection(call->req)) {
+			/* Count the reply until evhttp has flushed it, so a drain
+			 * that ends the loop never cuts a reply short. */
+			s->n_writing++;
+			evhttp_request_set_on_complete_cb(call->req, on_reply_flushed, s);
+		}
+		evhttp_send_reply(call->req, code, reason_phrase(code), body);
 	}
-	evhttp_send_reply(call->req, code, reason_phrase(code), body);
 	TAILQ_REMOVE(&s->calls, call, link);
 	s->n_calls--;
 	if (call->verb_state_free)
@@ -228,10 +240,9 @@ void call_reply_error(struct ext_call *call, int code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	char q[800];
-	const char *uri = evhttp_request_get_uri(call->req);
 	char quri[300];
 	log_info("request_error", "verb=%s code=%d uri=%s error=%s", metrics_verb_name(call->verb),
-	         code, drake_log_quote(uri, quri, sizeof(quri)),
+	         code, drake_log_quote(call->uri, quri, sizeof(quri)),
 	         drake_log_quote(msg, q, sizeof(q)));
 	char *json = ext_error_encode(msg);
 	if (!json) {
@@ -302,11 +313,18 @@ struct metrics *call_metrics(const struct ext_call *call)
 
 const char *call_header(const struct ext_call *call, const char *name)
 {
+	if (call->is_h2)
+		return call->h2 ? h2_stream_header(call->h2, name) : NULL;
 	return evhttp_find_header(evhttp_request_get_input_headers(call->req), name);
 }
 
 void call_add_header(struct ext_call *call, const char *name, const char *value)
 {
+	if (call->is_h2) {
+		if (call->h2)
+			h2_stream_add_header(call->h2, name, value);
+		return;
+	}
 	evhttp_add_header(evhttp_request_get_output_headers(call->req), name, value);
 }
 
@@ -369,6 +387,7 @@ static void on_metrics(struct ext_call *call)
 	bind_service_metrics(call->srv->binds, &call->srv->metrics);
 	call->srv->metrics.connections_open = (int64_t)conns_open(call->srv->conns);
 	call->srv->metrics.connections_accepted = conns_accepted(call->srv->conns);
+	call->srv->metrics.connections_h2 = conns_h2_accepted(call->srv->conns);
 	call->srv->metrics.connections_refused = conns_refused(call->srv->conns);
 	call->srv->metrics.connections_timed_out = conns_timed_out(call->srv->conns);
 	metrics_render(&call->srv->metrics, DRAKE_VERSION, buf);
@@ -426,35 +445,39 @@ static bool client_verified(struct evhttp_request *req)
 	return bev && tls_client_verified(bufferevent_openssl_get_ssl(bev));
 }
 
-bool call_client_verified(const struct ext_call *call)
+static bool verified(const struct ext_call *call)
 {
-	return call->srv->client_auth && client_verified(call->req);
+	if (call->is_h2)
+		return call->h2 && tls_client_verified(h2_stream_ssl(call->h2));
+	return client_verified(call->req);
 }
 
-static void on_request(struct evhttp_request *req, void *arg)
+bool call_client_verified(const struct ext_call *call)
 {
-	struct ext_server *s = arg;
+	return call->srv->client_auth && verified(call);
+}
+
+/* A new call on s's list, its clock started; NULL when out of memory. */
+static struct ext_call *call_new(struct ext_server *s, const char *uri)
+{
 	struct ext_call *call = calloc(1, sizeof(*call));
-	if (!call) {
-		evhttp_send_error(req, 500, "out of memory");
-		return;
-	}
-	struct evhttp_connection *conn = evhttp_request_get_connection(req);
-	if (conn) /* a whole request arrived: its deadline stops while drake works */
-		conns_request_started(evhttp_connection_get_bufferevent(conn));
+	if (!call)
+		return NULL;
 	call->srv = s;
-	call->req = req;
 	call->verb = VERB_OTHER;
+	snprintf(call->uri, sizeof(call->uri), "%s", uri ? uri : "");
 	clock_gettime(CLOCK_MONOTONIC, &call->start);
 	TAILQ_INSERT_TAIL(&s->calls, call, link);
 	s->n_calls++;
+	return call;
+}
 
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-	if (!path || !*path)
-		path = "/";
+/* Routes a call, whichever protocol brought it: method m on path (no
+ * query), with its body. */
+static void dispatch(struct ext_server *s, struct ext_call *call, enum evhttp_cmd_type m,
+                     const char *path, const char *body, size_t body_len)
+{
 	char allow[64];
-	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	const struct route *r = find_route(s, path, m, allow, sizeof(allow));
 	if (r)
 		call->verb = r->verb;
@@ -463,7 +486,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	 * else, unknown paths too, is refused before routing, so it learns
 	 * nothing and changes nothing. 403, not 401: there is no
 	 * WWW-Authenticate challenge for a TLS client certificate. */
-	if (s->client_auth && !(r && r->auth != AUTH_CERT) && !client_verified(req)) {
+	if (s->client_auth && !(r && r->auth != AUTH_CERT) && !verified(call)) {
 		call_reply_error(call, 403,
 		                 "a client certificate signed by drake's client CA is required "
 		                 "(without one, only GET /healthz and /readyz are answered, and "
@@ -475,7 +498,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (!r) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+		call_add_header(call, "Allow", allow);
 		call_reply_error(call, 405, "%.200s accepts only %s", path, allow);
 		return;
 	}
@@ -489,14 +512,75 @@ static void on_request(struct evhttp_request *req, void *arg)
 		call_reply_error(call, 503, "%s", s->standby);
 		return;
 	}
+	call->body = body;
+	call->body_len = body_len;
+	r->handle(call);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct ext_server *s = arg;
+	struct ext_call *call = call_new(s, evhttp_request_get_uri(req));
+	if (!call) {
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	call->req = req;
+	struct evhttp_connection *conn = evhttp_request_get_connection(req);
+	if (conn) /* a whole request arrived: its deadline stops while drake works */
+		conns_request_started(evhttp_connection_get_bufferevent(conn));
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	if (!path || !*path)
+		path = "/";
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	call->body_len = evbuffer_get_length(in);
-	call->body = call->body_len ? (const char *)evbuffer_pullup(in, -1) : "";
-	if (!call->body) {
+	size_t len = evbuffer_get_length(in);
+	const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "";
+	if (!body) {
 		call_reply_error(call, 500, "out of memory reading the request body");
 		return;
 	}
-	r->handle(call);
+	dispatch(s, call, evhttp_request_get_command(req), path, body, len);
+}
+
+/* The methods drake's routes know; any other is 0, which matches none (so
+ * 405 on a known path, as over HTTP/1.1). */
+static enum evhttp_cmd_type h2_method(const char *m)
+{
+	static const struct {
+		const char *name;
+		enum evhttp_cmd_type cmd;
+	} methods[] = {{"GET", EVHTTP_REQ_GET},        {"POST", EVHTTP_REQ_POST},
+	               {"HEAD", EVHTTP_REQ_HEAD},      {"PUT", EVHTTP_REQ_PUT},
+	               {"DELETE", EVHTTP_REQ_DELETE},  {"PATCH", EVHTTP_REQ_PATCH},
+	               {"OPTIONS", EVHTTP_REQ_OPTIONS}};
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(m, methods[i].name))
+			return methods[i].cmd;
+	return 0;
+}
+
+static void on_h2_request(void *arg, struct h2_stream *st, const char *method, const char *uri,
+                          const char *body, size_t body_len)
+{
+	struct ext_server *s = arg;
+	struct ext_call *call = call_new(s, uri);
+	if (!call) {
+		h2_stream_refuse(st, 500, "out of memory");
+		return;
+	}
+	call->is_h2 = true;
+	h2_stream_hold(st, &call->h2);
+	char path[sizeof(call->uri)];
+	snprintf(path, sizeof(path), "%.*s", (int)strcspn(uri, "?#"), uri);
+	dispatch(s, call, h2_method(method), *path ? path : "/", body, body_len);
+}
+
+static void on_h2_flushed(void *arg, size_t n)
+{
+	struct ext_server *s = arg;
+	s->n_writing = s->n_writing > n ? s->n_writing - n : 0;
+	maybe_drained(s);
 }
 
 static struct bufferevent *on_new_connection(struct event_base *base, void *arg)
@@ -562,12 +646,21 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		goto fail;
 	}
-	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file};
+	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file, cfg->http2};
 	if (tls_context_new(&files, &s->ctx, msg, msglen))
 		goto fail;
 	s->binds = bind_service_new(base, cfg->gang_bind_timeout);
 	s->access = access_service_new(cfg->progress_audience);
-	s->conns = conns_new(base, cfg->max_connections, cfg->request_timeout);
+	/* Streams kube-scheduler may hold open at once on one connection (one
+	 * per held bind); past it, its client opens another connection. */
+	struct h2_handler h2 = {.request = on_h2_request,
+	                        .flushed = on_h2_flushed,
+	                        .arg = s,
+	                        .limits = {.max_body = cfg->max_body,
+	                                   .max_headers = cfg->max_headers,
+	                                   .max_streams = 256}};
+	s->conns =
+	    conns_new(base, cfg->max_connections, cfg->request_timeout, cfg->http2 ? &h2 : NULL);
 	if (!s->binds || !s->access || !s->conns) {
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		goto fail;
@@ -621,7 +714,7 @@ int ext_server_port(const struct ext_server *s)
 
 drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen)
 {
-	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file};
+	struct tls_files files = {s->cert_file, s->key_file, s->client_ca_file, s->cfg.http2};
 	SSL_CTX *ctx;
 	drake_err e = tls_context_new(&files, &ctx, msg, msglen);
 	if (e) {

@@ -40,6 +40,7 @@ struct ext_server_config {
 	double request_timeout;     /* seconds a connection has to send each whole request */
 	double shutdown_grace;      /* seconds held requests get on shutdown */
 	double gang_bind_timeout;   /* seconds a gang's binds wait for the whole wave */
+	bool http2;                 /* offer h2 by ALPN (kube-scheduler's client takes it) */
 	/* The audience POST /v1/progress tokens must carry (their TokenReview
 	 * asks for it); NULL or "": the API server's own. */
 	const char *progress_audience;

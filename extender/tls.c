@@ -18,21 +18,37 @@ static drake_err tls_fail(char *msg, size_t msglen, const char *what, const char
 	return drake_errorf(DRAKE_ETLS, msg, msglen, "%s %s: %s", what, path ? path : "", detail);
 }
 
-/* Choose http/1.1 when the client offers it; without a match, no ALPN at all,
- * which clients treat as HTTP/1.1. Never select h2. */
-static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-                          const unsigned char *in, unsigned int inlen, void *arg)
+/* The client's offer of proto (ALPN wire format), or NULL. */
+static const unsigned char *offered(const unsigned char *in, unsigned int inlen, const char *proto)
 {
+	size_t plen = strlen(proto);
 	for (unsigned int i = 0; i < inlen;) {
 		unsigned int n = in[i];
 		if (i + 1 + n > inlen)
 			break;
-		if (n == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0) {
-			*out = in + i + 1;
-			*outlen = (unsigned char)n;
-			return SSL_TLSEXT_ERR_OK;
-		}
+		if (n == plen && memcmp(in + i + 1, proto, plen) == 0)
+			return in + i + 1;
 		i += 1 + n;
+	}
+	return NULL;
+}
+
+/* h2 when it is on and offered (a client offering both would rather have
+ * it), else http/1.1; without a match, no ALPN at all, which clients treat
+ * as HTTP/1.1. */
+static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                          const unsigned char *in, unsigned int inlen, void *arg)
+{
+	const unsigned char *p = arg ? offered(in, inlen, "h2") : NULL;
+	if (p) {
+		*out = p;
+		*outlen = 2;
+		return SSL_TLSEXT_ERR_OK;
+	}
+	if ((p = offered(in, inlen, "http/1.1"))) {
+		*out = p;
+		*outlen = 8;
+		return SSL_TLSEXT_ERR_OK;
 	}
 	return SSL_TLSEXT_ERR_NOACK;
 }
@@ -52,7 +68,8 @@ drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *ms
 	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
 	                             SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-	SSL_CTX_set_alpn_select_cb(ctx, on_alpn_select, NULL);
+	/* a non-NULL argument means h2 may be chosen */
+	SSL_CTX_set_alpn_select_cb(ctx, on_alpn_select, files->h2 ? (void *)ctx : NULL);
 	static const unsigned char sid[] = "drake";
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
 

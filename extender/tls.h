@@ -24,6 +24,7 @@ struct tls_files {
 	const char *cert_file;      /* PEM chain, leaf first */
 	const char *key_file;       /* PEM private key matching the leaf */
 	const char *client_ca_file; /* PEM CA bundle; NULL or "" disables mTLS */
+	bool h2;                    /* offer h2 by ALPN (else http/1.1 only) */
 };
 
 drake_err tls_context_new(const struct tls_files *files, SSL_CTX **out, char *msg,

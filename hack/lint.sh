@@ -54,7 +54,7 @@ fi
 
 echo "lint: every drake serve flag is documented in README.md"
 if [ -x build/release/drake ]; then
-  for f in $(build/release/drake serve --help | grep -oE '^  --[a-z-]+' | sed 's/^ *//'); do
+  for f in $(build/release/drake serve --help | grep -oE '^  --[a-z0-9-]+' | sed 's/^ *//'); do
     grep -q -- "\`$f\`" README.md || { echo "    README.md does not mention $f"; fail=1; }
   done
 else
@@ -69,9 +69,9 @@ echo "lint: every drake serve flag is a chart value, and every chart flag value 
 # unknown flag at drake's start.
 values=charts/drake/values.yaml
 if [ -x build/release/drake ] && [ -f "$values" ]; then
-  mapfile -t dflags < <(build/release/drake serve --help | grep -oE '^  --[a-z-]+' | sed 's/^ *--//')
+  mapfile -t dflags < <(build/release/drake serve --help | grep -oE '^  --[a-z0-9-]+' | sed 's/^ *--//')
   mapfile -t ckeys < <(awk '/^flags:/ {in_f = 1; next} /^[^ #]/ {in_f = 0}
-    in_f && /^  [a-zA-Z]+:/ {sub(/:.*/, ""); sub(/^ +/, ""); print}' "$values")
+    in_f && /^  [a-zA-Z0-9]+:/ {sub(/:.*/, ""); sub(/^ +/, ""); print}' "$values")
   for f in "${dflags[@]}"; do
     camel=$(sed -E 's/-([a-z])/\U\1/g' <<<"$f")
     printf '%s\n' "${ckeys[@]}" | grep -qx -- "$camel" ||

@@ -414,6 +414,94 @@ static void test_pods_that_are_not_members_of_the_wave_are_refused_and_do_not_co
 	fake_api_stop(&api);
 }
 
+/* One HTTP/2 connection, as kube-scheduler keeps it: the prefix's filter
+ * and prioritize are answered while a bind on the same connection is held
+ * at the barrier, and the wave still binds when its last member comes. */
+static bool multi_has_body(struct fake_api *f, void *arg)
+{
+	return ((struct resp *)arg)->len > 0;
+}
+
+static void test_a_held_bind_does_not_block_other_calls_on_its_http2_connection(void **state)
+{
+	struct script sc = {0};
+	struct fake_api api;
+	struct drake d;
+	with_drake(&d, &api, &sc, "h2held", "20s");
+	CURLM *m = curl_multi_init();
+	curl_multi_setopt(m, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	struct bind_call a, b;
+	start_bind(m, &a, d.port, "mnist-worker-0");
+	curl_easy_setopt(a.h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	struct waiting one = {d.port, 1};
+	assert_true(fake_api_pump(&api, m, 10, barrier_holds, &one));
+
+	char pod[2048], body[2600];
+	snprintf(body, sizeof(body), "{\"Pod\":%s,\"NodeNames\":[\"gpu-b\",\"gpu-a\"]}",
+	         pod_json(&sc, "ml", "mnist-worker-1", pod, sizeof(pod)));
+	CURL *f = curl_easy_init();
+	struct resp fr;
+	setup_easy(f, d.port, "POST", "/scheduler/filter", body, strlen(body), &good, &fr);
+	curl_easy_setopt(f, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(f, CURLOPT_PIPEWAIT, 1L);
+	curl_multi_add_handle(m, f);
+	assert_true(fake_api_pump(&api, m, 10, multi_has_body, &fr));
+	assert_non_null(strstr(fr.body, "\"NodeNames\":[\"gpu-a\"]"));
+	long reused = -1, v = 0;
+	curl_easy_getinfo(f, CURLINFO_NUM_CONNECTS, &reused);
+	curl_easy_getinfo(f, CURLINFO_HTTP_VERSION, &v);
+	assert_int_equal(v, CURL_HTTP_VERSION_2_0);
+	assert_int_equal(reused, 0); /* a stream of the bind's connection */
+	assert_int_equal(fake_api_count(&api, "POST", "/binding"), 0); /* a still held */
+
+	start_bind(m, &b, d.port, "mnist-worker-1");
+	curl_easy_setopt(b.h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_true(fake_api_finish(&api, m, 10));
+	assert_int_equal(fake_api_count(&api, "POST", "/pods/mnist-worker-0/binding"), 1);
+	assert_int_equal(fake_api_count(&api, "POST", "/pods/mnist-worker-1/binding"), 1);
+	assert_string_equal(a.r.body, "{\"Error\":\"\"}");
+	assert_string_equal(b.r.body, "{\"Error\":\"\"}");
+	curl_multi_remove_handle(m, f);
+	curl_easy_cleanup(f);
+	end_bind(m, &a);
+	end_bind(m, &b);
+	curl_multi_cleanup(m);
+	assert_int_equal(stop_drake(&d), 0);
+	fake_api_stop(&api);
+}
+
+/* kube-scheduler gives up on a held bind (its timeout, a restart): the
+ * stream is reset, the connection stays, drake keeps serving, and the wave's
+ * outcome is answered to whoever is still there. */
+static void test_a_held_http2_bind_whose_stream_is_reset_leaves_drake_serving(void **state)
+{
+	struct script sc = {0};
+	struct fake_api api;
+	struct drake d;
+	with_drake(&d, &api, &sc, "h2reset", "20s");
+	CURLM *m = curl_multi_init();
+	struct bind_call a, b;
+	start_bind(m, &a, d.port, "mnist-worker-0");
+	curl_easy_setopt(a.h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	struct waiting one = {d.port, 1};
+	assert_true(fake_api_pump(&api, m, 10, barrier_holds, &one));
+	end_bind(m, &a); /* curl resets the stream */
+
+	start_bind(m, &b, d.port, "mnist-worker-1");
+	curl_easy_setopt(b.h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_true(fake_api_finish(&api, m, 10));
+	assert_string_equal(b.r.body, "{\"Error\":\"\"}");
+	assert_int_equal(fake_api_count(&api, "POST", "/pods/mnist-worker-0/binding"), 1);
+	assert_int_equal(fake_api_count(&api, "POST", "/pods/mnist-worker-1/binding"), 1);
+	struct resp r;
+	request(d.port, "GET", "/healthz", NULL, &good, &r);
+	assert_int_equal(r.code, 200);
+	end_bind(m, &b);
+	curl_multi_cleanup(m);
+	assert_int_equal(stop_drake(&d), 0);
+	fake_api_stop(&api);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -427,6 +515,8 @@ int main(void)
 	    cmocka_unit_test(test_a_wave_of_workers_without_its_ps_never_binds),
 	    cmocka_unit_test(
 	        test_pods_that_are_not_members_of_the_wave_are_refused_and_do_not_count),
+	    cmocka_unit_test(test_a_held_bind_does_not_block_other_calls_on_its_http2_connection),
+	    cmocka_unit_test(test_a_held_http2_bind_whose_stream_is_reset_leaves_drake_serving),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

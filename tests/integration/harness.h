@@ -116,6 +116,12 @@ static inline void setup_easy(CURL *h, int port, const char *method, const char 
 	curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert);
 	curl_easy_setopt(h, CURLOPT_SSLKEY, t->key);
 	curl_easy_setopt(h, CURLOPT_SSLVERSION, t->max_version ? t->max_version : 0L);
+	/* libcurl offers h2 over TLS and drake takes it; DRAKE_TEST_HTTP=1.1
+	 * runs a suite over HTTP/1.1 instead (make itest runs both) */
+	const char *proto = getenv("DRAKE_TEST_HTTP");
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
+	                 proto && !strcmp(proto, "1.1") ? CURL_HTTP_VERSION_1_1
+	                                                : CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);

@@ -122,6 +122,16 @@ static bool log_has(const char *needle)
 	return found;
 }
 
+static size_t log_count(const char *needle)
+{
+	char *log = slurp(g.log);
+	size_t n = 0;
+	for (const char *p = log; (p = strstr(p, needle)); p++)
+		n++;
+	free(log);
+	return n;
+}
+
 static void metrics_have(CURL *h, const char *line)
 {
 	struct resp r;
@@ -308,6 +318,85 @@ test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline(void
 	curl_easy_cleanup(kept);
 }
 
+/* Over HTTP/2 the same limits answer on the stream, and the connection's
+ * other streams, and other clients, go on. */
+static void test_over_http2_limits_answer_431_and_413_on_the_stream(void **state)
+{
+	CURL *kept = kept_open();
+	CURL *h = curl_easy_init();
+	char pad[5000 + 8];
+	snprintf(pad, sizeof(pad), "X-Pad: %0*d", 5000, 0);
+	struct curl_slist *hdr = curl_slist_append(NULL, pad);
+	struct resp r;
+	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	long code = 0, v = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v);
+	assert_int_equal(v, CURL_HTTP_VERSION_2_0);
+	assert_int_equal(code, 431);
+	assert_non_null(strstr(r.body, "--max-headers"));
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdr);
+
+	size_t n = (1u << 20) + 1; /* the suite's --max-body is 1Mi */
+	char *big = malloc(n);
+	memset(big, ' ', n);
+	setup_easy(h, g.port, "POST", "/scheduler/filter", big, n, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	assert_int_equal(code, 413);
+	free(big);
+
+	/* the same connection serves the next request */
+	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	assert_int_equal(code, 200);
+	long connects = -1;
+	curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+	assert_int_equal(connects, 0);
+	still_served(kept);
+	assert_true(log_has("msg=request_refused protocol=h2 code=431"));
+	assert_true(log_has("msg=request_refused protocol=h2 code=413"));
+	curl_easy_cleanup(h);
+	curl_easy_cleanup(kept);
+	wait_for_no_other_connections();
+}
+
+/* An HTTP/2 connection idle past the deadline is told GOAWAY and closed;
+ * the client's next request goes on a new connection and is served. */
+static void test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_served(void **state)
+{
+	CURL *h = curl_easy_init();
+	struct resp r;
+	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	long before = metric(h, "\ndrake_connections_closed_total{reason=\"request_timeout\"} ");
+	size_t lines = log_count("msg=connection_timed_out");
+	double deadline = now() + 5; /* the suite's --request-timeout is 1s */
+	while (log_count("msg=connection_timed_out") == lines && now() < deadline)
+		usleep(50000);
+	assert_true(log_count("msg=connection_timed_out") > lines);
+	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	long code = 0, connects = -1;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+	assert_int_equal(code, 200);
+	assert_int_equal(connects, 1); /* a new connection */
+	assert_true(metric(h, "\ndrake_connections_closed_total{reason=\"request_timeout\"} ") >
+	            before);
+	curl_easy_cleanup(h);
+	wait_for_no_other_connections();
+}
+
 /* Each accepted connection is counted once, at accept (refused ones not at
  * all), and requests on a kept-alive connection add nothing: the count
  * against the requests served says how often clients reconnect, each time
@@ -342,6 +431,9 @@ int main(void)
 	    cmocka_unit_test(
 	        test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline),
 	    cmocka_unit_test(test_connections_accepted_count_handshakes_not_requests),
+	    cmocka_unit_test(test_over_http2_limits_answer_431_and_413_on_the_stream),
+	    cmocka_unit_test(
+	        test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_served),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -189,17 +189,77 @@ static void test_keep_alive_reuses_the_connection(void **state)
 	curl_easy_cleanup(h);
 }
 
-static void test_http2_is_not_negotiated(void **state)
+/* kube-scheduler's client offers h2 and takes it: its calls, binds held at
+ * a barrier among them, are streams of one connection. */
+static void test_http2_carries_concurrent_requests_on_one_connection(void **state)
 {
+	CURL *probe = curl_easy_init();
+	struct resp r;
+	request_on(probe, g.port, "GET", "/metrics", NULL, 0, &good, &r);
+	const char *p = strstr(r.body, "\ndrake_connections_http2_total ");
+	assert_non_null(p);
+	long long before = atoll(p + strlen("\ndrake_connections_http2_total "));
+
+	CURLM *m = curl_multi_init();
+	curl_multi_setopt(m, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	enum { N = 8 };
+	CURL *h[N];
+	struct resp rs[N];
+	for (int i = 0; i < N; i++) {
+		h[i] = curl_easy_init();
+		if (i % 2)
+			setup_easy(h[i], g.port, "GET", "/healthz", NULL, 0, &good, &rs[i]);
+		else
+			setup_easy(h[i], g.port, "POST", "/scheduler/filter", "{bad", 4, &good,
+			           &rs[i]);
+		curl_easy_setopt(h[i], CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+		curl_easy_setopt(h[i], CURLOPT_PIPEWAIT, 1L); /* wait for the h2 connection */
+		curl_multi_add_handle(m, h[i]);
+	}
+	int running = 1;
+	double deadline = now() + 10;
+	while (running && now() < deadline) {
+		curl_multi_perform(m, &running);
+		curl_multi_poll(m, NULL, 0, 100, NULL);
+	}
+	assert_int_equal(running, 0);
+	for (int i = 0; i < N; i++) {
+		long code = 0, v = 0;
+		curl_easy_getinfo(h[i], CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(h[i], CURLINFO_HTTP_VERSION, &v);
+		assert_int_equal(v, CURL_HTTP_VERSION_2_0);
+		assert_int_equal(code, i % 2 ? 200 : 400);
+		if (i % 2 == 0)
+			assert_non_null(strstr(rs[i].body, "malformed JSON"));
+		curl_multi_remove_handle(m, h[i]);
+		curl_easy_cleanup(h[i]);
+	}
+	curl_multi_cleanup(m);
+	request_on(probe, g.port, "GET", "/metrics", NULL, 0, &good, &r);
+	p = strstr(r.body, "\ndrake_connections_http2_total ");
+	assert_non_null(p);
+	/* the probe's own connection (h2 too) was counted in before */
+	assert_int_equal(atoll(p + strlen("\ndrake_connections_http2_total ")), before + 1);
+	curl_easy_cleanup(probe);
+}
+
+/* With --http2=false only HTTP/1.1 is offered, whatever the client asks. */
+static void test_http2_off_offers_only_http_1_1(void **state)
+{
+	struct drake d;
+	start_drake(&d, "http1", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
+	            "--http2=false", NULL);
+	wait_healthy(&d, &good);
 	CURL *h = curl_easy_init();
 	struct resp r;
-	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	setup_easy(h, d.port, "GET", "/healthz", NULL, 0, &good, &r);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 	assert_int_equal(curl_easy_perform(h), CURLE_OK);
 	long v = 0;
 	curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v);
 	assert_int_equal(v, CURL_HTTP_VERSION_1_1);
 	curl_easy_cleanup(h);
+	assert_int_equal(stop_drake(&d), 0);
 }
 
 static const struct tls none = {CERTS "/ca.crt", NULL, NULL, 0};
@@ -621,7 +681,8 @@ int main(void)
 	    cmocka_unit_test(test_bad_requests_get_clear_errors_and_the_server_keeps_serving),
 	    cmocka_unit_test(test_a_body_over_the_limit_gets_413),
 	    cmocka_unit_test(test_keep_alive_reuses_the_connection),
-	    cmocka_unit_test(test_http2_is_not_negotiated),
+	    cmocka_unit_test(test_http2_carries_concurrent_requests_on_one_connection),
+	    cmocka_unit_test(test_http2_off_offers_only_http_1_1),
 	    cmocka_unit_test(test_clients_with_an_untrusted_certificate_fail_the_handshake),
 	    cmocka_unit_test(test_a_client_without_a_certificate_gets_only_the_probes),
 	    cmocka_unit_test(

@@ -274,7 +274,7 @@ func drakeVerbs(m map[string]float64) {
 	// kube-scheduler's extender client keeps few idle HTTP/1.1 connections,
 	// so calls made while binds are held open new ones, each a TLS handshake
 	if acc, ok := m["drake_connections_accepted_total"]; ok && calls > 0 {
-		fmt.Printf("%-34s connections accepted %.0f for %.0f verb calls (%.2f per call)\n", "drake", acc, calls, acc/calls)
+		fmt.Printf("%-34s connections accepted %.0f (HTTP/2: %.0f) for %.0f verb calls (%.2f per call)\n", "drake", acc, m["drake_connections_http2_total"], calls, acc/calls)
 	}
 }
 
