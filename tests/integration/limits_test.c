@@ -368,9 +368,9 @@ static void test_over_http2_limits_answer_431_and_413_on_the_stream(void **state
 	wait_for_no_other_connections();
 }
 
-/* An HTTP/2 connection idle past the deadline is told GOAWAY and closed;
+/* An HTTP/2 connection idle past the deadline is closed (GOAWAY first: below);
  * the client's next request goes on a new connection and is served. */
-static void test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_served(void **state)
+static void test_after_an_idle_http2_connection_is_closed_the_next_request_is_served(void **state)
 {
 	CURL *h = curl_easy_init();
 	struct resp r;
@@ -394,6 +394,58 @@ static void test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_se
 	assert_true(metric(h, "\ndrake_connections_closed_total{reason=\"request_timeout\"} ") >
 	            before);
 	curl_easy_cleanup(h);
+	wait_for_no_other_connections();
+}
+
+/* What drake sends an HTTP/2 client that says nothing after its preface:
+ * its SETTINGS, then, at the deadline, GOAWAY (no error) and the close. */
+static void test_an_idle_http2_connection_is_told_goaway_before_it_is_closed(void **state)
+{
+	struct raw c;
+	c.ctx = SSL_CTX_new(TLS_client_method());
+	SSL_CTX_use_certificate_file(c.ctx, CERTS "/client.crt", SSL_FILETYPE_PEM);
+	SSL_CTX_use_PrivateKey_file(c.ctx, CERTS "/client.key", SSL_FILETYPE_PEM);
+	static const unsigned char h2[] = {2, 'h', '2'};
+	SSL_CTX_set_alpn_protos(c.ctx, h2, sizeof(h2));
+	c.fd = tcp_connect(g.port);
+	c.ssl = SSL_new(c.ctx);
+	SSL_set_fd(c.ssl, c.fd);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	const unsigned char *alpn;
+	unsigned int alpn_len;
+	SSL_get0_alpn_selected(c.ssl, &alpn, &alpn_len);
+	assert_int_equal(alpn_len, 2);
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	                              "\0\0\0\4\0\0\0\0\0"; /* and an empty SETTINGS */
+	raw_send(&c, preface, sizeof(preface) - 1);
+	unsigned char got[4096];
+	size_t len = 0;
+	double t0 = now();
+	for (;;) { /* until the server closes */
+		struct pollfd p = {.fd = c.fd, .events = POLLIN};
+		if (SSL_pending(c.ssl) == 0 && poll(&p, 1, 5000) <= 0)
+			break;
+		int n = SSL_read(c.ssl, got + len, (int)(sizeof(got) - len));
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	double took = now() - t0;
+	raw_close(&c);
+	bool settings = false, goaway = false;
+	for (size_t i = 0; i + 9 <= len;) { /* 9-byte frame headers */
+		size_t flen = (size_t)got[i] << 16 | (size_t)got[i + 1] << 8 | got[i + 2];
+		if (got[i + 3] == 4)
+			settings = true;
+		if (got[i + 3] == 7 && i + 9 + 8 <= len)
+			goaway = got[i + 13] == 0 && got[i + 14] == 0 && got[i + 15] == 0 &&
+			         got[i + 16] == 0; /* error code NO_ERROR */
+		i += 9 + flen;
+	}
+	assert_true(settings);
+	assert_true(goaway);
+	if (took < 0.8 || took > 3)
+		fail_msg("closed after %.1f s, not at the 1 s deadline", took);
 	wait_for_no_other_connections();
 }
 
@@ -433,7 +485,8 @@ int main(void)
 	    cmocka_unit_test(test_connections_accepted_count_handshakes_not_requests),
 	    cmocka_unit_test(test_over_http2_limits_answer_431_and_413_on_the_stream),
 	    cmocka_unit_test(
-	        test_an_idle_http2_connection_gets_goaway_and_the_next_request_is_served),
+	        test_after_an_idle_http2_connection_is_closed_the_next_request_is_served),
+	    cmocka_unit_test(test_an_idle_http2_connection_is_told_goaway_before_it_is_closed),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
