@@ -132,6 +132,7 @@ void conns_free(struct conns *c)
 			event_free(k->deadline);
 		k->deadline = NULL;
 		k->owner = NULL;
+		h2_conn_detach(k->h2); /* its handler is the server going away */
 	}
 	free(c);
 }

@@ -278,6 +278,10 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *frame, void *arg)
 	struct h2_stream *st = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
 	if (!st || st->working)
 		return 0;
+	if (!c->h.request) {
+		h2_stream_refuse(st, 503, "drake is shutting down");
+		return 0;
+	}
 	if (st->refused) {
 		h2_stream_refuse(st, st->refused,
 		                 st->refused == 413 ? "request body over --max-body"
@@ -392,6 +396,15 @@ struct h2_conn *h2_conn_start(struct bufferevent *bev, const struct h2_handler *
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	return c;
+}
+
+void h2_conn_detach(struct h2_conn *c)
+{
+	if (!c)
+		return;
+	c->h.request = NULL;
+	c->h.flushed = NULL;
+	c->h.arg = NULL;
 }
 
 void h2_conn_goaway(struct h2_conn *c)

@@ -63,6 +63,10 @@ struct h2_conn *h2_conn_start(struct bufferevent *bev, const struct h2_handler *
 /* Says GOAWAY (no error) and closes the connection once it is written: the
  * client sends its next requests on a new connection. */
 void h2_conn_goaway(struct h2_conn *c);
+/* The handler is going away (the server is freed while libevent still holds
+ * the connection): nothing more is reported to it, and requests completed
+ * from now on are answered 503. */
+void h2_conn_detach(struct h2_conn *c);
 /* Frees the session and detaches its streams (their holders read NULL). */
 void h2_conn_free(struct h2_conn *c);
 
