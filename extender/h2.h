@@ -36,7 +36,7 @@ struct h2_stream;
 
 struct h2_limits {
 	size_t max_body;      /* per stream; larger bodies get 413 */
-	size_t max_headers;   /* per stream header block; larger: the stream is reset */
+	size_t max_headers;   /* per stream header block; larger gets 431 */
 	uint32_t max_streams; /* concurrent streams a client may open (SETTINGS) */
 };
 
