@@ -30,8 +30,7 @@ struct ext_call {
 	struct ext_server *srv;
 	struct evhttp_request *req; /* HTTP/1.1; NULL for an h2 stream */
 	struct h2_stream *h2;       /* HTTP/2; NULL once the stream is gone (reset) */
-	bool is_h2;
-	char uri[300]; /* as requested, for log lines (truncated) */
+	char uri[300];              /* as requested, for log lines (truncated) */
 	enum ext_verb verb;
 	struct timespec start;
 	const char *body; /* the request body, contiguous; valid until the reply */

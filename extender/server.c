@@ -175,13 +175,19 @@ static void on_reply_flushed(struct evhttp_request *req, void *arg)
 	maybe_drained(s);
 }
 
+/* An HTTP/1.1 call has its evhttp request from the start; an h2 one never. */
+static bool over_h2(const struct ext_call *call)
+{
+	return !call->req;
+}
+
 /* The single exit of every call. */
 static void call_finish(struct ext_call *call, int code, const char *ctype, struct evbuffer *body,
                         bool error)
 {
 	struct ext_server *s = call->srv;
 	metrics_observe(&s->metrics, call->verb, code, seconds_since(&call->start), error);
-	if (call->is_h2) {
+	if (over_h2(call)) {
 		/* a stream the client reset, or whose connection went, has no
 		 * one to answer */
 		if (call->h2) {
@@ -313,14 +319,14 @@ struct metrics *call_metrics(const struct ext_call *call)
 
 const char *call_header(const struct ext_call *call, const char *name)
 {
-	if (call->is_h2)
+	if (over_h2(call))
 		return call->h2 ? h2_stream_header(call->h2, name) : NULL;
 	return evhttp_find_header(evhttp_request_get_input_headers(call->req), name);
 }
 
 void call_add_header(struct ext_call *call, const char *name, const char *value)
 {
-	if (call->is_h2) {
+	if (over_h2(call)) {
 		if (call->h2)
 			h2_stream_add_header(call->h2, name, value);
 		return;
@@ -447,7 +453,7 @@ static bool client_verified(struct evhttp_request *req)
 
 static bool verified(const struct ext_call *call)
 {
-	if (call->is_h2)
+	if (over_h2(call))
 		return call->h2 && tls_client_verified(h2_stream_ssl(call->h2));
 	return client_verified(call->req);
 }
@@ -569,7 +575,6 @@ static void on_h2_request(void *arg, struct h2_stream *st, const char *method, c
 		h2_stream_refuse(st, 500, "out of memory");
 		return;
 	}
-	call->is_h2 = true;
 	h2_stream_hold(st, &call->h2);
 	char path[sizeof(call->uri)];
 	snprintf(path, sizeof(path), "%.*s", (int)strcspn(uri, "?#"), uri);
