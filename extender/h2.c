@@ -13,6 +13,7 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+#include <ctype.h>
 #include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>
 #include <stdio.h>
@@ -448,8 +449,7 @@ void h2_stream_add_header(struct h2_stream *st, const char *name, const char *va
 	if (add_header(&st->out, &st->n_out, name, strlen(name), value, strlen(value)) == 0) {
 		/* h2 header names are lower case (RFC 9113 section 8.2.1) */
 		for (char *p = st->out[st->n_out - 1].name; *p; p++)
-			if (*p >= 'A' && *p <= 'Z')
-				*p = (char)(*p - 'A' + 'a');
+			*p = (char)tolower((unsigned char)*p);
 	}
 }
 
@@ -462,6 +462,17 @@ void *h2_stream_ssl(const struct h2_stream *st)
 	{                                                                                          \
 		(uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), NGHTTP2_NV_FLAG_NONE              \
 	}
+
+/* A reply that cannot be made (out of memory): the stream is reset, and a
+ * reply the server counts is reported at once, as nothing will be written. */
+static void reply_failed(struct h2_conn *c, struct h2_stream *st)
+{
+	nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
+	if (!st->uncounted && c->h.flushed)
+		c->h.flushed(c->h.arg, 1);
+	if (!c->in_recv)
+		flush(c);
+}
 
 void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
                      struct evbuffer *body)
@@ -478,10 +489,7 @@ void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
 	nghttp2_nv *nv = calloc(n, sizeof(*nv));
 	if (!nv || (body && !st->reply && !(st->reply = evbuffer_new()))) {
 		free(nv);
-		nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, st->id,
-		                          NGHTTP2_INTERNAL_ERROR);
-		if (!c->in_recv)
-			flush(c);
+		reply_failed(c, st);
 		return;
 	}
 	nv[0] = (nghttp2_nv)NV(":status", status, strlen(status));
@@ -491,17 +499,19 @@ void h2_stream_reply(struct h2_stream *st, int code, const char *content_type,
 		    (nghttp2_nv)NV(st->out[i].name, st->out[i].value, strlen(st->out[i].value));
 	nghttp2_data_provider dp = {.source.ptr = st, .read_callback = on_read_reply};
 	bool has_body = !st->head && body && evbuffer_get_length(body) > 0;
-	if (!st->uncounted)
-		c->owed++;
 	if (has_body)
 		evbuffer_add_buffer(st->reply, body);
-	else if (!st->uncounted)
-		c->unflushed++; /* the HEADERS frame ends the stream */
 	int rv = nghttp2_submit_response(c->session, st->id, nv, n, has_body ? &dp : NULL);
 	free(nv);
-	if (rv != 0)
-		nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, st->id,
-		                          NGHTTP2_INTERNAL_ERROR);
+	if (rv != 0) {
+		reply_failed(c, st);
+		return;
+	}
+	if (!st->uncounted) {
+		c->owed++;
+		if (!has_body)
+			c->unflushed++; /* the HEADERS frame ends the stream */
+	}
 	if (!c->in_recv) /* a reply made inside a callback goes out when it returns */
 		flush(c);
 }
