@@ -462,7 +462,13 @@ func TestASlowJobsWorkerMovesOntoItsOwnNodeSoAWaitingJobFits(t *testing.T) {
 		}
 	}
 	pollUntil(t, 60*time.Second, "s whole on "+x, func() (string, error) {
-		for _, p := range jobPods(t, e, ns, "s") {
+		// A moved replica is deleted before it is recreated: count the
+		// pods, or the gap between the two reads as "all on X".
+		pods := jobPods(t, e, ns, "s")
+		if len(pods) != 3 {
+			return fmt.Sprintf("%d of s's 3 pods exist", len(pods)), nil
+		}
+		for _, p := range pods {
 			if p.Spec.NodeName != x || p.DeletionTimestamp != nil {
 				return p.Name + " on " + p.Spec.NodeName, nil
 			}
