@@ -41,7 +41,7 @@ struct serve_opts {
 	const char *cluster_domain;
 	const char *gang_resource;
 	const char *scheduler_name;
-	bool gang, strict_fifo;
+	bool gang, strict_fifo, gang_pin;
 	size_t gang_max_unbound;
 	struct scale_flag_vals scale;
 	struct migrate_flag_vals mig;
@@ -349,6 +349,11 @@ int serve_main(int argc, char **argv)
 	     "with --gang: most admitted gang pods waiting for kube-scheduler at once; 0: "
 	     "adaptive, "
 	     "what kube-scheduler binds in half of --gang-bind-timeout (at least 64)"},
+	    {"gang-pin", "DRAKE_GANG_PIN", FLAG_BOOL, &o.gang_pin, "true",
+	     "with --gang: ungate a member whose pod sets no node selector, affinity or topology "
+	     "spread constraints with a required node affinity on its planned node (and its "
+	     "wave's other nodes), so kube-scheduler filters those nodes, not the cluster; false: "
+	     "the plan is an annotation alone and kube-scheduler searches every node"},
 	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o.migrate, "false",
 	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
 	     "explicit POST /v1/migrations works either way"},
@@ -469,6 +474,7 @@ int serve_main(int argc, char **argv)
 		                                .strict_fifo = o.strict_fifo,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
+		                                .gang_pin = o.gang_pin,
 		                                .scale = &o.scale.opts,
 		                                .migrate = o.migrate,
 		                                .mig = &o.mig.opts,

@@ -98,6 +98,9 @@ struct kube_pod {
 	const char *created, *deleted;      /* creation and deletion timestamps */
 	bool deleting;                      /* metadata.deletionTimestamp is set */
 	bool has_annotations;               /* metadata.annotations is an object */
+	/* spec.nodeSelector, spec.affinity or spec.topologySpreadConstraints is
+	 * set: where the pod may go is not drake's planner's alone to say */
+	bool node_constrained;
 	uint16_t n_labels, n_annotations, n_gates, n_conditions, n_statuses;
 	const struct kube_kv *labels, *annotations;
 	const char *const *gates; /* spec.schedulingGates[i].name (NULL: not a string) */

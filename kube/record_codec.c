@@ -199,6 +199,10 @@ static void pod_walk(struct walk *w, const json_t *obj, struct kube_pod *p)
 		p->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 		p->deleted = intern(w, str_of(json_object_get(meta, "deletionTimestamp")));
 		p->has_annotations = json_is_object(json_object_get(meta, "annotations"));
+		p->node_constrained =
+		    json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
+		    json_object_get(spec, "affinity") != NULL ||
+		    json_array_size(json_object_get(spec, "topologySpreadConstraints")) > 0;
 		p->node_name = intern(w, str_of(json_object_get(spec, "nodeName")));
 		p->nominated_node = intern(w, str_of(json_object_get(status, "nominatedNodeName")));
 		p->phase = intern(w, str_of(json_object_get(status, "phase")));

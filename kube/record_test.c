@@ -59,7 +59,7 @@ static const struct pod_case {
      "\"kubeshare/gpu_request\":\"0.5\",\"kubeshare/gpu_mem\":\"1073741824\","
      "\"kubeshare/GPUID\":\"qwert\"},\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"uid\":"
      "\"rs\"},{\"kind\":\"TFJob\",\"uid\":\"j2\",\"controller\":true}]%s},\"spec\":{"
-     "\"nodeName\":\"\",\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
+     "\"nodeName\":\"\",\"nodeSelector\":{},\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
      "\"drake.dev/gang\"}],\"containers\":[{\"name\":\"tensorflow\",\"resources\":{}}]},"
      "\"status\":{\"phase\":\"Pending\",\"nominatedNodeName\":\"gpu-b\"}}"},
     {"a deleting pod with init containers, a sidecar, overhead and number quantities",
@@ -69,14 +69,17 @@ static const struct pod_case {
      "\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}},{"
      "\"resources\":{\"requests\":{\"cpu\":3,\"memory\":\"1Gi\"},\"limits\":{\"amd.com/gpu\":"
      "2.5}}}],\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"2\",\"nvidia.com/gpu\":1}}},"
-     "\"not a container\"],\"overhead\":{\"cpu\":\"250m\"}},\"status\":{\"phase\":\"Running\","
+     "\"not a "
+     "container\"],\"overhead\":{\"cpu\":\"250m\"},\"affinity\":{\"podAntiAffinity\":{}}},"
+     "\"status\":{\"phase\":\"Running\","
      "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"},{\"status\":\"True\"}],"
      "\"containerStatuses\":[{\"name\":\"tensorflow\",\"restartCount\":\"x\",\"state\":{"
      "\"terminated\":{\"exitCode\":137}}},{\"name\":\"sidecar\",\"restartCount\":1}]}}"},
     {"odd values: a number label, a non-string and a null annotation, a nameless gate",
      "{\"metadata\":{\"name\":\"p4\",\"labels\":{\"training.kubeflow.org/replica-index\":4},"
      "\"annotations\":{\"drake.dev/gang\":7,\"drake.dev/gang-size\":null}%s},\"spec\":{"
-     "\"schedulingGates\":[{\"nom\":\"x\"},{\"name\":3}],\"nodeName\":5},\"status\":{"
+     "\"schedulingGates\":[{\"nom\":\"x\"},{\"name\":3}],\"topologySpreadConstraints\":[{"
+     "\"maxSkew\":1}],\"nodeName\":5},\"status\":{"
      "\"phase\":null}}"},
 };
 
@@ -178,6 +181,11 @@ static void check_pod(const json_t *o, const struct kube_pod *p)
 		         kube_pod_annotation(p, annotation_keys[i]));
 	assert_int_equal(p->has_annotations, json_is_object(json_object_get(
 	                                         json_object_get(o, "metadata"), "annotations")));
+	const json_t *spec = json_object_get(o, "spec");
+	assert_int_equal(p->node_constrained,
+	                 json_object_size(json_object_get(spec, "nodeSelector")) ||
+	                     json_object_get(spec, "affinity") ||
+	                     json_array_size(json_object_get(spec, "topologySpreadConstraints")));
 	same_str("phase", kube_obj_str(o, "status.phase"), p->phase);
 	same_str("spec.nodeName", kube_obj_str(o, "spec.nodeName"), p->node_name);
 	same_str("nominatedNodeName", kube_obj_str(o, "status.nominatedNodeName"),

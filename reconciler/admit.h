@@ -216,8 +216,21 @@ double admit_time(const char *ts);
  * test + remove drake's gate, add the four annotations, and for a pod of
  * the wave with a GPU share kubeshare/GPUID (plus gpu_request, gpu_limit
  * and gpu_mem where the pod lacks them). NULL when the pod is no longer
- * gated. */
-char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node);
+ * gated.
+ *
+ * With pin, a pod that sets no node selector, affinity or topology spread
+ * constraints (!pod->node_constrained) also gets a required node affinity
+ * on metadata.name: node first, then the wave's other nodes. A gated pod's
+ * node affinity may be set (KEP-3838), and kube-scheduler's NodeAffinity
+ * PreFilter then evaluates only those nodes instead of the whole cluster;
+ * with one feasible node it skips scoring and drake's prioritize. The
+ * other nodes are where drake's filter may still re-plan the member
+ * (replan.h); a member that fits none of them waits for the backstop's
+ * release (backstop.h). A pod whose placement others constrain is not
+ * pinned: re-planning among every node kube-scheduler offers is its
+ * recourse. */
+char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node,
+                         bool pin);
 
 /* {"jobs":[{"job":"ns/name","status":"waiting","waitsFor":"..."}]}; caller frees. */
 struct admit_note {

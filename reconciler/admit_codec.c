@@ -502,7 +502,28 @@ static void add_share(json_t *plan, const struct kube_pod *pod, const struct adm
 			json_object_set_new(plan, kept[i].key, json_string(kept[i].value));
 }
 
-char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node)
+/* {"nodeAffinity":{"required...":{"nodeSelectorTerms":[{"matchFields":[
+ * {"key":"metadata.name","operator":"In","values":[node, the wave's other
+ * nodes]}]}]}}} */
+static json_t *pin_affinity(const struct admit_wave *w, const char *node)
+{
+	json_t *names = json_array();
+	json_array_append_new(names, json_string(node));
+	for (int i = 0; i < w->n_pods; i++) {
+		const char *n = w->pods[i].node;
+		bool seen = !strcmp(n, node);
+		for (int j = 0; j < i && !seen; j++)
+			seen = !strcmp(w->pods[j].node, n);
+		if (!seen)
+			json_array_append_new(names, json_string(n));
+	}
+	return json_pack("{s:{s:{s:[{s:[{s:s,s:s,s:o}]}]}}}", "nodeAffinity",
+	                 "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+	                 "matchFields", "key", "metadata.name", "operator", "In", "values", names);
+}
+
+char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node,
+                         bool pin)
 {
 	int k = tf_gang_gate_index(pod);
 	if (k < 0)
@@ -551,6 +572,16 @@ char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w,
 		}
 	}
 	json_decref(plan);
+	if (pin && !pod->node_constrained) {
+		/* "test" null passes only while the pod has no affinity, so one
+		 * set by someone else since the cache saw the pod fails the patch
+		 * instead of being replaced */
+		json_array_append_new(ops, json_pack("{s:s,s:s,s:n}", "op", "test", "path",
+		                                     "/spec/affinity", "value"));
+		json_array_append_new(ops,
+		                      json_pack("{s:s,s:s,s:o}", "op", "add", "path",
+		                                "/spec/affinity", "value", pin_affinity(w, node)));
+	}
 	json_array_append_new(ops, json_pack("{s:s,s:s}", "op", "remove", "path", gate));
 	char *out = json_dumps(ops, JSON_COMPACT);
 	json_decref(ops);

@@ -174,7 +174,7 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 	struct kube_pod *gated = pod_record("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
 	                                    "\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
 	                                    "\"drake.dev/gang\"}]}}");
-	char *p = admit_ungate_patch(gated, &wv, "gpu-a");
+	char *p = admit_ungate_patch(gated, &wv, "gpu-a", false);
 	assert_string_equal(
 	    p, "[{\"op\":\"test\",\"path\":\"/spec/schedulingGates/1/name\",\"value\":\"drake.dev/"
 	       "gang\"},{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"drake.dev/"
@@ -187,13 +187,69 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 	struct kube_pod *annotated = pod_record(
 	    "{\"metadata\":{\"name\":\"x-ps-0\",\"annotations\":{\"a\":\"b\"}},\"spec\":{"
 	    "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
-	p = admit_ungate_patch(annotated, &wv, "gpu-a");
+	p = admit_ungate_patch(annotated, &wv, "gpu-a", false);
 	assert_non_null(strstr(p, "\"path\":\"/metadata/annotations/drake.dev~1planned-node\""));
 	free(p);
 	pod_record_free(annotated);
 	struct kube_pod *ungated = pod_record("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{}}");
-	assert_null(admit_ungate_patch(ungated, &wv, "gpu-a"));
+	assert_null(admit_ungate_patch(ungated, &wv, "gpu-a", true));
 	pod_record_free(ungated);
+}
+
+/* The pin: a pod nothing else constrains gets a required node affinity on
+ * its planned node, then the wave's other nodes once each, added after a
+ * test that it has no affinity and before the gate comes off; a pod with a
+ * node selector, an affinity or topology spread constraints does not. */
+static void test_the_ungate_patch_pins_a_pod_to_its_planned_node_and_the_waves(void **state)
+{
+	struct admit_pod pods[] = {
+	    {.name = "x-ps-0", .role = DRAKE_ROLE_PS, .node = "gpu-b"},
+	    {.name = "x-worker-0", .role = DRAKE_ROLE_WORKER, .node = "gpu-a"},
+	    {.name = "x-worker-1", .role = DRAKE_ROLE_WORKER, .node = "gpu-b"},
+	    {.name = "x-worker-2", .role = DRAKE_ROLE_WORKER, .node = "gpu-c"}};
+	struct admit_wave wv = {.gang = "uid-x.1",
+	                        .size = 4,
+	                        .min = 4,
+	                        .min_roles = {{1, 0, 3}},
+	                        .n_pods = 4,
+	                        .pods = pods};
+	struct kube_pod *free_pod =
+	    pod_record("{\"metadata\":{\"name\":\"x-worker-0\",\"annotations\":{}},\"spec\":{"
+	               "\"nodeSelector\":{},\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
+	char *p = admit_ungate_patch(free_pod, &wv, "gpu-a", true);
+	const char *pin =
+	    "{\"op\":\"test\",\"path\":\"/spec/affinity\",\"value\":null},{\"op\":\"add\",\"path\":"
+	    "\"/spec/"
+	    "affinity\",\"value\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+	    "Execution\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+	    "\"operator\":\"In\",\"values\":[\"gpu-a\",\"gpu-b\",\"gpu-c\"]}]}]}}}},{\"op\":"
+	    "\"remove\",\"path\":\"/spec/schedulingGates/0\"}]";
+	assert_non_null(p);
+	size_t n = strlen(p), k = strlen(pin);
+	assert_true(n > k);
+	assert_string_equal(p + n - k, pin);
+	free(p);
+	p = admit_ungate_patch(free_pod, &wv, "gpu-a", false);
+	assert_null(strstr(p, "affinity"));
+	free(p);
+	pod_record_free(free_pod);
+	const char *constrained[] = {"\"nodeSelector\":{\"pool\":\"a\"}",
+	                             "\"affinity\":{\"podAntiAffinity\":{}}",
+	                             "\"topologySpreadConstraints\":[{\"maxSkew\":1}]"};
+	for (size_t i = 0; i < sizeof(constrained) / sizeof(constrained[0]); i++) {
+		char json[512];
+		snprintf(json, sizeof(json),
+		         "{\"metadata\":{\"name\":\"x-worker-0\"},\"spec\":{%s,"
+		         "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}",
+		         constrained[i]);
+		struct kube_pod *pod = pod_record(json);
+		p = admit_ungate_patch(pod, &wv, "gpu-a", true);
+		print_message("case: %s\n", constrained[i]);
+		assert_non_null(p);
+		assert_null(strstr(p, "\"/spec/affinity\""));
+		free(p);
+		pod_record_free(pod);
+	}
 }
 
 /* A node with `gpus` GPUs of 16Gi each (kubeshare/gpu_info, when info). */
@@ -345,7 +401,7 @@ static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
 	    "{\"metadata\":{\"name\":\"x-worker-0\",\"annotations\":{\"kubeshare/gpu_request\":"
 	    "\"0.50\",\"kubeshare/gpu_mem\":\"4Gi\"}},\"spec\":{\"schedulingGates\":[{\"name\":"
 	    "\"drake.dev/gang\"}]}}");
-	char *p = admit_ungate_patch(worker, &wv, "gpu-a");
+	char *p = admit_ungate_patch(worker, &wv, "gpu-a", false);
 	json_t *ops = json_loads(p, 0, NULL);
 	assert_non_null(ops);
 	json_t *want = json_pack("{s:s,s:s}", "/metadata/annotations/kubeshare~1GPUID", "qwert",
@@ -374,7 +430,7 @@ static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
 	/* A pod without annotations gets them all in one object; the PS none. */
 	struct kube_pod *bare = pod_record("{\"metadata\":{\"name\":\"x-worker-0\"},\"spec\":{"
 	                                   "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
-	p = admit_ungate_patch(bare, &wv, "gpu-a");
+	p = admit_ungate_patch(bare, &wv, "gpu-a", false);
 	assert_non_null(strstr(p, "\"kubeshare/GPUID\":\"qwert\""));
 	assert_non_null(strstr(p, "\"kubeshare/gpu_request\":\"0.5\""));
 	assert_non_null(strstr(p, "\"kubeshare/gpu_mem\":\"4294967296\""));
@@ -382,7 +438,7 @@ static void test_the_ungate_patch_of_a_shared_pod_writes_its_gpuid(void **state)
 	pod_record_free(bare);
 	struct kube_pod *ps = pod_record("{\"metadata\":{\"name\":\"x-ps-0\"},\"spec\":{"
 	                                 "\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}]}}");
-	p = admit_ungate_patch(ps, &wv, "gpu-a");
+	p = admit_ungate_patch(ps, &wv, "gpu-a", false);
 	assert_null(strstr(p, "kubeshare"));
 	free(p);
 	pod_record_free(ps);
@@ -451,7 +507,7 @@ static void test_a_chief_joins_the_wave_after_the_ps_and_counts_in_size_and_min(
 		}
 		/* The chief's ungate patch carries the wave's annotations. */
 		const struct kube_pod *chief = kube_pods_get(&w.pods, "ml", "tf-chief-0");
-		char *p = admit_ungate_patch(chief, wv, wv->pods[1].node);
+		char *p = admit_ungate_patch(chief, wv, wv->pods[1].node, false);
 		assert_non_null(p);
 		assert_non_null(strstr(p, "\"drake.dev/gang\":\"uid-tf.1700000000\""));
 		assert_non_null(strstr(p, "\"drake.dev/gang-size\":\"8\""));
@@ -1029,6 +1085,7 @@ int main(void)
 	    cmocka_unit_test(test_a_recreated_member_of_a_running_job_is_planned_alone_and_first),
 	    cmocka_unit_test(test_quantities_may_be_numbers_and_bad_ones_are_reported),
 	    cmocka_unit_test(test_the_ungate_patch_writes_the_plan_before_removing_the_gate),
+	    cmocka_unit_test(test_the_ungate_patch_pins_a_pod_to_its_planned_node_and_the_waves),
 	    cmocka_unit_test(test_the_snapshot_rebuilds_vgpus_from_pods_with_a_gpuid),
 	    cmocka_unit_test(test_a_kubeshare_job_fills_an_open_vgpu_then_opens_new_ones),
 	    cmocka_unit_test(test_a_bad_share_annotation_makes_the_job_invalid),

@@ -40,6 +40,8 @@ struct reconciler_options {
 	                               admits what kube-scheduler binds in half of it */
 	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
 	                               once; 0 = adaptive (see gang/pace.h) */
+	bool gang_pin;              /* with gang: ungate members with a node affinity on
+	                               their planned node (admit_ungate_patch) */
 	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;

@@ -105,7 +105,8 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	for (int i = 0; i < w->n_pods; i++) {
 		const struct kube_pod *pod =
 		    kube_pods_get(kube_informer_cache(r->pods), w->ns, w->pods[i].name);
-		char *patch = pod ? admit_ungate_patch(pod, w, w->pods[i].node) : NULL;
+		char *patch =
+		    pod ? admit_ungate_patch(pod, w, w->pods[i].node, r->opts.gang_pin) : NULL;
 		if (!patch)
 			continue;
 		struct kube_resource res;

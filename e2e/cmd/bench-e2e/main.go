@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -133,9 +134,11 @@ func main() {
 	var gang *gangResult
 	if *gangJobs > 0 {
 		enableReconciler(*root)
+		before := schedulerMetrics(cfg)
 		g := gangPhase(cfg, cs, *gangJobs, *gangWorkers, *gangParallel, *partialMax, *gangStall, *gangTimeout)
 		gang = &g
 		g.gangBound = gangDiagnostics(cfg)
+		schedulerDelta(before, schedulerMetrics(cfg))
 		fmt.Printf("gang: %d of %d TFJobs bound whole, %d of %d pods bound\n", g.fullJobs, g.jobs, g.boundPods, g.jobs*g.podsPerJob)
 		fmt.Printf("gang: %d TFJobs x %d pods: creates %.2fs, all pods created by drake's controller %.2fs, "+
 			"first binding %.2fs, last binding %.2fs = %.1f pods/s, %.2f jobs/s (server view %.0fs)\n",
@@ -275,6 +278,67 @@ func drakeVerbs(m map[string]float64) {
 	// so calls made while binds are held open new ones, each a TLS handshake
 	if acc, ok := m["drake_connections_accepted_total"]; ok && calls > 0 {
 		fmt.Printf("%-34s connections accepted %.0f (HTTP/2: %.0f) for %.0f verb calls (%.2f per call)\n", "drake", acc, m["drake_connections_http2_total"], calls, acc/calls)
+	}
+}
+
+// schedulerMetrics scrapes the kube-scheduler that has drake as extender.
+func schedulerMetrics(cfg *rest.Config) map[string]float64 {
+	u := os.Getenv("DRAKE_SCHEDULER_URL")
+	rt, err := rest.TransportFor(cfg)
+	if u == "" || err != nil {
+		return nil
+	}
+	return scrape(&http.Client{Transport: rt, Timeout: 10 * time.Second}, u+"/metrics")
+}
+
+// schedulerDelta prints what drake's kube-scheduler did between two
+// scrapes: scheduling attempts by result, the mean algorithm time per
+// attempt, and the time per attempt spent in each extension point, so a
+// gang phase shows whether its pods wait in that serial cycle, and where.
+func schedulerDelta(a, b map[string]float64) {
+	if a == nil || b == nil {
+		return
+	}
+	d := func(k string) float64 { return b[k] - a[k] }
+	attempts := 0.0
+	for _, r := range []string{"scheduled", "unschedulable", "error"} {
+		n := 0.0
+		for k := range b {
+			if strings.HasPrefix(k, "scheduler_schedule_attempts_total{") && strings.Contains(k, `result="`+r+`"`) {
+				n += d(k)
+			}
+		}
+		attempts += n
+		fmt.Printf("%-34s attempts %-13s %6.0f\n", "kube-scheduler (gang phase)", r, n)
+	}
+	if attempts == 0 {
+		return
+	}
+	alg := d("scheduler_scheduling_algorithm_duration_seconds_sum")
+	fmt.Printf("%-34s scheduling algorithm %.2f ms per attempt\n", "kube-scheduler (gang phase)", 1000*alg/attempts)
+	points := map[string]float64{}
+	for k := range b {
+		const pre = `scheduler_framework_extension_point_duration_seconds_sum{`
+		if !strings.HasPrefix(k, pre) {
+			continue
+		}
+		i := strings.Index(k, `extension_point="`)
+		if i < 0 {
+			continue
+		}
+		ep := k[i+len(`extension_point="`):]
+		ep = ep[:strings.IndexByte(ep, '"')]
+		points[ep] += d(k)
+	}
+	names := make([]string, 0, len(points))
+	for ep := range points {
+		names = append(names, ep)
+	}
+	sort.Strings(names)
+	for _, ep := range names {
+		if points[ep] > 0 {
+			fmt.Printf("%-34s %-20s %7.2f ms per attempt\n", "kube-scheduler (gang phase)", ep, 1000*points[ep]/attempts)
+		}
 	}
 }
 
