@@ -35,6 +35,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // faultCluster is withReconciler for the fault tests: gang mode only, and a
@@ -523,4 +524,89 @@ func TestFaultKubeSchedulerSIGKILLedWhileBindsAreHeld(t *testing.T) {
 		}
 	}
 	e.checkPSFirst(t, ns, "held", 1)
+}
+
+// A pinned gang member (drake ungates it with a required node affinity on
+// its planned node) whose node is cordoned between admission and
+// kube-scheduler's turn fits nowhere it may go, so drake's filter is never
+// asked and cannot re-plan it. The backstop's release must catch it: the
+// wave, with nothing bound, is recreated behind the gate after four barrier
+// timeouts and planned again on a node that is schedulable, and the job
+// runs whole there. Nothing of it is ever bound on the cordoned node.
+func TestFaultPinnedWaveWhosePlannedNodeIsCordonedBeforeSchedulingIsReleasedAndReplanned(t *testing.T) {
+	e := faultCluster(t)
+	waitGPUsIdle(t, e)
+	ns := e.namespace(t)
+	w := watchGangs(t, e, ns)
+	w.expect("c", roleNeed{"ps": 1, "worker": 1})
+	e.eventsOnFailure(t, ns, "c")
+	// kube-scheduler down: admission plans and ungates, nothing is scheduled
+	e.procCtl(t, "stop", "kube-scheduler")
+	schedulerUp := false
+	t.Cleanup(func() {
+		if !schedulerUp {
+			e.procCtl(t, "start", "kube-scheduler")
+		}
+	})
+	createTFJob(t, ns, "c", gpuJob(1, 1, ""))
+	var planned string
+	var first []corev1.Pod
+	pollUntil(t, 60*time.Second, "c's two pods ungated and pinned", func() (string, error) {
+		first = jobPods(t, e, ns, "c")
+		if len(first) != 2 {
+			return fmt.Sprintf("%d pods", len(first)), nil
+		}
+		for _, p := range first {
+			node := p.Annotations["drake.dev/planned-node"]
+			if len(p.Spec.SchedulingGates) > 0 || node == "" {
+				return p.Name + " not admitted yet", nil
+			}
+			a := p.Spec.Affinity
+			if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+				return "", fmt.Errorf("%s was ungated without a node affinity: %+v", p.Name, a)
+			}
+			terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+			if len(terms) != 1 || len(terms[0].MatchFields) != 1 || terms[0].MatchFields[0].Key != "metadata.name" ||
+				len(terms[0].MatchFields[0].Values) == 0 || terms[0].MatchFields[0].Values[0] != node {
+				return "", fmt.Errorf("%s's node affinity %+v does not name its planned node %s first", p.Name, terms, node)
+			}
+			if planned != "" && node != planned {
+				return "", fmt.Errorf("c is planned on %s and %s; a 1-GPU job fits one node", planned, node)
+			}
+			planned = node
+		}
+		return "", nil
+	})
+	e.cordon(t, planned, true)
+	t.Cleanup(func() { e.cordon(t, planned, false) })
+	t.Logf("c planned and pinned on %s; cordoned it, starting kube-scheduler", planned)
+	e.procCtl(t, "start", "kube-scheduler")
+	schedulerUp = true
+	started := time.Now()
+	release := 4*gangBindTimeout() + 30*time.Second
+	poll(t, release+60*time.Second, "c whole elsewhere", func() (bool, error) { return w.whole("c"), nil })
+	t.Logf("c whole %.1fs after kube-scheduler started (release after %v)", time.Since(started).Seconds(), 4*gangBindTimeout())
+	ev := e.jobEvent(t, ns, "c", "GangReleased", 10*time.Second)
+	t.Logf("GangReleased: %s", ev.Message)
+	for _, p := range jobPods(t, e, ns, "c") {
+		if p.Spec.NodeName == planned {
+			t.Errorf("%s is bound on %s, which was cordoned", p.Name, planned)
+		}
+		for _, f := range first {
+			if f.Name == p.Name && f.UID == p.UID {
+				t.Errorf("%s kept uid %s: the released wave was not recreated", p.Name, p.UID)
+			}
+		}
+	}
+	w.check(t, gangBound(), true)
+}
+
+// cordon sets or clears a node's spec.unschedulable.
+func (e *env) cordon(t *testing.T, node string, on bool) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+	if _, err := e.client.CoreV1().Nodes().Patch(ctxFor(t, 10*time.Second), node, types.StrategicMergePatchType,
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("cordon %s=%t: %v", node, on, err)
+	}
 }

@@ -135,10 +135,25 @@ func main() {
 	if *gangJobs > 0 {
 		enableReconciler(*root)
 		before := schedulerMetrics(cfg)
+		writesBefore := apiWrites(cfg)
 		g := gangPhase(cfg, cs, *gangJobs, *gangWorkers, *gangParallel, *partialMax, *gangStall, *gangTimeout)
 		gang = &g
 		g.gangBound = gangDiagnostics(cfg)
 		schedulerDelta(before, schedulerMetrics(cfg))
+		if after := apiWrites(cfg); writesBefore != nil && after != nil {
+			by, total := kit.WorkloadWrites(writesBefore, after)
+			keys := make([]string, 0, len(by))
+			for k := range by {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			pods := float64(g.jobs * g.podsPerJob)
+			fmt.Printf("%-34s %.0f API writes, %.2f per pod:", "gang phase", total, total/pods)
+			for _, k := range keys {
+				fmt.Printf(" %s=%.0f", k, by[k])
+			}
+			fmt.Println()
+		}
 		fmt.Printf("gang: %d of %d TFJobs bound whole, %d of %d pods bound\n", g.fullJobs, g.jobs, g.boundPods, g.jobs*g.podsPerJob)
 		fmt.Printf("gang: %d TFJobs x %d pods: creates %.2fs, all pods created by drake's controller %.2fs, "+
 			"first binding %.2fs, last binding %.2fs = %.1f pods/s, %.2f jobs/s (server view %.0fs)\n",
@@ -279,6 +294,21 @@ func drakeVerbs(m map[string]float64) {
 	if acc, ok := m["drake_connections_accepted_total"]; ok && calls > 0 {
 		fmt.Printf("%-34s connections accepted %.0f (HTTP/2: %.0f) for %.0f verb calls (%.2f per call)\n", "drake", acc, m["drake_connections_http2_total"], calls, acc/calls)
 	}
+}
+
+// apiWrites is kube-apiserver's write count by resource (kit.APIWrites),
+// or nil.
+func apiWrites(cfg *rest.Config) map[string]float64 {
+	c, err := kit.AdminHTTP(cfg)
+	if err != nil {
+		return nil
+	}
+	m, err := kit.APIWrites(context.Background(), c, cfg.Host)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench-e2e: API writes: %v\n", err)
+		return nil
+	}
+	return m
 }
 
 // schedulerMetrics scrapes the kube-scheduler that has drake as extender.

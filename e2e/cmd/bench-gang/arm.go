@@ -405,13 +405,7 @@ func (b *bench) runArm(a arm, seed uint64, jobs []jobSpec) armResult {
 	if err != nil && res.err == "" {
 		res.err = "metrics: " + err.Error()
 	}
-	res.writesBy = map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d > 0 && !background[k] {
-			res.writesBy[k] = d
-			res.writes += d
-		}
-	}
+	res.writesBy, res.writes = kit.WorkloadWrites(before, after)
 	res.driverPatches = float64(r.patches.Load())
 	res.writes -= res.driverPatches
 	res.writesBy["pods"] -= res.driverPatches
@@ -479,11 +473,6 @@ func (b *bench) runArm(a arm, seed uint64, jobs []jobSpec) armResult {
 	}
 	return res
 }
-
-// background writes are not the workload's: kwok's node leases and node
-// status, and the driver's own namespace.
-var background = map[string]bool{"leases": true, "nodes": true, "nodes/status": true, "namespaces": true,
-	"serviceaccounts": true, "configmaps": true, "secrets": true}
 
 // deleteNamespace deletes ns and waits until it is gone (its pods with it:
 // kwok removes a deleted pod at once), so the next arm starts on an empty

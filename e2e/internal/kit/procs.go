@@ -73,6 +73,25 @@ func APIWrites(ctx context.Context, c *http.Client, apiserver string) (map[strin
 	return out, nil
 }
 
+// background writes are not a workload's: kwok's node leases and node
+// status, and the driver's own namespace.
+var background = map[string]bool{"leases": true, "nodes": true, "nodes/status": true, "namespaces": true,
+	"serviceaccounts": true, "configmaps": true, "secrets": true}
+
+// WorkloadWrites is after - before of two APIWrites, by resource, with the
+// background writes left out, and their sum.
+func WorkloadWrites(before, after map[string]float64) (map[string]float64, float64) {
+	by := map[string]float64{}
+	total := 0.0
+	for k, v := range after {
+		if d := v - before[k]; d > 0 && !background[k] {
+			by[k] = d
+			total += d
+		}
+	}
+	return by, total
+}
+
 // labels parses the label set of a scraped key `name{a="x",b="y"}`.
 func labels(key string) map[string]string {
 	out := map[string]string{}
