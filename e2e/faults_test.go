@@ -565,10 +565,8 @@ func TestFaultPinnedWaveWhosePlannedNodeIsCordonedBeforeSchedulingIsReleasedAndR
 			if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 				return "", fmt.Errorf("%s was ungated without a node affinity: %+v", p.Name, a)
 			}
-			terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-			if len(terms) != 1 || len(terms[0].MatchFields) != 1 || terms[0].MatchFields[0].Key != "metadata.name" ||
-				len(terms[0].MatchFields[0].Values) == 0 || terms[0].MatchFields[0].Values[0] != node {
-				return "", fmt.Errorf("%s's node affinity %+v does not name its planned node %s first", p.Name, terms, node)
+			if pins := pinnedNodes(p); len(pins) != 1 || pins[0] != node {
+				return "", fmt.Errorf("%s is pinned to %v; want its planned node %s alone (a one-node wave)", p.Name, pins, node)
 			}
 			if planned != "" && node != planned {
 				return "", fmt.Errorf("c is planned on %s and %s; a 1-GPU job fits one node", planned, node)
@@ -599,6 +597,28 @@ func TestFaultPinnedWaveWhosePlannedNodeIsCordonedBeforeSchedulingIsReleasedAndR
 		}
 	}
 	w.check(t, gangBound(), true)
+}
+
+// pinnedNodes are the nodes a pod's required node affinity names, a term
+// each with one metadata.name value, in order; nil when it names anything
+// else.
+func pinnedNodes(p corev1.Pod) []string {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	var out []string
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if len(term.MatchExpressions) != 0 || len(term.MatchFields) != 1 {
+			return nil
+		}
+		f := term.MatchFields[0]
+		if f.Key != "metadata.name" || f.Operator != corev1.NodeSelectorOpIn || len(f.Values) != 1 {
+			return nil
+		}
+		out = append(out, f.Values[0])
+	}
+	return out
 }
 
 // cordon sets or clears a node's spec.unschedulable.

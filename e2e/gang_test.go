@@ -187,6 +187,16 @@ func TestGangTooLargeForANodeSpansTheFewestNodesWorkersBesideThePS(t *testing.T)
 	if nodes[psNode] != gpus+1 { // the PS and a full node of workers
 		t.Errorf("PS node %s holds %d pods; want the PS and %d workers", psNode, nodes[psNode], gpus)
 	}
+	// Each member was ungated pinned: its planned node first, then the
+	// wave's other node, so kube-scheduler searched those two alone.
+	for _, p := range jobPods(t, e, ns, "wide") {
+		pins := pinnedNodes(p)
+		if len(pins) != 2 || pins[0] != p.Annotations["drake.dev/planned-node"] || pins[0] == pins[1] ||
+			nodes[pins[0]] == 0 || nodes[pins[1]] == 0 {
+			t.Errorf("%s (planned on %s, bound on %s) is pinned to %v; want its planned node, then the wave's other node",
+				p.Name, p.Annotations["drake.dev/planned-node"], p.Spec.NodeName, pins)
+		}
+	}
 }
 
 func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {

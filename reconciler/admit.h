@@ -220,7 +220,8 @@ double admit_time(const char *ts);
  *
  * With pin, a pod that sets no node selector, affinity or topology spread
  * constraints (!pod->node_constrained) also gets a required node affinity
- * on metadata.name: node first, then the wave's other nodes. A gated pod's
+ * on metadata.name, a term per node (the API server takes one value per
+ * such requirement): node first, then the wave's other nodes. A gated pod's
  * node affinity may be set (KEP-3838), and kube-scheduler's NodeAffinity
  * PreFilter then evaluates only those nodes instead of the whole cluster;
  * with one feasible node it skips scoring and drake's prioritize. The

@@ -502,24 +502,34 @@ static void add_share(json_t *plan, const struct kube_pod *pod, const struct adm
 			json_object_set_new(plan, kept[i].key, json_string(kept[i].value));
 }
 
-/* {"nodeAffinity":{"required...":{"nodeSelectorTerms":[{"matchFields":[
- * {"key":"metadata.name","operator":"In","values":[node, the wave's other
- * nodes]}]}]}}} */
+/* One term per node, node first, then the wave's other nodes: the API
+ * server allows a single value for a metadata.name field requirement, and
+ * terms are ORed, so kube-scheduler's NodeAffinity PreFilter takes their
+ * union:
+ * {"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{
+ *  "nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name",
+ *  "operator":"In","values":[n]}]}, ...]}}} */
+static json_t *pin_term(const char *node)
+{
+	return json_pack("{s:[{s:s,s:s,s:[s]}]}", "matchFields", "key", "metadata.name", "operator",
+	                 "In", "values", node);
+}
+
 static json_t *pin_affinity(const struct admit_wave *w, const char *node)
 {
-	json_t *names = json_array();
-	json_array_append_new(names, json_string(node));
+	json_t *terms = json_array();
+	json_array_append_new(terms, pin_term(node));
 	for (int i = 0; i < w->n_pods; i++) {
 		const char *n = w->pods[i].node;
 		bool seen = !strcmp(n, node);
 		for (int j = 0; j < i && !seen; j++)
 			seen = !strcmp(w->pods[j].node, n);
 		if (!seen)
-			json_array_append_new(names, json_string(n));
+			json_array_append_new(terms, pin_term(n));
 	}
-	return json_pack("{s:{s:{s:[{s:[{s:s,s:s,s:o}]}]}}}", "nodeAffinity",
+	return json_pack("{s:{s:{s:o}}}", "nodeAffinity",
 	                 "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
-	                 "matchFields", "key", "metadata.name", "operator", "In", "values", names);
+	                 terms);
 }
 
 char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node,

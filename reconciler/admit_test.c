@@ -197,7 +197,8 @@ static void test_the_ungate_patch_writes_the_plan_before_removing_the_gate(void 
 }
 
 /* The pin: a pod nothing else constrains gets a required node affinity on
- * its planned node, then the wave's other nodes once each, added after a
+ * its planned node, then the wave's other nodes once each (a term per node:
+ * the API server takes one value per metadata.name requirement), added after a
  * test that it has no affinity and before the gate comes off; a pod with a
  * node selector, an affinity or topology spread constraints does not. */
 static void test_the_ungate_patch_pins_a_pod_to_its_planned_node_and_the_waves(void **state)
@@ -222,7 +223,9 @@ static void test_the_ungate_patch_pins_a_pod_to_its_planned_node_and_the_waves(v
 	    "\"/spec/"
 	    "affinity\",\"value\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
 	    "Execution\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
-	    "\"operator\":\"In\",\"values\":[\"gpu-a\",\"gpu-b\",\"gpu-c\"]}]}]}}}},{\"op\":"
+	    "\"operator\":\"In\",\"values\":[\"gpu-a\"]}]},{\"matchFields\":[{\"key\":\"metadata."
+	    "name\",\"operator\":\"In\",\"values\":[\"gpu-b\"]}]},{\"matchFields\":[{\"key\":"
+	    "\"metadata.name\",\"operator\":\"In\",\"values\":[\"gpu-c\"]}]}]}}}},{\"op\":"
 	    "\"remove\",\"path\":\"/spec/schedulingGates/0\"}]";
 	assert_non_null(p);
 	size_t n = strlen(p), k = strlen(pin);
