@@ -207,6 +207,10 @@ drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *
                        const char *ns, const char *name, const char *const *candidates, size_t n,
                        char *node, size_t nodelen, char *why, size_t whylen) DRAKE_MUST_CHECK;
 
+/* True when pods[i] of w is the first of the wave on its node: counting
+ * these counts the wave's nodes, in the order they are first named. */
+bool admit_wave_first_on_node(const struct admit_wave *w, int i);
+
 /* RFC 3339 creationTimestamp of an object in seconds, or 0. */
 double admit_created(const struct json_t *obj);
 /* The same from the timestamp itself (a pod record's created). */

@@ -502,6 +502,14 @@ static void add_share(json_t *plan, const struct kube_pod *pod, const struct adm
 			json_object_set_new(plan, kept[i].key, json_string(kept[i].value));
 }
 
+bool admit_wave_first_on_node(const struct admit_wave *w, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(w->pods[j].node, w->pods[i].node))
+			return false;
+	return true;
+}
+
 /* One term per node, node first, then the wave's other nodes: the API
  * server allows a single value for a metadata.name field requirement, and
  * terms are ORed, so kube-scheduler's NodeAffinity PreFilter takes their
@@ -519,14 +527,9 @@ static json_t *pin_affinity(const struct admit_wave *w, const char *node)
 {
 	json_t *terms = json_array();
 	json_array_append_new(terms, pin_term(node));
-	for (int i = 0; i < w->n_pods; i++) {
-		const char *n = w->pods[i].node;
-		bool seen = !strcmp(n, node);
-		for (int j = 0; j < i && !seen; j++)
-			seen = !strcmp(w->pods[j].node, n);
-		if (!seen)
-			json_array_append_new(terms, pin_term(n));
-	}
+	for (int i = 0; i < w->n_pods; i++)
+		if (strcmp(w->pods[i].node, node) && admit_wave_first_on_node(w, i))
+			json_array_append_new(terms, pin_term(w->pods[i].node));
 	return json_pack("{s:{s:{s:o}}}", "nodeAffinity",
 	                 "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
 	                 terms);

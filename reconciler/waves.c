@@ -76,12 +76,8 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	rec_job_ref(&job, w->ns, w->job, w->uid);
 	char msg[512];
 	int nodes = 0;
-	for (int i = 0; i < w->n_pods; i++) {
-		bool seen = false;
-		for (int j = 0; j < i; j++)
-			seen |= !strcmp(w->pods[j].node, w->pods[i].node);
-		nodes += !seen;
-	}
+	for (int i = 0; i < w->n_pods; i++)
+		nodes += admit_wave_first_on_node(w, i);
 	snprintf(msg, sizeof(msg), "admitted %d PS%s and %d workers as gang %s on %d node%s (%s%s)",
 	         w->n_ps, w->n_chief ? ", the chief" : "", w->n_workers, w->gang, nodes,
 	         nodes == 1 ? "" : "s", w->pods[0].node, nodes > 1 ? ", ..." : "");

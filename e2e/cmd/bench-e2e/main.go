@@ -27,10 +27,11 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,14 +143,9 @@ func main() {
 		schedulerDelta(before, schedulerMetrics(cfg))
 		if after := apiWrites(cfg); writesBefore != nil && after != nil {
 			by, total := kit.WorkloadWrites(writesBefore, after)
-			keys := make([]string, 0, len(by))
-			for k := range by {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
 			pods := float64(g.jobs * g.podsPerJob)
 			fmt.Printf("%-34s %.0f API writes, %.2f per pod:", "gang phase", total, total/pods)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(by)) {
 				fmt.Printf(" %s=%.0f", k, by[k])
 			}
 			fmt.Println()
@@ -314,11 +310,11 @@ func apiWrites(cfg *rest.Config) map[string]float64 {
 // schedulerMetrics scrapes the kube-scheduler that has drake as extender.
 func schedulerMetrics(cfg *rest.Config) map[string]float64 {
 	u := os.Getenv("DRAKE_SCHEDULER_URL")
-	rt, err := rest.TransportFor(cfg)
+	c, err := kit.AdminHTTP(cfg)
 	if u == "" || err != nil {
 		return nil
 	}
-	return scrape(&http.Client{Transport: rt, Timeout: 10 * time.Second}, u+"/metrics")
+	return scrape(c, u+"/metrics")
 }
 
 // schedulerDelta prints what drake's kube-scheduler did between two
@@ -360,12 +356,7 @@ func schedulerDelta(a, b map[string]float64) {
 		ep = ep[:strings.IndexByte(ep, '"')]
 		points[ep] += d(k)
 	}
-	names := make([]string, 0, len(points))
-	for ep := range points {
-		names = append(names, ep)
-	}
-	sort.Strings(names)
-	for _, ep := range names {
+	for _, ep := range slices.Sorted(maps.Keys(points)) {
 		if points[ep] > 0 {
 			fmt.Printf("%-34s %-20s %7.2f ms per attempt\n", "kube-scheduler (gang phase)", ep, 1000*points[ep]/attempts)
 		}
