@@ -61,12 +61,22 @@ struct inflight {
 	bool failed;        /* a write of the current pass failed */
 	long long retry_ms; /* no pass before this (clock ms) */
 	/* Creates the caches do not show yet (the expectations of Kubernetes'
-	 * controllers): until the job's pod and service caches hold this many
-	 * of its objects, or until expect_ms, a pass creates nothing, so a
+	 * controllers): until the job's pod and service caches show every
+	 * slot in expect[], or until expect_ms, a pass creates nothing, so a
 	 * cache that lags the API server never makes it create a pod twice
-	 * (409 AlreadyExists, a wasted write). */
-	size_t expect_pods, expect_svcs;
+	 * (409 AlreadyExists, a wasted write). Slots, not counts: members
+	 * that vanish meanwhile (a roll back's deletions) must not hold the
+	 * expectation open. */
+	struct rec_slot *expect;
+	size_t nexpect;
 	long long expect_ms; /* 0: nothing expected */
+};
+
+/* A replica slot whose pod or service a pass created. */
+struct rec_slot {
+	unsigned short index;
+	unsigned char type; /* enum tf_rtype */
+	bool svc;
 };
 
 /* A wave whose patches were sent. Admission holds further rounds until the
@@ -177,6 +187,10 @@ long long rec_now_ms(const struct reconciler *r);
 double rec_now_s(const struct reconciler *r);
 drake_err rec_keyset_add(struct keyset *s, const char *key) DRAKE_MUST_CHECK;
 struct inflight *rec_inflight_of(struct reconciler *r, const char *key, bool create);
+/* Expects slots[0..n) (taking the array) until until_ms; replaces any earlier. */
+void rec_expect(struct inflight *f, struct rec_slot *slots, size_t n, long long until_ms);
+/* Expects nothing. */
+void rec_expect_clear(struct inflight *f);
 /* Marks ns/name dirty in s; r->now is drained at once, r->later on the tick. */
 void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name);
 

@@ -71,9 +71,23 @@ struct inflight *rec_inflight_of(struct reconciler *r, const char *key, bool cre
 	f->failures = 0;
 	f->failed = false;
 	f->retry_ms = 0;
-	f->expect_pods = f->expect_svcs = 0;
+	f->expect = NULL;
+	f->nexpect = 0;
 	f->expect_ms = 0;
 	return f;
+}
+
+void rec_expect(struct inflight *f, struct rec_slot *slots, size_t n, long long until_ms)
+{
+	free(f->expect);
+	f->expect = slots;
+	f->nexpect = n;
+	f->expect_ms = until_ms;
+}
+
+void rec_expect_clear(struct inflight *f)
+{
+	rec_expect(f, NULL, 0, 0);
 }
 
 void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name)

@@ -128,10 +128,13 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	/* forget jobs with nothing in flight or expected, so the table stays small */
 	size_t kept = 0;
 	long long at = rec_now_ms(r);
-	for (size_t i = 0; i < r->ninflight; i++)
-		if (r->inflight[i].n > 0 || r->inflight[i].failures > 0 ||
-		    r->inflight[i].expect_ms > at)
-			r->inflight[kept++] = r->inflight[i];
+	for (size_t i = 0; i < r->ninflight; i++) {
+		struct inflight *f = &r->inflight[i];
+		if (f->n > 0 || f->failures > 0 || f->expect_ms > at)
+			r->inflight[kept++] = *f;
+		else
+			rec_expect_clear(f);
+	}
 	r->ninflight = kept;
 	long long now = rec_now_ms(r);
 	if (now - r->last_resync_ms >= (long long)r->opts.resync_s * 1000) {
@@ -286,6 +289,8 @@ void reconciler_free(struct reconciler *r)
 	free(r->waits);
 	free(r->now.keys);
 	free(r->later.keys);
+	for (size_t i = 0; i < r->ninflight; i++)
+		rec_expect_clear(&r->inflight[i]);
 	free(r->inflight);
 	admit_skipped_release(&r->skipped);
 	free(r->owned);

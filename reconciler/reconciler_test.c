@@ -760,6 +760,56 @@ static void test_a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once(vo
 	assert_non_null(strstr(e->bodies, "\"reason\":\"GangRolledBack\""));
 }
 
+/* Sends one watch event for job1's pod type-idx of uid (the rest of the
+ * object: tail, which closes it). */
+static void push_pod_event(struct env *e, const char *event, const char *type, int idx,
+                           const char *uid, const char *rv, const char *tail)
+{
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(b,
+	                    "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"job1-%s-%d\","
+	                    "\"namespace\":\"default\",\"uid\":\"%s\",\"resourceVersion\":\"%s\","
+	                    "\"labels\":{\"training.kubeflow.org/job-name\":\"job1\","
+	                    "\"training.kubeflow.org/replica-type\":\"%s\","
+	                    "\"training.kubeflow.org/replica-index\":\"%d\"},\"ownerReferences\":[{"
+	                    "\"kind\":\"TFJob\",\"name\":\"job1\",\"uid\":\"uid-job1\","
+	                    "\"controller\":true}]},%s}}\n",
+	                    event, type, idx, uid, rv, type, idx, tail);
+	evhttp_send_reply_chunk(e->pod_watch, b);
+	evbuffer_free(b);
+}
+
+#define POST_POD "POST /api/v1/namespaces/default/pods\n"
+#define TERMINATING(idx)                                                                           \
+	GANG_POD_M("worker", idx,                                                                  \
+	           "\"creationTimestamp\":\"2025-12-31T23:58:00Z\",\"deletionTimestamp\":"         \
+	           "\"2025-12-31T23:59:59Z\"",                                                     \
+	           BOUND)
+
+static void test_members_that_vanish_after_a_create_do_not_hold_back_their_recreation(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* a roll back: the gated PS is gone at once, the four bound workers
+	 * are still terminating */
+	e->pods = TERMINATING(0) "," TERMINATING(1) "," TERMINATING(2) "," TERMINATING(3);
+	e->services = SVCS4;
+	start_gang(e, 0.1); /* the clock moves with the wall */
+	assert_int_equal(run_until(e, POST_POD, 1, 2), 1);
+	assert_non_null(e->pod_watch);
+	/* the caches show the new PS, and the workers gone: the pass that
+	 * follows recreates them at once, not when the expectation times out
+	 * (30 s) */
+	push_pod_event(e, "ADDED", "ps", 0, "uid-ps0-new", "30", GATED_SPEC);
+	for (int i = 0; i < 4; i++) {
+		char uid[32];
+		snprintf(uid, sizeof(uid), "uid-worker%d", i);
+		push_pod_event(e, "DELETED", "worker", i, uid, "31", BOUND);
+	}
+	assert_int_equal(run_until(e, POST_POD, 5, 3), 5);
+	assert_int_equal(count(e->writes, POST_POD), 5); /* and none twice */
+}
+
 static void test_a_wave_that_no_longer_fits_is_released_after_the_deadline(void **state)
 {
 	struct env *e = *state;
@@ -1145,6 +1195,7 @@ int main(void)
 	    T(test_a_bound_chief_counts_toward_the_gang_minimum),
 	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),
 	    T(test_a_job_waiting_in_the_queue_is_left_alone),
+	    T(test_members_that_vanish_after_a_create_do_not_hold_back_their_recreation),
 	    T(test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view),
 #undef T
 	};

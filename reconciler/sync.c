@@ -86,8 +86,46 @@ static void finish_job(struct reconciler *r, const struct tfjob *job, struct own
  * looks again (a create answered but never seen: deleted at once). */
 #define EXPECT_MS 30000LL
 
+/* What one pass created. */
+struct slot_list {
+	struct rec_slot *v;
+	size_t n, cap;
+	bool lost; /* a slot could not be noted */
+	int pods;
+};
+
+/* Notes that a pass created slot's pod or service, for the expectation. */
+static void note_created(struct slot_list *l, enum tf_rtype t, int index, bool svc)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		struct rec_slot *p = realloc(l->v, cap * sizeof(*p));
+		if (!p) {
+			l->lost = true; /* expect by time alone */
+			return;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] =
+	    (struct rec_slot){.index = (unsigned short)index, .type = (unsigned char)t, .svc = svc};
+}
+
+/* Whether the caches show every slot f expects. */
+static bool expectation_met(const struct inflight *f, const struct owned *o,
+                            const struct svc_seen *svcs)
+{
+	for (size_t i = 0; i < f->nexpect; i++) {
+		const struct rec_slot *s = &f->expect[i];
+		if (s->svc ? !svcs->have[s->type][s->index]
+		           : !find(o, (enum tf_rtype)s->type, s->index))
+			return false;
+	}
+	return true;
+}
+
 static void create_missing(struct reconciler *r, const struct tfjob *job, const struct owned *o,
-                           const struct svc_seen *svcs, int *created, int *created_svcs)
+                           const struct svc_seen *svcs, struct slot_list *made)
 {
 	for (int t = 0; t < TF_NTYPES; t++) {
 		int slots = tf_replica_slots(job, (enum tf_rtype)t);
@@ -102,7 +140,7 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 				char *body = tf_service_json(job, (enum tf_rtype)t, i);
 				rec_write(r, job, OP_CREATE, &res, body, NULL, "create service");
 				free(body);
-				(*created_svcs)++;
+				note_created(made, (enum tf_rtype)t, i, true);
 			}
 			if (!find(o, (enum tf_rtype)t, i)) {
 				struct kube_resource res = {
@@ -121,7 +159,8 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 					         job->ns, job->name, msg);
 				rec_write(r, job, OP_CREATE, &res, body, NULL, "create pod");
 				free(body);
-				(*created)++;
+				note_created(made, (enum tf_rtype)t, i, false);
+				made->pods++;
 			}
 		}
 	}
@@ -239,26 +278,27 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		suspend_job(r, &job, obj, o, svcs, now);
 		return;
 	}
-	size_t nsvcs = 0;
-	for (int t = 0; t < TF_NTYPES; t++)
-		for (int i = 0; i < TF_MAX_REPLICAS; i++)
-			nsvcs += svcs->have[t][i];
 	long long now_ms = rec_now_ms(r);
-	if (f && f->expect_ms &&
-	    ((o->n >= f->expect_pods && nsvcs >= f->expect_svcs) || now_ms >= f->expect_ms))
-		f->expect_ms = 0;
+	if (f && f->expect_ms && (now_ms >= f->expect_ms || expectation_met(f, o, svcs)))
+		rec_expect_clear(f);
 	bool expecting = f && f->expect_ms;
-	int created = 0, created_svcs = 0;
+	struct slot_list made = {0};
 	if (!expecting)
-		create_missing(r, &job, o, svcs, &created, &created_svcs);
-	if (created || created_svcs) {
+		create_missing(r, &job, o, svcs, &made);
+	int created = made.pods;
+	if (made.n || made.lost) {
 		f = rec_inflight_of(r, key, true);
 		if (f) {
-			f->expect_pods = o->n + (size_t)created;
-			f->expect_svcs = nsvcs + (size_t)created_svcs;
-			f->expect_ms = now_ms + EXPECT_MS;
+			if (made.lost) { /* out of memory: wait the time out */
+				free(made.v);
+				made.v = NULL;
+				made.n = 0;
+			}
+			rec_expect(f, made.v, made.n, now_ms + EXPECT_MS);
+			made.v = NULL;
 		}
 	}
+	free(made.v);
 	char reserved[300];
 	if (created && tf_template_reserved(&job, reserved, sizeof(reserved))) {
 		char why[400];

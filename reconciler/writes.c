@@ -40,7 +40,7 @@ static void on_write_done(const struct kube_response *resp, void *arg)
 			f->n--;
 		if (f && !ok && resp->status != 409 && resp->status != 404) {
 			f->failed = true;
-			f->expect_ms = 0; /* a create may have failed: look again */
+			rec_expect_clear(f); /* a create may have failed: look again */
 		}
 		if (f && f->n == 0) { /* the pass's last write: settle the backoff */
 			f->failures = f->failed ? (f->failures < 6 ? f->failures + 1 : 6) : 0;
