@@ -60,12 +60,13 @@ struct inflight {
 	int failures;       /* consecutive passes with a failed write */
 	bool failed;        /* a write of the current pass failed */
 	long long retry_ms; /* no pass before this (clock ms) */
-	/* Creates the caches do not show yet (the expectations of Kubernetes'
-	 * controllers): until the job's pod and service caches show every
-	 * slot in expect[], or until expect_ms, a pass creates nothing, so a
-	 * cache that lags the API server never makes it create a pod twice
-	 * (409 AlreadyExists, a wasted write). Slots, not counts: members
-	 * that vanish meanwhile (a roll back's deletions) must not hold the
+	/* Creates the caches have not seen yet (the expectations of
+	 * Kubernetes' controllers): until the informers have delivered an add
+	 * for every slot in expect[], or until expect_ms, a pass creates
+	 * nothing, so a cache that lags the API server never makes it create a
+	 * pod twice (409 AlreadyExists, a wasted write). Adds seen, not the
+	 * cache's contents: members that vanish meanwhile (a roll back's
+	 * deletions, a created pod deleted again at once) must not hold the
 	 * expectation open. */
 	struct rec_slot *expect;
 	size_t nexpect;
@@ -191,6 +192,8 @@ struct inflight *rec_inflight_of(struct reconciler *r, const char *key, bool cre
 void rec_expect(struct inflight *f, struct rec_slot *slots, size_t n, long long until_ms);
 /* Expects nothing. */
 void rec_expect_clear(struct inflight *f);
+/* The caches saw slot (t, index)'s pod, or its service with svc. */
+void rec_expect_seen(struct inflight *f, enum tf_rtype t, int index, bool svc);
 /* Marks ns/name dirty in s; r->now is drained at once, r->later on the tick. */
 void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name);
 

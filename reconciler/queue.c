@@ -90,6 +90,18 @@ void rec_expect_clear(struct inflight *f)
 	rec_expect(f, NULL, 0, 0);
 }
 
+void rec_expect_seen(struct inflight *f, enum tf_rtype t, int index, bool svc)
+{
+	for (size_t i = 0; i < f->nexpect; i++) {
+		const struct rec_slot *s = &f->expect[i];
+		if (s->type == (unsigned char)t && s->index == (unsigned short)index &&
+		    s->svc == svc) {
+			f->expect[i] = f->expect[--f->nexpect];
+			return;
+		}
+	}
+}
+
 void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name)
 {
 	char key[KEY_MAX];

@@ -24,6 +24,7 @@
 #include "kube/object.h"
 #include "kube/pod.h"
 #include "reconciler/internal.h"
+#include "reconciler/pod_codec.h"
 
 /* ---- informer handlers: mark the owning job dirty ---- */
 
@@ -51,6 +52,43 @@ static void pod_changed(void *obj, void *arg)
 	const char *job = kube_pod_label(p, TF_LABEL_JOB);
 	if (job && p->owner_kind && !strcmp(p->owner_kind, "TFJob"))
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
+}
+
+/* An added object meets its job's expectation of that slot, even when it
+ * is deleted again before a pass sees it (kwok's second delete of a name). */
+static void observed(struct reconciler *r, const char *ns, const char *job, enum tf_rtype t,
+                     int index, bool svc)
+{
+	char key[KEY_MAX];
+	if (snprintf(key, sizeof(key), "%s/%s", ns, job) >= (int)sizeof(key))
+		return;
+	struct inflight *f = rec_inflight_of(r, key, false);
+	if (f)
+		rec_expect_seen(f, t, index, svc);
+}
+
+static void pod_added(void *obj, void *arg)
+{
+	const struct kube_pod *p = obj;
+	const char *job = kube_pod_label(p, TF_LABEL_JOB);
+	enum tf_rtype t;
+	int index;
+	if (job && p->owner_kind && !strcmp(p->owner_kind, "TFJob") &&
+	    tf_pod_replica_of(p, &t, &index))
+		observed(arg, p->ns, job, t, index, false);
+	pod_changed(obj, arg);
+}
+
+static void svc_added(void *obj, void *arg)
+{
+	struct kube_meta m;
+	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
+	enum tf_rtype t;
+	int index;
+	if (job && kube_obj_meta(obj, &m) == DRAKE_OK && m.owner_kind &&
+	    !strcmp(m.owner_kind, "TFJob") && tf_replica_of(obj, &t, &index))
+		observed(arg, m.ns, job, t, index, true);
+	svc_changed(obj, arg);
 }
 
 static void job_updated(void *o, void *n, void *arg)
@@ -200,8 +238,8 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->owned = calloc(1, sizeof(*r->owned));
 	r->svcs = calloc(1, sizeof(*r->svcs));
 	struct kube_informer_handlers jh = {job_changed, job_updated, job_changed, r};
-	struct kube_informer_handlers ph = {pod_changed, pod_updated, pod_changed, r};
-	struct kube_informer_handlers sh = {svc_changed, svc_updated, svc_changed, r};
+	struct kube_informer_handlers ph = {pod_added, pod_updated, pod_changed, r};
+	struct kube_informer_handlers sh = {svc_added, svc_updated, svc_changed, r};
 	struct kube_informer_options jo = {.name = "tfjobs",
 	                                   .path = "/apis/kubeflow.org/v1/tfjobs"};
 	/* 50,000 pods as whole JSON trees are 1.3 GB; as records, tens of MB */

@@ -810,6 +810,38 @@ static void test_members_that_vanish_after_a_create_do_not_hold_back_their_recre
 	assert_int_equal(count(e->writes, POST_POD), 5); /* and none twice */
 }
 
+static void test_a_replacement_deleted_before_a_pass_sees_it_is_created_again_at_once(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* the PS was preempted: its workers run on n1 */
+	e->pods = WORKERS_EARLY;
+	e->services = SVCS4;
+	start_gang(e, 0.1); /* the clock moves with the wall */
+	assert_int_equal(run_until(e, POST_POD, 1, 2), 1);
+	assert_non_null(e->pod_watch);
+	/* kwok's second delete of the old PS's name takes the replacement:
+	 * the caches get its add and its delete together, and never show it */
+	push_pod_event(e, "ADDED", "ps", 0, "uid-ps0-new", "30", GATED_SPEC);
+	push_pod_event(e, "DELETED", "ps", 0, "uid-ps0-new", "31", GATED_SPEC);
+	assert_int_equal(run_until(e, POST_POD, 2, 3), 2); /* not 30 s later */
+}
+
+static void test_a_replacement_the_caches_never_show_does_not_hold_back_the_roll_back(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	/* the PS was preempted; its replacement is created, but the caches
+	 * never show it (the fake server sends no events): the expectation
+	 * stays open, and the workers still go two barrier timeouts later */
+	e->pods = WORKERS_EARLY;
+	e->services = SVCS4;
+	start_gang(e, 1); /* 1 s per slice */
+	assert_int_equal(run_until(e, POST_POD, 1, 1), 1);
+	assert_true(run_until(e, DELETE_POD "worker", 4, 5) >= 4);
+	assert_non_null(strstr(e->bodies, "\"reason\":\"GangRolledBack\""));
+}
+
 static void test_a_wave_that_no_longer_fits_is_released_after_the_deadline(void **state)
 {
 	struct env *e = *state;
@@ -1196,6 +1228,8 @@ int main(void)
 	    T(test_a_wave_that_no_longer_fits_is_released_after_the_deadline),
 	    T(test_a_job_waiting_in_the_queue_is_left_alone),
 	    T(test_members_that_vanish_after_a_create_do_not_hold_back_their_recreation),
+	    T(test_a_replacement_deleted_before_a_pass_sees_it_is_created_again_at_once),
+	    T(test_a_replacement_the_caches_never_show_does_not_hold_back_the_roll_back),
 	    T(test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view),
 #undef T
 	};

@@ -90,7 +90,6 @@ static void finish_job(struct reconciler *r, const struct tfjob *job, struct own
 struct slot_list {
 	struct rec_slot *v;
 	size_t n, cap;
-	bool lost; /* a slot could not be noted */
 	int pods;
 };
 
@@ -100,28 +99,13 @@ static void note_created(struct slot_list *l, enum tf_rtype t, int index, bool s
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
 		struct rec_slot *p = realloc(l->v, cap * sizeof(*p));
-		if (!p) {
-			l->lost = true; /* expect by time alone */
-			return;
-		}
+		if (!p)
+			return; /* out of memory: at worst a 409 on the next pass */
 		l->v = p;
 		l->cap = cap;
 	}
 	l->v[l->n++] =
 	    (struct rec_slot){.index = (unsigned short)index, .type = (unsigned char)t, .svc = svc};
-}
-
-/* Whether the caches show every slot f expects. */
-static bool expectation_met(const struct inflight *f, const struct owned *o,
-                            const struct svc_seen *svcs)
-{
-	for (size_t i = 0; i < f->nexpect; i++) {
-		const struct rec_slot *s = &f->expect[i];
-		if (s->svc ? !svcs->have[s->type][s->index]
-		           : !find(o, (enum tf_rtype)s->type, s->index))
-			return false;
-	}
-	return true;
 }
 
 static void create_missing(struct reconciler *r, const struct tfjob *job, const struct owned *o,
@@ -279,21 +263,16 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		return;
 	}
 	long long now_ms = rec_now_ms(r);
-	if (f && f->expect_ms && (now_ms >= f->expect_ms || expectation_met(f, o, svcs)))
+	if (f && f->expect_ms && (now_ms >= f->expect_ms || f->nexpect == 0))
 		rec_expect_clear(f);
 	bool expecting = f && f->expect_ms;
 	struct slot_list made = {0};
 	if (!expecting)
 		create_missing(r, &job, o, svcs, &made);
 	int created = made.pods;
-	if (made.n || made.lost) {
+	if (made.n) {
 		f = rec_inflight_of(r, key, true);
 		if (f) {
-			if (made.lost) { /* out of memory: wait the time out */
-				free(made.v);
-				made.v = NULL;
-				made.n = 0;
-			}
 			rec_expect(f, made.v, made.n, now_ms + EXPECT_MS);
 			made.v = NULL;
 		}
@@ -335,9 +314,11 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 			free(patch);
 		}
 	}
-	/* the backstop judges members lost: not on a view that lacks pods
-	 * just created */
-	if (r->opts.gang && !recreated && !created && !expecting && !tf_state_final(v.state))
+	/* the backstop judges members lost, not in the pass that deletes or
+	 * creates some. A view that lags this job's creates still counts its
+	 * bound members right (a pod just created is gated), so expectations
+	 * never hold its deadline back. */
+	if (r->opts.gang && !recreated && !created && !tf_state_final(v.state))
 		rec_backstop(r, &job, o, key);
 	if (recreated) {
 		char *patch = tf_restarts_patch(prior + recreated);
