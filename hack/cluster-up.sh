@@ -36,6 +36,10 @@
 #                    "plain-scheduler" and "plain-nobatch-scheduler" (the
 #                    latter with OpportunisticBatching off); bench-e2e compares
 #   --qps Q --burst B  kube-scheduler's API client limits (default 50/100)
+#   --percentage-of-nodes-to-score P  every kube-scheduler's
+#                    percentageOfNodesToScore (DRAKE_SCHED_PERCENTAGE;
+#                    default 0: kube-scheduler's adaptive search; 100: every
+#                    node, as before 2026-11-26)
 #   --feature-gates G  feature gates for kube-apiserver and
 #                    kube-controller-manager (DRAKE_FEATURE_GATES), e.g.
 #                    GenericWorkload=true,GangScheduling=true
@@ -104,6 +108,7 @@ mode=${DRAKE_EXTENDER_MODE:-gang}
 plain=${DRAKE_PLAIN_SCHEDULER:-0}
 qps=${DRAKE_SCHED_QPS:-50}
 burst=${DRAKE_SCHED_BURST:-100}
+pct=${DRAKE_SCHED_PERCENTAGE:-0}
 large=${DRAKE_LARGE_NODES:-1}
 mig=${DRAKE_MIG_NODES:-1}
 amd=${DRAKE_AMD_NODES:-1}
@@ -131,6 +136,7 @@ while [ $# -gt 0 ]; do
   --plain-scheduler) plain=1; shift ;;
   --qps) qps=$2; shift 2 ;;
   --burst) burst=$2; shift 2 ;;
+  --percentage-of-nodes-to-score) pct=$2; shift 2 ;;
   --feature-gates) gates=$2; shift 2 ;;
   --runtime-config) runtime_config=$2; shift 2 ;;
   --gang-scheduler) gang_sched=1; shift ;;
@@ -146,6 +152,8 @@ case "$mode" in simple|gang) ;; *) cdie "--mode must be simple or gang" ;; esac
 for v in "$nodes" "$large" "$mig" "$amd"; do
   case "$v" in ''|*[!0-9]*) cdie "node counts must be whole numbers (got '$v')" ;; esac
 done
+case "$pct" in ''|*[!0-9]*) cdie "--percentage-of-nodes-to-score must be 0..100 (got '$pct')" ;; esac
+[ "$pct" -le 100 ] || cdie "--percentage-of-nodes-to-score must be 0..100 (got '$pct')"
 if [ "$minimal" = 1 ]; then large=0 mig=0 amd=0; fi
 # add_gates LIST MORE: LIST with MORE's gates appended unless already named
 add_gates() {
@@ -373,9 +381,14 @@ render "$drake_root/config/drake-extender.yaml.tmpl" "$cluster_dir/drake-extende
   "DRAKE_PORT=$drake_port" "DRAKE_CA=$cluster_dir/drake-pki/ca.crt" \
   "DRAKE_CLIENT_CERT=$cluster_dir/drake-pki/client.crt" "DRAKE_CLIENT_KEY=$cluster_dir/drake-pki/client.key" \
   "MANAGED_RESOURCES=$managed"
-render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler.yaml" \
-  "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=default-scheduler" \
-  "EXTENDERS=$(cat "$cluster_dir/drake-extender.yaml")"
+# render_sched OUT NAME EXTENDERS: a kube-scheduler configuration from
+# config/kube-scheduler.yaml.tmpl with this cluster's client limits and search
+render_sched() {
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$1" \
+    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "PERCENTAGE=$pct" \
+    "SCHEDULER_NAME=$2" "EXTENDERS=$3"
+}
+render_sched "$cluster_dir/kube-scheduler.yaml" default-scheduler "$(cat "$cluster_dir/drake-extender.yaml")"
 
 start_sched() { # NAME CONFIG PORT [EXTRA ARGS]
   start_proc "$1" "$bin/kube-scheduler" --config="$2" "${@:4}" \
@@ -386,8 +399,7 @@ start_sched() { # NAME CONFIG PORT [EXTRA ARGS]
 }
 start_sched kube-scheduler "$cluster_dir/kube-scheduler.yaml" "$sched_port"
 if [ "$plain" = 1 ]; then
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-plain.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=plain-scheduler" "EXTENDERS="
+  render_sched "$cluster_dir/kube-scheduler-plain.yaml" plain-scheduler ""
   sed -i 's/^extenders:$/extenders: []  # the plain scheduler of bench-e2e: no extender/' \
     "$cluster_dir/kube-scheduler-plain.yaml"
   start_sched plain-scheduler "$cluster_dir/kube-scheduler-plain.yaml" "$plain_sched_port"
@@ -395,8 +407,7 @@ if [ "$plain" = 1 ]; then
   # 1.35: identical pods reuse filter/score results) for any profile that has
   # an extender. A third scheduler without extender and with the gate off
   # separates that loss from the cost of the extender calls themselves.
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-plain-nobatch.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=plain-nobatch-scheduler" "EXTENDERS="
+  render_sched "$cluster_dir/kube-scheduler-plain-nobatch.yaml" plain-nobatch-scheduler ""
   sed -i 's/^extenders:$/extenders: []  # bench-e2e: no extender, no batching/' \
     "$cluster_dir/kube-scheduler-plain-nobatch.yaml"
   start_sched plain-nobatch-scheduler "$cluster_dir/kube-scheduler-plain-nobatch.yaml" "$plain_nobatch_port" \
@@ -405,8 +416,7 @@ fi
 if [ "$gang_sched" = 1 ]; then
   # the in-tree peer of drake's gang barrier (KEP-4671): the GangScheduling
   # plugin is in the default profile once its gate is on; no extender
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-gang.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=gang-scheduler" "EXTENDERS="
+  render_sched "$cluster_dir/kube-scheduler-gang.yaml" gang-scheduler ""
   sed -i 's/^extenders:$/extenders: []  # in-tree gang scheduling, no extender/' "$cluster_dir/kube-scheduler-gang.yaml"
   start_sched gang-scheduler "$cluster_dir/kube-scheduler-gang.yaml" "$gang_sched_port" \
     --feature-gates="$(add_gates "$gates" GenericWorkload=true,GangScheduling=true)"
@@ -422,9 +432,7 @@ drake_entry() {
 }
 if [ "$simple_sched" = 1 ]; then
   drake_entry "$cluster_dir/drake-extender-simple.yaml"
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-simple.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=simple-scheduler" \
-    "EXTENDERS=$(cat "$cluster_dir/drake-extender-simple.yaml")"
+  render_sched "$cluster_dir/kube-scheduler-simple.yaml" simple-scheduler "$(cat "$cluster_dir/drake-extender-simple.yaml")"
   start_sched simple-scheduler "$cluster_dir/kube-scheduler-simple.yaml" "$simple_sched_port"
 fi
 if [ "$filter_sched" = 1 ]; then
@@ -432,17 +440,13 @@ if [ "$filter_sched" = 1 ]; then
   # one HTTPS call per pod, as with the trivial extender below
   drake_entry "$cluster_dir/drake-extender-filter.yaml"
   sed -i -E '/^ *(prioritizeVerb|weight|bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-filter.yaml"
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-filter.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=drake-filter-scheduler" \
-    "EXTENDERS=$(cat "$cluster_dir/drake-extender-filter.yaml")"
+  render_sched "$cluster_dir/kube-scheduler-filter.yaml" drake-filter-scheduler "$(cat "$cluster_dir/drake-extender-filter.yaml")"
   start_sched drake-filter-scheduler "$cluster_dir/kube-scheduler-filter.yaml" "$filter_sched_port"
 fi
 if [ "$prio_sched" = 1 ]; then
   drake_entry "$cluster_dir/drake-extender-prio.yaml"
   sed -i -E '/^ *(bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-prio.yaml"
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-prio.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=drake-prio-scheduler" \
-    "EXTENDERS=$(cat "$cluster_dir/drake-extender-prio.yaml")"
+  render_sched "$cluster_dir/kube-scheduler-prio.yaml" drake-prio-scheduler "$(cat "$cluster_dir/drake-extender-prio.yaml")"
   start_sched drake-prio-scheduler "$cluster_dir/kube-scheduler-prio.yaml" "$prio_sched_port"
 fi
 if [ "$trivial" = 1 ]; then
@@ -468,9 +472,7 @@ if [ "$trivial" = 1 ]; then
   ignorable: false
   managedResources: []
 EOF
-  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler-trivial.yaml" \
-    "KUBECONFIG=$kubeconfig" "QPS=$qps" "BURST=$burst" "SCHEDULER_NAME=trivial-scheduler" \
-    "EXTENDERS=$(cat "$cluster_dir/trivial-extender.yaml")"
+  render_sched "$cluster_dir/kube-scheduler-trivial.yaml" trivial-scheduler "$(cat "$cluster_dir/trivial-extender.yaml")"
   start_sched trivial-scheduler "$cluster_dir/kube-scheduler-trivial.yaml" "$trivial_sched_port"
 fi
 

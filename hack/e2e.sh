@@ -3,7 +3,7 @@
 # cluster down whatever happened. On failure the component logs are copied to
 # build/e2e-logs/<time>/ and their last lines printed.
 #
-# env: DRAKE_EXTENDER_MODE=simple|gang (default simple), E2E_UP_ARGS (extra
+# env: DRAKE_EXTENDER_MODE=simple|gang (default gang, as cluster-up.sh), E2E_UP_ARGS (extra
 #      cluster-up.sh options), E2E_RUN (go test -run pattern),
 #      E2E_TIMEOUT (go test -timeout, default 30m: a suite is about 12 min)
 set -euo pipefail
@@ -25,7 +25,7 @@ finish() {
     # the failing assertions last, where a reader of the CI output looks
     if [ -f "$cluster_dir/go-test.log" ]; then
       cp "$cluster_dir/go-test.log" "$keep/"
-      echo "===== failed tests (e2e-${DRAKE_EXTENDER_MODE:-simple}) ====="
+      echo "===== failed tests (e2e-${DRAKE_EXTENDER_MODE:-gang}) ====="
       # each failing test's own output: what it logged since its "=== RUN"
       awk '/^=== (RUN|CONT)/ { buf = "" } { buf = buf $0 "\n" }
            /^--- FAIL/ { printf "%s", buf; buf = "" }' "$cluster_dir/go-test.log" | tail -n 60
@@ -49,4 +49,4 @@ out="$cluster_dir/go-test.log"
 rc=${PIPESTATUS[0]}
 set -e
 # One line that make check sums with the other suites' counts.
-echo "e2e-${DRAKE_EXTENDER_MODE:-simple}: $(grep -c -- '^--- PASS' "$out") passed, $(grep -c -- '^--- FAIL' "$out") failed"
+echo "e2e-${DRAKE_EXTENDER_MODE:-gang}: $(grep -c -- '^--- PASS' "$out") passed, $(grep -c -- '^--- FAIL' "$out") failed"
