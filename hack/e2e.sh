@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e.sh - bring the local cluster up, run the Go e2e tests (e2e/), tear the
 # cluster down whatever happened. On failure the component logs are copied to
-# build/e2e-logs/<time>/ and their last lines printed.
+# build/e2e-logs/<time>/ and their last lines printed, then drake's log lines
+# for the namespaces the failing tests name, then those tests' output.
 #
 # env: DRAKE_EXTENDER_MODE=simple|gang (default gang, as cluster-up.sh), E2E_UP_ARGS (extra
 #      cluster-up.sh options), E2E_RUN (go test -run pattern),
@@ -25,10 +26,19 @@ finish() {
     # the failing assertions last, where a reader of the CI output looks
     if [ -f "$cluster_dir/go-test.log" ]; then
       cp "$cluster_dir/go-test.log" "$keep/"
-      echo "===== failed tests (e2e-${DRAKE_EXTENDER_MODE:-gang}) ====="
       # each failing test's own output: what it logged since its "=== RUN"
       awk '/^=== (RUN|CONT)/ { buf = "" } { buf = buf $0 "\n" }
-           /^--- FAIL/ { printf "%s", buf; buf = "" }' "$cluster_dir/go-test.log" | tail -n 60
+           /^--- FAIL/ { printf "%s", buf; buf = "" }' "$cluster_dir/go-test.log" >"$keep/failed.txt"
+      # CI keeps no logs: drake's own account of the namespaces the failing
+      # tests name (the barrier's per-pod lines left out)
+      if [ -f "$keep/drake.log" ]; then
+        for ns in $(grep -oE 'e2e-[a-z0-9]{6}' "$keep/failed.txt" | sort -u | head -n 5); do
+          echo "===== drake.log for namespace $ns ====="
+          grep -F "$ns/" "$keep/drake.log" | grep -vE 'msg=(gang_wait|bound) ' | tail -n 60 || true
+        done
+      fi
+      echo "===== failed tests (e2e-${DRAKE_EXTENDER_MODE:-gang}) ====="
+      tail -n 60 "$keep/failed.txt"
     fi
     echo "e2e failed (rc=$rc): component logs kept in $keep"
   fi
