@@ -37,20 +37,36 @@ static void job_changed(void *obj, void *arg)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, m.name);
 }
 
+/* The TFJob a service or pod belongs to (its label, with a TFJob as its
+ * controlling owner), or NULL. */
+static const char *svc_job(const struct json_t *obj, struct kube_meta *m)
+{
+	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
+	return job && kube_obj_meta(obj, m) == DRAKE_OK && m->owner_kind &&
+	               !strcmp(m->owner_kind, "TFJob")
+	           ? job
+	           : NULL;
+}
+
+static const char *pod_job(const struct kube_pod *p)
+{
+	const char *job = kube_pod_label(p, TF_LABEL_JOB);
+	return job && p->owner_kind && !strcmp(p->owner_kind, "TFJob") ? job : NULL;
+}
+
 static void svc_changed(void *obj, void *arg)
 {
 	struct kube_meta m;
-	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
-	if (job && kube_obj_meta(obj, &m) == DRAKE_OK && m.owner_kind &&
-	    !strcmp(m.owner_kind, "TFJob"))
+	const char *job = svc_job(obj, &m);
+	if (job)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
 }
 
 static void pod_changed(void *obj, void *arg)
 {
 	const struct kube_pod *p = obj;
-	const char *job = kube_pod_label(p, TF_LABEL_JOB);
-	if (job && p->owner_kind && !strcmp(p->owner_kind, "TFJob"))
+	const char *job = pod_job(p);
+	if (job)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
 }
 
@@ -70,25 +86,27 @@ static void observed(struct reconciler *r, const char *ns, const char *job, enum
 static void pod_added(void *obj, void *arg)
 {
 	const struct kube_pod *p = obj;
-	const char *job = kube_pod_label(p, TF_LABEL_JOB);
+	const char *job = pod_job(p);
 	enum tf_rtype t;
 	int index;
-	if (job && p->owner_kind && !strcmp(p->owner_kind, "TFJob") &&
-	    tf_pod_replica_of(p, &t, &index))
+	if (!job)
+		return;
+	if (tf_pod_replica_of(p, &t, &index))
 		observed(arg, p->ns, job, t, index, false);
-	pod_changed(obj, arg);
+	rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
 }
 
 static void svc_added(void *obj, void *arg)
 {
 	struct kube_meta m;
-	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
+	const char *job = svc_job(obj, &m);
 	enum tf_rtype t;
 	int index;
-	if (job && kube_obj_meta(obj, &m) == DRAKE_OK && m.owner_kind &&
-	    !strcmp(m.owner_kind, "TFJob") && tf_replica_of(obj, &t, &index))
+	if (!job)
+		return;
+	if (tf_replica_of(obj, &t, &index))
 		observed(arg, m.ns, job, t, index, true);
-	svc_changed(obj, arg);
+	rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
 }
 
 static void job_updated(void *o, void *n, void *arg)
