@@ -1,16 +1,23 @@
 /*
  * extender_bench.c - `make bench-extender`: what one extender call costs.
  *
- * Starts drake (`drake serve`, mTLS on loopback) and two floors built the
- * same way (libevent evhttp on OpenSSL bufferevents, the same TLS context
- * code) that do no work: "floor" answers every POST with a fixed 30-byte
- * body; "echo" answers with the request body itself, so it pays for moving
- * a response as large as drake's (a filter that passes every node sends the
- * names back) and the difference to drake is drake's own work. Then replays filter and prioritize
- * requests naming 100 / 1,000 / 5,000 / 15,000 nodes over one keep-alive TLS connection per server,
- * alternating drake and floor in rounds so both see the same machine noise. Prints median and p99
- * latency, requests per second (closed loop, one connection) and each server's peak RSS, and writes
- * the table as CSV.
+ * Starts drake (`drake serve`, mTLS on loopback) and two responders built
+ * the way drake is (libevent, OpenSSL, drake's TLS context, connection table
+ * and HTTP/2 module) that do no work: "floor" answers every POST with a
+ * fixed 30-byte body; "echo" answers with the request body itself, so it
+ * pays for moving a response as large as drake's (a filter that passes
+ * every node sends the names back) and the difference to drake is drake's
+ * own work. Then replays filter and prioritize requests naming 100 / 1,000 /
+ * 5,000 / 15,000 nodes over one keep-alive TLS connection per server, over
+ * HTTP/2 as kube-scheduler's client speaks it (--http 1.1 for the other),
+ * alternating drake and the responders in rounds so all see the same machine
+ * noise. Prints median and p99 latency, requests per second (closed loop,
+ * one connection) and each server's peak RSS, and writes the table as CSV.
+ *
+ * A third responder, --names-serve, is the trivial extender of make
+ * bench-gang's cost arm: it answers filter with the NodeNames array of the
+ * request, cut out by a text scan, which is the least a nodeCacheCapable
+ * extender that filters nothing must send back.
  *
  * With --load SECONDS (`make bench-load`) it instead holds drake at
  * saturation: --conns keep-alive connections, each sending the next filter
@@ -47,6 +54,8 @@
 
 #include "bench/bench_util.h"
 #include "common/flags.h"
+#include "extender/conns.h"
+#include "extender/h2.h"
 #include "extender/tls.h"
 
 extern char **environ;
@@ -55,27 +64,100 @@ extern char **environ;
 
 /* ---- the floor: answers every request with a fixed body ---- */
 
+/* kube-scheduler's client takes h2 when offered, and drake offers it, so the
+ * floor does too, through drake's own connection table and HTTP/2 module:
+ * the protocol costs both the same, and the difference is drake's work. */
+
 static const char floor_body[] = "{\"NodeNames\":[],\"Error\":\"\"}";
+
+/* What a responder answers: a fixed body (floor), the request itself
+ * (echo), or the node names it was sent (names: the least a
+ * nodeCacheCapable extender that filters nothing must answer, because
+ * kube-scheduler keeps only the nodes a filter result names). */
+enum floor_mode { FLOOR_FIXED, FLOOR_ECHO, FLOOR_NAMES };
+
+/* The NodeNames array of an ExtenderArgs body, found by a text scan (no
+ * JSON parse: that is the work the floor leaves out), or NULL. kube-scheduler
+ * writes it last, after the pod, so the last occurrence of the key is taken. */
+static const char *node_names_array(const char *body, size_t len, size_t *alen)
+{
+	static const char key[] = "\"NodeNames\"";
+	const char *at = NULL;
+	for (const char *p = body; (p = memmem(p, len - (size_t)(p - body), key, sizeof(key) - 1));
+	     p += sizeof(key) - 1)
+		at = p;
+	if (!at)
+		return NULL;
+	const char *p = at + sizeof(key) - 1, *end = body + len;
+	while (p < end && (*p == ' ' || *p == ':' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	if (p == end || *p != '[')
+		return NULL;
+	bool in_str = false;
+	for (const char *q = p + 1; q < end; q++) {
+		if (in_str) {
+			if (*q == '\\')
+				q++;
+			else if (*q == '"')
+				in_str = false;
+		} else if (*q == '"') {
+			in_str = true;
+		} else if (*q == ']') {
+			*alen = (size_t)(q + 1 - p);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static struct evbuffer *floor_reply(enum floor_mode mode, const char *body, size_t len)
+{
+	struct evbuffer *b = evbuffer_new();
+	size_t alen = 0;
+	const char *names = mode == FLOOR_NAMES ? node_names_array(body, len, &alen) : NULL;
+	if (mode == FLOOR_ECHO) {
+		evbuffer_add(b, body, len);
+	} else if (names) {
+		static const char head[] = "{\"NodeNames\":",
+		                  tail[] = ",\"FailedNodes\":{},\"Error\":\"\"}";
+		evbuffer_add(b, head, sizeof(head) - 1);
+		evbuffer_add(b, names, alen);
+		evbuffer_add(b, tail, sizeof(tail) - 1);
+	} else {
+		evbuffer_add_reference(b, floor_body, sizeof(floor_body) - 1, NULL, NULL);
+	}
+	return b;
+}
 
 static void on_floor_request(struct evhttp_request *req, void *arg)
 {
-	struct evbuffer *b = evbuffer_new();
-	if (arg) /* echo */
-		evbuffer_add_buffer(b, evhttp_request_get_input_buffer(req));
-	else
-		evbuffer_add_reference(b, floor_body, sizeof(floor_body) - 1, NULL, NULL);
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(in);
+	struct evbuffer *b =
+	    floor_reply(*(enum floor_mode *)arg, (const char *)evbuffer_pullup(in, -1), len);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 	                  "application/json");
 	evhttp_send_reply(req, 200, "OK", b);
 	evbuffer_free(b);
 }
 
+static void on_floor_h2_request(void *arg, struct h2_stream *st, const char *method,
+                                const char *path, const char *body, size_t len)
+{
+	struct evbuffer *b = floor_reply(*(enum floor_mode *)arg, body, len);
+	h2_stream_reply(st, 200, "application/json", b);
+	evbuffer_free(b);
+}
+
+struct floor_listener {
+	struct conns *conns;
+	SSL_CTX *ctx;
+};
+
 static struct bufferevent *on_floor_connection(struct event_base *base, void *arg)
 {
-	struct bufferevent *bev = bufferevent_openssl_socket_new(
-	    base, -1, SSL_new(arg), BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
-	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-	return bev;
+	struct floor_listener *l = arg;
+	return conns_accept(l->conns, l->ctx);
 }
 
 static void on_floor_term(evutil_socket_t s, short w, void *base)
@@ -85,27 +167,33 @@ static void on_floor_term(evutil_socket_t s, short w, void *base)
 
 /* certs: a folder with server.crt, server.key and the clients' ca.crt (make
  * bench-gang passes drake's, so the floor speaks TLS exactly as drake does). */
-static int floor_serve(int port, bool echo, const char *certs)
+static int floor_serve(int port, enum floor_mode mode, const char *certs)
 {
 	char crt[512], key[512], ca[512];
 	snprintf(crt, sizeof(crt), "%s/server.crt", certs);
 	snprintf(key, sizeof(key), "%s/server.key", certs);
 	snprintf(ca, sizeof(ca), "%s/ca.crt", certs);
-	struct tls_files files = {crt, key, ca};
-	SSL_CTX *ctx;
+	struct tls_files files = {crt, key, ca, true};
+	struct floor_listener l = {0};
 	char msg[256];
-	if (tls_context_new(&files, &ctx, msg, sizeof(msg))) {
+	if (tls_context_new(&files, &l.ctx, msg, sizeof(msg))) {
 		fprintf(stderr, "floor: %s\n", msg);
 		return 1;
 	}
 	struct event_base *base = event_base_new();
+	struct h2_handler h2 = {
+	    .request = on_floor_h2_request,
+	    .arg = &mode,
+	    .limits = {.max_body = 64 << 20, .max_headers = 64 << 10, .max_streams = 256}};
+	/* no cap and, in effect, no request deadline: a benchmark's client */
+	l.conns = conns_new(base, 0, 1e6, &h2);
 	struct evhttp *http = evhttp_new(base);
-	evhttp_set_bevcb(http, on_floor_connection, ctx);
-	evhttp_set_gencb(http, on_floor_request, echo ? (void *)1 : NULL);
+	evhttp_set_bevcb(http, on_floor_connection, &l);
+	evhttp_set_gencb(http, on_floor_request, &mode);
 	evhttp_set_max_body_size(http, 64 << 20);
 	struct evhttp_bound_socket *bound =
 	    evhttp_bind_socket_with_handle(http, "127.0.0.1", (ev_uint16_t)port);
-	if (!bound) {
+	if (!bound || !l.conns) {
 		fprintf(stderr, "floor: cannot listen on %d\n", port);
 		return 1;
 	}
@@ -116,8 +204,9 @@ static int floor_serve(int port, bool echo, const char *certs)
 	event_base_dispatch(base);
 	event_free(term);
 	evhttp_free(http);
+	conns_free(l.conns);
 	event_base_free(base);
-	SSL_CTX_free(ctx);
+	SSL_CTX_free(l.ctx);
 	return 0;
 }
 
@@ -128,7 +217,20 @@ struct server {
 	pid_t pid;
 	int port;
 	CURL *h;
+	unsigned long served; /* requests on the current connection */
+	bool probing;         /* waiting for it to answer: failures are expected */
 };
+
+/* The HTTP version the client asks for: 2 (what kube-scheduler's client
+ * takes), or 1.1. */
+static long http_version = CURL_HTTP_VERSION_2TLS;
+
+/* curl 7.88 ends every finished h2 stream with a RST_STREAM, and nghttp2
+ * (drake's and the floor's) answers more than 1,000 resets, plus 33 a
+ * second, with GOAWAY: its guard against the rapid-reset attack. Go's client,
+ * kube-scheduler's, sends no reset after a whole reply. So the client opens a
+ * new connection after this many requests, outside the timed ones. */
+#define H2_RECYCLE 500
 
 static size_t sink(char *p, size_t sz, size_t n, void *arg)
 {
@@ -137,7 +239,25 @@ static size_t sink(char *p, size_t sz, size_t n, void *arg)
 	return sz * n;
 }
 
-static int post(struct server *s, const char *path, const char *body, size_t len, double *secs)
+static void handle_options(CURL *h, struct curl_slist *hdrs)
+{
+	curl_easy_setopt(h, CURLOPT_CAINFO, CERTS "/ca.crt");
+	curl_easy_setopt(h, CURLOPT_SSLCERT, CERTS "/client.crt");
+	curl_easy_setopt(h, CURLOPT_SSLKEY, CERTS "/client.key");
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, http_version);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+}
+
+static struct curl_slist *json_headers(void)
+{
+	static struct curl_slist *hdrs;
+	if (!hdrs)
+		hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	return hdrs;
+}
+
+static int post_once(struct server *s, const char *path, const char *body, size_t len, double *secs)
 {
 	char url[256];
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", s->port, path);
@@ -150,33 +270,49 @@ static int post(struct server *s, const char *path, const char *body, size_t len
 	double t0 = bench_now();
 	CURLcode rc = curl_easy_perform(s->h);
 	*secs = bench_now() - t0;
+	s->served++;
 	long code = 0;
 	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK || code != 200) {
-		fprintf(stderr, "bench: %s %s: %s (HTTP %ld)\n", s->name, path,
-		        curl_easy_strerror(rc), code);
+		if (!s->probing)
+			fprintf(stderr, "bench: %s %s: %s (HTTP %ld)\n", s->name, path,
+			        curl_easy_strerror(rc), code);
 		return -1;
 	}
 	return 0;
 }
 
+/* A new connection: a fresh handle and one untimed request on it. */
+static int reconnect(struct server *s, const char *path, const char *body, size_t len)
+{
+	if (s->h)
+		curl_easy_cleanup(s->h);
+	s->h = curl_easy_init();
+	handle_options(s->h, json_headers());
+	s->served = 0;
+	double t;
+	return post_once(s, path, body, len, &t);
+}
+
+static int post(struct server *s, const char *path, const char *body, size_t len, double *secs)
+{
+	if (http_version != CURL_HTTP_VERSION_1_1 && s->served >= H2_RECYCLE &&
+	    reconnect(s, path, body, len) != 0)
+		return -1;
+	return post_once(s, path, body, len, secs);
+}
+
 static void connect_server(struct server *s)
 {
-	s->h = curl_easy_init();
-	curl_easy_setopt(s->h, CURLOPT_CAINFO, CERTS "/ca.crt");
-	curl_easy_setopt(s->h, CURLOPT_SSLCERT, CERTS "/client.crt");
-	curl_easy_setopt(s->h, CURLOPT_SSLKEY, CERTS "/client.key");
-	curl_easy_setopt(s->h, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(s->h, CURLOPT_HTTPHEADER,
-	                 curl_slist_append(NULL, "Content-Type: application/json"));
 	static const char probe[] = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[]}";
-	double deadline = bench_now() + 20, t;
-	curl_easy_setopt(s->h, CURLOPT_VERBOSE, 0L);
-	while (post(s, "/scheduler/prioritize", probe, sizeof(probe) - 1, &t) != 0 &&
+	double deadline = bench_now() + 20;
+	s->probing = true;
+	while (reconnect(s, "/scheduler/prioritize", probe, sizeof(probe) - 1) != 0 &&
 	       bench_now() < deadline) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
+	s->probing = false;
 }
 
 static char *make_args(size_t n, size_t *len)
@@ -247,7 +383,8 @@ struct lane {
 	CURL *h;
 	double start;
 	size_t got;
-	int verb; /* 0 filter, 1 prioritize */
+	unsigned long sent; /* requests on the lane's current connection */
+	int verb;           /* 0 filter, 1 prioritize */
 };
 
 static void lane_send(struct lane *l, int port, const char *body, size_t len)
@@ -261,6 +398,11 @@ static void lane_send(struct lane *l, int port, const char *body, size_t len)
 	curl_easy_setopt(l->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(l->h, CURLOPT_WRITEFUNCTION, sink);
 	curl_easy_setopt(l->h, CURLOPT_WRITEDATA, &l->got);
+	/* over h2, the connection closes after every H2_RECYCLE-th (see there) */
+	bool last = http_version != CURL_HTTP_VERSION_1_1 && ++l->sent == H2_RECYCLE;
+	curl_easy_setopt(l->h, CURLOPT_FORBID_REUSE, last ? 1L : 0L);
+	if (last)
+		l->sent = 0;
 	l->start = bench_now();
 }
 
@@ -291,16 +433,13 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 	size_t len;
 	char *body = make_args(nodes, &len);
 	CURLM *m = curl_multi_init();
+	/* one connection per lane, also over h2 (curl would multiplex them) */
+	curl_multi_setopt(m, CURLMOPT_PIPELINING, CURLPIPE_NOTHING);
 	struct lane *lanes = calloc((size_t)nconns, sizeof(*lanes));
-	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	for (int i = 0; i < nconns; i++) {
 		lanes[i].h = curl_easy_init();
 		lanes[i].verb = i % 2;
-		curl_easy_setopt(lanes[i].h, CURLOPT_CAINFO, CERTS "/ca.crt");
-		curl_easy_setopt(lanes[i].h, CURLOPT_SSLCERT, CERTS "/client.crt");
-		curl_easy_setopt(lanes[i].h, CURLOPT_SSLKEY, CERTS "/client.key");
-		curl_easy_setopt(lanes[i].h, CURLOPT_TIMEOUT, 30L);
-		curl_easy_setopt(lanes[i].h, CURLOPT_HTTPHEADER, hdrs);
+		handle_options(lanes[i].h, json_headers());
 		curl_easy_setopt(lanes[i].h, CURLOPT_PRIVATE, &lanes[i]);
 		lane_send(&lanes[i], d.port, body, len);
 		curl_multi_add_handle(m, lanes[i].h);
@@ -373,7 +512,7 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 		curl_easy_cleanup(lanes[i].h);
 	}
 	curl_multi_cleanup(m);
-	curl_slist_free_all(hdrs);
+	curl_slist_free_all(json_headers());
 	free(lanes);
 	free(lat);
 	free(body);
@@ -398,11 +537,18 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 
 int main(int argc, char **argv)
 {
-	/* --floor-serve|--echo-serve PORT [CERT-DIR]: only the responder */
-	if ((argc == 3 || argc == 4) && strcmp(argv[1], "--floor-serve") == 0)
-		return floor_serve(atoi(argv[2]), false, argc == 4 ? argv[3] : CERTS);
-	if ((argc == 3 || argc == 4) && strcmp(argv[1], "--echo-serve") == 0)
-		return floor_serve(atoi(argv[2]), true, argc == 4 ? argv[3] : CERTS);
+	/* --floor-serve|--echo-serve|--names-serve PORT [CERT-DIR]: only the
+	 * responder */
+	static const struct {
+		const char *flag;
+		enum floor_mode mode;
+	} responders[] = {{"--floor-serve", FLOOR_FIXED},
+	                  {"--echo-serve", FLOOR_ECHO},
+	                  {"--names-serve", FLOOR_NAMES}};
+	for (size_t i = 0; i < sizeof(responders) / sizeof(responders[0]); i++)
+		if ((argc == 3 || argc == 4) && strcmp(argv[1], responders[i].flag) == 0)
+			return floor_serve(atoi(argv[2]), responders[i].mode,
+			                   argc == 4 ? argv[3] : CERTS);
 
 	const char *drake = "build/release/drake", *csv = "bench/results/extender.csv";
 	const char *sizes_s = NULL;
@@ -410,6 +556,7 @@ int main(int argc, char **argv)
 	double budget = 2.0, load = 0, sample = 5;
 	int conns = 8;
 	size_t load_nodes = 1000;
+	const char *http = "2";
 	const struct flag flags[] = {
 	    {"drake", NULL, FLAG_STRING, &drake, "build/release/drake", "the drake binary"},
 	    {"csv", NULL, FLAG_STRING, &csv, "bench/results/extender.csv", "where the CSV goes"},
@@ -423,6 +570,9 @@ int main(int argc, char **argv)
 	    {"sample", NULL, FLAG_DOUBLE, &sample, "5", "--load: seconds per sample row"},
 	    {"load-nodes", NULL, FLAG_COUNT, &load_nodes, "1000",
 	     "--load: nodes named in each request"},
+	    {"http", NULL, FLAG_STRING, &http, "2",
+	     "HTTP version the client asks every server for: 2 (as kube-scheduler's client) or "
+	     "1.1"},
 	};
 	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	enum flags_outcome out;
@@ -435,6 +585,14 @@ int main(int argc, char **argv)
 		printf("usage: extender_bench [flags]\n\n");
 		flags_usage(stdout, flags, nflags);
 		return 0;
+	}
+	if (strcmp(http, "2") == 0) {
+		http_version = CURL_HTTP_VERSION_2TLS;
+	} else if (strcmp(http, "1.1") == 0) {
+		http_version = CURL_HTTP_VERSION_1_1;
+	} else {
+		fprintf(stderr, "extender_bench: --http must be 2 or 1.1, not %s\n", http);
+		return 2;
 	}
 	mkdir("build", 0755);
 	mkdir("build/bench", 0755);

@@ -12,7 +12,7 @@
 # cost-of-being-an-extender arm simple-scheduler (drake, every pod),
 # drake-filter-scheduler (drake, filter only), drake-prio-scheduler
 # (drake, filter and prioritize, no bind verb) and trivial-scheduler (a
-# trivial extender, bench/extender_bench --echo-serve). The Go driver
+# trivial extender, bench/extender_bench --names-serve). The Go driver
 # e2e/cmd/bench-gang replays one job list per seed against each arm and
 # prints the table; CSV and PNG go to BENCH_GANG_OUT
 # (bench/results/bench-gang). The cluster is always torn down.

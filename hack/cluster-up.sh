@@ -62,7 +62,7 @@
 #                    every pod: the bind verb's share of the cost
 #   --trivial-extender  also run a trivial extender (process
 #                    "trivial-extender": build/release/bench/extender_bench
-#                    --echo-serve, libevent + OpenSSL as drake, answering
+#                    --names-serve, libevent, OpenSSL and HTTP/2 as drake, answering
 #                    filter with the node names it was sent) and
 #                    "trivial-scheduler" calling it for every pod (filter
 #                    only, same TLS settings as drake's entry)
@@ -454,7 +454,7 @@ if [ "$trivial" = 1 ]; then
   # serving certificate; kube-scheduler's client certificate checked against
   # drake's CA) and no work but echoing the request, whose NodeNames
   # kube-scheduler reads back as "every node passes"
-  start_proc trivial-extender "$trivial_bin" --echo-serve "$trivial_port" "$cluster_dir/drake-pki"
+  start_proc trivial-extender "$trivial_bin" --names-serve "$trivial_port" "$cluster_dir/drake-pki"
   wait_for "trivial-extender listening" 30 trivial-extender \
     bash -c "ss -Htln 'sport = :$trivial_port' | grep -q ."
   cat >"$cluster_dir/trivial-extender.yaml" <<EOF

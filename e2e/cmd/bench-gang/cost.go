@@ -6,8 +6,9 @@ package main
 //
 //   plain-scheduler         no extender
 //   trivial-scheduler       a trivial extender (bench/extender_bench
-//                           --echo-serve: libevent + OpenSSL as drake,
-//                           answering filter with every node it was sent)
+//                           --names-serve: libevent, OpenSSL and HTTP/2 as
+//                           drake, answering filter with every node it was
+//                           sent, cut from the request unparsed)
 //   drake-filter-scheduler  drake, filter verb only
 //   drake-prio-scheduler    drake, filter and prioritize (kube-scheduler binds)
 //   simple-scheduler        drake in simple mode: filter, prioritize, bind

@@ -79,7 +79,7 @@ func fail(format string, a ...any) {
 
 func main() {
 	var o opts
-	seeds := flag.String("seeds", "1,2,3", "seeds of the job lists (one list per seed, replayed against every arm)")
+	seeds := flag.String("seeds", "1,2,3", "seeds of the job lists (one list per seed, replayed against every arm; empty: only the extender-cost arm)")
 	arms := flag.String("arms", "drake,in-tree,no-gang", "arms, from drake, in-tree, no-gang (the order rotates per seed)")
 	flag.Float64Var(&o.demand, "demand", 2.5, "GPUs of the job list / GPUs of the cluster")
 	sizes := flag.String("sizes", "1:14,2:12,4:14,8:20,16:16,32:14,64:10", "job sizes in GPUs and their weights")
@@ -99,6 +99,9 @@ func main() {
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-gang"), "folder of the CSV and PNG")
 	flag.Parse()
 	for _, s := range strings.Split(*seeds, ",") {
+		if strings.TrimSpace(*seeds) == "" {
+			break
+		}
 		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			fail("--seeds: %v", err)

@@ -75,6 +75,16 @@ func (b *bench) report(stamp string, rs []armResult, cost []costResult) {
 		fail("%v", err)
 	}
 	base := filepath.Join(b.o.out, "bench-gang-"+stamp)
+	if len(rs) > 0 {
+		b.gangReport(base, rs)
+	}
+	if len(cost) > 0 {
+		b.costReport(base+"-cost.csv", cost)
+	}
+}
+
+// gangReport prints the contention arms' table and writes their CSV and PNG.
+func (b *bench) gangReport(base string, rs []armResult) {
 	deadlocks := map[string]int{}
 	for _, r := range rs {
 		if r.deadlock {
@@ -143,9 +153,6 @@ func (b *bench) report(stamp string, rs []armResult, cost []costResult) {
 		fmt.Printf("plot: %v\n", err)
 	} else {
 		fmt.Printf("plot: %s.png\n", base)
-	}
-	if len(cost) > 0 {
-		b.costReport(base+"-cost.csv", cost)
 	}
 }
 
