@@ -596,6 +596,77 @@ static void test_fast_path_agrees_with_the_tree_decoder(void **state)
 	}
 }
 
+/* The fast path looks at a body eight bytes at a time and byte by byte only
+ * where a word holds something other than printable ASCII. Whatever a word
+ * boundary cuts, it refuses what jansson refuses (controls JSON does not
+ * allow, escaped or raw surrogates, overlong forms, code points past
+ * U+10FFFF) and takes what both take, with the same result. */
+static void test_fast_path_checks_text_at_every_word_offset(void **state)
+{
+	static const struct {
+		const char *text; /* inside a JSON string */
+		bool fast;
+	} snippets[] = {
+	    {"plain-ascii", true},
+	    {"tab\there", false},       /* JSON strings take no raw tab */
+	    {"caf\xc3\xa9", true},      /* é, two bytes */
+	    {"\xf0\x9f\x9a\x80", true}, /* U+1F680, four bytes */
+	    {"a\\\\ud800", true},       /* an escaped backslash, then text */
+	    {"\\u00e9\\n", true},       /* escapes the tree decoder takes */
+	    {"form\ffeed", false},      /* a raw control */
+	    {"a\\ud800b", false},       /* a lone escaped surrogate */
+	    {"a\\uDBFFb", false},
+	    {"\xc0\xaf", false},         /* overlong '/' */
+	    {"\xe0\x80\xaf", false},     /* overlong, three bytes */
+	    {"\xed\xa0\x80", false},     /* a raw surrogate */
+	    {"\xf4\x90\x80\x80", false}, /* past U+10FFFF */
+	    {"\xc3", false},             /* cut short */
+	    {"\x80", false},             /* a lone continuation byte */
+	};
+	struct ext_limits lim = limits();
+	for (size_t i = 0; i < sizeof(snippets) / sizeof(snippets[0]); i++)
+		for (int pad = 0; pad < 16; pad++) {
+			char b[256];
+			snprintf(b, sizeof(b),
+			         "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"labels\":{\"k\":"
+			         "\"%.*s%s\"}}},\"NodeNames\":[\"a\"]}",
+			         pad, "xxxxxxxxxxxxxxxx", snippets[i].text);
+			struct ext_args fast, tree;
+			char msg[256];
+			bool took = codec_args_decode_fast(b, strlen(b), &lim, &fast);
+			drake_err e =
+			    codec_args_decode_tree(b, strlen(b), &lim, &tree, msg, sizeof(msg));
+			if (took != snippets[i].fast)
+				fail_msg("snippet %zu, pad %d: fast path %s it", i, pad,
+				         took ? "took" : "refused");
+			if (took && (e != DRAKE_OK || !codec_args_equal(&fast, &tree)))
+				fail_msg(
+				    "snippet %zu, pad %d: fast and tree decoders disagree (%s)", i,
+				    pad, msg);
+			if (!took && !snippets[i].fast && e == DRAKE_OK)
+				fail_msg(
+				    "snippet %zu, pad %d: the tree decoder took what the fast path "
+				    "refused",
+				    i, pad);
+			ext_args_release(&fast);
+			ext_args_release(&tree);
+		}
+	/* yajl takes \f and \v as white space between tokens; JSON does not. */
+	for (int pad = 0; pad < 16; pad++)
+		for (const char *ws = "\f\v"; *ws; ws++) {
+			char b[256];
+			snprintf(
+			    b, sizeof(b),
+			    "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},%*s%c\"NodeNames\":[\"a\"]}",
+			    pad, "", *ws);
+			struct ext_args fast;
+			if (codec_args_decode_fast(b, strlen(b), &lim, &fast))
+				fail_msg("pad %d: the fast path took 0x%02x between tokens", pad,
+				         *ws);
+			ext_args_release(&fast);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +688,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed_requests_are_refused_with_a_message_naming_the_problem),
 	    cmocka_unit_test(test_api_server_status_and_pod_node_are_extracted),
 	    cmocka_unit_test(test_fast_path_agrees_with_the_tree_decoder),
+	    cmocka_unit_test(test_fast_path_checks_text_at_every_word_offset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
