@@ -6,7 +6,9 @@
  * (gang/protocol.h). Here: reading it from a decoded request pod or from a
  * cached API object, checking that a pod really is the member it claims to
  * be, pinning a member to its planned node (filter) and scoring that node 10
- * (prioritize). The bind barrier (barrier.h) and the preemption guard
+ * (prioritize, for configurations that name the verb: drake's own entry
+ * does not, since with filter's one node kube-scheduler never scores a
+ * member). The bind barrier (barrier.h) and the preemption guard
  * (preempt_guard.h) build on these.
  *
  * Ownership: a gang_member borrows every string from the pod or object it

@@ -58,8 +58,9 @@
 #                    with the filter verb only (no prioritize, bind, preempt),
 #                    every pod, to tell the cost of each verb apart
 #   --prioritize-scheduler  also run "drake-prio-scheduler": drake with filter
-#                    and prioritize but no bind verb (kube-scheduler binds),
-#                    every pod: the bind verb's share of the cost
+#                    and prioritize (drake's own entry leaves prioritize out)
+#                    but no bind verb (kube-scheduler binds), every pod: what
+#                    a prioritize round trip costs
 #   --trivial-extender  also run a trivial extender (process
 #                    "trivial-extender": build/release/bench/extender_bench
 #                    --names-serve, libevent, OpenSSL and HTTP/2 as drake, answering
@@ -436,24 +437,27 @@ if [ "$simple_sched" = 1 ]; then
   start_sched simple-scheduler "$cluster_dir/kube-scheduler-simple.yaml" "$simple_sched_port"
 fi
 if [ "$filter_sched" = 1 ]; then
-  # drake's entry without prioritizeVerb, weight, bindVerb and preemptVerb:
-  # one HTTPS call per pod, as with the trivial extender below
+  # drake's entry without bindVerb and preemptVerb: one HTTPS call per pod,
+  # as with the trivial extender below
   drake_entry "$cluster_dir/drake-extender-filter.yaml"
-  sed -i -E '/^ *(prioritizeVerb|weight|bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-filter.yaml"
+  sed -i -E '/^ *(bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-filter.yaml"
   render_sched "$cluster_dir/kube-scheduler-filter.yaml" drake-filter-scheduler "$(cat "$cluster_dir/drake-extender-filter.yaml")"
   start_sched drake-filter-scheduler "$cluster_dir/kube-scheduler-filter.yaml" "$filter_sched_port"
 fi
 if [ "$prio_sched" = 1 ]; then
+  # drake's entry with prioritizeVerb (which it leaves out, see
+  # config/drake-extender.yaml.tmpl) and without bindVerb and preemptVerb
   drake_entry "$cluster_dir/drake-extender-prio.yaml"
   sed -i -E '/^ *(bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-prio.yaml"
+  sed -i -E 's/^( *)filterVerb: filter$/&\n\1prioritizeVerb: prioritize\n\1weight: 20/' "$cluster_dir/drake-extender-prio.yaml"
   render_sched "$cluster_dir/kube-scheduler-prio.yaml" drake-prio-scheduler "$(cat "$cluster_dir/drake-extender-prio.yaml")"
   start_sched drake-prio-scheduler "$cluster_dir/kube-scheduler-prio.yaml" "$prio_sched_port"
 fi
 if [ "$trivial" = 1 ]; then
   # the floor of "the cost of being an extender": drake's TLS settings (its
   # serving certificate; kube-scheduler's client certificate checked against
-  # drake's CA) and no work but echoing the request, whose NodeNames
-  # kube-scheduler reads back as "every node passes"
+  # drake's CA) and no work but answering the NodeNames array cut from the
+  # request, which kube-scheduler reads back as "every node passes"
   start_proc trivial-extender "$trivial_bin" --names-serve "$trivial_port" "$cluster_dir/drake-pki"
   wait_for "trivial-extender listening" 30 trivial-extender \
     bash -c "ss -Htln 'sport = :$trivial_port' | grep -q ."

@@ -228,7 +228,7 @@ double admit_time(const char *ts);
  * such requirement): node first, then the wave's other nodes. A gated pod's
  * node affinity may be set (KEP-3838), and kube-scheduler's NodeAffinity
  * PreFilter then evaluates only those nodes instead of the whole cluster;
- * with one feasible node it skips scoring and drake's prioritize. The
+ * with one feasible node it skips scoring. The
  * other nodes are where drake's filter may still re-plan the member
  * (replan.h); a member that fits none of them waits for the backstop's
  * release (backstop.h). A pod whose placement others constrain is not

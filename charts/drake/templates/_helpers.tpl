@@ -87,8 +87,6 @@ documents every line). Called with a dict: root, caFile/certFile/keyFile
 {{- $v := .root.Values -}}
 - urlPrefix: {{ include "drake.urlPrefix" .root | quote }}
   filterVerb: filter
-  prioritizeVerb: prioritize
-  weight: {{ $v.scheduler.weight }}
   bindVerb: bind
   preemptVerb: preempt
   nodeCacheCapable: true

@@ -10,9 +10,10 @@ package main
 //                           drake, answering filter with every node it was
 //                           sent, cut from the request unparsed)
 //   drake-filter-scheduler  drake, filter verb only
-//   drake-prio-scheduler    drake, filter and prioritize (kube-scheduler binds)
-//   simple-scheduler        drake in simple mode: filter, prioritize, bind
-//                           (and preempt), as config/drake-extender.yaml.tmpl
+//   drake-prio-scheduler    drake, filter and prioritize (kube-scheduler binds;
+//                           drake's own entry names no prioritize verb)
+//   simple-scheduler        drake in simple mode: filter and bind (and
+//                           preempt), as config/drake-extender.yaml.tmpl
 //
 // Each scheduler is (re)started for its phase, so its own metrics are that
 // phase's: mean scheduling-algorithm time per pod (the extender's filter and

@@ -282,6 +282,6 @@ func (b *bench) costReport(path string, cost []costResult) {
 	ratio("drake-prio-scheduler", "drake-filter-scheduler")
 	ratio("simple-scheduler", "drake-prio-scheduler")
 	ratio("trivial-scheduler", "plain-scheduler")
-	fmt.Println("(simple-scheduler = drake in simple mode, filter + prioritize + bind; target for simple/trivial: 0.9)")
+	fmt.Println("(simple-scheduler = drake in simple mode, filter + bind + preempt; target for simple/trivial: 0.9)")
 	fmt.Printf("wrote %s\n", path)
 }
