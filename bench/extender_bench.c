@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -379,7 +380,11 @@ static long count_fds(pid_t pid)
 	return n;
 }
 
+/* A keep-alive connection's requests, one at a time. Each lane has its own
+ * multi handle, and so its own connection cache: over h2 its requests can
+ * then be counted per connection (H2_RECYCLE). */
 struct lane {
+	CURLM *m;
 	CURL *h;
 	double start;
 	size_t got;
@@ -432,17 +437,14 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 	fprintf(out, "t_s,requests,errors,rps,p50_us,p99_us,rss_kib,fds\n");
 	size_t len;
 	char *body = make_args(nodes, &len);
-	CURLM *m = curl_multi_init();
-	/* one connection per lane, also over h2 (curl would multiplex them) */
-	curl_multi_setopt(m, CURLMOPT_PIPELINING, CURLPIPE_NOTHING);
 	struct lane *lanes = calloc((size_t)nconns, sizeof(*lanes));
 	for (int i = 0; i < nconns; i++) {
+		lanes[i].m = curl_multi_init();
 		lanes[i].h = curl_easy_init();
 		lanes[i].verb = i % 2;
 		handle_options(lanes[i].h, json_headers());
-		curl_easy_setopt(lanes[i].h, CURLOPT_PRIVATE, &lanes[i]);
 		lane_send(&lanes[i], d.port, body, len);
-		curl_multi_add_handle(m, lanes[i].h);
+		curl_multi_add_handle(lanes[i].m, lanes[i].h);
 	}
 	size_t cap = 1 << 16, n = 0;
 	double *lat = malloc(cap * sizeof(double));
@@ -452,15 +454,13 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 	printf("%7s %9s %7s %8s %9s %9s %9s %5s\n", "t (s)", "requests", "errors", "r/s", "p50",
 	       "p99", "RSS MB", "fds");
 	while (bench_now() - t0 < seconds) {
-		int running;
-		curl_multi_perform(m, &running);
-		CURLMsg *msg;
-		int left;
-		while ((msg = curl_multi_info_read(m, &left))) {
-			if (msg->msg != CURLMSG_DONE)
+		for (int i = 0; i < nconns; i++) {
+			struct lane *l = &lanes[i];
+			int running, left;
+			curl_multi_perform(l->m, &running);
+			CURLMsg *msg = curl_multi_info_read(l->m, &left);
+			if (!msg || msg->msg != CURLMSG_DONE)
 				continue;
-			struct lane *l;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&l);
 			long code = 0;
 			curl_easy_getinfo(l->h, CURLINFO_RESPONSE_CODE, &code);
 			if (msg->data.result != CURLE_OK || code != 200) {
@@ -473,10 +473,10 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 				lat = realloc(lat, cap * sizeof(double));
 			}
 			lat[n++] = bench_now() - l->start;
-			curl_multi_remove_handle(m, l->h);
+			curl_multi_remove_handle(l->m, l->h);
 			l->verb ^= 1;
 			lane_send(l, d.port, body, len);
-			curl_multi_add_handle(m, l->h);
+			curl_multi_add_handle(l->m, l->h);
 		}
 		if (bench_now() >= next || bench_now() - t0 >= seconds) {
 			double t = bench_now() - t0;
@@ -505,13 +505,25 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 			n = 0;
 			next += sample;
 		}
-		curl_multi_poll(m, NULL, 0, 10, NULL);
+		/* wait for any lane's socket, at most 10 ms */
+		fd_set rd, wr, ex;
+		FD_ZERO(&rd);
+		FD_ZERO(&wr);
+		FD_ZERO(&ex);
+		int maxfd = -1;
+		for (int i = 0; i < nconns; i++) {
+			int fd = -1;
+			curl_multi_fdset(lanes[i].m, &rd, &wr, &ex, &fd);
+			maxfd = fd > maxfd ? fd : maxfd;
+		}
+		struct timeval tv = {0, maxfd < 0 ? 1000 : 10000};
+		select(maxfd + 1, &rd, &wr, &ex, &tv);
 	}
 	for (int i = 0; i < nconns; i++) {
-		curl_multi_remove_handle(m, lanes[i].h);
+		curl_multi_remove_handle(lanes[i].m, lanes[i].h);
 		curl_easy_cleanup(lanes[i].h);
+		curl_multi_cleanup(lanes[i].m);
 	}
-	curl_multi_cleanup(m);
 	curl_slist_free_all(json_headers());
 	free(lanes);
 	free(lat);
