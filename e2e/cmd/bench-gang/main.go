@@ -22,7 +22,8 @@
 //
 // Then the cost-of-being-an-extender arm (cost.go): plain pods through
 // kube-scheduler alone, with a trivial extender, with drake (filter only),
-// and with drake in simple mode (every verb).
+// with drake (filter and prioritize), and with drake in simple mode (its own
+// entry: filter, bind, preempt).
 //
 // hack/bench-gang.sh brings the cluster up and down; see e2e/README.md.
 package main
