@@ -20,7 +20,8 @@
 # env: BENCH_GANG_SEEDS (1,2,3), BENCH_GANG_DEMAND (2.5), BENCH_GANG_NODES,
 #      BENCH_GANG_COST_PODS (600; 0 skips the cost arm), BENCH_GANG_ARGS
 #      (more driver flags: --arms, --sizes, --run-min, --run-max,
-#      --submit-window, --stall, --cost-rounds), BENCH_GANG_UP_ARGS
+#      --submit-window, --stall, --cost-rounds; --seeds= runs only the cost
+#      arm), BENCH_GANG_UP_ARGS
 #      (cluster-up.sh options); DRAKE_CLUSTER_DIR and DRAKE_BIN keep a run
 #      apart from other work in the tree.
 set -euo pipefail
