@@ -240,22 +240,23 @@ static size_t sink(char *p, size_t sz, size_t n, void *arg)
 	return sz * n;
 }
 
-static void handle_options(CURL *h, struct curl_slist *hdrs)
-{
-	curl_easy_setopt(h, CURLOPT_CAINFO, CERTS "/ca.crt");
-	curl_easy_setopt(h, CURLOPT_SSLCERT, CERTS "/client.crt");
-	curl_easy_setopt(h, CURLOPT_SSLKEY, CERTS "/client.key");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, http_version);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-}
-
 static struct curl_slist *json_headers(void)
 {
 	static struct curl_slist *hdrs;
 	if (!hdrs)
 		hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	return hdrs;
+}
+
+/* What every handle of the client sets: mTLS, timeout, HTTP version, JSON. */
+static void handle_options(CURL *h)
+{
+	curl_easy_setopt(h, CURLOPT_CAINFO, CERTS "/ca.crt");
+	curl_easy_setopt(h, CURLOPT_SSLCERT, CERTS "/client.crt");
+	curl_easy_setopt(h, CURLOPT_SSLKEY, CERTS "/client.key");
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, http_version);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, json_headers());
 }
 
 static int post_once(struct server *s, const char *path, const char *body, size_t len, double *secs)
@@ -289,7 +290,7 @@ static int reconnect(struct server *s, const char *path, const char *body, size_
 	if (s->h)
 		curl_easy_cleanup(s->h);
 	s->h = curl_easy_init();
-	handle_options(s->h, json_headers());
+	handle_options(s->h);
 	s->served = 0;
 	double t;
 	return post_once(s, path, body, len, &t);
@@ -442,7 +443,7 @@ static int load_main(const char *drake, const char *csv, double seconds, int nco
 		lanes[i].m = curl_multi_init();
 		lanes[i].h = curl_easy_init();
 		lanes[i].verb = i % 2;
-		handle_options(lanes[i].h, json_headers());
+		handle_options(lanes[i].h);
 		lane_send(&lanes[i], d.port, body, len);
 		curl_multi_add_handle(lanes[i].m, lanes[i].h);
 	}

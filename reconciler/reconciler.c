@@ -37,8 +37,9 @@ static void job_changed(void *obj, void *arg)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, m.name);
 }
 
-/* The TFJob a service or pod belongs to (its label, with a TFJob as its
- * controlling owner), or NULL. */
+/* The TFJob a service belongs to (its label, with a TFJob as its
+ * controlling owner), or NULL; m is its metadata. pod_job: the same for a
+ * cached pod. */
 static const char *svc_job(const struct json_t *obj, struct kube_meta *m)
 {
 	const char *job = kube_obj_label(obj, TF_LABEL_JOB);

@@ -99,15 +99,14 @@ func main() {
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-gang"), "folder of the CSV and PNG")
 	flag.Parse()
-	for _, s := range strings.Split(*seeds, ",") {
-		if strings.TrimSpace(*seeds) == "" {
-			break
+	if strings.TrimSpace(*seeds) != "" {
+		for _, s := range strings.Split(*seeds, ",") {
+			v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				fail("--seeds: %v", err)
+			}
+			o.seeds = append(o.seeds, v)
 		}
-		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-		if err != nil {
-			fail("--seeds: %v", err)
-		}
-		o.seeds = append(o.seeds, v)
 	}
 	for _, n := range strings.Split(*arms, ",") {
 		found := false
