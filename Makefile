@@ -66,6 +66,14 @@ $(O)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The objects that embed DRAKE_VERSION depend on a file holding it, rewritten
+# only when `git describe` changes (a commit, a dirty tree), so `drake
+# version` always says what the image tag and the version label say.
+$(O)/version.txt: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(VERSION)' ] || echo '$(VERSION)' >$@
+$(O)/cmd/drake.o $(O)/cmd/serve.o $(O)/extender/server.o: $(O)/version.txt
+
 $(O)/libdrake.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

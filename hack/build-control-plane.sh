@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # build-control-plane.sh - build (or reuse) the pinned upstream binaries that
 # drake's local cluster runs: etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl, kwok and helm.
+# kube-controller-manager, kubectl, kwok and helm; and, for real nodes
+# (hack/cluster-up.sh --real-nodes), kubelet, kube-proxy, containerd, runc,
+# the CNI plugins and CoreDNS.
 #
 # Everything comes from the Go module proxy through the small wrapper modules
 # in hack/gomod/*/ (their go.mod and go.sum are committed, so a build needs no
@@ -20,6 +22,16 @@
 #   kwok v0.8.0 - built against the same k8s libraries (v0.36.x). Note that
 #     v0.8.0 has no built-in stages: config/kwok-stages.yaml supplies them.
 #   helm v3.22.0 - newest helm v3; its go directive is 1.26.0.
+#   kubelet, kube-proxy - the same Kubernetes source and pins as the control
+#     plane (their own wrapper, hack/gomod/kubelet, so adding them did not
+#     change the control plane's cache key).
+#   containerd v2.3.7 - kubelet 1.36 supports containerd 2.2 and 2.3 only
+#     (containerd's RELEASES.md; Debian 12's 1.6 is end of life); the newest
+#     2.3 patch. No btrfs, devmapper or zfs snapshotters (overlayfs is used).
+#   runc v1.4.3 - the newest 1.4 patch; cgo with Debian's libseccomp-dev.
+#   CNI plugins v1.10.0 - bridge, host-local, loopback, portmap.
+#   CoreDNS v1.14.7 - its kubernetes plugin answers the cluster domain, so a
+#     headless Service's pod names (TF_CONFIG's hosts) resolve.
 #
 # Binaries are cached under ${DRAKE_CACHE_DIR:-$HOME/.cache/drake}/bin/,
 # one folder per component keyed by its version and a hash of its wrapper
@@ -28,7 +40,8 @@
 # ${DRAKE_CP_BIN:-build/control-plane/bin}.
 #
 # usage: hack/build-control-plane.sh [--print-bindir] [component...]
-#   components: etcd k8s kwok helm (default: all)
+#   components: etcd k8s kwok helm (default: these four), and the node
+#     components kubelet containerd runc cni coredns ("node": all five)
 #   --print-bindir  print the symlink folder and exit (no build)
 # env: DRAKE_CACHE_DIR, DRAKE_CP_BIN, GO_BUILD_P (parallelism, default 2),
 #      FORCE=1 (rebuild even if cached)
@@ -38,6 +51,10 @@ K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.22.0
+CONTAINERD_VERSION=v2.3.7
+RUNC_VERSION=v1.4.3
+CNI_VERSION=v1.10.0
+COREDNS_VERSION=v1.14.7
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${DRAKE_CACHE_DIR:-$HOME/.cache/drake}
@@ -53,7 +70,10 @@ export GOTOOLCHAIN=local CGO_ENABLED=0
 export GOFLAGS="-mod=readonly -buildvcs=false"
 p=${GO_BUILD_P:-2}
 
-components=("$@")
+components=()
+for c in "$@"; do
+  if [ "$c" = node ]; then components+=(kubelet containerd runc cni coredns); else components+=("$c"); fi
+done
 [ ${#components[@]} -gt 0 ] || components=(etcd kwok k8s helm)
 
 log() { printf '[control-plane %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -65,7 +85,10 @@ key() {
   echo "$2-$h"
 }
 
-# ensure NAME VERSION "BIN..." "PKG..." LDFLAGS
+# [TAGS=...] [CGO=1] [SUB=dir] ensure NAME VERSION "BIN..." "PKG..." LDFLAGS
+#   TAGS: go build -tags; CGO=1: build with cgo; SUB: link the binaries into
+#   that subfolder of the bin folder (the CNI plugins get their own, which
+#   containerd's CNI configuration names)
 ensure() {
   local name=$1 version=$2 bins=$3 pkgs=$4 ldflags=$5
   local dir="$cache/bin/$name-$(key "$name" "$version")"
@@ -74,7 +97,7 @@ ensure() {
   if [ "$have" = 1 ] && [ "${FORCE:-0}" != 1 ]; then
     log "$name $version: cached in $dir"
   else
-    log "$name $version: building $bins (go build -p $p; a cold k8s build takes tens of minutes on 2 cores)"
+    log "$name $version: building $bins (go build -p $p; cold on 2 cores: k8s about 5-10 min, kubelet 1-6, containerd 3, CoreDNS 4-5)"
     local t0 tmp
     t0=$(date +%s)
     tmp="$dir.tmp.$$"
@@ -83,16 +106,21 @@ ensure() {
     # shellcheck disable=SC2086
     local out="$tmp/"
     [ "$(wc -w <<<"$bins")" = 1 ] && out="$tmp/$bins"
-    (cd "$root/hack/gomod/$name" && go build -p "$p" -trimpath -ldflags "$ldflags" -o "$out" $pkgs)
+    (cd "$root/hack/gomod/$name" && CGO_ENABLED=${CGO:-0} go build -p "$p" -trimpath \
+      ${TAGS:+-tags "$TAGS"} -ldflags "$ldflags" -o "$out" $pkgs)
     for b in $bins; do [ -x "$tmp/$b" ] || { log "$name: $b missing after build"; exit 1; }; done
     rm -rf "$dir"
     mv "$tmp" "$dir"
     log "$name $version: built in $(($(date +%s) - t0))s"
   fi
-  mkdir -p "$bindir"
-  for b in $bins; do ln -sfn "$dir/$b" "$bindir/$b"; done
+  local to=$bindir${SUB:+/$SUB}
+  mkdir -p "$to"
+  for b in $bins; do ln -sfn "$dir/$b" "$to/$b"; done
 }
 
+minor=${K8S_VERSION#v1.}
+minor=${minor%%.*}
+k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.gitCommit=module-proxy-$K8S_VERSION -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitTreeState=clean"
 for c in "${components[@]}"; do
   case "$c" in
   etcd)
@@ -100,24 +128,42 @@ for c in "${components[@]}"; do
       "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION"
     ;;
   k8s)
-    minor=${K8S_VERSION#v1.}
-    minor=${minor%%.*}
     ensure k8s "$K8S_VERSION" "kube-apiserver kube-scheduler kube-controller-manager kubectl" \
       "k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl" \
-      "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.gitCommit=module-proxy-$K8S_VERSION -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitTreeState=clean"
+      "$k8s_ldflags"
+    ;;
+  kubelet)
+    ensure kubelet "$K8S_VERSION" "kubelet kube-proxy" \
+      "k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy" "$k8s_ldflags"
+    ;;
+  containerd)
+    TAGS="no_btrfs no_devmapper no_zfs" ensure containerd "$CONTAINERD_VERSION" "containerd containerd-shim-runc-v2 ctr" \
+      "github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr" \
+      "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION -X github.com/containerd/containerd/v2/version.Revision=module-proxy"
+    ;;
+  runc)
+    TAGS=seccomp CGO=1 ensure runc "$RUNC_VERSION" runc github.com/opencontainers/runc \
+      "-s -w -X main.version=${RUNC_VERSION#v} -X main.gitCommit=module-proxy"
+    ;;
+  cni)
+    SUB=cni ensure cni "$CNI_VERSION" "bridge host-local loopback portmap" \
+      "github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap" \
+      "-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_VERSION"
+    ;;
+  coredns)
+    ensure coredns "$COREDNS_VERSION" coredns github.com/coredns/coredns \
+      "-s -w -X github.com/coredns/coredns/coremain.GitCommit=module-proxy-$COREDNS_VERSION"
     ;;
   kwok)
     ensure kwok "$KWOK_VERSION" kwok sigs.k8s.io/kwok/cmd/kwok \
       "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}"
     ;;
   helm)
-    minor=${K8S_VERSION#v1.}
-    minor=${minor%%.*}
     ensure helm "$HELM_VERSION" helm helm.sh/helm/v3/cmd/helm \
       "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
     ;;
   *)
-    echo "build-control-plane: unknown component $c (etcd k8s kwok helm)" >&2
+    echo "build-control-plane: unknown component $c (etcd k8s kwok helm kubelet containerd runc cni coredns node)" >&2
     exit 2
     ;;
   esac

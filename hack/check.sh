@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check.sh - everything CI runs, in order: dependencies, a -Werror build,
-# lint, the Helm chart (helm lint, helm template), unit and integration
-# tests, the same under ASan and UBSan, the unit tests under valgrind, a
+# drake's OCI image and checks of its contents (make image-check), lint,
+# the Helm chart (helm lint, helm template), unit and integration tests,
+# the same under ASan and UBSan, the unit tests under valgrind, a
 # fuzz smoke run of every libFuzzer target, and the end-to-end suite on a
 # real control plane (with the chart installed for real), and a 2-minute
 # soak (make soak-short: steady-state TFJobs, drake's RSS and descriptors
@@ -32,6 +33,7 @@ step() {
 
 step deps hack/install-deps.sh
 step build make -j2 WERROR=1 all
+step image make image-check
 step lint make lint
 step chart make chart-check
 step test make -j2 WERROR=1 test

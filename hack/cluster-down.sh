@@ -50,6 +50,8 @@ done
 term_wait "${clients[@]}"
 term_wait kube-apiserver
 term_wait etcd
+# real nodes: their namespaces, bridge, cgroups and what runs in them
+[ -f "$cluster_dir/real/count" ] && "$drake_root/hack/real-nodes.sh" down
 rm -rf "$cluster_dir/pids" "$cluster_dir/etcd"
 if [ "$purge" = 1 ]; then
   rm -rf "$cluster_dir"

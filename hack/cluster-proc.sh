@@ -5,8 +5,10 @@
 # port). The e2e fault tests use it on kube-apiserver, etcd and
 # kube-scheduler; make bench-gang on the extra schedulers cluster-up.sh can
 # start (any NAME ending in -scheduler; healthy: /healthz on the
-# --secure-port of its recorded command line); drake has
-# hack/cluster-drake.sh.
+# --secure-port of its recorded command line); the real-node tests on a
+# real node's kubelet, containerd and kube-proxy (real-node-I-kubelet,
+# -containerd, -kube-proxy; started again in the node's namespaces); drake
+# has hack/cluster-drake.sh.
 #   stop   SIGTERM, SIGKILL after 15 s (cluster-lib.sh's stop_proc)
 #   kill   SIGKILL at once, as a crash would
 #   start  runs pids/NAME.cmd again and waits until the component is healthy
@@ -21,9 +23,11 @@ action=${1:-}
 name=${2:-}
 case "$name" in
 etcd | kube-apiserver | kube-scheduler | kube-controller-manager | kwok | *-scheduler) ;;
-*) echo "usage: $0 stop|kill|start etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kwok|NAME-scheduler" >&2; exit 2 ;;
+real-node-[0-9]-kubelet | real-node-[0-9]-containerd | real-node-[0-9]-kube-proxy) ;;
+*) echo "usage: $0 stop|kill|start etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kwok|NAME-scheduler|real-node-I-kubelet|real-node-I-containerd|real-node-I-kube-proxy" >&2; exit 2 ;;
 esac
 
+node_index() { local i=${name#real-node-}; echo "${i%%-*}"; }
 healthy() {
   case "$name" in
   etcd) curl -sf --max-time 2 "$DRAKE_ETCD_URL/health" ;;
@@ -31,6 +35,9 @@ healthy() {
   kube-scheduler) https_ok "$DRAKE_SCHEDULER_URL/healthz" ;;
   kube-controller-manager) https_ok "$DRAKE_KCM_URL/healthz" ;;
   kwok) proc_alive kwok ;;
+  real-node-*-kubelet) "$drake_root/hack/real-nodes.sh" exec "$(node_index)" curl -sf --max-time 2 http://127.0.0.1:10248/healthz ;;
+  real-node-*-containerd) "$drake_root/hack/real-nodes.sh" exec "$(node_index)" "$DRAKE_CP_BIN/ctr" version ;;
+  real-node-*-kube-proxy) "$drake_root/hack/real-nodes.sh" exec "$(node_index)" curl -sf --max-time 2 http://127.0.0.1:10256/healthz ;;
   *-scheduler)
     local port
     port=$(tr '\0' '\n' <"$cluster_dir/pids/$name.cmd" | sed -n 's/^--secure-port=//p')

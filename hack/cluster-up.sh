@@ -26,6 +26,13 @@
 #                    default 1; 0: none)
 #   --amd-nodes N    AMD nodes kwok-node-amd-i, 96 cpu, 8 amd.com/gpu and no
 #                    nvidia.com/gpu (DRAKE_AMD_NODES, default 1; 0: none)
+#   --real-nodes N   also N real nodes real-node-0..N-1 (DRAKE_REAL_NODES,
+#                    default 0; up to 8): kubelet, containerd, runc, CNI and
+#                    kube-proxy each, in namespaces of their own, and CoreDNS
+#                    for cluster.local (hack/real-nodes.sh; needs root and
+#                    hack/build-control-plane.sh node). They run containers;
+#                    --nodes 0 --large-nodes 0 --mig-nodes 0 --amd-nodes 0
+#                    leaves only them
 #   --minimal-nodes  the old world: standard nodes only, advertising only cpu,
 #                    memory, pods and nvidia.com/gpu, no extra labels
 #                    (DRAKE_NODE_MINIMAL=1); overrides the three counts above
@@ -114,6 +121,7 @@ large=${DRAKE_LARGE_NODES:-1}
 mig=${DRAKE_MIG_NODES:-1}
 amd=${DRAKE_AMD_NODES:-1}
 minimal=${DRAKE_NODE_MINIMAL:-0}
+real=${DRAKE_REAL_NODES:-0}
 gates=${DRAKE_FEATURE_GATES:-}
 runtime_config=${DRAKE_RUNTIME_CONFIG:-}
 gang_sched=0
@@ -134,6 +142,7 @@ while [ $# -gt 0 ]; do
   --mig-nodes) mig=$2; shift 2 ;;
   --amd-nodes) amd=$2; shift 2 ;;
   --minimal-nodes) minimal=1; shift ;;
+  --real-nodes) real=$2; shift 2 ;;
   --plain-scheduler) plain=1; shift ;;
   --qps) qps=$2; shift 2 ;;
   --burst) burst=$2; shift 2 ;;
@@ -150,7 +159,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$mode" in simple|gang) ;; *) cdie "--mode must be simple or gang" ;; esac
-for v in "$nodes" "$large" "$mig" "$amd"; do
+for v in "$nodes" "$large" "$mig" "$amd" "$real"; do
   case "$v" in ''|*[!0-9]*) cdie "node counts must be whole numbers (got '$v')" ;; esac
 done
 case "$pct" in ''|*[!0-9]*) cdie "--percentage-of-nodes-to-score must be 0..100 (got '$pct')" ;; esac
@@ -182,6 +191,11 @@ bin=$("$drake_root/hack/build-control-plane.sh" --print-bindir)
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
   [ -x "$bin/$b" ] || cdie "missing $bin/$b: run hack/build-control-plane.sh (make control-plane)"
 done
+if [ "$real" -gt 0 ]; then
+  for b in kubelet kube-proxy containerd runc coredns; do
+    [ -x "$bin/$b" ] || cdie "missing $bin/$b for --real-nodes: run hack/build-control-plane.sh node"
+  done
+fi
 
 if [ -d "$cluster_dir/pids" ] && ls "$cluster_dir"/pids/*.pid >/dev/null 2>&1; then
   for f in "$cluster_dir"/pids/*.pid; do
@@ -206,7 +220,9 @@ t_start=$SECONDS
 pki=$cluster_dir/pki
 
 # --- certificates -----------------------------------------------------------
-if [ ! -f "$pki/admin.crt" ]; then
+# 10.96.0.1 (the kubernetes Service) and 10.251.0.2 (the API address inside
+# real nodes, hack/real-nodes.sh) are where pods and kubelets reach it
+if [ ! -f "$pki/admin.crt" ] || ! openssl x509 -in "$pki/admin.crt" -noout -ext subjectAltName 2>/dev/null | grep -q 10.251.0.2; then
   clog "making the cluster PKI (openssl)"
   (
     cd "$pki"
@@ -219,7 +235,7 @@ if [ ! -f "$pki/admin.crt" ]; then
       -subj "/O=system:masters/CN=drake-admin"
     q openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
       -out admin.crt -extfile <(printf '%s\n' \
-        'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1' \
+        'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.96.0.1,IP:10.251.0.2' \
         'extendedKeyUsage=serverAuth,clientAuth' 'keyUsage=digitalSignature,keyEncipherment')
     # service-account token signing key
     q openssl genrsa -out sa.key 2048
@@ -304,7 +320,8 @@ export DRAKE_LARGE_NODES=$large
 export DRAKE_MIG_NODES=$mig
 export DRAKE_AMD_NODES=$amd
 export DRAKE_NODE_MINIMAL=$minimal
-export DRAKE_ALL_NODES=$((nodes + large + mig + amd))
+export DRAKE_REAL_NODES=$real
+export DRAKE_ALL_NODES=$((nodes + large + mig + amd + real))
 EOF
 
 # --- etcd -------------------------------------------------------------------
@@ -331,7 +348,9 @@ start_proc kube-apiserver "$bin/kube-apiserver" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
   --service-cluster-ip-range=10.96.0.0/16 \
-  --authorization-mode=RBAC \
+  --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+  --kubelet-preferred-address-types=InternalIP \
+  --kubelet-client-certificate="$pki/admin.crt" --kubelet-client-key="$pki/admin.key" \
   --allow-privileged=true \
   --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
   --audit-policy-file="$drake_root/config/audit-policy.yaml" \
@@ -350,6 +369,11 @@ kcm_controllers=node-lifecycle-controller,garbage-collector-controller,namespace
 case ",$gates," in
 *,GenericWorkload=true,*) kcm_controllers=$kcm_controllers,podgroup-protection-controller ;;
 esac
+# real nodes run containers: pods mount kube-root-ca.crt, Services need
+# their EndpointSlices (CoreDNS answers from them), and pods on a node that
+# stops answering are evicted once their tolerations run out
+[ "$real" -gt 0 ] &&
+  kcm_controllers=$kcm_controllers,root-ca-certificate-publisher-controller,endpointslice-controller,taint-eviction-controller
 start_proc kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$kubeconfig" \
   --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
@@ -569,7 +593,10 @@ BEGIN {
       "cpu: \"96\", memory: \"1850Gi\", ephemeral-storage: \"1015889056Ki\"" common)
   }
 }' >"$cluster_dir/nodes.yaml"
-kctl create -f "$cluster_dir/nodes.yaml" -o name >/dev/null
+[ $((nodes + large + mig + amd)) -eq 0 ] || kctl create -f "$cluster_dir/nodes.yaml" -o name >/dev/null
+if [ "$real" -gt 0 ]; then
+  "$drake_root/hack/real-nodes.sh" up "$real"
+fi
 # Ready, and the not-ready taint that admission puts on every new node
 # removed again by kube-controller-manager's node-lifecycle controller
 ready_nodes() {
@@ -577,7 +604,7 @@ ready_nodes() {
   n=$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {.spec.taints}{"\n"}{end}' | grep -c '^True $')
   [ "$n" -ge "$all_nodes" ]
 }
-all_nodes=$((nodes + large + mig + amd))
+all_nodes=$((nodes + large + mig + amd + real))
 wait_for "$all_nodes nodes Ready and untainted" $((60 + all_nodes / 5)) kwok ready_nodes
 wait_for "default service account" 60 kube-controller-manager kctl get serviceaccount default -n default
 

@@ -8,8 +8,11 @@ set -euo pipefail
 packages=(
   build-essential pkg-config make git ca-certificates openssl curl
   libevent-dev libjansson-dev libyajl-dev libssl-dev libcurl4-openssl-dev libcmocka-dev libyaml-dev libnghttp2-dev
+  zlib1g-dev
   clang clang-format clang-tidy cppcheck libclang-rt-14-dev llvm
   valgrind gnuplot-nox jq procps psmisc iproute2
+  skopeo busybox-static
+  socat libseccomp-dev conntrack iptables
 )
 
 sudo=""
