@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# chart-e2e-real.sh secondScheduler|extenderOnly - install charts/drake with
+# drake's own image on real nodes (hack/real-nodes.sh: kubelet, containerd,
+# CNI, kube-proxy, CoreDNS) and check what a user relies on:
+#
+#   1. the images from `make image` (drake, kube-scheduler, busybox; pause
+#      is imported by real-nodes.sh) imported into each node's containerd;
+#      helm install with replicas=2 and gangOnly (the chart's defaults but
+#      for replicas), pullPolicy Never: no registry is asked
+#   2. drake's two pods run on real nodes as 65532, one leader Ready (its
+#      HTTPS readiness probe passes only on the leader with synced caches:
+#      it read its ServiceAccount token and TLS Secret from its mounts), the
+#      standby Running and not Ready; secondScheduler: the chart's
+#      kube-scheduler pod runs; extenderOnly: the cluster's kube-scheduler
+#      is given NOTES.txt's extenders stanza (the Service's ClusterIP for
+#      its name, which the host cannot resolve) and restarted
+#   3. DRAGON's README TFJob, its image replaced by busybox (the PS serves
+#      HTTP on its TF_CONFIG port, each worker fetches from the PS address in
+#      its TF_CONFIG) and its CPU and memory cut to fit these nodes: all five
+#      containers start, TF_CONFIG in each container's environment is the one
+#      drake wrote, the PS's name resolves through CoreDNS and answers across
+#      the pod network, and the pods asked for drake.dev/gang, which no node
+#      advertises (kubelet admitted them anyway)
+#   4. faults: the leader pod is deleted while a second job's wave waits
+#      (the standby takes over, the job starts whole, no pod of the first job
+#      is recreated or restarted); containerd of a node is restarted (its
+#      containers keep running: same start time, no restart); the kubelet of
+#      the node running a job is stopped (the node goes NotReady, the job's
+#      pods, which tolerate that for 5 s, are evicted and the job runs whole
+#      on the other node)
+# Each check prints ok/FAIL; the last line is
+#   chart-e2e-real-second-scheduler|chart-e2e-real-extender-only: N passed, N failed
+set -euo pipefail
+# shellcheck source=hack/cluster-lib.sh
+source "$(dirname "$0")/cluster-lib.sh"
+mode=${1:-secondScheduler}
+case "$mode" in
+secondScheduler) suite=chart-e2e-real-second-scheduler sched=drake-scheduler ;;
+extenderOnly) suite=chart-e2e-real-extender-only sched=default-scheduler ;;
+*) echo "usage: $0 secondScheduler|extenderOnly" >&2; exit 2 ;;
+esac
+ns=drake-system
+jobs_ns=real
+passed=0 failed=0
+ok() { echo "  ok   $*"; passed=$((passed + 1)); }
+# eventually SECONDS CMD...: poll CMD until it succeeds (0) or the time is
+# up (1); unlike wait_for, it does not end the script
+eventually() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.5
+  done
+}
+bad() { echo "  FAIL $*"; failed=$((failed + 1)); }
+
+finish() {
+  local rc=$?
+  if [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
+    k get pods -A -o wide --request-timeout=10s 2>/dev/null | sed 's/^/    /' || true
+    k get events -A --sort-by=.lastTimestamp --request-timeout=10s 2>/dev/null | tail -n 40 | sed 's/^/    /' || true
+    for p in $(k get pods -n "$jobs_ns" -o name --request-timeout=10s 2>/dev/null); do
+      echo "    --- logs of $p"
+      k logs -n "$jobs_ns" "$p" --tail=5 --request-timeout=10s 2>&1 | sed 's/^/    /' || true
+    done
+  fi
+  "$drake_root/hack/cluster-down.sh" || true
+  [ "$failed" -gt 0 ] || [ "$rc" -eq 0 ] || failed=$((failed + 1))
+  if [ "$failed" -gt 0 ] && [ -d "$cluster_dir/logs" ]; then
+    keep="$drake_root/build/e2e-logs/chart-real-$mode-$(date +%Y%m%d-%H%M%S)"
+    mkdir -p "$keep" && cp -r "$cluster_dir/logs/." "$keep/"
+    echo "chart e2e (real) failed: component logs kept in $keep"
+  fi
+  echo "$suite: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+hack_dir=$drake_root/hack
+"$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
+# one version for the build and the references (git describe may change
+# meanwhile: a commit, a file edited)
+VERSION=${VERSION:-$(git -C "$drake_root" describe --always --dirty 2>/dev/null || echo unknown)}
+export VERSION
+mapfile -t images < <("$hack_dir/build-image.sh" --which drake --which kube-scheduler --which busybox)
+[ ${#images[@]} -eq 3 ] || { echo "chart e2e (real): build-image.sh gave ${#images[@]} archives, not 3" >&2; exit 1; }
+mapfile -t refs < <("$hack_dir/build-image.sh" --which drake --which kube-scheduler --which busybox --print-ref)
+drake_ref=${refs[0]} busybox_ref=${refs[2]}
+DRAKE_CLUSTER_DIR=$cluster_dir DRAKE_EXTENDER_MODE=gang "$hack_dir/cluster-up.sh" \
+  --real-nodes 2 --nodes 0 --large-nodes 0 --mig-nodes 0 --amd-nodes 0
+# shellcheck disable=SC1091
+source "$cluster_dir/env"
+"$hack_dir/cluster-drake.sh" stop
+k() { "$DRAKE_CP_BIN/kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
+helm() { "$DRAKE_CP_BIN/helm" --kubeconfig "$KUBECONFIG" "$@"; }
+work=$cluster_dir/chart-real
+mkdir -p "$work"
+
+# --- 1. images and helm install ------------------------------------------------
+"$hack_dir/real-nodes.sh" import "${images[@]}"
+echo "chart e2e real ($mode): helm install $drake_ref"
+if helm install drake "$drake_root/charts/drake" -n "$ns" --create-namespace --wait=false \
+  --set mode="$mode" --set replicas=2 \
+  --set image.repository="${drake_ref%:*}" --set image.tag="${drake_ref##*:}" --set image.pullPolicy=Never \
+  --set scheduler.image.pullPolicy=Never \
+  --set flags.gangBindTimeout=6s >"$work/install.txt" 2>&1; then
+  ok "helm install --set mode=$mode,replicas=2,image=$drake_ref"
+else
+  bad "helm install: $(cat "$work/install.txt")"
+  exit 1
+fi
+
+# --- 2. drake (and its scheduler) as pods ---------------------------------------
+sel=app.kubernetes.io/name=drake,app.kubernetes.io/component=extender
+# ready_count: drake pods whose Ready condition is True
+ready_count() {
+  k get pods -n "$ns" -l "$sel" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
+    grep -c '^True$' || true
+}
+running_count() {
+  k get pods -n "$ns" -l "$sel" --field-selector status.phase=Running -o name | grep -c . || true
+}
+one_leader_ready() { [ "$(running_count)" = 2 ] && [ "$(ready_count)" = 1 ]; }
+if eventually 180 one_leader_ready; then
+  ok "drake's 2 pods run on real nodes; exactly one (the leader) passes its HTTPS readiness probe"
+else
+  bad "drake pods: $(k get pods -n "$ns" -l "$sel" -o wide 2>&1)"
+  exit 1
+fi
+leader=$(k get pods -n "$ns" -l "$sel" -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | awk '$2 == "True" {print $1}')
+holder=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+if [ "$holder" = "$leader" ]; then ok "the ready pod $leader holds the Lease"; else bad "Lease holder '$holder', ready pod '$leader'"; fi
+uid=$(k exec -n "$ns" "$leader" -- /usr/local/bin/drake version 2>/dev/null | head -1 || true)
+if [ -n "$uid" ]; then ok "drake runs in its image: $uid"; else bad "kubectl exec drake version failed"; fi
+user=$(k get pod -n "$ns" "$leader" -o jsonpath='{.spec.securityContext.runAsUser}')
+proc_uid=$("$hack_dir/real-nodes.sh" exec "$(k get pod -n "$ns" "$leader" -o jsonpath='{.spec.nodeName}' | sed 's/real-node-//')" \
+  sh -c 'for p in /proc/[0-9]*; do [ "$(readlink "$p/exe" 2>/dev/null)" != /usr/local/bin/drake ] || awk "/^Uid:/ {print \$2}" "$p/status"; done' | sort -u | head -1)
+if [ "$user" = 65532 ] && [ "$proc_uid" = 65532 ]; then
+  ok "drake's process runs as uid 65532"
+else
+  bad "runAsUser '$user', process uid '$proc_uid'"
+fi
+
+if [ "$mode" = secondScheduler ]; then
+  sched_ready() {
+    [ "$(k get pods -n "$ns" -l app.kubernetes.io/component=scheduler -o jsonpath='{.items[*].status.conditions[?(@.type=="Ready")].status}')" = True ]
+  }
+  if eventually 120 sched_ready; then
+    ok "the chart's kube-scheduler runs from $(k get pods -n "$ns" -l app.kubernetes.io/component=scheduler -o jsonpath='{.items[0].spec.containers[0].image}')"
+  else
+    bad "the chart's kube-scheduler is not Ready: $(k get pods -n "$ns" -o wide 2>&1)"
+  fi
+else
+  # the cluster's kube-scheduler gets NOTES.txt's stanza: the Service's
+  # ClusterIP for its name, and the client certificate's files
+  mkdir -p "$work/client"
+  for f in tls.crt tls.key; do
+    k get secret -n "$ns" drake-client-tls -o jsonpath="{.data.${f//./\\.}}" | base64 -d >"$work/client/$f"
+  done
+  chmod 600 "$work/client/tls.key"
+  ip=$(k get svc -n "$ns" drake -o jsonpath='{.spec.clusterIP}')
+  sed -n '/^extenders:$/,/^$/p' "$work/install.txt" | sed '1d' |
+    sed -e "s#https://drake\.$ns\.svc#https://$ip#" \
+      -e "s#/path/to/drake-client/tls.crt.*#$work/client/tls.crt#" -e "s#/path/to/drake-client/tls.key#$work/client/tls.key#" \
+      >"$work/extender.yaml"
+  grep -q "urlPrefix: \"https://$ip" "$work/extender.yaml" || { bad "no extenders stanza in NOTES.txt: $(cat "$work/install.txt")"; exit 1; }
+  render "$drake_root/config/kube-scheduler.yaml.tmpl" "$cluster_dir/kube-scheduler.yaml" \
+    "KUBECONFIG=$KUBECONFIG" "QPS=50" "BURST=100" "PERCENTAGE=0" "SCHEDULER_NAME=default-scheduler" \
+    "EXTENDERS=$(cat "$work/extender.yaml")"
+  "$hack_dir/cluster-proc.sh" stop kube-scheduler
+  "$hack_dir/cluster-proc.sh" start kube-scheduler
+  if curl -s -o /dev/null --max-time 5 --cacert <(k get secret -n "$ns" drake-tls -o jsonpath='{.data.ca\.crt}' | base64 -d) \
+    --cert "$work/client/tls.crt" --key "$work/client/tls.key" --resolve "drake.$ns.svc:443:$ip" \
+    "https://drake.$ns.svc/readyz"; then
+    ok "the host reaches drake's Service (ClusterIP $ip) with the chart's client certificate"
+  else
+    bad "drake's Service at $ip does not answer from the host"
+  fi
+fi
+
+# --- 3. DRAGON's README TFJob with containers -----------------------------------
+k create namespace "$jobs_ns" >/dev/null
+# tfjob NAME WORKERS: DRAGON's README job (min 1, max WORKERS), busybox, small
+tfjob() {
+  local name=$1 workers=$2
+  python3 - "$drake_root/config/crd/examples/dragon-readme.yaml" "$name" "$workers" "$busybox_ref" <<'EOF'
+import sys, yaml
+src, name, workers, image = sys.argv[1:]
+job = yaml.safe_load(open(src))
+job["metadata"]["name"] = name
+job["spec"]["max-instances"] = int(workers)
+ps_cmd = ("mkdir -p /www && echo \"ps $HOSTNAME\" > /www/index.html && "
+          "port=$(echo \"$TF_CONFIG\" | sed 's/.*\"ps\":\\[\"[^:]*:\\([0-9]*\\)\".*/\\1/') && "
+          "exec httpd -f -p $port -h /www")
+worker_cmd = ("ps=$(echo \"$TF_CONFIG\" | sed 's/.*\"ps\":\\[\"\\([^\"]*\\)\".*/\\1/') && "
+              "until wget -q -O /tmp/ps \"http://$ps/\"; do sleep 1; done && cat /tmp/ps && exec sleep 3600")
+for rtype, spec in job["spec"]["tfReplicaSpecs"].items():
+    if rtype == "Worker":
+        spec["replicas"] = int(workers)
+    c = spec["template"]["spec"]["containers"][0]
+    c["image"] = image
+    c["imagePullPolicy"] = "Never"
+    c["command"] = ["sh", "-c", ps_cmd if rtype == "PS" else worker_cmd]
+    # these nodes have the machine's 2 cores: a tenth of a core each
+    c["resources"]["limits"]["cpu"] = "100m"
+    c["resources"]["limits"]["memory"] = "64Mi"
+    # evicted 5 s after its node stops answering, not 300 s
+    spec["template"]["spec"]["tolerations"] = [
+        {"key": k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
+        for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
+print(yaml.safe_dump(job))
+EOF
+}
+# started JOB N: N pods of JOB with every container running
+started() {
+  [ "$(k get pods -n "$jobs_ns" -l "training.kubeflow.org/job-name=$1" \
+    -o jsonpath='{range .items[*]}{.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | grep -c .)" = "$2" ]
+}
+tfjob job1 4 | k apply -n "$jobs_ns" -f - >/dev/null
+if eventually 180 started job1 5; then
+  ok "DRAGON's README TFJob: all 5 containers started on real nodes ($(k get pods -n "$jobs_ns" -o jsonpath='{.items[*].spec.nodeName}' | tr ' ' '\n' | sort | uniq -c | xargs))"
+else
+  bad "job1 pods: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
+  exit 1
+fi
+pods=$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 -o jsonpath='{.items[*].metadata.name}')
+schedulers=$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 -o jsonpath='{.items[*].spec.schedulerName}' | tr ' ' '\n' | sort -u | xargs)
+if [ "$schedulers" = "$sched" ]; then ok "job1's pods were placed by $sched"; else bad "job1's schedulers: $schedulers"; fi
+same=0
+for p in $pods; do
+  want=$(k get pod -n "$jobs_ns" "$p" -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}')
+  have=$(k exec -n "$jobs_ns" "$p" -- sh -c 'printf %s "$TF_CONFIG"' 2>/dev/null || true)
+  [ -n "$want" ] && [ "$want" = "$have" ] && same=$((same + 1))
+done
+if [ "$same" = 5 ]; then ok "TF_CONFIG in each of the 5 containers is the one drake wrote"; else bad "TF_CONFIG matched in $same of 5 containers"; fi
+fetched() { k logs -n "$jobs_ns" "job1-worker-$1" | grep -qx "ps job1-ps-0"; }
+n=0
+for w in 0 1 2 3; do eventually 60 fetched "$w" && n=$((n + 1)); done
+ps_addr=$(k get pod -n "$jobs_ns" job1-worker-0 -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}' | sed 's/.*"ps":\["\([^"]*\)".*/\1/')
+ps_host=${ps_addr%:*}
+if [ "$n" = 4 ]; then
+  ok "every worker reached the PS at $ps_host (CoreDNS, the pod network)"
+else
+  bad "$n of 4 workers reached the PS at $ps_host"
+fi
+# and from the other node, whatever drake packed where
+ps_node=$(k get pod -n "$jobs_ns" job1-ps-0 -o jsonpath='{.spec.nodeName}')
+far=real-node-0
+[ "$ps_node" = real-node-0 ] && far=real-node-1
+k run -n "$jobs_ns" probe --image="$busybox_ref" --image-pull-policy=Never --restart=Never \
+  --overrides="{\"spec\":{\"nodeName\":\"$far\"}}" -- sleep 3600 >/dev/null
+eventually 60 k exec -n "$jobs_ns" probe -- true || true
+if k exec -n "$jobs_ns" probe -- wget -q -O- "http://$ps_addr/" 2>/dev/null | grep -qx "ps job1-ps-0"; then
+  ok "a pod on $far reaches the PS on $ps_node at $ps_host (pod network across nodes)"
+else
+  bad "a pod on $far does not reach the PS on $ps_node at $ps_host"
+fi
+resolved=$(k exec -n "$jobs_ns" job1-worker-0 -- nslookup "$ps_host.cluster.local" 2>/dev/null | awk '/^Address/ {a=$NF} END {print a}' || true)
+ps_ip=$(k get pod -n "$jobs_ns" job1-ps-0 -o jsonpath='{.status.podIP}')
+if [ -n "$ps_ip" ] && [ "$resolved" = "$ps_ip" ]; then ok "$ps_host resolves to the PS pod's IP $ps_ip"; else bad "$ps_host resolved to '$resolved', PS pod IP '$ps_ip'"; fi
+gang=$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 -o jsonpath='{range .items[*]}{.spec.containers[0].resources.requests.drake\.dev/gang}{"\n"}{end}' | grep -c . || true)
+adv=$(k get nodes -o jsonpath='{.items[*].status.allocatable.drake\.dev/gang}')
+if [ "$gang" = 5 ] && [ -z "$adv" ]; then
+  ok "gang-only: the 5 running pods request drake.dev/gang, which no node advertises (kubelet admitted them)"
+else
+  bad "gang-only: $gang pods request drake.dev/gang; nodes advertise '$adv'"
+fi
+
+# --- 4. faults ------------------------------------------------------------------
+# start times of job1's containers, to tell a restart or a recreation
+fingerprint() {
+  k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 \
+    -o jsonpath='{range .items[*]}{.metadata.uid} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | sort
+}
+before=$(fingerprint)
+
+# the leader is deleted while job2's wave waits for it
+tfjob job2 1 | k apply -n "$jobs_ns" -f - >/dev/null
+k delete pod -n "$ns" "$leader" --wait=false >/dev/null
+new_leader() {
+  local l
+  l=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+  [ -n "$l" ] && [ "$l" != "$leader" ]
+}
+if eventually 120 new_leader; then
+  ok "the standby took the Lease after the leader's pod was deleted"
+else
+  bad "no new leader: Lease holder $(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')"
+fi
+if eventually 180 started job2 2; then
+  ok "job2, submitted as the leader went, started whole"
+else
+  bad "job2 pods: $(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job2 -o wide 2>&1)"
+fi
+if [ "$(fingerprint)" = "$before" ]; then
+  ok "no pod of job1 was recreated or restarted across the leader change"
+else
+  bad "job1 changed across the leader change: before $before after $(fingerprint)"
+fi
+
+# containerd restarted on the PS's node: running containers survive it
+exec_ok() { k exec -n "$jobs_ns" "$1" -- true; }
+"$hack_dir/cluster-proc.sh" stop "$ps_node-containerd"
+"$hack_dir/cluster-proc.sh" start "$ps_node-containerd"
+eventually 60 exec_ok job1-ps-0 || true
+if [ "$(fingerprint)" = "$before" ] && exec_ok job1-ps-0; then
+  ok "containerd restarted on $ps_node: job1's containers kept running (same start times, no restart); exec into job1-ps-0 works"
+else
+  bad "containerd restart: before $before after $(fingerprint)"
+fi
+
+# a kubelet stopped: job2's node goes NotReady; job2 runs whole on the other
+k delete tfjob -n "$jobs_ns" job1 >/dev/null
+node2=$(k get pod -n "$jobs_ns" job2-ps-0 -o jsonpath='{.spec.nodeName}')
+other=real-node-0
+[ "$node2" = real-node-0 ] && other=real-node-1
+t0=$SECONDS
+"$hack_dir/cluster-proc.sh" stop "$node2-kubelet"
+not_ready() { [ "$(k get node "$node2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" != True ]; }
+eventually 120 not_ready || bad "$node2 still Ready 120 s after its kubelet stopped"
+on_other() {
+  [ "$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job2 --field-selector spec.nodeName="$other" \
+    -o jsonpath='{range .items[*]}{.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | grep -c .)" = 2 ]
+}
+if eventually 240 on_other; then
+  ok "kubelet of $node2 stopped: the node went NotReady and job2 ran whole on $other after $((SECONDS - t0))s"
+else
+  bad "job2 after $node2's kubelet stopped: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
+fi
+"$hack_dir/cluster-proc.sh" start "$node2-kubelet"
