@@ -29,6 +29,7 @@ COPY extender/ extender/
 COPY kube/ kube/
 COPY gang/ gang/
 COPY migrate/ migrate/
+COPY place/ place/
 COPY sim/ sim/
 COPY reconciler/ reconciler/
 RUN make -j"$(nproc)" build/release/drake VERSION="$VERSION" \

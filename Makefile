@@ -9,7 +9,7 @@ SHELL := /bin/bash
 VARIANT ?= release
 O := build/$(VARIANT)
 
-MODULES := common extender kube gang migrate sim reconciler
+MODULES := common extender kube gang migrate place sim reconciler
 PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1 libnghttp2
 
 CC ?= cc
@@ -127,7 +127,7 @@ fuzz-build: $(FUZZ_BIN)
 fuzz: $(FUZZ_BIN) ## run every libFuzzer target for FUZZ_SECONDS (default 60) each
 	@hack/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
-lint: ## clang-format check, cppcheck, and the purity rule for gang/ and migrate/
+lint: ## clang-format check, cppcheck, and the purity rule for gang/, migrate/ and place/
 	@hack/lint.sh
 
 format: ## rewrite sources with clang-format

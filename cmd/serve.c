@@ -50,6 +50,8 @@ struct serve_opts {
 	const char *progress_url, *progress_ca_file;
 	bool leader_elect;
 	struct leader_options lease;
+	const char *leader_node;  /* the node this replica runs on (the chart: spec.nodeName) */
+	double leader_node_grace; /* seconds it may be not Ready before the leader yields */
 };
 
 struct serve {
@@ -60,6 +62,9 @@ struct serve {
 	struct reconciler *rec;
 	struct kube_client *kube_lease; /* renewals never queue behind other work */
 	struct leader *leader;          /* NULL without --leader-elect */
+	struct event *node_watch;       /* with --leader-node: the leader's own node */
+	const char *leader_node;
+	double node_grace, node_not_ready_since; /* monotonic; -1: Ready or not known */
 	int exit_code;
 	struct event *sig_term, *sig_int, *sig_hup;
 	char *progress_ca_pem; /* --progress-ca-file's content, or NULL */
@@ -101,6 +106,39 @@ static void on_lost_lease(void *arg, const char *why)
 	ext_server_set_standby(sv->server, line);
 	sv->exit_code = 1;
 	event_base_loopexit(sv->base, NULL);
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Every retry period: a leader whose own node has not been Ready for
+ * --leader-node-grace hands the lease back and exits, so a standby on a
+ * Ready node, which the Service does reach, takes over (leader_rule.h). */
+static void on_node_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct serve *sv = arg;
+	double now = mono_now();
+	int ready = reconciler_node_ready(sv->rec, sv->leader_node);
+	if (ready != 0)
+		sv->node_not_ready_since = -1;
+	else if (sv->node_not_ready_since < 0)
+		sv->node_not_ready_since = now;
+	if (!leader_leading(sv->leader) ||
+	    !leader_node_yield(sv->node_not_ready_since, now, sv->node_grace))
+		return;
+	char line[300];
+	snprintf(line, sizeof(line), "yielded the leader lease: node %s not Ready for %.0fs",
+	         sv->leader_node, now - sv->node_not_ready_since);
+	log_warn("leader_yield", "node=%s not_ready_s=%.0f", sv->leader_node,
+	         now - sv->node_not_ready_since);
+	event_del(sv->node_watch);
+	ext_server_set_standby(sv->server, line);
+	sv->exit_code = 1;
+	leader_release(sv->leader, on_released, sv);
 }
 
 /* hostname_<16 hex>: unique per process, readable in the Lease. */
@@ -177,6 +215,8 @@ static bool replan(void *arg, const char *ns, const char *pod, const char *const
 static void serve_release(struct serve *sv)
 {
 	ext_server_free(sv->server);
+	if (sv->node_watch)
+		event_free(sv->node_watch);
 	leader_free(sv->leader);
 	reconciler_free(sv->rec);
 	kube_client_free(sv->kube_lease);
@@ -399,6 +439,15 @@ int serve_main(int argc, char **argv)
 	     "(shorter than the lease duration, so it stops before a standby may start)"},
 	    {"leader-elect-retry-period", "DRAKE_LEADER_ELECT_RETRY_PERIOD", FLAG_DURATION,
 	     &o.lease.retry_period, "2s", "with --leader-elect: time between tries and renewals"},
+	    {"leader-node", "DRAKE_LEADER_NODE", FLAG_STRING, &o.leader_node, NULL,
+	     "with --leader-elect and --reconcile: the node this replica runs on (the chart "
+	     "sets it from the pod's spec.nodeName); a leader whose node is not Ready for "
+	     "--leader-node-grace hands the lease back and exits, since kube-scheduler no "
+	     "longer reaches it through the Service"},
+	    {"leader-node-grace", "DRAKE_LEADER_NODE_GRACE", FLAG_DURATION, &o.leader_node_grace,
+	     "10s",
+	     "with --leader-node: how long the leader's node may be not Ready (0: never "
+	     "yield)"},
 	    {"scheduler-name", "DRAKE_SCHEDULER_NAME", FLAG_STRING, &o.scheduler_name, NULL,
 	     "with --reconcile: spec.schedulerName of the pods created for TFJobs whose template "
 	     "names no scheduler (a template's own schedulerName is kept); empty: none is set, so "
@@ -528,6 +577,19 @@ int serve_main(int argc, char **argv)
 		snprintf(line, sizeof(line), "standby: another replica holds the lease %s/%s",
 		         o.lease.ns, o.lease.name);
 		ext_server_set_standby(sv.server, line);
+		if (o.leader_node && *o.leader_node && o.leader_node_grace > 0 && sv.rec) {
+			sv.leader_node = o.leader_node;
+			sv.node_grace = o.leader_node_grace;
+			sv.node_not_ready_since = -1;
+			sv.node_watch = event_new(sv.base, -1, EV_PERSIST, on_node_watch, &sv);
+			struct timeval tv = {(time_t)o.lease.retry_period,
+			                     (suseconds_t)(fmod(o.lease.retry_period, 1) * 1e6)};
+			if (!sv.node_watch || event_add(sv.node_watch, &tv) != 0) {
+				fprintf(stderr, "drake serve: --leader-node: out of memory\n");
+				serve_release(&sv);
+				return 1;
+			}
+		}
 	}
 	sv.sig_term = evsignal_new(sv.base, SIGTERM, on_terminate, &sv);
 	sv.sig_int = evsignal_new(sv.base, SIGINT, on_terminate, &sv);

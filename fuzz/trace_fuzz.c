@@ -3,11 +3,13 @@
  * never a crash, a leak or an out-of-range row. The named-column reader
  * gets the input twice: under a fixed column list (the ITP names, so the
  * ITP seeds reach it) and with the input's first line as the column list
- * and the rest as the trace. */
+ * and the rest as the trace. The placement study's task-list reader gets
+ * it as well: every task it keeps must pass place_task_check. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "sim/placement.h"
 #include "sim/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -74,6 +76,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (n.rows[i].gpu < 0 || n.rows[i].gpu > SIM_NODES_MAX_GPUS)
 				__builtin_trap();
 		sim_nodes_release(&n);
+	}
+	struct place_models models = {0};
+	struct placement_tasks tasks;
+	if (placement_tasks_parse(buf, size, "fuzz", &models, &tasks, msg, sizeof(msg)) ==
+	    DRAKE_OK) {
+		for (size_t i = 0; i < tasks.n; i++)
+			if (place_task_check(&tasks.t[i], msg, sizeof(msg)) != DRAKE_OK ||
+			    (tasks.t[i].num_gpu == 0 && tasks.t[i].models != PLACE_ANY_MODEL))
+				__builtin_trap();
+		placement_tasks_release(&tasks);
 	}
 	return 0;
 }

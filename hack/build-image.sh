@@ -14,6 +14,9 @@
 #                   hack/build-control-plane.sh builds; runs as 65532:65532
 #   busybox         drake.local/busybox:<Debian version>, busybox-static with
 #                   its applet links, for test pods that run `sh -c`
+#   train           $TRAIN_IMAGE:$TRAIN_IMAGE_TAG (drake.local/drake-train:<git
+#                   describe>): examples/train's drake-train, drake (for
+#                   `drake progress`), their libraries, the digits it learns
 #
 # Each archive is build/image/<name>-<tag>.oci.tar. A build is skipped when a
 # hash of the staged root, the image options and hack/oci-image.sh matches the
@@ -21,7 +24,7 @@
 # (dpkg -S) is listed in the image's /usr/share/doc/drake-image/packages.txt,
 # with each package's copyright file under /usr/share/doc/<package>/.
 #
-# usage: hack/build-image.sh [--which drake|pause|kube-scheduler|busybox|all]...
+# usage: hack/build-image.sh [--which drake|pause|kube-scheduler|busybox|train|all]...
 #                            [--out DIR] [--print-ref]
 #   --which        the images to build (default drake; repeatable)
 #   --out DIR      where the archives go (default build/image)
@@ -29,8 +32,9 @@
 # Prints each archive's path (or reference) on stdout, one a line; progress,
 # sizes and digests go to stderr.
 # env: IMAGE, IMAGE_TAG, VERSION (default: git describe, as the Makefile),
-#      PAUSE_IMAGE, SOURCE_DATE_EPOCH (default: drake's from the last commit's
-#      time, 0 for the others), DRAKE_BIN (use this binary, no make), FORCE=1
+#      PAUSE_IMAGE, TRAIN_IMAGE, TRAIN_IMAGE_TAG, SOURCE_DATE_EPOCH (default:
+#      drake's and drake-train's from the last commit's time, 0 for the
+#      others), DRAKE_BIN and TRAIN_BIN (use these binaries, no make), FORCE=1
 set -euo pipefail
 umask 022
 caller=$PWD
@@ -235,7 +239,8 @@ ref_of() {
   pause) echo "$PAUSE_IMAGE" ;;
   kube-scheduler) echo "registry.k8s.io/kube-scheduler:$K8S_VERSION" ;;
   busybox) busybox_ref ;;
-  *) die "unknown image $1 (drake, pause, kube-scheduler, busybox, all)" ;;
+  train) echo "${TRAIN_IMAGE:-drake.local/drake-train}:${TRAIN_IMAGE_TAG:-$VERSION}" ;;
+  *) die "unknown image $1 (drake, pause, kube-scheduler, busybox, train, all)" ;;
   esac
 }
 
@@ -318,6 +323,37 @@ build_busybox() {
   pack busybox "busybox-$(tag_of "$ref")" "$ref" "${SOURCE_DATE_EPOCH:-0}" --cmd '["sh"]'
 }
 
+# drake-train (examples/train): the trainer, drake for `drake progress`,
+# their libraries, and scikit-learn's digits from Debian's python3-sklearn
+build_train() {
+  local ref epoch data=build/train/digits.csv.gz
+  local drake=${DRAKE_BIN:-build/release/drake} train=${TRAIN_BIN:-build/release/examples/train/drake-train}
+  local -a targets=("$data")
+  ref=$(ref_of train)
+  [ -n "${DRAKE_BIN:-}" ] || targets+=(build/release/drake)
+  [ -n "${TRAIN_BIN:-}" ] || targets+=(build/release/examples/train/drake-train)
+  log "train: make ${targets[*]} VERSION=$VERSION"
+  make --no-print-directory -j2 "${targets[@]}" VERSION="$VERSION" >&2
+  for b in "$drake" "$train"; do [ -x "$b" ] || die "$b: not built"; done
+  epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+  new_root train
+  add_file "$train" /usr/local/bin/drake-train 0755 "built from this repository by make ($VERSION)"
+  add_file "$drake" /usr/local/bin/drake 0755 "built from this repository by make ($("$drake" version))"
+  add_libs "$train"
+  add_libs "$drake"
+  add_ca
+  add_file "$data" /usr/share/drake-train/digits.csv.gz 0644 \
+    "python3-sklearn	$(cat build/train/python3-sklearn.version) (sklearn/datasets/data/digits.csv.gz, taken from the .deb by examples/train/fetch-digits.sh)"
+  install -D -m 0644 build/train/python3-sklearn.copyright "$stage/usr/share/doc/python3-sklearn/copyright"
+  add_etc train 65532
+  pack train "drake-train-$(tag_of "$ref")" "$ref" "$epoch" \
+    --entrypoint '["/usr/local/bin/drake-train"]' --user 65532:65532 --port 2222 --workdir / \
+    --env TRAIN_DATA=/usr/share/drake-train/digits.csv.gz \
+    --label org.opencontainers.image.title=drake-train \
+    --label "org.opencontainers.image.description=drake's example parameter-server trainer for TFJobs (examples/train)" \
+    --label "org.opencontainers.image.version=$VERSION"
+}
+
 for w in "${which[@]}"; do
   if [ "$print_ref" = 1 ]; then
     ref_of "$w"
@@ -328,6 +364,7 @@ for w in "${which[@]}"; do
   pause) build_pause ;;
   kube-scheduler) build_kube_scheduler ;;
   busybox) build_busybox ;;
-  *) die "unknown image $w (drake, pause, kube-scheduler, busybox, all)" ;;
+  train) build_train ;;
+  *) die "unknown image $w (drake, pause, kube-scheduler, busybox, train, all)" ;;
   esac
 done

@@ -25,111 +25,35 @@
 #      (the standby takes over, the job starts whole, no pod of the first job
 #      is recreated or restarted); containerd of a node is restarted (its
 #      containers keep running: same start time, no restart); the kubelet of
-#      the node running a job is stopped (the node goes NotReady, the job's
-#      pods, which tolerate that for 5 s, are evicted and the job runs whole
-#      on the other node)
+#      the leader's node is stopped (the node goes NotReady, the leader
+#      yields the Lease to the replica on the other node, and a job there,
+#      whose pods tolerate a NotReady node for 5 s, runs whole on the other
+#      node)
 # Each check prints ok/FAIL; the last line is
 #   chart-e2e-real-second-scheduler|chart-e2e-real-extender-only: N passed, N failed
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
+# shellcheck source=hack/real-lib.sh
+source "$(dirname "$0")/real-lib.sh"
 mode=${1:-secondScheduler}
 case "$mode" in
 secondScheduler) suite=chart-e2e-real-second-scheduler sched=drake-scheduler ;;
 extenderOnly) suite=chart-e2e-real-extender-only sched=default-scheduler ;;
 *) echo "usage: $0 secondScheduler|extenderOnly" >&2; exit 2 ;;
 esac
-ns=drake-system
-jobs_ns=real
-passed=0 failed=0
-ok() { echo "  ok   $*"; passed=$((passed + 1)); }
-# eventually SECONDS CMD...: poll CMD until it succeeds (0) or the time is
-# up (1); unlike wait_for, it does not end the script
-eventually() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.5
-  done
-}
-bad() { echo "  FAIL $*"; failed=$((failed + 1)); }
-
-finish() {
-  local rc=$?
-  if [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
-    k get pods -A -o wide --request-timeout=10s 2>/dev/null | sed 's/^/    /' || true
-    k get events -A --sort-by=.lastTimestamp --request-timeout=10s 2>/dev/null | tail -n 40 | sed 's/^/    /' || true
-    for p in $(k get pods -n "$jobs_ns" -o name --request-timeout=10s 2>/dev/null); do
-      echo "    --- logs of $p"
-      k logs -n "$jobs_ns" "$p" --tail=5 --request-timeout=10s 2>&1 | sed 's/^/    /' || true
-    done
-  fi
-  "$drake_root/hack/cluster-down.sh" || true
-  [ "$failed" -gt 0 ] || [ "$rc" -eq 0 ] || failed=$((failed + 1))
-  if [ "$failed" -gt 0 ] && [ -d "$cluster_dir/logs" ]; then
-    keep="$drake_root/build/e2e-logs/chart-real-$mode-$(date +%Y%m%d-%H%M%S)"
-    mkdir -p "$keep" && cp -r "$cluster_dir/logs/." "$keep/"
-    echo "chart e2e (real) failed: component logs kept in $keep"
-  fi
-  echo "$suite: $passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-}
-trap finish EXIT
+keep_as=chart-real-$mode
+trap real_finish EXIT
 trap 'exit 130' INT TERM
-
 hack_dir=$drake_root/hack
-"$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
-# one version for the build and the references (git describe may change
-# meanwhile: a commit, a file edited)
-VERSION=${VERSION:-$(git -C "$drake_root" describe --always --dirty 2>/dev/null || echo unknown)}
-export VERSION
-mapfile -t images < <("$hack_dir/build-image.sh" --which drake --which kube-scheduler --which busybox)
-[ ${#images[@]} -eq 3 ] || { echo "chart e2e (real): build-image.sh gave ${#images[@]} archives, not 3" >&2; exit 1; }
-mapfile -t refs < <("$hack_dir/build-image.sh" --which drake --which kube-scheduler --which busybox --print-ref)
-drake_ref=${refs[0]} busybox_ref=${refs[2]}
-DRAKE_CLUSTER_DIR=$cluster_dir DRAKE_EXTENDER_MODE=gang "$hack_dir/cluster-up.sh" \
-  --real-nodes 2 --nodes 0 --large-nodes 0 --mig-nodes 0 --amd-nodes 0
-# shellcheck disable=SC1091
-source "$cluster_dir/env"
-"$hack_dir/cluster-drake.sh" stop
-k() { "$DRAKE_CP_BIN/kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
-helm() { "$DRAKE_CP_BIN/helm" --kubeconfig "$KUBECONFIG" "$@"; }
 work=$cluster_dir/chart-real
-mkdir -p "$work"
 
 # --- 1. images and helm install ------------------------------------------------
-"$hack_dir/real-nodes.sh" import "${images[@]}"
-echo "chart e2e real ($mode): helm install $drake_ref"
-if helm install drake "$drake_root/charts/drake" -n "$ns" --create-namespace --wait=false \
-  --set mode="$mode" --set replicas=2 \
-  --set image.repository="${drake_ref%:*}" --set image.tag="${drake_ref##*:}" --set image.pullPolicy=Never \
-  --set scheduler.image.pullPolicy=Never \
-  --set flags.gangBindTimeout=6s >"$work/install.txt" 2>&1; then
-  ok "helm install --set mode=$mode,replicas=2,image=$drake_ref"
-else
-  bad "helm install: $(cat "$work/install.txt")"
-  exit 1
-fi
+real_cluster_up drake kube-scheduler busybox
+drake_ref=${image_ref[drake]} busybox_ref=${image_ref[busybox]}
+real_install_drake "$mode"
 
 # --- 2. drake (and its scheduler) as pods ---------------------------------------
-sel=app.kubernetes.io/name=drake,app.kubernetes.io/component=extender
-# ready_count: drake pods whose Ready condition is True
-ready_count() {
-  k get pods -n "$ns" -l "$sel" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
-    grep -c '^True$' || true
-}
-running_count() {
-  k get pods -n "$ns" -l "$sel" --field-selector status.phase=Running -o name | grep -c . || true
-}
-one_leader_ready() { [ "$(running_count)" = 2 ] && [ "$(ready_count)" = 1 ]; }
-if eventually 180 one_leader_ready; then
-  ok "drake's 2 pods run on real nodes; exactly one (the leader) passes its HTTPS readiness probe"
-else
-  bad "drake pods: $(k get pods -n "$ns" -l "$sel" -o wide 2>&1)"
-  exit 1
-fi
-leader=$(k get pods -n "$ns" -l "$sel" -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | awk '$2 == "True" {print $1}')
 holder=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
 if [ "$holder" = "$leader" ]; then ok "the ready pod $leader holds the Lease"; else bad "Lease holder '$holder', ready pod '$leader'"; fi
 uid=$(k exec -n "$ns" "$leader" -- /usr/local/bin/drake version 2>/dev/null | head -1 || true)
@@ -155,11 +79,7 @@ if [ "$mode" = secondScheduler ]; then
 else
   # the cluster's kube-scheduler gets NOTES.txt's stanza: the Service's
   # ClusterIP for its name, and the client certificate's files
-  mkdir -p "$work/client"
-  for f in tls.crt tls.key; do
-    k get secret -n "$ns" drake-client-tls -o jsonpath="{.data.${f//./\\.}}" | base64 -d >"$work/client/$f"
-  done
-  chmod 600 "$work/client/tls.key"
+  secret_files "$ns" drake-client-tls "$work/client"
   ip=$(k get svc -n "$ns" drake -o jsonpath='{.spec.clusterIP}')
   sed -n '/^extenders:$/,/^$/p' "$work/install.txt" | sed '1d' |
     sed -e "s#https://drake\.$ns\.svc#https://$ip#" \
@@ -311,21 +231,37 @@ else
   bad "containerd restart: before $before after $(fingerprint)"
 fi
 
-# a kubelet stopped: job2's node goes NotReady; job2 runs whole on the other
+# the kubelet of the leader's node stopped: the node goes NotReady, the
+# leader yields the Lease (its pod is no endpoint of the Service any more),
+# and job2 runs whole on the other node
 k delete tfjob -n "$jobs_ns" job1 >/dev/null
-node2=$(k get pod -n "$jobs_ns" job2-ps-0 -o jsonpath='{.spec.nodeName}')
+leader=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+node2=$(k get pod -n "$ns" "$leader" -o jsonpath='{.spec.nodeName}')
 other=real-node-0
 [ "$node2" = real-node-0 ] && other=real-node-1
+echo "chart e2e real ($mode): stopping the kubelet of $node2 (leader $leader, job2 on $(k get pod -n "$jobs_ns" job2-ps-0 -o jsonpath='{.spec.nodeName}'))"
 t0=$SECONDS
 "$hack_dir/cluster-proc.sh" stop "$node2-kubelet"
 not_ready() { [ "$(k get node "$node2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" != True ]; }
 eventually 120 not_ready || bad "$node2 still Ready 120 s after its kubelet stopped"
+t_nr=$((SECONDS - t0))
+led_elsewhere() {
+  local l
+  l=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+  [ -n "$l" ] && [ "$l" != "$leader" ] &&
+    [ "$(k get pod -n "$ns" "$l" -o jsonpath='{.spec.nodeName}')" = "$other" ]
+}
+if eventually 60 led_elsewhere; then
+  ok "kubelet of $node2 stopped: NotReady after ${t_nr}s; the leader yielded and a replica on $other leads after $((SECONDS - t0))s"
+else
+  bad "the leader on $node2 kept the Lease ($(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')) $((SECONDS - t0))s after its kubelet stopped"
+fi
 on_other() {
   [ "$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job2 --field-selector spec.nodeName="$other" \
     -o jsonpath='{range .items[*]}{.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | grep -c .)" = 2 ]
 }
 if eventually 240 on_other; then
-  ok "kubelet of $node2 stopped: the node went NotReady and job2 ran whole on $other after $((SECONDS - t0))s"
+  ok "job2 runs whole on $other $((SECONDS - t0))s after $node2's kubelet stopped"
 else
   bad "job2 after $node2's kubelet stopped: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
 fi

@@ -162,13 +162,8 @@ port=$DRAKE_PORT
 if [ "$mode" = secondScheduler ]; then
   # drake serves the chart's certificate, kube-scheduler checks it with the
   # chart's CA and presents the chart's client certificate
-  for s in drake-tls drake-client-tls; do
-    mkdir -p "$work/$s"
-    for f in ca.crt tls.crt tls.key; do
-      k get secret -n "$ns" "$s" -o jsonpath="{.data.${f//./\\.}}" | base64 -d >"$work/$s/$f"
-    done
-  done
-  chmod 600 "$work"/*/tls.key
+  secret_files "$ns" drake-tls "$work/drake-tls"
+  secret_files "$ns" drake-client-tls "$work/drake-client-tls"
   port=$(free_port)
   tls=(--tls-cert "$work/drake-tls/tls.crt" --tls-key "$work/drake-tls/tls.key"
     --client-ca "$work/drake-tls/ca.crt")

@@ -4,7 +4,9 @@
 # the Helm chart (helm lint, helm template), unit and integration tests,
 # the same under ASan and UBSan, the unit tests under valgrind, a
 # fuzz smoke run of every libFuzzer target, and the end-to-end suite on a
-# real control plane (with the chart installed for real), and a 2-minute
+# real control plane (with the chart installed for real), the chart with
+# drake's own image on real nodes (make chart-e2e-real), real training on
+# them (make e2e-real), and a 2-minute
 # soak (make soak-short: steady-state TFJobs, drake's RSS and descriptors
 # flat; about 3.5 minutes with the cluster). Every step runs
 # even when an earlier one failed, so one CI run shows every problem. The
@@ -43,6 +45,12 @@ step valgrind make -j2 valgrind
 step fuzz make -j2 fuzz FUZZ_SECONDS="$FUZZ_SECONDS"
 if grep -q '^e2e:' mk/*.mk 2>/dev/null; then
   step e2e make e2e
+fi
+if grep -q '^chart-e2e-real:' mk/*.mk 2>/dev/null; then
+  step real make chart-e2e-real
+fi
+if grep -q '^e2e-real:' mk/*.mk 2>/dev/null; then
+  step train make e2e-real
 fi
 if grep -q '^soak-short:' mk/*.mk 2>/dev/null; then
   step soak make soak-short

@@ -121,6 +121,18 @@ drake_ok() {
     --cert "$cluster_dir/drake-pki/client.crt" --key "$cluster_dir/drake-pki/client.key" "$1"
 }
 
+# secret_files NAMESPACE SECRET DIR : the Secret's ca.crt, tls.crt and
+# tls.key as files in DIR (the key readable by its owner only).
+secret_files() {
+  local f
+  mkdir -p "$3"
+  for f in ca.crt tls.crt tls.key; do
+    "$DRAKE_CP_BIN/kubectl" --kubeconfig "$KUBECONFIG" get secret -n "$1" "$2" \
+      -o jsonpath="{.data.${f//./\\.}}" | base64 -d >"$3/$f"
+  done
+  chmod 600 "$3/tls.key"
+}
+
 # render TEMPLATE OUT VAR=VALUE... : replace each @VAR@ with VALUE.
 render() {
   local tmpl=$1 out=$2 content kv

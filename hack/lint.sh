@@ -2,8 +2,8 @@
 # lint.sh - the static checks CI runs:
 #   1. clang-format: every tracked .c/.h file is formatted (make format fixes it)
 #   2. cppcheck: warnings, portability and performance findings fail
-#   3. purity: gang/ and migrate/ include only the C standard library and
-#      drake's own pure headers (no I/O, no third-party code; DESIGN.md)
+#   3. purity: gang/, migrate/ and place/ include only the C standard library
+#      and drake's own pure headers (no I/O, no third-party code; DESIGN.md)
 #   4. jansson stays in codec/parser files
 #   5. drake serve's flags, README.md and the Helm chart's values agree;
 #      the chart's CRD is config/crd's
@@ -24,21 +24,21 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --language=c --inline-suppr \
     --enable=warning,portability,performance --suppress=missingIncludeSystem \
     --include=/usr/include/x86_64-linux-gnu/sys/queue.h \
     -I . -D_GNU_SOURCE -DDRAKE_VERSION='"lint"' \
-    common extender kube gang migrate sim reconciler cmd 2>&1 | sed 's/^/    /'; then
+    common extender kube gang migrate place sim reconciler cmd examples/train 2>&1 | sed 's/^/    /'; then
   fail=1
 fi
 
-echo "lint: purity of gang/ and migrate/"
+echo "lint: purity of gang/, migrate/ and place/"
 std='assert|ctype|errno|float|inttypes|limits|math|stdalign|stdarg|stdbool|stddef|stdint|stdio|stdlib|string|strings'
-bad=$(grep -nE '^#include' gang/*.[ch] migrate/*.[ch] 2>/dev/null |
-  grep -vE "<($std)\.h>" | grep -vE '"(gang|migrate)/[a-z_]+\.h"|"common/err\.h"' |
+bad=$(grep -nE '^#include' gang/*.[ch] migrate/*.[ch] place/*.[ch] 2>/dev/null |
+  grep -vE "<($std)\.h>" | grep -vE '"(gang|migrate|place)/[a-z_]+\.h"|"common/err\.h"' |
   grep -vE '_test\.c:' || true)
 if [ -n "$bad" ]; then
   echo "$bad" | sed 's/^/    impure include: /'
   fail=1
 fi
 io=$(grep -nE '\b(fopen|fprintf|printf|puts|time|clock_gettime|gettimeofday|rand|random|socket|getenv)\s*\(' \
-  gang/*.c migrate/*.c 2>/dev/null | grep -vE '_test\.c:' || true)
+  gang/*.c migrate/*.c place/*.c 2>/dev/null | grep -vE '_test\.c:' || true)
 if [ -n "$io" ]; then
   echo "$io" | sed 's/^/    I\/O or clock in pure code: /'
   fail=1

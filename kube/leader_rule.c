@@ -46,6 +46,11 @@ bool leader_overdue(double last_ok, double mono, double renew_deadline)
 	return mono - last_ok > renew_deadline;
 }
 
+bool leader_node_yield(double not_ready_since, double mono, double grace)
+{
+	return grace > 0 && not_ready_since >= 0 && mono - not_ready_since >= grace;
+}
+
 void leader_release_record(const struct lease_record *held, double wall, struct lease_record *write)
 {
 	*write = *held;

@@ -58,6 +58,13 @@ bool leader_record_changed(const struct lease_record *seen, const struct lease_r
  * must stop acting: more than renew_deadline has passed. */
 bool leader_overdue(double last_ok, double mono, double renew_deadline);
 
+/* Whether a holder whose own node has not been Ready since not_ready_since
+ * (monotonic seconds; negative: Ready, or not known) must hand the lease
+ * back: kube-scheduler reaches the leader through its Service, and a pod on
+ * a node that is not Ready is no endpoint of it, while the process itself
+ * may still renew. grace <= 0 never yields. */
+bool leader_node_yield(double not_ready_since, double mono, double grace);
+
 /* The record that gives the lease up: holder cleared, so a candidate takes
  * it at its next try instead of after the lease duration. */
 void leader_release_record(const struct lease_record *held, double wall,

@@ -77,6 +77,25 @@ static void test_a_holder_stops_acting_after_its_renew_deadline(void **state)
 	assert_true(leader_overdue(100, 110.1, 10));
 }
 
+static void test_a_leader_yields_once_its_node_is_not_ready_for_the_grace(void **state)
+{
+	static const struct {
+		const char *name;
+		double since, mono, grace;
+		bool yield;
+	} cases[] = {
+	    {"a Ready node keeps its leader", -1, 1000, 20, false},
+	    {"a node not Ready for less than the grace keeps it", 100, 119.9, 20, false},
+	    {"a node not Ready for the grace gives it up", 100, 120, 20, true},
+	    {"a node not Ready since long ago gives it up", 0, 5000, 20, true},
+	    {"a grace of 0 never yields", 100, 5000, 0, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (leader_node_yield(cases[i].since, cases[i].mono, cases[i].grace) !=
+		    cases[i].yield)
+			fail_msg("%s: got %d", cases[i].name, !cases[i].yield);
+}
+
 static void test_a_release_clears_the_holder_and_keeps_the_count(void **state)
 {
 	struct lease_record held = {
@@ -118,6 +137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_the_rule_table),
 	    cmocka_unit_test(test_a_holder_stops_acting_after_its_renew_deadline),
+	    cmocka_unit_test(test_a_leader_yields_once_its_node_is_not_ready_for_the_grace),
 	    cmocka_unit_test(test_a_release_clears_the_holder_and_keeps_the_count),
 	    cmocka_unit_test(test_any_field_changing_counts_as_a_change),
 	};

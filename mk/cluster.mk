@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang bench-e2e bench-gang soak soak-short
+.PHONY: control-plane up down e2e e2e-gang e2e-real bench-e2e bench-gang soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -23,6 +23,10 @@ e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode
 	DRAKE_EXTENDER_MODE=gang hack/e2e.sh || rc=1; \
 	$(MAKE) --no-print-directory chart-e2e || rc=1; \
 	exit $$rc
+
+e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, across a leader change; needs root
+	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
+	@hack/e2e-real.sh
 
 bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs with drake
 	@hack/build-control-plane.sh etcd k8s kwok

@@ -1,10 +1,17 @@
-# sim.mk - the trace-driven simulator's benchmark (see sim/README.md).
+# sim.mk - the trace-driven simulator's benchmarks (see sim/README.md): the job
+# replays (bench-sim) and the GPU placement study (bench-placement).
 
 TRACES ?= ../shared/traces
 SIM_OUT ?= bench/results/sim
 SIM_ARGS ?=
 
-.PHONY: bench-sim
+.PHONY: bench-sim bench-placement
 
 bench-sim: $(DRAKE) ## drake / dragon (and default) on the gang, ITP (time scale 0.5, 1, 2) and Alibaba-node traces; drake with learning curves and migration
 	@hack/bench-sim.sh $(DRAKE) $(TRACES) $(SIM_OUT) $(SIM_ARGS)
+
+PLACEMENT_OUT ?= bench/results/placement
+PLACEMENT_ARGS ?=
+
+bench-placement: $(DRAKE) ## the FGD placement study (Weng et al. ATC'23): 7 policies x 4 Alibaba task lists x 10 seeds; table vs the published means, CSVs and PNGs in bench/results/placement/ (PLACEMENT_ARGS)
+	@hack/bench-placement.sh $(DRAKE) $(TRACES) $(PLACEMENT_OUT) $(PLACEMENT_ARGS)

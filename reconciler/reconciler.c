@@ -363,6 +363,15 @@ bool reconciler_synced(const struct reconciler *r)
 	       kube_informer_synced(r->services) && (!r->nodes || kube_informer_synced(r->nodes));
 }
 
+int reconciler_node_ready(const struct reconciler *r, const char *name)
+{
+	if (!r || !r->nodes || !name || !*name || !kube_informer_synced(r->nodes))
+		return -1;
+	const struct kube_node *n = kube_nodes_get(kube_informer_cache(r->nodes), name);
+	const char *ready = n ? kube_node_condition(n, "Ready", NULL) : NULL;
+	return !ready ? -1 : !strcmp(ready, "True");
+}
+
 bool reconciler_ready(const struct reconciler *r, char *why, size_t whylen)
 {
 	if (!r) {

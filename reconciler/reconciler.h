@@ -94,6 +94,10 @@ bool reconciler_synced(const struct reconciler *r);
 /* The same for /readyz: false with why naming the first cache not synced and
  * its reason ("pods cache not synced: watch failed (...), relisting"). */
 bool reconciler_ready(const struct reconciler *r, char *why, size_t whylen);
+/* Whether node name is Ready in the node cache: 1 Ready, 0 its Ready
+ * condition is False or Unknown, -1 not known (no node cache, not synced,
+ * no such node, no Ready condition). */
+int reconciler_node_ready(const struct reconciler *r, const char *name);
 /* The pod informer, so the extender can share the cache (may be NULL). */
 struct kube_informer *reconciler_pods(const struct reconciler *r);
 /* For the extender's filter: another node among candidates for an admitted

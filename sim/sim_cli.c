@@ -13,6 +13,7 @@
 #include "common/migrate_flags.h"
 #include "common/scale_flags.h"
 #include "sim/migrator.h"
+#include "sim/placement_cli.h"
 #include "sim/report.h"
 #include "sim/sim.h"
 
@@ -32,6 +33,8 @@ struct cli {
 
 int sim_cli_main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "placement") == 0)
+		return placement_cli_main(argc - 1, argv + 1);
 	struct cli c;
 	memset(&c, 0, sizeof(c));
 	sim_config_defaults(&c.cfg);
@@ -135,9 +138,11 @@ int sim_cli_main(int argc, char **argv)
 		return 2;
 	}
 	if (oc == FLAGS_HELP) {
-		printf("usage: drake sim --trace FILE [flags]\n\n"
+		printf("usage: drake sim --trace FILE [flags]\n"
+		       "       drake sim placement --nodes FILE --tasks FILE [flags]\n\n"
 		       "Replays a trace through drake's own policy code in virtual time and\n"
-		       "compares the policies. See sim/README.md for the model.\n\n"
+		       "compares the policies. See sim/README.md for the model. The placement\n"
+		       "study of GPU fragmentation is `drake sim placement --help`.\n\n"
 		       "Your own CSV: name its columns; others are ignored, bad rows skipped\n"
 		       "and counted on stderr, rows sorted by submit time. For example:\n"
 		       "  drake sim --trace jobs.csv "

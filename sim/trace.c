@@ -322,6 +322,7 @@ drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct 
 		                           mlen)))
 			goto fail;
 		n->gpu = (int)v;
+		n->line = l.lineno;
 		if (f[4][0] && (err = trace_field_id(&l, "model", f[4], n->model, sizeof(n->model),
 		                                     msg, mlen)))
 			goto fail;

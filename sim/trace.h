@@ -115,6 +115,7 @@ struct sim_node_row {
 	int64_t memory_mib;
 	int gpu;
 	char model[32];
+	size_t line; /* in the file, for messages about the row */
 };
 
 struct sim_nodes {

@@ -1,7 +1,8 @@
 /*
- * trace_internal.h - shared by trace.c (the fixed layouts, node lists) and
- * trace_columns.c (a user's named-column CSV) only: the line reader and the
- * field checks, whose messages name file:line and the field.
+ * trace_internal.h - shared by trace.c (the fixed layouts, node lists),
+ * trace_columns.c (a user's named-column CSV) and placement_tasks.c (the
+ * placement study's task lists) only: the line reader and the field
+ * checks, whose messages name file:line and the field.
  */
 #ifndef DRAKE_SIM_TRACE_INTERNAL_H
 #define DRAKE_SIM_TRACE_INTERNAL_H

@@ -1,0 +1,115 @@
+# shellcheck shell=bash
+# real-lib.sh - what the suites on real nodes share (chart-e2e-real.sh,
+# e2e-real.sh): ok/FAIL counting with a closing line, polling that does not
+# end the script, a cluster of two real nodes with drake installed by its
+# chart from its own image, and the diagnostics kept when a check fails.
+# Source it after cluster-lib.sh; set suite (the closing line's name) and
+# keep_as (the log folder's name) first. It defines functions and these
+# names: ns (drake's namespace), jobs_ns (the tests' namespace), passed,
+# failed, leader (after real_install_drake).
+
+ns=drake-system
+jobs_ns=real
+passed=0 failed=0
+ok() { echo "  ok   $*"; passed=$((passed + 1)); }
+bad() { echo "  FAIL $*"; failed=$((failed + 1)); }
+k() { "$DRAKE_CP_BIN/kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
+helm() { "$DRAKE_CP_BIN/helm" --kubeconfig "$KUBECONFIG" "$@"; }
+
+# eventually SECONDS CMD...: poll CMD until it succeeds (0) or the time is
+# up (1); unlike wait_for, it does not end the script
+eventually() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.5
+  done
+}
+
+# real_finish: the EXIT trap. On a failure it prints the pods, the last
+# events and the test pods' last log lines (CI keeps no files), stops the
+# cluster, keeps the component logs, and prints the closing line.
+real_finish() {
+  local rc=$? p keep
+  if [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
+    if [ -n "${KUBECONFIG:-}" ]; then
+      k get pods -A -o wide --request-timeout=10s 2>/dev/null | sed 's/^/    /' || true
+      k get events -A --sort-by=.lastTimestamp --request-timeout=10s 2>/dev/null | tail -n 40 | sed 's/^/    /' || true
+      for p in $(k get pods -n "$jobs_ns" -o name --request-timeout=10s 2>/dev/null); do
+        echo "    --- logs of $p"
+        k logs -n "$jobs_ns" "$p" --tail=5 --request-timeout=10s 2>&1 | sed 's/^/    /' || true
+      done
+    fi
+  fi
+  "$drake_root/hack/cluster-down.sh" || true
+  [ "$failed" -gt 0 ] || [ "$rc" -eq 0 ] || failed=$((failed + 1))
+  if [ "$failed" -gt 0 ] && [ -d "$cluster_dir/logs" ]; then
+    keep="$drake_root/build/e2e-logs/$keep_as-$(date +%Y%m%d-%H%M%S)"
+    mkdir -p "$keep" && cp -r "$cluster_dir/logs/." "$keep/"
+    echo "$suite failed: component logs kept in $keep"
+  fi
+  echo "$suite: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+# real_cluster_up IMAGE...: build the real-node components and IMAGEs
+# (hack/build-image.sh names), start two real nodes only (gang-only mode),
+# stop the cluster's own drake and import the images into both nodes.
+# Sets image_ref[NAME] for each.
+declare -A image_ref=()
+real_cluster_up() {
+  local hack_dir=$drake_root/hack w which=() files refs i
+  "$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
+  # one version for the builds and the references (git describe may change
+  # meanwhile: a commit, a file edited)
+  VERSION=${VERSION:-$(git -C "$drake_root" describe --always --dirty 2>/dev/null || echo unknown)}
+  export VERSION
+  for w in "$@"; do which+=(--which "$w"); done
+  mapfile -t files < <("$hack_dir/build-image.sh" "${which[@]}")
+  mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
+  [ ${#files[@]} -eq $# ] && [ ${#refs[@]} -eq $# ] ||
+    cdie "build-image.sh gave ${#files[@]} archives and ${#refs[@]} references for $#"
+  for ((i = 1; i <= $#; i++)); do image_ref[${!i}]=${refs[$((i - 1))]}; done
+  DRAKE_CLUSTER_DIR=$cluster_dir DRAKE_EXTENDER_MODE=gang "$hack_dir/cluster-up.sh" \
+    --real-nodes 2 --nodes 0 --large-nodes 0 --mig-nodes 0 --amd-nodes 0
+  # shellcheck disable=SC1091
+  source "$cluster_dir/env"
+  "$hack_dir/cluster-drake.sh" stop
+  "$hack_dir/real-nodes.sh" import "${files[@]}"
+}
+
+# real_install_drake MODE [HELM ARGS...]: helm install drake's chart with
+# drake's image (replicas 2), and wait for one leader Ready; sets leader.
+drake_sel=app.kubernetes.io/name=drake,app.kubernetes.io/component=extender
+ready_count() {
+  k get pods -n "$ns" -l "$drake_sel" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
+    grep -c '^True$' || true
+}
+running_count() {
+  k get pods -n "$ns" -l "$drake_sel" --field-selector status.phase=Running -o name | grep -c . || true
+}
+one_leader_ready() { [ "$(running_count)" = 2 ] && [ "$(ready_count)" = 1 ]; }
+real_install_drake() {
+  local mode=$1 ref=${image_ref[drake]}
+  shift
+  mkdir -p "$cluster_dir/chart-real"
+  echo "$suite: helm install $ref ($mode)"
+  if helm install drake "$drake_root/charts/drake" -n "$ns" --create-namespace --wait=false \
+    --set mode="$mode" --set replicas=2 \
+    --set image.repository="${ref%:*}" --set image.tag="${ref##*:}" --set image.pullPolicy=Never \
+    --set scheduler.image.pullPolicy=Never --set flags.gangBindTimeout=6s "$@" \
+    >"$cluster_dir/chart-real/install.txt" 2>&1; then
+    ok "helm install --set mode=$mode,replicas=2,image=$ref $*"
+  else
+    bad "helm install: $(cat "$cluster_dir/chart-real/install.txt")"
+    exit 1
+  fi
+  if eventually 180 one_leader_ready; then
+    ok "drake's 2 pods run on real nodes; exactly one (the leader) passes its HTTPS readiness probe"
+  else
+    bad "drake pods: $(k get pods -n "$ns" -l "$drake_sel" -o wide 2>&1)"
+    exit 1
+  fi
+  leader=$(k get pods -n "$ns" -l "$drake_sel" -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | awk '$2 == "True" {print $1}')
+}
