@@ -1,12 +1,49 @@
 #!/usr/bin/env bash
 # up.sh - `make up`: start the local cluster (hack/cluster-up.sh, options and
-# DRAKE_* variables pass through), apply examples/hello-pods.yaml, install the
+# DRAKE_* variables pass through; with DRAKE_REAL_NODES=N, `make up
+# REAL_NODES=N`, N real nodes only and a TFJob of drake-train that trains on
+# them instead of what follows), apply examples/hello-pods.yaml, install the
 # TFJob CRD, restart drake with its TFJob controller, submit the TFJob from
 # DRAGON's README unchanged and wait until it runs as a gang, then print what
 # to look at. The cluster keeps running until `make down`.
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
+real=${DRAKE_REAL_NODES:-0}
+if [ "$real" -gt 0 ]; then
+  # Real nodes only: they run containers, so the demo is a job that trains
+  # (examples/train/tfjob.yaml, drake-train's image imported into each node)
+  "$drake_root/hack/cluster-up.sh" --nodes 0 --large-nodes 0 --mig-nodes 0 --amd-nodes 0 "$@"
+  # shellcheck disable=SC1091
+  source "$cluster_dir/env"
+  k="$DRAKE_CP_BIN/kubectl"
+  "$drake_root/hack/real-nodes.sh" import "$(TRAIN_IMAGE_TAG=dev "$drake_root/hack/build-image.sh" --which train)"
+  "$k" apply -f "$drake_root/config/crd/kubeflow.org_tfjobs.yaml"
+  "$k" wait --for=condition=Established crd/tfjobs.kubeflow.org --timeout=60s
+  DRAKE_RECONCILE=true "$drake_root/hack/cluster-drake.sh" restart
+  "$k" create namespace demo --dry-run=client -o yaml | "$k" apply -f -
+  "$k" apply -n demo -f "$drake_root/examples/train/tfjob.yaml"
+  training() {
+    [ "$("$k" get pods -n demo -l training.kubeflow.org/job-name=digits \
+      -o jsonpath='{range .items[?(@.status.phase=="Running")]}x{end}')" = xxxxx ]
+  }
+  wait_for "TFJob digits (1 PS + 4 workers of drake-train) running on $real real nodes" 180 - training
+  "$k" get pods -n demo -o wide
+  cat <<EOM
+
+drake is kube-scheduler's extender ($DRAKE_EXTENDER_MODE mode) on a local cluster of $real real nodes
+(kubelet, containerd, CNI, kube-proxy, CoreDNS: e2e/README.md, "Real nodes").
+
+  export KUBECONFIG=$KUBECONFIG PATH=$DRAKE_CP_BIN:\$PATH
+  kubectl logs -n demo -f digits-ps-0     # steps/s and test accuracy, to 0.96
+  kubectl get tfjobs -n demo -w            # Succeeded when worker 0 reaches the target
+  kubectl exec -n demo digits-worker-0 -- /usr/local/bin/drake version
+
+Logs of every component: $DRAKE_CLUSTER_DIR/logs/
+Stop everything:          make down
+EOM
+  exit 0
+fi
 "$drake_root/hack/cluster-up.sh" "$@"
 # shellcheck disable=SC1091
 source "$cluster_dir/env"

@@ -7,11 +7,11 @@
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
 
-up: ## install deps, build, start a local cluster with drake, apply examples/ (runs until make down)
+up: ## install deps, build, start a local cluster with drake, apply examples/ (runs until make down); REAL_NODES=N: N real nodes and a TFJob that trains
 	@hack/install-deps.sh
 	@$(MAKE) --no-print-directory all
-	@hack/build-control-plane.sh
-	@hack/up.sh
+	@hack/build-control-plane.sh $(if $(filter-out 0,$(REAL_NODES)),etcd kwok k8s helm node)
+	@DRAKE_REAL_NODES=$(or $(REAL_NODES),0) hack/up.sh
 
 down: ## stop the local cluster started by make up (logs stay in build/cluster/logs)
 	@hack/cluster-down.sh
