@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang e2e-real bench-e2e bench-gang soak soak-short
+.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-e2e bench-gang soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -50,3 +50,6 @@ soak: $(DRAKE) ## steady-state TFJobs on 200 kwok nodes for SOAK_DURATION (30m):
 soak-short: $(DRAKE) ## make soak for 2 minutes (what make check runs)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@SOAK_DURATION=2m SOAK_ARGS="--run-min 10s --run-max 40s --linger-min 2s --linger-max 15s --sample 2s --rss-ratio 1.5 $(SOAK_ARGS)" hack/soak.sh
+
+bench-real-nodes: $(DRAKE) ## real nodes' cost: cluster-up time, 10 pods Running, RSS of kubelet, containerd, kube-proxy, CoreDNS; CSV in bench/results/ (needs root)
+	@hack/bench-real-nodes.sh $(or $(REAL_NODES),2)
