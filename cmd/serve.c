@@ -41,8 +41,9 @@ struct serve_opts {
 	const char *cluster_domain;
 	const char *gang_resource;
 	const char *scheduler_name;
-	bool gang, strict_fifo, gang_pin;
+	bool gang, strict_fifo, gang_pin, gang_watch_claims;
 	size_t gang_max_unbound;
+	double gang_backoff_min, gang_backoff_max;
 	struct scale_flag_vals scale;
 	struct migrate_flag_vals mig;
 	bool migrate;
@@ -394,6 +395,19 @@ int serve_main(int argc, char **argv)
 	     "spread constraints with a required node affinity on its planned node (and its "
 	     "wave's other nodes), so kube-scheduler filters those nodes, not the cluster; false: "
 	     "the plan is an annotation alone and kube-scheduler searches every node"},
+	    {"gang-backoff-min", "DRAKE_GANG_BACKOFF_MIN", FLAG_DURATION, &o.gang_backoff_min, "5s",
+	     "with --gang: a job whose wave kube-scheduler refused for a reason the planner does "
+	     "not model (a missing claim, a selector nothing matches, host ports...) gives its "
+	     "reservation back and is not admitted again for this long, doubled at each refusal "
+	     "in a row"},
+	    {"gang-backoff-max", "DRAKE_GANG_BACKOFF_MAX", FLAG_DURATION, &o.gang_backoff_max, "5m",
+	     "with --gang: the longest such backoff (a job is retried sooner when a node or a "
+	     "PersistentVolumeClaim in its namespace changes)"},
+	    {"gang-watch-claims", "DRAKE_GANG_WATCH_CLAIMS", FLAG_BOOL, &o.gang_watch_claims,
+	     "true",
+	     "with --gang: watch PersistentVolumeClaims (list and watch on "
+	     "persistentvolumeclaims), so a job refused for want of a claim is tried again the "
+	     "moment one appears in its namespace; false: it waits out its backoff"},
 	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o.migrate, "false",
 	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
 	     "explicit POST /v1/migrations works either way"},
@@ -475,6 +489,12 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "drake serve: %s\n", msg);
 		return 2;
 	}
+	if (!(o.gang_backoff_min > 0 && o.gang_backoff_max >= o.gang_backoff_min &&
+	      o.gang_backoff_max <= 86400)) {
+		fprintf(stderr, "drake serve: --gang-backoff-min must be above 0 and at most "
+		                "--gang-backoff-max, which is at most 24h\n");
+		return 2;
+	}
 	if (!(o.node_metrics >= 0 && o.node_metrics <= 86400)) {
 		fprintf(stderr, "drake serve: --node-metrics-interval must be between 0 and 24h\n");
 		return 2;
@@ -524,6 +544,9 @@ int serve_main(int argc, char **argv)
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
 		                                .gang_pin = o.gang_pin,
+		                                .backoff_min_s = o.gang_backoff_min,
+		                                .backoff_max_s = o.gang_backoff_max,
+		                                .watch_claims = o.gang_watch_claims,
 		                                .scale = &o.scale.opts,
 		                                .migrate = o.migrate,
 		                                .mig = &o.mig.opts,

@@ -133,14 +133,27 @@ func TestGangMemberWhosePlannedNodeIsNotOfferedIsReplannedAmongTheCandidates(t *
 	nodesN, _ := clusterShape(t)
 	waitGPUsIdle(t, e)
 	ns := e.namespace(t)
-	// drake's planner does not read node selectors: on an idle cluster it
+	// drake's planner does not read pod affinity: on an idle cluster it
 	// plans this job on the first node by name, while kube-scheduler offers
-	// its filter only the last one. Filter re-plans each member there.
+	// its filter only the node of the anchor pod the job's pods must be
+	// beside, the last one. Filter re-plans each member there.
 	target := fmt.Sprintf("kwok-node-%d", nodesN-1)
+	// The anchor requests nothing, so the target does not look fuller to
+	// the planner's best fit than the other idle nodes.
+	e.createPod(t, ns, "anchor", func(p *corev1.Pod) {
+		p.Labels = map[string]string{"e2e-anchor": "yes"}
+		p.Spec.NodeName = target
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+	})
 	spec := gpuJob(3, 1, "")
 	for _, r := range []string{"PS", "Worker"} {
 		tmpl := spec["tfReplicaSpecs"].(map[string]any)[r].(map[string]any)["template"].(map[string]any)
-		tmpl["spec"].(map[string]any)["nodeSelector"] = map[string]any{"kubernetes.io/hostname": target}
+		tmpl["spec"].(map[string]any)["affinity"] = map[string]any{"podAffinity": map[string]any{
+			"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+				"labelSelector": map[string]any{"matchLabels": map[string]any{"e2e-anchor": "yes"}},
+				"topologyKey":   "kubernetes.io/hostname",
+			}},
+		}}
 	}
 	bw := watchBindings(t, e, ns, map[string]int{"pinned": 4})
 	createTFJob(t, ns, "pinned", spec)
@@ -150,7 +163,7 @@ func TestGangMemberWhosePlannedNodeIsNotOfferedIsReplannedAmongTheCandidates(t *
 	replanned := 0
 	for _, p := range jobPods(t, e, ns, "pinned") {
 		if p.Spec.NodeName != target {
-			t.Errorf("pod %s bound to %s; its node selector allows only %s", p.Name, p.Spec.NodeName, target)
+			t.Errorf("pod %s bound to %s; its pod affinity allows only %s", p.Name, p.Spec.NodeName, target)
 		}
 		if p.Annotations["drake.dev/planned-node"] != target {
 			replanned++

@@ -59,7 +59,10 @@ drake_err drake_admit_one(struct drake_cluster *c, struct drake_admission_entry 
 	 * planner says whether it can never fit. Without backfill the head is
 	 * always planned so a job that can never fit is never mistaken for one
 	 * that blocks the queue. */
-	if (backfill && !drake_res_fits(&need, avail) && drake_res_fits(&need, &c->alloc_total)) {
+	/* A job with node masks may use tainted nodes the sums leave out. */
+	bool masked = x->req.ps_ok || x->req.worker_ok || x->req.chief_ok;
+	if (backfill && !masked && !drake_res_fits(&need, avail) &&
+	    drake_res_fits(&need, &c->alloc_total)) {
 		x->status = DRAKE_ADMIT_WAITING;
 		strcpy(x->why, "waiting: not enough free capacity in the whole cluster");
 		return DRAKE_OK;

@@ -22,7 +22,7 @@
 #include "gang/cluster.h"
 #include "gang/planner.h"
 
-#define DRAKE_WHY_MAX 200
+#define DRAKE_WHY_MAX 512
 
 enum drake_admit_status {
 	DRAKE_ADMIT_NOT_TRIED = 0, /* behind the head with backfill off, or past the cap */

@@ -13,6 +13,7 @@ const char *drake_backstop_name(enum drake_backstop_verdict v)
 	case DRAKE_BACKSTOP_REPAIR: return "repair";
 	case DRAKE_BACKSTOP_ROLL_BACK: return "roll back";
 	case DRAKE_BACKSTOP_RELEASE: return "release";
+	case DRAKE_BACKSTOP_REFUSED: return "refused";
 	}
 	return "?";
 }
@@ -47,7 +48,20 @@ void drake_backstop_judge(const struct drake_backstop_in *in, double now_s,
 	if (bound == 0) {
 		if (admitted == 0)
 			return; /* waiting in the queue, for as long as it takes */
+		if (in->refused > 0) {
+			out->verdict = DRAKE_BACKSTOP_REFUSED;
+			snprintf(out->why, sizeof(out->why),
+			         "kube-scheduler cannot place %s: %s; the %d admitted members give "
+			         "their reservation back and the job waits",
+			         in->refused_pod ? in->refused_pod : "a member",
+			         in->refused_msg && *in->refused_msg ? in->refused_msg
+			                                             : "no reason given",
+			         admitted);
+			return;
+		}
 		double since = earliest(in->admitted_at_s, first);
+		if (in->stuck_s > 0)
+			stuck = in->stuck_s;
 		out->deadline_s = since + stuck;
 		if (now_s < out->deadline_s) {
 			out->verdict = DRAKE_BACKSTOP_WAIT;
@@ -57,9 +71,10 @@ void drake_backstop_judge(const struct drake_backstop_in *in, double now_s,
 		}
 		out->verdict = DRAKE_BACKSTOP_RELEASE;
 		snprintf(out->why, sizeof(out->why),
-		         "none of the %d admitted members was bound in %.0fs: the plan no longer "
-		         "fits; deleting them so that the job is planned again",
-		         admitted, now_s - since);
+		         "none of the %d admitted members was bound in %.0fs%s%s; deleting them so "
+		         "that the job is planned again",
+		         admitted, now_s - since, in->refused_msg ? ": kube-scheduler says " : "",
+		         in->refused_msg ? in->refused_msg : "");
 		return;
 	}
 

@@ -21,7 +21,17 @@
  *             job is recreated gated and admitted again whole;
  *   RELEASE   an admitted wave with nothing bound past its deadline (its
  *             plan no longer fits): its pods are recreated behind the gate
- *             and planned again.
+ *             and planned again;
+ *   REFUSED   an admitted wave with nothing bound, a member of which
+ *             kube-scheduler refused for a reason outside the planner's
+ *             model (gang/refusal.h): released at once, not at the
+ *             deadline, so nothing is held while the job cannot run; why
+ *             names the member and kube-scheduler's message, and the caller
+ *             backs the job off.
+ *
+ * The deadline of an admitted wave with nothing bound is
+ * DRAKE_BACKSTOP_STUCK_TIMEOUTS barrier timeouts, or the job's own
+ * (stuck_s: Kubeflow's schedulingPolicy.scheduleTimeoutSeconds).
  *
  * The clock of a shortfall comes from the pods where they can tell it
  * (since_s: when the gang's members were bound, when the lost member was
@@ -47,7 +57,7 @@
 
 #define DRAKE_BACKSTOP_PARTIAL_TIMEOUTS 2
 #define DRAKE_BACKSTOP_STUCK_TIMEOUTS   4
-#define DRAKE_BACKSTOP_WHY_MAX          256
+#define DRAKE_BACKSTOP_WHY_MAX          640
 
 enum drake_backstop_verdict {
 	DRAKE_BACKSTOP_OK,
@@ -55,6 +65,7 @@ enum drake_backstop_verdict {
 	DRAKE_BACKSTOP_REPAIR,
 	DRAKE_BACKSTOP_ROLL_BACK,
 	DRAKE_BACKSTOP_RELEASE,
+	DRAKE_BACKSTOP_REFUSED,
 };
 
 struct drake_backstop_in {
@@ -68,6 +79,10 @@ struct drake_backstop_in {
 	double stuck_terminating_s;  /* earliest deletion of a member still Terminating on a
 	                                node that is not Ready; 0 none */
 	double timeout_s;            /* the bind barrier's timeout */
+	double stuck_s;              /* an admitted wave's deadline; 0: the stuck timeouts */
+	int refused;                 /* admitted members refused outside the model */
+	const char *refused_pod;     /* with refused: the first such member */
+	const char *refused_msg;     /* and kube-scheduler's message for it */
 };
 
 struct drake_backstop_out {
@@ -82,7 +97,7 @@ struct drake_backstop_out {
 void drake_backstop_judge(const struct drake_backstop_in *in, double now_s,
                           struct drake_backstop_out *out);
 
-/* "ok", "wait", "repair", "roll back", "release". */
+/* "ok", "wait", "repair", "roll back", "release", "refused". */
 const char *drake_backstop_name(enum drake_backstop_verdict v);
 
 #endif

@@ -169,6 +169,62 @@ a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once_after_the_deadline(
 	assert_string_equal(drake_backstop_name(DRAKE_BACKSTOP_RELEASE), "release");
 }
 
+static void a_wave_refused_outside_the_model_is_released_at_once_naming_the_member(void **state)
+{
+	(void)state;
+	struct drake_backstop_in in = {
+	    .min = R(1, 0, 2),
+	    .admitted = R(1, 0, 2),
+	    .admitted_at_s = 1000,
+	    .timeout_s = T,
+	    .refused = 1,
+	    .refused_pod = "tf-worker-0",
+	    .refused_msg = "0/7 nodes are available: persistentvolumeclaim \"data\" not found."};
+	struct drake_backstop_out out;
+	drake_backstop_judge(&in, 1001, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_REFUSED);
+	assert_non_null(strstr(out.why, "kube-scheduler cannot place tf-worker-0: 0/7 nodes are "
+	                                "available: persistentvolumeclaim \"data\" not found"));
+	assert_null(strstr(out.why, "no longer fits"));
+	assert_string_equal(drake_backstop_name(out.verdict), "refused");
+	/* a refusal the planner answers for waits for kube-scheduler as before,
+	 * and the release at the deadline quotes kube-scheduler */
+	in.refused = 0;
+	in.refused_msg = "0/7 nodes are available: 1 Insufficient cpu.";
+	drake_backstop_judge(&in, 1001, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_WAIT);
+	drake_backstop_judge(&in, 1000 + DRAKE_BACKSTOP_STUCK_TIMEOUTS * T, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_RELEASE);
+	assert_non_null(strstr(out.why, "kube-scheduler says 0/7 nodes are available: 1 "
+	                                "Insufficient cpu."));
+	/* once a member is bound the wave is no longer the refused one's */
+	in.refused = 1;
+	in.bound = (struct drake_roles)R(1, 0, 0);
+	in.admitted = (struct drake_roles)R(0, 0, 2);
+	in.first_seen_s = 1000;
+	drake_backstop_judge(&in, 1001, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_REPAIR);
+}
+
+static void a_jobs_schedule_timeout_is_the_deadline_of_its_admitted_wave(void **state)
+{
+	(void)state;
+	struct drake_backstop_in in = {.min = R(1, 0, 1),
+	                               .admitted = R(1, 0, 1),
+	                               .admitted_at_s = 1000,
+	                               .timeout_s = T,
+	                               .stuck_s = 200};
+	struct drake_backstop_out out;
+	drake_backstop_judge(&in, 1000 + DRAKE_BACKSTOP_STUCK_TIMEOUTS * T, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_WAIT);
+	assert_true(out.deadline_s == 1200);
+	drake_backstop_judge(&in, 1200, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_RELEASE);
+	in.stuck_s = 5;
+	drake_backstop_judge(&in, 1005, &out);
+	assert_int_equal(out.verdict, DRAKE_BACKSTOP_RELEASE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +232,9 @@ int main(void)
 	    cmocka_unit_test(the_deadline_says_when_to_look_again),
 	    cmocka_unit_test(
 	        a_member_stuck_terminating_on_a_lost_node_is_deleted_at_once_after_the_deadline),
+	    cmocka_unit_test(
+	        a_wave_refused_outside_the_model_is_released_at_once_naming_the_member),
+	    cmocka_unit_test(a_jobs_schedule_timeout_is_the_deadline_of_its_admitted_wave),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

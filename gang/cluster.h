@@ -42,6 +42,10 @@ struct drake_node {
 	struct drake_res used;
 	struct drake_usage usage; /* measured; all 0 when not known */
 	bool schedulable;
+	/* Not schedulable only because of a NoSchedule or NoExecute taint: the
+	 * planner opens it to a replica whose node mask (drake_gang_req) lets
+	 * it in, i.e. whose tolerations match; nothing else uses it. */
+	bool tainted;
 	int64_t gpu_mem;          /* bytes per GPU (kubeshare/gpu_info); 0 unknown */
 	struct drake_vgpus vgpus; /* open vGPUs, each counted as one GPU in used */
 };

@@ -107,7 +107,17 @@ drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size
 struct replica {
 	struct drake_res res;
 	struct drake_share share;
+	const unsigned char *ok; /* the role's node mask, NULL: every schedulable node */
 };
+
+/* Node i is open to the role: schedulable and in its mask, or tainted
+ * and let in by its mask (its tolerations). */
+static bool allowed(const struct drake_node *nd, const struct replica *r, size_t i)
+{
+	if (r->ok && !r->ok[i])
+		return false;
+	return nd->schedulable || (nd->tainted && r->ok);
+}
 
 struct view {
 	size_t n;
@@ -127,6 +137,8 @@ static struct drake_vgpus *vg_of(const struct view *v, size_t i)
 static int64_t fit(const struct view *v, size_t i, const struct drake_res *free,
                    const struct drake_vgpus *vg, const struct replica *r, int64_t cap)
 {
+	if (!allowed(&v->nodes[i], r, i))
+		return 0;
 	int64_t k = drake_res_count_fit(&r->res, free, cap);
 	if (r->share.milli > 0)
 		k = drake_vgpu_count_fit(vg, free->gpu, v->nodes[i].gpu_mem, &r->share, k);
@@ -390,8 +402,11 @@ static void fill_view(struct view *v, const struct drake_cluster *c, int empty)
 	v->n = c->n;
 	v->nodes = c->nodes;
 	for (size_t i = 0; i < c->n; i++) {
-		bool open = c->nodes[i].schedulable && !empty;
-		if (!c->nodes[i].schedulable)
+		/* a tainted node is open to the roles it lets in (fit() checks) */
+		bool usable = c->nodes[i].schedulable ||
+		              (c->nodes[i].tainted && (v->ps.ok || v->wk.ok || v->chief.ok));
+		bool open = usable && !empty;
+		if (!usable)
 			drake_res_zero(&v->free[i]);
 		else if (empty)
 			v->free[i] = c->nodes[i].alloc;
@@ -490,8 +505,12 @@ static drake_err explain(const struct drake_cluster *c, const struct drake_gang_
 		return drake_errorf(
 		    DRAKE_ELIMIT, why, len,
 		    "can never fit: needs %d PS (%s)%s + %d workers (%s); the empty "
-		    "cluster takes %d PS + %d workers%s, at most %lld on one node",
-		    r->n_ps, pres, cres, r->min_workers, wres, o->nps, o->nw,
+		    "cluster%s takes %d PS + %d workers%s, at most %lld on one node",
+		    r->n_ps, pres, cres, r->min_workers, wres,
+		    r->ps_ok || r->worker_ok || r->chief_ok
+		        ? " (the nodes its node selector, affinity and tolerations allow)"
+		        : "",
+		    o->nps, o->nw,
 		    !r->n_chief ? ""
 		    : o->nchief ? " and the chief"
 		                : " but not the chief",
@@ -522,6 +541,35 @@ static drake_err explain(const struct drake_cluster *c, const struct drake_gang_
 	                    (long long)tot.gpu);
 }
 
+/* A role the job needs whose mask lets it onto no node: the job waits
+ * for a node to match (ESTATE), whatever the room. */
+static drake_err no_node_for(const struct drake_cluster *c, const struct drake_gang_req *req,
+                             const struct view *v, char *why, size_t len)
+{
+	const struct {
+		const struct replica *r;
+		bool needed;
+		const char *who;
+	} roles[] = {{&v->ps, req->n_ps > 0, "the PS"},
+	             {&v->chief, req->n_chief > 0, "the chief"},
+	             {&v->wk, req->min_workers > 0, "the workers"}};
+	for (size_t k = 0; k < sizeof(roles) / sizeof(roles[0]); k++) {
+		if (!roles[k].needed || !roles[k].r->ok)
+			continue;
+		bool any = false;
+		for (size_t i = 0; i < c->n && !any; i++)
+			any = allowed(&c->nodes[i], roles[k].r, i);
+		if (!any)
+			return drake_errorf(
+			    DRAKE_ESTATE, why, len,
+			    "waiting: no schedulable node matches the node selector "
+			    "and required affinity of %s and has only taints they "
+			    "tolerate",
+			    roles[k].who);
+	}
+	return DRAKE_OK;
+}
+
 drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
                           struct drake_plan *out, char *why, size_t len)
 {
@@ -529,9 +577,11 @@ drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang
 	if (err)
 		return err;
 	struct view v = {.seed = req->vgpu_seed,
-	                 .ps = {req->ps, req->ps_share},
-	                 .wk = {req->worker, req->worker_share},
-	                 .chief = {req->chief, req->chief_share}};
+	                 .ps = {req->ps, req->ps_share, req->ps_ok},
+	                 .wk = {req->worker, req->worker_share, req->worker_ok},
+	                 .chief = {req->chief, req->chief_share, req->chief_ok}};
+	if ((err = no_node_for(c, req, &v, why, len)))
+		return err;
 	bool ps_share = req->ps_share.milli > 0, w_share = req->worker_share.milli > 0;
 	bool c_share = req->n_chief && req->chief_share.milli > 0;
 	struct drake_vgpu_pick chief_pick = {{0}, false};

@@ -18,6 +18,10 @@
  * before the workers spill. It counts in nodes spanned, and a chief that
  * fits nowhere makes the whole job wait.
  *
+ * A role may be kept to some nodes (its node selector, required node
+ * affinity and tolerations: the request's masks); a job some role of
+ * which may use no node at all waits with that reason.
+ *
  * Replicas may share GPUs (KubeShare, gang/vgpu.h): how many fit on a node
  * is then found by packing their shares first fit onto the node's open
  * vGPUs and new ones, and the plan names each replica's vGPU.
@@ -54,6 +58,12 @@ struct drake_gang_req {
 	struct drake_share worker_share; /* milli 0: the workers share no GPU */
 	struct drake_share chief_share;  /* milli 0: the chief shares no GPU */
 	uint64_t vgpu_seed;              /* new vGPU ids derive from it (drake_vgpu_seed) */
+	/* Which nodes each role may use, by snapshot index (c->n entries,
+	 * nonzero: allowed): its node selector, required node affinity and
+	 * tolerations, as gang/nodefit.h matches them. NULL: every schedulable
+	 * node. A node marked tainted is open to a role only through its mask.
+	 * Borrowed; they must match the snapshot planned on. */
+	const unsigned char *ps_ok, *worker_ok, *chief_ok;
 };
 
 /* A placement: node indexes into the snapshot. The chief, when the job has

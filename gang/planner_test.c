@@ -171,14 +171,76 @@ static void extended_resources_must_be_free_too(void **state)
 	drake_cluster_release(&cl);
 }
 
+static void a_roles_node_mask_keeps_it_to_the_nodes_it_may_use(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:0 b:8:0 c:8:0"), 0);
+	/* the workers may only use c, the PS anywhere: the whole job on c */
+	unsigned char only_c[3] = {0, 0, 1};
+	struct drake_gang_req req = {.n_ps = 1,
+	                             .worker = res_of(1, 1, 1),
+	                             .min_workers = 4,
+	                             .want_workers = 4,
+	                             .worker_ok = only_c};
+	struct drake_plan p;
+	char why[256];
+	assert_int_equal(drake_plan_gang(&c, &req, &p, why, sizeof(why)), DRAKE_OK);
+	for (int i = 0; i < p.n_workers; i++)
+		assert_int_equal(p.worker_node[i], 2);
+	assert_int_equal(p.ps_node[0], 2); /* beside its workers */
+	drake_plan_release(&p);
+	/* more workers than c holds: they wait rather than spill onto a or b */
+	req.min_workers = req.want_workers = 9;
+	assert_int_equal(drake_plan_gang(&c, &req, &p, why, sizeof(why)), DRAKE_ELIMIT);
+	assert_non_null(strstr(why, "the nodes its node selector, affinity and tolerations allow"));
+	/* a mask with no node at all: waiting, and says why */
+	unsigned char none[3] = {0, 0, 0};
+	req.min_workers = req.want_workers = 1;
+	req.worker_ok = none;
+	assert_int_equal(drake_plan_gang(&c, &req, &p, why, sizeof(why)), DRAKE_ESTATE);
+	assert_non_null(strstr(why, "no schedulable node matches the node selector and required "
+	                            "affinity of the workers"));
+	drake_cluster_release(&c);
+}
+
+static void a_tainted_node_is_open_only_to_replicas_that_tolerate_it(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:0! b:8:6"), 0);
+	c.nodes[0].tainted = true; /* a: kept out only by a taint */
+	struct drake_gang_req req = {
+	    .n_ps = 1, .worker = res_of(1, 1, 1), .min_workers = 4, .want_workers = 4};
+	struct drake_plan p;
+	char why[256];
+	/* no mask: the taint keeps everyone off a; b has 2 GPUs free */
+	assert_int_equal(drake_plan_gang(&c, &req, &p, why, sizeof(why)), DRAKE_ESTATE);
+	/* tolerated (its mask lets it onto a and b) */
+	unsigned char both[2] = {1, 1};
+	req.ps_ok = req.worker_ok = both;
+	assert_int_equal(drake_plan_gang(&c, &req, &p, why, sizeof(why)), DRAKE_OK);
+	for (int i = 0; i < p.n_workers; i++)
+		assert_int_equal(p.worker_node[i], 0);
+	drake_plan_release(&p);
+	/* a cordoned node stays closed to every mask */
+	c.nodes[0].tainted = false;
+	assert_int_equal(drake_plan_gang(&c, &req, &p, why, sizeof(why)), DRAKE_ESTATE);
+	drake_cluster_release(&c);
+}
+
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 4];
 	for (size_t i = 0; i < n; i++)
 		tests[i] =
 		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest)cmocka_unit_test(planning_twice_gives_the_same_plan);
 	tests[n + 1] = (struct CMUnitTest)cmocka_unit_test(extended_resources_must_be_free_too);
-	return _cmocka_run_group_tests("planner", tests, n + 2, NULL, NULL);
+	tests[n + 2] =
+	    (struct CMUnitTest)cmocka_unit_test(a_roles_node_mask_keeps_it_to_the_nodes_it_may_use);
+	tests[n + 3] = (struct CMUnitTest)cmocka_unit_test(
+	    a_tainted_node_is_open_only_to_replicas_that_tolerate_it);
+	return _cmocka_run_group_tests("planner", tests, n + 4, NULL, NULL);
 }

@@ -5,8 +5,10 @@
  *   - metadata: name, namespace (nodes have none: ""), uid,
  *     resourceVersion; annotations under drake.dev/ and kubeshare/
  *     (kubeshare/gpu_info);
- *   - spec: unschedulable, and whether a taint has effect NoSchedule or
- *     NoExecute;
+ *   - metadata: every label (what a pod's node selector and required
+ *     node affinity match);
+ *   - spec: unschedulable, its taints (key, value, effect), and whether a
+ *     taint has effect NoSchedule or NoExecute;
  *   - status: allocatable (every resource, names and quantities interned)
  *     and conditions (type, status, lastTransitionTime).
  *
@@ -27,15 +29,26 @@ struct kube_strpool;
 struct kube_cache;
 struct kube_cache_codec;
 
+struct kube_taint {
+	const char *key, *value, *effect; /* NULL when absent or not strings */
+};
+
 struct kube_node {
 	const char *ns, *name, *uid, *rv;
 	bool unschedulable; /* spec.unschedulable is true */
 	bool no_schedule;   /* a taint with effect NoSchedule or NoExecute */
-	uint16_t n_alloc, n_annotations, n_conditions;
+	uint16_t n_alloc, n_annotations, n_conditions, n_labels, n_taints;
 	const struct kube_qty *alloc; /* status.allocatable */
 	const struct kube_kv *annotations;
+	const struct kube_kv *labels;
+	const struct kube_taint *taints; /* spec.taints */
 	const struct kube_condition *conditions;
 };
+
+/* True when a and b differ in what placement reads: labels, taints,
+ * spec.unschedulable, allocatable (not status heartbeats). Both records
+ * must come from one cache (their strings are interned in its pool). */
+bool kube_node_placement_changed(const struct kube_node *a, const struct kube_node *b);
 
 /* Decodes a node object; errors as kube_pod_decode(). */
 drake_err kube_node_decode(const struct json_t *obj, struct kube_strpool *pool,

@@ -57,6 +57,14 @@ const char *kube_pod_condition(const struct kube_pod *p, const char *type, doubl
 	return NULL;
 }
 
+const struct kube_condition *kube_pod_condition_of(const struct kube_pod *p, const char *type)
+{
+	for (size_t i = 0; i < p->n_conditions; i++)
+		if (!strcmp(p->conditions[i].type, type))
+			return &p->conditions[i];
+	return NULL;
+}
+
 int kube_pod_gate_index(const struct kube_pod *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_gates; i++)

@@ -15,7 +15,7 @@
  *     lists kube-scheduler counts (kube_res_spec: each app and init
  *     container's requests and limits, sidecar or not, and overhead);
  *   - status: phase, nominatedNodeName, conditions (type, status,
- *     lastTransitionTime), each container status's name, restartCount and
+ *     reason, message, lastTransitionTime), each container status's name, restartCount and
  *     terminated exit code.
  * Values keep JSON's distinctions the readers made: NULL for an absent or
  * non-string field, "" for an empty one.
@@ -79,6 +79,8 @@ struct kube_res_spec {
 
 struct kube_condition {
 	const char *type, *status; /* NULL when not strings */
+	const char *reason;        /* NULL when absent or not a string */
+	const char *message;       /* the same; kube-scheduler's reason a pod waits */
 	double since;              /* lastTransitionTime (kube_time), 0 when absent */
 };
 
@@ -101,6 +103,9 @@ struct kube_pod {
 	/* spec.nodeSelector, spec.affinity or spec.topologySpreadConstraints is
 	 * set: where the pod may go is not drake's planner's alone to say */
 	bool node_constrained;
+	/* the pod's only node constraint is a required node affinity whose
+	 * every term matches metadata.name (drake's --gang-pin writes one) */
+	bool name_pinned;
 	uint16_t n_labels, n_annotations, n_gates, n_conditions, n_statuses;
 	const struct kube_kv *labels, *annotations;
 	const char *const *gates; /* spec.schedulingGates[i].name (NULL: not a string) */
@@ -136,6 +141,8 @@ const char *kube_pod_label(const struct kube_pod *p, const char *key);
 const char *kube_pod_annotation(const struct kube_pod *p, const char *key);
 /* status.conditions[type]: its status or NULL, *since as kube_obj_condition(). */
 const char *kube_pod_condition(const struct kube_pod *p, const char *type, double *since);
+/* status.conditions[type] itself, or NULL. */
+const struct kube_condition *kube_pod_condition_of(const struct kube_pod *p, const char *type);
 /* Index of the scheduling gate named name, or -1. */
 int kube_pod_gate_index(const struct kube_pod *p, const char *name);
 

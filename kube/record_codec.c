@@ -43,8 +43,9 @@ struct walk {
 	bool fill;
 	int oom;
 	bool too_big; /* a list past KUBE_RECORD_LIST_MAX */
-	size_t n_labels, n_ann, n_gates, n_cond, n_stat, n_c, n_q, tail;
+	size_t n_labels, n_ann, n_gates, n_cond, n_stat, n_c, n_q, n_taint, tail;
 	struct kube_kv *labels, *ann;
+	struct kube_taint *taints;
 	const char **gates;
 	struct kube_condition *cond;
 	struct kube_container_status *stat;
@@ -164,9 +165,39 @@ static void conditions(struct walk *w, const json_t *status)
 		if (w->fill)
 			w->cond[w->n_cond] = (struct kube_condition){
 			    intern(w, type), intern(w, str_of(json_object_get(v, "status"))),
+			    intern(w, str_of(json_object_get(v, "reason"))),
+			    intern(w, str_of(json_object_get(v, "message"))),
 			    kube_time(str_of(json_object_get(v, "lastTransitionTime")))};
 		w->n_cond++;
 	}
+}
+
+/* spec.affinity is a required node affinity on metadata.name alone, every
+ * term of it, and nothing else constrains the pod's node. */
+static bool name_pinned(const json_t *spec)
+{
+	const json_t *aff = json_object_get(spec, "affinity");
+	const json_t *na = json_object_get(aff, "nodeAffinity");
+	const json_t *req = json_object_get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+	const json_t *terms = json_object_get(req, "nodeSelectorTerms");
+	if (json_object_size(aff) != 1 || json_object_size(na) != 1 ||
+	    json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
+	    json_array_size(json_object_get(spec, "topologySpreadConstraints")) > 0 ||
+	    json_array_size(terms) == 0)
+		return false;
+	size_t i, j;
+	const json_t *t, *f;
+	json_array_foreach (terms, i, t) {
+		const json_t *fields = json_object_get(t, "matchFields");
+		if (json_object_size(t) != 1 || json_array_size(fields) == 0)
+			return false;
+		json_array_foreach (fields, j, f) {
+			const char *key = str_of(json_object_get(f, "key"));
+			if (!key || strcmp(key, "metadata.name") != 0)
+				return false;
+		}
+	}
+	return true;
 }
 
 /* The walk over a pod; p is NULL when counting. */
@@ -203,6 +234,7 @@ static void pod_walk(struct walk *w, const json_t *obj, struct kube_pod *p)
 		    json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
 		    json_object_get(spec, "affinity") != NULL ||
 		    json_array_size(json_object_get(spec, "topologySpreadConstraints")) > 0;
+		p->name_pinned = name_pinned(spec);
 		p->node_name = intern(w, str_of(json_object_get(spec, "nodeName")));
 		p->nominated_node = intern(w, str_of(json_object_get(status, "nominatedNodeName")));
 		p->phase = intern(w, str_of(json_object_get(status, "phase")));
@@ -240,7 +272,8 @@ static void pod_walk(struct walk *w, const json_t *obj, struct kube_pod *p)
 
 static bool over_limits(const struct walk *w)
 {
-	const size_t n[] = {w->n_labels, w->n_ann, w->n_gates, w->n_cond, w->n_stat, w->n_c};
+	const size_t n[] = {w->n_labels, w->n_ann, w->n_gates, w->n_cond,
+	                    w->n_stat,   w->n_c,   w->n_taint};
 	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
 		if (n[i] > KUBE_RECORD_LIST_MAX)
 			return true;
@@ -266,6 +299,7 @@ static size_t layout(struct walk *w, char *base, size_t head)
 	PLACE(w->stat, w->n_stat);
 	PLACE(w->c, w->n_c);
 	PLACE(w->q, w->n_q);
+	PLACE(w->taints, w->n_taint);
 #undef PLACE
 	if (base)
 		w->tailp = base + off;
@@ -278,6 +312,7 @@ static void start_fill(struct walk *w, char *base, size_t head)
 	layout(w, base, head);
 	w->fill = true;
 	w->n_labels = w->n_ann = w->n_gates = w->n_cond = w->n_stat = w->n_c = w->n_q = 0;
+	w->n_taint = 0;
 	w->tail = 0;
 }
 
@@ -380,6 +415,8 @@ void kube_pod_free(struct kube_pod *p, struct kube_strpool *pool)
 	for (size_t i = 0; i < p->n_conditions; i++) {
 		kube_strpool_put(pool, p->conditions[i].type);
 		kube_strpool_put(pool, p->conditions[i].status);
+		kube_strpool_put(pool, p->conditions[i].reason);
+		kube_strpool_put(pool, p->conditions[i].message);
 	}
 	for (size_t i = 0; i < p->n_statuses; i++)
 		kube_strpool_put(pool, p->statuses[i].name);
@@ -432,6 +469,11 @@ static bool no_schedule(const json_t *spec)
 	return false;
 }
 
+static bool every_key(const char *key)
+{
+	return true;
+}
+
 /* The walk over a node; n is NULL when counting. */
 static void node_walk(struct walk *w, const json_t *obj, struct kube_node *n)
 {
@@ -453,8 +495,21 @@ static void node_walk(struct walk *w, const json_t *obj, struct kube_node *n)
 		n->no_schedule = no_schedule(spec);
 		n->annotations = w->ann;
 		n->conditions = w->cond;
+		n->labels = w->labels;
+		n->taints = w->taints;
 	}
 	kvs(w, json_object_get(meta, "annotations"), kube_pod_annotation_kept, w->ann, &w->n_ann);
+	kvs(w, json_object_get(meta, "labels"), every_key, w->labels, &w->n_labels);
+	size_t i;
+	json_t *t;
+	json_array_foreach (json_object_get(spec, "taints"), i, t) {
+		if (w->fill)
+			w->taints[w->n_taint] =
+			    (struct kube_taint){intern(w, str_of(json_object_get(t, "key"))),
+			                        intern(w, str_of(json_object_get(t, "value"))),
+			                        intern(w, str_of(json_object_get(t, "effect")))};
+		w->n_taint++;
+	}
 	conditions(w, status);
 	const struct kube_qty *alloc;
 	uint16_t n_alloc = qty_list(w, json_object_get(status, "allocatable"), &alloc);
@@ -481,6 +536,8 @@ drake_err kube_node_decode(const struct json_t *obj, struct kube_strpool *pool,
 		return err;
 	n->n_annotations = (uint16_t)w.n_ann;
 	n->n_conditions = (uint16_t)w.n_cond;
+	n->n_labels = (uint16_t)w.n_labels;
+	n->n_taints = (uint16_t)w.n_taint;
 	if (w.oom) {
 		kube_node_free(n, pool);
 		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
@@ -501,10 +558,50 @@ void kube_node_free(struct kube_node *n, struct kube_strpool *pool)
 	for (size_t i = 0; i < n->n_conditions; i++) {
 		kube_strpool_put(pool, n->conditions[i].type);
 		kube_strpool_put(pool, n->conditions[i].status);
+		kube_strpool_put(pool, n->conditions[i].reason);
+		kube_strpool_put(pool, n->conditions[i].message);
 	}
 	for (size_t i = 0; i < n->n_alloc; i++) {
 		kube_strpool_put(pool, n->alloc[i].name);
 		kube_strpool_put(pool, n->alloc[i].value);
 	}
+	for (size_t i = 0; i < n->n_labels; i++) {
+		kube_strpool_put(pool, n->labels[i].key);
+		kube_strpool_put(pool, n->labels[i].value);
+	}
+	for (size_t i = 0; i < n->n_taints; i++) {
+		kube_strpool_put(pool, n->taints[i].key);
+		kube_strpool_put(pool, n->taints[i].value);
+		kube_strpool_put(pool, n->taints[i].effect);
+	}
 	free(n);
+}
+
+/* Interned strings of one pool compare by pointer. */
+static bool same_kvs(const struct kube_kv *a, size_t na, const struct kube_kv *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].key != b[i].key || a[i].value != b[i].value)
+			return false;
+	return true;
+}
+
+bool kube_node_placement_changed(const struct kube_node *a, const struct kube_node *b)
+{
+	if (!a || !b)
+		return a != b;
+	if (a->unschedulable != b->unschedulable || a->n_taints != b->n_taints ||
+	    a->n_alloc != b->n_alloc || !same_kvs(a->labels, a->n_labels, b->labels, b->n_labels))
+		return true;
+	for (size_t i = 0; i < a->n_taints; i++)
+		if (a->taints[i].key != b->taints[i].key ||
+		    a->taints[i].value != b->taints[i].value ||
+		    a->taints[i].effect != b->taints[i].effect)
+			return true;
+	for (size_t i = 0; i < a->n_alloc; i++)
+		if (a->alloc[i].name != b->alloc[i].name || a->alloc[i].value != b->alloc[i].value)
+			return true;
+	return false;
 }

@@ -364,6 +364,103 @@ static void test_a_node_record_answers_as_the_json_readers_did(void **state)
 	kube_strpool_release(&pool);
 }
 
+static struct kube_pod *pod_of(struct kube_strpool *pool, const char *text)
+{
+	json_t *o = json_loads(text, 0, NULL);
+	assert_non_null(o);
+	struct kube_pod *p;
+	assert_int_equal(kube_pod_decode(o, pool, &p, NULL, 0), DRAKE_OK);
+	json_decref(o);
+	return p;
+}
+
+static void test_kube_schedulers_report_and_drakes_pin_are_read(void **state)
+{
+	struct kube_strpool pool;
+	kube_strpool_init(&pool);
+	struct kube_pod *p = pod_of(
+	    &pool, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+	           "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+	           "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":["
+	           "\"a\"]}]},{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","
+	           "\"values\":[\"b\"]}]}]}}}},\"status\":{\"conditions\":[{\"type\":"
+	           "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":"
+	           "\"0/2 nodes are available: 2 Too many pods.\"}]}}");
+	const struct kube_condition *c = kube_pod_condition_of(p, "PodScheduled");
+	assert_non_null(c);
+	assert_string_equal(c->reason, "Unschedulable");
+	assert_string_equal(c->message, "0/2 nodes are available: 2 Too many pods.");
+	assert_null(kube_pod_condition_of(p, "Ready"));
+	assert_true(p->name_pinned);
+	assert_true(p->node_constrained);
+	kube_pod_free(p, &pool);
+	/* a selector of the pod's own, or a term on labels: not drake's pin */
+	p = pod_of(
+	    &pool,
+	    "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"nodeSelector\":{\"x\":\"y\"},"
+	    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution"
+	    "\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+	    "\"operator\":\"In\",\"values\":[\"a\"]}]}]}}}}}");
+	assert_false(p->name_pinned);
+	kube_pod_free(p, &pool);
+	p = pod_of(&pool,
+	           "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+	           "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"
+	           "\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"Exists\"}]}]}}}}}");
+	assert_false(p->name_pinned);
+	kube_pod_free(p, &pool);
+	assert_int_equal(kube_strpool_count(&pool), 0);
+	kube_strpool_release(&pool);
+}
+
+static struct kube_node *node_of(struct kube_strpool *pool, const char *labels, const char *taints,
+                                 const char *heartbeat)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+	         "{\"metadata\":{\"name\":\"n\",\"labels\":{%s}},\"spec\":{\"taints\":[%s]},"
+	         "\"status\":{\"allocatable\":{\"cpu\":\"8\"},\"conditions\":[{\"type\":"
+	         "\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"%s\"}]}}",
+	         labels, taints, heartbeat);
+	json_t *o = json_loads(text, 0, NULL);
+	assert_non_null(o);
+	struct kube_node *n;
+	assert_int_equal(kube_node_decode(o, pool, &n, NULL, 0), DRAKE_OK);
+	json_decref(o);
+	return n;
+}
+
+static void test_a_nodes_labels_and_taints_are_read_and_only_their_changes_count(void **state)
+{
+	struct kube_strpool pool;
+	kube_strpool_init(&pool);
+	const char *taint = "{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}";
+	struct kube_node *a = node_of(&pool, "\"pool\":\"train\"", taint, "t1");
+	assert_int_equal(a->n_labels, 1);
+	assert_string_equal(a->labels[0].key, "pool");
+	assert_string_equal(a->labels[0].value, "train");
+	assert_int_equal(a->n_taints, 1);
+	assert_string_equal(a->taints[0].key, "gpu");
+	assert_string_equal(a->taints[0].value, "yes");
+	assert_string_equal(a->taints[0].effect, "NoSchedule");
+	struct kube_node *b = node_of(&pool, "\"pool\":\"train\"", taint, "t2");
+	assert_false(kube_node_placement_changed(a, b)); /* a heartbeat */
+	kube_node_free(b, &pool);
+	b = node_of(&pool, "\"pool\":\"serve\"", taint, "t2");
+	assert_true(kube_node_placement_changed(a, b));
+	kube_node_free(b, &pool);
+	b = node_of(&pool, "\"pool\":\"train\"", "", "t2");
+	assert_true(kube_node_placement_changed(a, b));
+	kube_node_free(b, &pool);
+	b = node_of(&pool, "\"pool\":\"train\"",
+	            "{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoExecute\"}", "t2");
+	assert_true(kube_node_placement_changed(a, b)); /* the same taint, another effect */
+	kube_node_free(b, &pool);
+	kube_node_free(a, &pool);
+	assert_int_equal(kube_strpool_count(&pool), 0);
+	kube_strpool_release(&pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +468,8 @@ int main(void)
 	    cmocka_unit_test(test_a_realistic_pod_record_is_one_block_under_a_kilobyte),
 	    cmocka_unit_test(test_a_pod_without_a_name_or_with_huge_lists_is_refused),
 	    cmocka_unit_test(test_a_node_record_answers_as_the_json_readers_did),
+	    cmocka_unit_test(test_kube_schedulers_report_and_drakes_pin_are_read),
+	    cmocka_unit_test(test_a_nodes_labels_and_taints_are_read_and_only_their_changes_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "gang/protocol.h"
+#include "gang/refusal.h"
 #include "gang/replan.h"
 #include "gang/scale.h"
 #include "gang/vgpu.h"
@@ -54,15 +55,20 @@ struct candidate {
 	int n_strays;
 	char scale_why[DRAKE_WHY_MAX];
 	struct drake_admission_entry entry;
+	unsigned char *mask[3];      /* the PS', workers' and chief's node masks (planner.h) */
+	int n_bound;                 /* with steady: its members bound to a node */
+	char unbound[DRAKE_WHY_MAX]; /* with steady and none bound: what they wait for */
 };
 
 struct collect_ctx {
-	const struct kube_cache *pods;
+	const struct admit_options *opts;
+	const struct kube_cache *pods, *nodes;
 	struct drake_cluster *c;
 	struct candidate *cand;
 	size_t n, cap;
 	struct admit_waiting *invalid;
 	size_t n_invalid;
+	double next; /* the earliest end of a backoff (wall s), INFINITY: none */
 	drake_err err;
 };
 
@@ -257,10 +263,129 @@ static void members(struct collect_ctx *x, const struct json_t *obj, struct cand
 	cd->n_members = n;
 }
 
+/* A job kube-scheduler refused that is still within its backoff, with
+ * nothing it may wait for changed since: noted as waiting, with why. */
+static bool backing_off(struct collect_ctx *x, const struct candidate *cd)
+{
+	const struct tf_refusal *f = &cd->job.refusal;
+	if (f->tries <= 0)
+		return false;
+	struct drake_refusal_record rec = {f->tries, f->at_s, f->until_s};
+	double now = x->opts ? (double)x->opts->now_s : 0;
+	double changed =
+	    x->opts && x->opts->changed ? x->opts->changed(x->opts->changed_arg, cd->job.ns) : 0;
+	if (drake_refusal_may_retry(&rec, now, changed))
+		return false;
+	if (f->until_s < x->next)
+		x->next = f->until_s;
+	char why[DRAKE_WHY_MAX];
+	int n = snprintf(why, sizeof(why),
+	                 "kube-scheduler cannot place %s: %s (refused %d time%s in a row; tried "
+	                 "again in %.0fs, or sooner when a node or a PersistentVolumeClaim in %s "
+	                 "changes)",
+	                 f->pod, f->why, f->tries, f->tries == 1 ? "" : "s", f->until_s - now,
+	                 cd->job.ns);
+	if (n >= (int)sizeof(why)) /* cut: kube-scheduler's message was long */
+		memcpy(why + sizeof(why) - 4, "...", 4);
+	struct admit_waiting *w = &x->invalid[x->n_invalid++];
+	note(w, &cd->job, DRAKE_ADMIT_WAITING, why);
+	w->quiet = true;
+	return true;
+}
+
+/* How many of a steady job's members are bound to a node. With none,
+ * cd->unbound says what they wait for, with kube-scheduler's own words
+ * when it refused one. */
+static int bound_members(const struct kube_cache *pods, struct candidate *cd)
+{
+	const struct drake_gang_req *req = &cd->entry.req;
+	int bound = 0, admitted = 0;
+	const char *said = NULL, *who = NULL;
+	for (int t = 0; t < TF_NTYPES; t++) {
+		if (t != TF_PS && t != TF_CHIEF && t != TF_WORKER)
+			continue;
+		int n = t == TF_WORKER  ? cd->job.max_instances
+		        : t == TF_CHIEF ? req->n_chief
+		                        : req->n_ps;
+		for (int i = 0; i < n; i++) {
+			char name[254];
+			if ((t == TF_WORKER && (i >= TF_MAX_REPLICAS || !cd->member[i])) ||
+			    tf_replica_name(&cd->job, (enum tf_rtype)t, i, name, sizeof(name)) !=
+			        DRAKE_OK)
+				continue;
+			const struct kube_pod *pod = kube_pods_get(pods, cd->job.ns, name);
+			if (!pod)
+				continue;
+			if (pod->node_name && *pod->node_name) {
+				bound++;
+				continue;
+			}
+			admitted++;
+			const struct kube_condition *c = kube_pod_condition_of(pod, "PodScheduled");
+			if (!said && c && c->reason && !strcmp(c->reason, "Unschedulable") &&
+			    c->message) {
+				said = c->message;
+				who = pod->name;
+			}
+		}
+	}
+	if (bound == 0 && said)
+		snprintf(cd->unbound, sizeof(cd->unbound),
+		         "admitted as gang %s; kube-scheduler has not placed %s: %.*s", cd->gang,
+		         who, drake_refusal_summary_len(said), said);
+	else if (bound == 0)
+		snprintf(cd->unbound, sizeof(cd->unbound),
+		         "admitted as gang %s; its %d members wait for kube-scheduler to bind them",
+		         cd->gang, admitted);
+	return bound;
+}
+
+static void free_masks(struct candidate *cd)
+{
+	for (int k = 0; k < 3; k++) {
+		free(cd->mask[k]);
+		cd->mask[k] = NULL;
+	}
+	cd->entry.req.ps_ok = cd->entry.req.worker_ok = cd->entry.req.chief_ok = NULL;
+}
+
+/* The node mask of each role whose template has node rules (a node
+ * selector, a required node affinity, tolerations); the others plan on
+ * every schedulable node. */
+static drake_err node_masks(struct collect_ctx *x, struct candidate *cd, char *msg, size_t msglen)
+{
+	const enum tf_rtype types[3] = {TF_PS, TF_WORKER, TF_CHIEF};
+	const unsigned char **ok[3] = {&cd->entry.req.ps_ok, &cd->entry.req.worker_ok,
+	                               &cd->entry.req.chief_ok};
+	for (int k = 0; k < 3; k++) {
+		const struct tf_replica_spec *rs = &cd->job.rs[types[k]];
+		if (!rs->present || !rs->tmpl || !x->nodes)
+			continue;
+		struct admit_node_rules rules;
+		char why[DRAKE_WHY_MAX - 64];
+		drake_err e = admit_template_node_rules(rs->tmpl, &rules, why, sizeof(why));
+		if (e) {
+			drake_errorf(e, msg, msglen, "tfReplicaSpecs.%s: %s",
+			             tf_rtype_name(types[k]), why);
+			return e;
+		}
+		if (rules.any) {
+			cd->mask[k] = malloc(x->c->n + 1);
+			e = cd->mask[k] ? admit_node_mask(&rules, x->c, x->nodes, cd->mask[k])
+			                : DRAKE_ENOMEM;
+			*ok[k] = cd->mask[k];
+		}
+		admit_node_rules_release(&rules);
+		if (e)
+			return drake_errorf(e, msg, msglen, "out of memory");
+	}
+	return DRAKE_OK;
+}
+
 static bool collect(struct json_t *obj, void *arg)
 {
 	struct collect_ctx *x = arg;
-	if (x->n == x->cap) {
+	if (x->n + x->n_invalid == x->cap) { /* either list may take this job */
 		size_t cap = x->cap ? x->cap * 2 : 16;
 		struct candidate *c = realloc(x->cand, cap * sizeof(*c));
 		struct admit_waiting *inv = realloc(x->invalid, cap * sizeof(*inv));
@@ -282,7 +407,16 @@ static bool collect(struct json_t *obj, void *arg)
 	    cd->job.suspend)
 		return true; /* the reconciler reports invalid jobs itself */
 	struct drake_admission_entry *e = &cd->entry;
-	if (job_request(x->c, &cd->job, &e->req, msg, sizeof(msg)) != DRAKE_OK) {
+	drake_err err = job_request(x->c, &cd->job, &e->req, msg, sizeof(msg));
+	if (!err)
+		err = node_masks(x, cd, msg, sizeof(msg));
+	if (err == DRAKE_ENOMEM) {
+		free_masks(cd);
+		x->err = err;
+		return false;
+	}
+	if (err) {
+		free_masks(cd);
 		note(&x->invalid[x->n_invalid++], &cd->job, DRAKE_ADMIT_INVALID, msg);
 		return true;
 	}
@@ -303,6 +437,7 @@ static bool collect(struct json_t *obj, void *arg)
 		free(cd->ps_idx);
 		free(cd->c_idx);
 		free(cd->w_idx);
+		free_masks(cd);
 		tf_scale_release(&cd->scale);
 		return true; /* pods still being created or replaced: next round */
 	}
@@ -315,9 +450,19 @@ static bool collect(struct json_t *obj, void *arg)
 		if (!cd->member[i] && pod_state(x->pods, &cd->job, TF_WORKER, i) == POD_PLACED &&
 		    placed_live(x->pods, &cd->job, i))
 			cd->strays[cd->n_strays++] = i;
+	if (!cd->repair && !cd->steady && backing_off(x, cd)) {
+		free(cd->ps_idx);
+		free(cd->c_idx);
+		free(cd->w_idx);
+		free_masks(cd);
+		tf_scale_release(&cd->scale);
+		return true;
+	}
 	if (cd->repair || cd->steady)
 		current_wave(x->pods, &cd->job, &e->req, cd->gang, sizeof(cd->gang),
 		             &cd->gang_size);
+	if (cd->steady)
+		cd->n_bound = bound_members(x->pods, cd);
 	snprintf(cd->key, sizeof(cd->key), "%s/%s", cd->job.ns, cd->job.name);
 	e->name = cd->key;
 	e->created = admit_created(obj);
@@ -841,6 +986,12 @@ static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster 
 	if (!err && !(out->running = calloc(vs.n + 1, sizeof(*out->running))))
 		err = DRAKE_ENOMEM;
 	for (size_t k = 0; !err && k < vs.n; k++) {
+		if (vs.of[k]->n_bound == 0) { /* admitted, nothing bound: it waits */
+			struct admit_waiting *w = &out->waiting[out->n_waiting++];
+			note(w, &vs.of[k]->job, DRAKE_ADMIT_WAITING, vs.of[k]->unbound);
+			w->quiet = true;
+			continue;
+		}
 		struct admit_running *j = &out->running[out->n_running++];
 		snprintf(j->key, sizeof(j->key), "%s", vs.of[k]->key);
 		j->workers = vs.v[k].n_workers;
@@ -885,7 +1036,8 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	drake_err e = admit_snapshot(nodes, pods, tfjobs, &c, &out->skipped, msg, msglen);
-	struct collect_ctx x = {.pods = pods, .c = &c};
+	struct collect_ctx x = {
+	    .opts = opts, .pods = pods, .nodes = nodes, .c = &c, .next = INFINITY};
 	if (!e) {
 		kube_cache_foreach(tfjobs, collect, &x);
 		e = x.err;
@@ -909,12 +1061,15 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 		e = repair(&c, &x, out, opts->now_s);
 	if (!e)
 		e = admit_step(pods, &c, &x, opts, out);
+	if (!e && x.next < out->next)
+		out->next = x.next;
 	for (size_t i = 0; !e && i < x.n_invalid; i++)
 		out->waiting[out->n_waiting++] = x.invalid[i];
 	for (size_t i = 0; i < x.n; i++) {
 		free(x.cand[i].ps_idx);
 		free(x.cand[i].c_idx);
 		free(x.cand[i].w_idx);
+		free_masks(&x.cand[i]);
 		tf_scale_release(&x.cand[i].scale);
 	}
 	free(x.cand);

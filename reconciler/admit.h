@@ -38,6 +38,7 @@
 #include "common/err.h"
 #include "gang/admission.h"
 #include "gang/cluster.h"
+#include "gang/nodefit.h"
 #include "gang/roles.h"
 
 struct kube_cache;
@@ -68,6 +69,9 @@ struct admit_waiting {
 	char ns[64], job[254];
 	enum drake_admit_status status;
 	char why[DRAKE_WHY_MAX];
+	bool quiet; /* listed in GET /v1/jobs, no Event: an admitted wave that
+	               waits for kube-scheduler, a job backing off (the
+	               backstop's Event said why) */
 };
 
 /* Most nodes a skipped list names; further ones are only counted. */
@@ -141,15 +145,49 @@ struct admit_options {
 	 * progress is slowing or converged, *frac its fraction of steps. */
 	bool (*progress)(void *arg, const struct tfjob *job, double *frac);
 	void *progress_arg;
+	/* When something a job kube-scheduler refused may wait for last
+	 * changed (a node, a claim in namespace ns; wall s, 0: never), so a
+	 * job backing off is tried again at once (gang/refusal.h). NULL:
+	 * nothing is watched, the backoff alone applies. */
+	double (*changed)(void *arg, const char *ns);
+	void *changed_arg;
 };
 
-/* One admission round. tfjobs, pods and nodes are the informers' caches. */
+/* One admission round. tfjobs, pods and nodes are the informers' caches.
+ * A job whose wave kube-scheduler refused (its TFJob's drake.dev/unschedulable
+ * record) is left out while it backs off and listed as waiting with
+ * kube-scheduler's reason; a job admitted with no member bound yet is
+ * listed as waiting for kube-scheduler, never as running. */
 drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
                       const struct kube_cache *nodes, const struct admit_options *opts,
                       struct admit_result *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 void admit_result_release(struct admit_result *r);
 
-/* ---- JSON side (admit_codec.c) ---- */
+/* ---- JSON side (admit_codec.c, nodes_codec.c) ---- */
+
+/* A replica template's node rules: spec.nodeSelector, the required node
+ * affinity and spec.tolerations, for gang/nodefit.h. Strings are borrowed
+ * from the template; released with admit_node_rules_release(). */
+struct admit_node_rules {
+	struct drake_node_sel sel;
+	struct drake_toleration *tol;
+	size_t n_tol;
+	bool any;                     /* some rule is given: the role gets a node mask */
+	struct drake_kv *kv;          /* storage */
+	struct drake_sel_term *terms; /* storage */
+	struct drake_sel_expr *exprs; /* storage */
+	const char **values;          /* storage */
+};
+
+/* Decodes tmpl's node rules; EINVAL naming a malformed requirement. */
+drake_err admit_template_node_rules(const struct json_t *tmpl, struct admit_node_rules *out,
+                                    char *msg, size_t msglen) DRAKE_MUST_CHECK;
+void admit_node_rules_release(struct admit_node_rules *r);
+/* mask[i] for each of c's nodes: nonzero when the node's labels (from the
+ * node cache) satisfy r's selector and affinity and r tolerates its
+ * NoSchedule and NoExecute taints. */
+drake_err admit_node_mask(const struct admit_node_rules *r, const struct drake_cluster *c,
+                          const struct kube_cache *nodes, unsigned char *mask) DRAKE_MUST_CHECK;
 
 /* The requests of a pod spec the way kube-scheduler counts them
  * (reconciler/requests.h: containers and sidecars summed, the largest init
@@ -174,7 +212,9 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
  * up to DRAKE_RES_MAX_EXT (a job asking for more is left out of it); with
  * tfjobs NULL, the names the pods below request instead. Then every node
  * is added (allocatable; cordoned or NoSchedule / NoExecute-tainted nodes
- * are kept but not schedulable): a resource not in the table is skipped,
+ * are kept but not schedulable; a node kept out only by taints is marked
+ * tainted, so the planner opens it to the roles whose node masks tolerate
+ * them): a resource not in the table is skipped,
  * and a node that cannot be read is left out and, when skipped is not
  * NULL, listed there with why. Then every live pod is charged to its node:
  * where it is bound; an admitted member (no drake.dev/gang gate, controlled

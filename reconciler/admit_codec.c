@@ -344,6 +344,8 @@ static bool add_node(const struct kube_node *node, void *arg)
 	}
 	drake_err e =
 	    drake_cluster_add_node(s->c, name, &alloc, node_schedulable(node), why, sizeof(why));
+	if (!e) /* open to the replicas that tolerate its taints (planner.h) */
+		s->c->nodes[s->c->n - 1].tainted = !node->unschedulable && node->no_schedule;
 	if (e == DRAKE_ENOMEM) {
 		s->err = drake_errorf(e, s->msg, s->msglen, "%s", why);
 		return false;

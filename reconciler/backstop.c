@@ -18,11 +18,13 @@
 #include "common/log.h"
 #include "gang/backstop.h"
 #include "gang/protocol.h"
+#include "gang/refusal.h"
 #include "kube/api.h"
 #include "kube/informer.h"
 #include "kube/node.h"
 #include "kube/object.h"
 #include "kube/pod.h"
+#include "reconciler/pod_codec.h"
 
 void rec_backstop_forget(struct reconciler *r, const char *key)
 {
@@ -102,8 +104,30 @@ struct census {
 	struct drake_roles have; /* bound plus Succeeded, per role */
 	double bound_at;         /* the earliest binding among bound members */
 	double lost_at[DRAKE_NROLES];
-	int present[DRAKE_NROLES]; /* pods seen of the role, up to its minimum's slots */
+	int present[DRAKE_NROLES];            /* pods seen of the role, up to its minimum's slots */
+	char refused_msg[TF_REFUSAL_WHY_MAX]; /* kube-scheduler's, its preemption part cut */
 };
+
+/* kube-scheduler's report on an admitted member it could not place (its
+ * PodScheduled condition False with reason Unschedulable): the member is
+ * noted in c, first one outside the planner's model, else the first. */
+static void note_refusal(const struct kube_pod *pod, struct census *c)
+{
+	const struct kube_condition *cond = kube_pod_condition_of(pod, "PodScheduled");
+	if (!cond || !cond->status || strcmp(cond->status, "False") != 0 || !cond->reason ||
+	    strcmp(cond->reason, "Unschedulable") != 0)
+		return;
+	bool outside =
+	    drake_refusal_classify(cond->message, pod->name_pinned) == DRAKE_REFUSAL_OUTSIDE;
+	if (outside)
+		c->in.refused++;
+	if (c->in.refused_pod && !(outside && c->in.refused == 1))
+		return;
+	c->in.refused_pod = pod->name;
+	const char *m = cond->message ? cond->message : "";
+	snprintf(c->refused_msg, sizeof(c->refused_msg), "%.*s", drake_refusal_summary_len(m), m);
+	c->in.refused_msg = c->refused_msg;
+}
 
 static void count(const struct reconciler *r, const struct tfjob *job, const struct owned *o,
                   struct census *c)
@@ -111,6 +135,8 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 	memset(c, 0, sizeof(*c));
 	job_minimum(job, &c->in.min);
 	c->in.timeout_s = r->opts.gang_bind_timeout_s;
+	if (job->schedule_timeout_s > 0)
+		c->in.stuck_s = (double)job->schedule_timeout_s;
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
 		int role = role_of(p->type);
@@ -143,8 +169,10 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 				c->bound_at = at;
 			continue;
 		}
-		if (!p->gated && kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE))
+		if (!p->gated && kube_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE)) {
 			c->in.admitted.n[role]++;
+			note_refusal(pod, c);
+		}
 		c->lost_at[role] = later(c->lost_at[role], kube_time(pod->created));
 	}
 	/* The shortfall began when the gang ran and a short role lost its
@@ -202,14 +230,75 @@ static void force_delete_stuck(struct reconciler *r, const struct tfjob *job, co
 	}
 }
 
+/* Writes job's refusal record (NULL: removes it) and holds admission
+ * until the cache shows it, so no round admits the job again meanwhile. */
+static void write_refusal(struct reconciler *r, const struct tfjob *job,
+                          const struct tf_refusal *rec)
+{
+	char *value = rec ? tf_refusal_value(rec) : NULL;
+	char *patch = NULL;
+	if (rec && value)
+		patch = tf_annotation_patch(TF_ANNOTATION_UNSCHEDULABLE, value);
+	else if (!rec)
+		patch = strdup("{\"metadata\":{\"annotations\":{\"" TF_ANNOTATION_UNSCHEDULABLE
+		               "\":null}}}");
+	struct pending_scale *p =
+	    value && patch ? realloc(r->scaling, (r->nscaling + 1) * sizeof(*p)) : NULL;
+	if (p) {
+		r->scaling = p;
+		p = &r->scaling[r->nscaling++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->ns, sizeof(p->ns), "%s", job->ns);
+		snprintf(p->job, sizeof(p->job), "%s", job->name);
+		p->annotation = TF_ANNOTATION_UNSCHEDULABLE;
+		p->value = value;
+		p->sent_ms = rec_now_ms(r);
+		value = NULL;
+	}
+	if (patch) {
+		struct kube_resource res;
+		rec_job_res(job, NULL, &res);
+		rec_write(r, job, OP_MERGE, &res, patch, NULL,
+		          rec ? "record refusal" : "clear refusal");
+	}
+	free(patch);
+	free(value);
+}
+
+/* A wave refused outside the planner's model: the job backs off. */
+static void refused(struct reconciler *r, const struct tfjob *job, const struct census *c,
+                    const struct drake_backstop_out *out)
+{
+	struct drake_backoff_opts bo = {r->opts.backoff_min_s, r->opts.backoff_max_s};
+	struct drake_refusal_record prev = {job->refusal.tries, job->refusal.at_s,
+	                                    job->refusal.until_s};
+	struct drake_refusal_record next = drake_refusal_next(&prev, &bo, rec_now_s(r));
+	struct tf_refusal rec = {.tries = next.tries, .at_s = next.at_s, .until_s = next.until_s};
+	snprintf(rec.pod, sizeof(rec.pod), "%s", c->in.refused_pod ? c->in.refused_pod : "");
+	snprintf(rec.why, sizeof(rec.why), "%s", c->refused_msg);
+	write_refusal(r, job, &rec);
+	char msg[DRAKE_BACKSTOP_WHY_MAX + 128];
+	if (snprintf(msg, sizeof(msg),
+	             "%s; tried again in %.0fs, or sooner when a node or a "
+	             "PersistentVolumeClaim in %s changes",
+	             out->why, next.until_s - next.at_s, job->ns) >= (int)sizeof(msg))
+		memcpy(msg + sizeof(msg) - 4, "...", 4);
+	rec_event(r, job, "Warning", "GangUnschedulable", msg);
+	log_warn("gang_refused", "job=%s/%s pod=%s tries=%d backoff_s=%.0f why=\"%s\"", job->ns,
+	         job->name, rec.pod, rec.tries, next.until_s - next.at_s, rec.why);
+}
+
 void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct owned *o,
                   const char *key)
 {
 	struct census c;
 	count(r, job, o, &c);
 	long long now = rec_now_ms(r);
-	/* A whole gang is forgotten before its clock is started. */
+	/* A whole gang is forgotten before its clock is started, and its
+	 * refusals with it. */
 	if (drake_roles_short(&c.have, &c.in.min) < 0 && !c.in.stuck_terminating_s) {
+		if (job->refusal.tries > 0 && drake_roles_total(&c.in.bound) > 0)
+			write_refusal(r, job, NULL);
 		rec_backstop_forget(r, key);
 		return;
 	}
@@ -231,9 +320,16 @@ void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct ow
 		rec_enqueue(r, &r->later, job->ns, job->name); /* look again in a second */
 		return;
 	case DRAKE_BACKSTOP_ROLL_BACK:
-	case DRAKE_BACKSTOP_RELEASE: break;
+	case DRAKE_BACKSTOP_RELEASE:
+	case DRAKE_BACKSTOP_REFUSED: break;
 	}
 	bool rollback = out.verdict == DRAKE_BACKSTOP_ROLL_BACK;
+	if (out.verdict == DRAKE_BACKSTOP_REFUSED) {
+		refused(r, job, &c, &out);
+		delete_members(r, job, o, "release refused wave");
+		rec_backstop_forget(r, key);
+		return;
+	}
 	rec_event(r, job, "Warning", rollback ? "GangRolledBack" : "GangReleased", out.why);
 	char have_s[64], min_s[64];
 	log_warn(rollback ? "gang_rolled_back" : "gang_released",

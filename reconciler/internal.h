@@ -141,6 +141,13 @@ struct svc_seen {
 	unsigned char have[TF_NTYPES][TF_MAX_REPLICAS];
 };
 
+/* When a PersistentVolumeClaim of a namespace last appeared or changed. */
+#define RECONCILER_CLAIM_NOTES 256
+struct claim_note {
+	char ns[64];
+	double at_s;
+};
+
 struct reconciler {
 	struct event_base *base;
 	struct kube_client *client;
@@ -150,6 +157,12 @@ struct reconciler {
 	struct mig_progress_opts prog; /* opts.progress points here */
 	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services, *nodes;
+	struct kube_informer *claims; /* with gang and watch_claims; never gates readiness */
+	/* What a refused job may wait for (gang/refusal.h): the last change of
+	 * a node that placement reads, and per namespace of a claim (a ring). */
+	double nodes_changed_s;
+	struct claim_note claim_notes[RECONCILER_CLAIM_NOTES];
+	size_t nclaim_notes, claim_head;
 	struct pending_wave *pending;
 	size_t npending;
 	struct pending_scale *scaling;
@@ -233,6 +246,11 @@ void rec_usage_apply(const struct reconciler *r, struct drake_cluster *c);
 void rec_usage_free(struct reconciler *r);
 
 /* ---- backstop.c ---- */
+
+/* When something a job refused by kube-scheduler may wait for last changed
+ * where drake can see it: a node, or a claim in namespace ns (wall s, 0:
+ * nothing seen). */
+double rec_changed_s(const struct reconciler *r, const char *ns);
 
 /* Checks a live gang job against its per-role minimum and repairs or rolls
  * it back when the verdict says so. */

@@ -194,6 +194,11 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 	json_array_append_new(array_or_new(spec, "schedulingGates"),
 	                      json_pack("{s:s}", "name", TF_GANG_GATE));
 	set_scheduler(spec, o->scheduler_name);
+	/* Kubeflow's schedulingPolicy.priorityClass, unless the template names
+	 * its own class (the replica's choice, as with schedulerName). */
+	const char *prio = json_string_value(json_object_get(spec, "priorityClassName"));
+	if (job->priority_class[0] && (!prio || !*prio))
+		json_object_set_new(spec, "priorityClassName", json_string(job->priority_class));
 	size_t i;
 	json_t *c;
 	int rc = 0;

@@ -117,12 +117,52 @@ static void job_updated(void *o, void *n, void *arg)
 
 static void node_changed(void *obj, void *arg)
 {
-	((struct reconciler *)arg)->admit_dirty = true;
+	struct reconciler *r = arg;
+	r->admit_dirty = true;
+	r->nodes_changed_s = rec_now_s(r);
 }
 
 static void node_updated(void *o, void *n, void *arg)
 {
-	((struct reconciler *)arg)->admit_dirty = true;
+	struct reconciler *r = arg;
+	r->admit_dirty = true;
+	if (kube_node_placement_changed(o, n))
+		r->nodes_changed_s = rec_now_s(r);
+}
+
+/* A claim appeared, changed or went: a job of its namespace refused for
+ * want of it may be tried again. */
+static void claim_changed(void *obj, void *arg)
+{
+	struct reconciler *r = arg;
+	struct kube_meta m;
+	if (kube_obj_meta(obj, &m) != DRAKE_OK || !m.ns)
+		return;
+	double now = rec_now_s(r);
+	r->admit_dirty = true;
+	for (size_t i = 0; i < r->nclaim_notes; i++)
+		if (!strcmp(r->claim_notes[i].ns, m.ns)) {
+			r->claim_notes[i].at_s = now;
+			return;
+		}
+	size_t at = r->nclaim_notes < RECONCILER_CLAIM_NOTES ? r->nclaim_notes++ : r->claim_head;
+	r->claim_head = (at + 1) % RECONCILER_CLAIM_NOTES;
+	snprintf(r->claim_notes[at].ns, sizeof(r->claim_notes[at].ns), "%s", m.ns);
+	r->claim_notes[at].at_s = now;
+}
+
+static void claim_updated(void *o, void *n, void *arg)
+{
+	claim_changed(n, arg);
+}
+
+double rec_changed_s(const struct reconciler *r, const char *ns)
+{
+	double at = r->nodes_changed_s;
+	for (size_t i = 0; ns && i < r->nclaim_notes; i++)
+		if (!strcmp(r->claim_notes[i].ns, ns) && r->claim_notes[i].at_s > at)
+			at = r->claim_notes[i].at_s;
+	return at;
 }
 
 static void svc_updated(void *o, void *n, void *arg)
@@ -229,6 +269,12 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 		r->opts.requeue_ms = 1000;
 	if (r->opts.gang_bind_timeout_s <= 0)
 		r->opts.gang_bind_timeout_s = 15;
+	if (r->opts.backoff_min_s <= 0)
+		r->opts.backoff_min_s = 5;
+	if (r->opts.backoff_max_s <= 0)
+		r->opts.backoff_max_s = 300;
+	if (r->opts.backoff_max_s < r->opts.backoff_min_s)
+		r->opts.backoff_max_s = r->opts.backoff_min_s;
 	if (r->opts.scale)
 		r->scale = *r->opts.scale;
 	else
@@ -273,6 +319,18 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 		struct kube_informer_options no = {
 		    .name = "nodes", .path = "/api/v1/nodes", .codec = kube_node_codec()};
 		r->nodes = kube_informer_new(base, client, &no, &nh, msg, msglen);
+		if (r->nodes && r->opts.watch_claims) {
+			struct kube_informer_handlers ch = {claim_changed, claim_updated,
+			                                    claim_changed, r};
+			struct kube_informer_options co = {.name = "persistentvolumeclaims",
+			                                   .path =
+			                                       "/api/v1/persistentvolumeclaims"};
+			r->claims = kube_informer_new(base, client, &co, &ch, msg, msglen);
+			if (!r->claims) {
+				reconciler_free(r);
+				return NULL;
+			}
+		}
 	}
 	if (!r->owned || !r->svcs) {
 		reconciler_free(r);
@@ -300,6 +358,8 @@ drake_err reconciler_start(struct reconciler *r)
 		e = kube_informer_start(r->services);
 	if (e == DRAKE_OK && r->nodes)
 		e = kube_informer_start(r->nodes);
+	if (e == DRAKE_OK && r->claims)
+		e = kube_informer_start(r->claims);
 	if (e != DRAKE_OK)
 		return e;
 	long tick = r->opts.requeue_ms < 1000 ? r->opts.requeue_ms : 1000;
@@ -334,6 +394,7 @@ void reconciler_free(struct reconciler *r)
 	kube_informer_free(r->pods);
 	kube_informer_free(r->services);
 	kube_informer_free(r->nodes);
+	kube_informer_free(r->claims);
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);

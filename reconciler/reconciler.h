@@ -42,6 +42,13 @@ struct reconciler_options {
 	                               once; 0 = adaptive (see gang/pace.h) */
 	bool gang_pin;              /* with gang: ungate members with a node affinity on
 	                               their planned node (admit_ungate_patch) */
+	/* With gang: a job whose wave kube-scheduler refused for a reason
+	 * outside the planner's model backs off from backoff_min_s, doubling,
+	 * up to backoff_max_s (gang/refusal.h); 0 = 5 and 300. */
+	double backoff_min_s, backoff_max_s;
+	/* With gang: watch PersistentVolumeClaims, so a job waiting for a claim
+	 * is tried again the moment one in its namespace appears or changes. */
+	bool watch_claims;
 	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;

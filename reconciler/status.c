@@ -99,6 +99,15 @@ void tf_judge(const struct tfjob *job, struct tf_pod_obs *pods, size_t n, int pr
 	size_t ml = sizeof(v->message);
 	if (succeeded(job, pods, n)) {
 		set(v, TF_STATE_SUCCEEDED, "TFJobSucceeded");
+		/* Kubeflow's rule: a finished job has no active replicas; those
+		 * still running when it succeeded count as succeeded (they are
+		 * cleaned up or left alone per cleanPodPolicy, and no later
+		 * status is written), so kubectl's Workers column never shows
+		 * workers of a job that is over. */
+		for (int t = 0; t < TF_NTYPES; t++) {
+			v->rs[t].succeeded += v->rs[t].active;
+			v->rs[t].active = 0;
+		}
 		snprintf(m, ml, "TFJob %s/%s successfully completed.", job->ns, job->name);
 		for (size_t i = 0; i < n; i++)
 			pods[i].recreate = false;
@@ -132,6 +141,14 @@ void tf_judge(const struct tfjob *job, struct tf_pod_obs *pods, size_t n, int pr
 	} else {
 		set(v, TF_STATE_CREATED, "TFJobCreated");
 		snprintf(m, ml, "TFJob %s/%s is created.", job->ns, job->name);
+		const struct tf_refusal *f = &job->refusal;
+		v->unschedulable = f->tries > 0;
+		if (v->unschedulable &&
+		    snprintf(v->unschedulable_msg, sizeof(v->unschedulable_msg),
+		             "kube-scheduler cannot place %s: %s (refused %d time%s in a row)",
+		             f->pod, f->why, f->tries,
+		             f->tries == 1 ? "" : "s") >= (int)sizeof(v->unschedulable_msg))
+			memcpy(v->unschedulable_msg + sizeof(v->unschedulable_msg) - 4, "...", 4);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) /* a failed job recreates nothing */

@@ -45,6 +45,10 @@ struct tf_verdict {
 		int active, succeeded, failed;
 	} rs[TF_NTYPES];
 	int restarts; /* prior recreations + container restarts */
+	/* Created, and kube-scheduler refused the job's last wave (its
+	 * refusal record): the TFJob's Unschedulable condition says so. */
+	bool unschedulable;
+	char unschedulable_msg[800];
 };
 
 const char *tf_state_name(enum tf_state s);

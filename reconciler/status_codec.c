@@ -154,6 +154,28 @@ char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
 		json_array_insert_new(conds, 0,
 		                      new_condition("Created", true, "TFJobCreated", m, ts));
 	}
+	/* Unschedulable (kube-scheduler refused the job's wave) is last while
+	 * it is True, so kubectl's State column shows it, and removed once the
+	 * job is no longer refused (a False one last would still show). */
+	json_t *un = condition(conds, "Unschedulable");
+	if (v->unschedulable) {
+		const char *om = json_string_value(json_object_get(un, "message"));
+		if (!un || !is_true(un) || !om || strcmp(om, v->unschedulable_msg) != 0 ||
+		    json_array_get(conds, json_array_size(conds) - 1) != un) {
+			json_t *next = conditions_with(conds, "Unschedulable", "GangUnschedulable",
+			                               v->unschedulable_msg, ts);
+			json_decref(conds);
+			conds = next;
+		}
+	} else if (un) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (conds, i, c)
+			if (c == un) {
+				json_array_remove(conds, i);
+				break;
+			}
+	}
 	const char *type = tf_state_name(v->state);
 	json_t *cur = condition(conds, type);
 	size_t n = json_array_size(conds);

@@ -51,8 +51,30 @@ static void test_worker0_success_ends_the_job_even_after_other_failures(void **s
 	assert_string_equal(v.message, "TFJob ml/job1 successfully completed.");
 	assert_int_equal(v.rs[TF_WORKER].succeeded, 1);
 	assert_int_equal(v.rs[TF_WORKER].failed, 1);
-	assert_int_equal(v.rs[TF_PS].active, 1);
+	/* a finished job has no active replica: the running PS counts as done */
+	assert_int_equal(v.rs[TF_PS].active, 0);
+	assert_int_equal(v.rs[TF_PS].succeeded, 1);
 	assert_false(p[2].recreate);
+}
+
+static void test_dragons_readme_job_shows_no_running_workers_once_it_succeeded(void **state)
+{
+	/* 1 PS and 4 workers; worker 0 finished first, the others still run */
+	struct tfjob j = job(1, 4, 4, TF_RESTART_ON_FAILURE);
+	struct tf_pod_obs p[] = {
+	    pod(TF_PS, 0, TF_POD_RUNNING, -1), pod(TF_WORKER, 0, TF_POD_SUCCEEDED, 0),
+	    pod(TF_WORKER, 1, TF_POD_RUNNING, -1), pod(TF_WORKER, 2, TF_POD_RUNNING, -1),
+	    pod(TF_WORKER, 3, TF_POD_RUNNING, -1)};
+	struct tf_verdict v;
+	tf_judge(&j, p, 5, 0, 10, &v);
+	assert_int_equal(v.state, TF_STATE_SUCCEEDED);
+	assert_int_equal(v.rs[TF_WORKER].active, 0); /* kubectl's Workers column */
+	assert_int_equal(v.rs[TF_WORKER].succeeded, 4);
+	/* while it runs, running workers are active */
+	p[1].phase = TF_POD_RUNNING;
+	tf_judge(&j, p, 5, 0, 10, &v);
+	assert_int_equal(v.state, TF_STATE_RUNNING);
+	assert_int_equal(v.rs[TF_WORKER].active, 4);
 }
 
 static void test_all_workers_policy_and_chief_rule(void **state)
@@ -513,10 +535,90 @@ static void test_suspend_and_resume_conditions(void **state)
 	json_decref(obj);
 }
 
+static void test_pods_get_the_jobs_priority_class_unless_their_template_names_one(void **state)
+{
+	const struct {
+		const char *tmpl_spec, *job_class, *want; /* want NULL: none */
+	} cases[] = {
+	    {"{}", "high", "high"},
+	    {"{\"priorityClassName\":\"\"}", "high", "high"},
+	    {"{\"priorityClassName\":\"low\"}", "high", "low"},
+	    {"{}", "", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *tmpl = json_pack("{s:o}", "spec", load(cases[i].tmpl_spec));
+		struct tfjob j = job(1, 1, 1, TF_RESTART_NEVER);
+		snprintf(j.priority_class, sizeof(j.priority_class), "%s", cases[i].job_class);
+		j.rs[TF_PS].tmpl = j.rs[TF_WORKER].tmpl = tmpl;
+		char msg[128];
+		struct tf_pod_opts po = {0};
+		char *s = tf_pod_json(&j, TF_WORKER, 0, &po, msg, sizeof(msg));
+		json_t *p = load(s);
+		free(s);
+		const char *got = json_string_value(
+		    json_object_get(json_object_get(p, "spec"), "priorityClassName"));
+		if (cases[i].want ? !got || strcmp(got, cases[i].want) : got && *got)
+			fail_msg("case %zu: priorityClassName %s, want %s", i, got ? got : "(none)",
+			         cases[i].want ? cases[i].want : "(none)");
+		json_decref(p);
+		json_decref(tmpl);
+	}
+}
+
+static void test_a_refused_job_says_so_in_its_last_condition_until_it_is_placed(void **state)
+{
+	struct tfjob j = job(1, 2, 2, TF_RESTART_NEVER);
+	j.refusal = (struct tf_refusal){.tries = 2, .at_s = 10, .until_s = 20};
+	snprintf(j.refusal.pod, sizeof(j.refusal.pod), "job1-worker-0");
+	snprintf(j.refusal.why, sizeof(j.refusal.why),
+	         "0/7 nodes are available: persistentvolumeclaim \"data\" not found.");
+	struct tf_pod_obs pods[] = {pod(TF_PS, 0, TF_POD_PENDING, -1),
+	                            pod(TF_WORKER, 0, TF_POD_PENDING, -1)};
+	struct tf_verdict v;
+	tf_judge(&j, pods, 2, 0, -1, &v);
+	assert_int_equal(v.state, TF_STATE_CREATED);
+	assert_true(v.unschedulable);
+	json_t *obj = load("{\"metadata\":{\"name\":\"job1\"}}");
+	char *p = tf_status_patch(obj, &j, &v, 100);
+	json_t *patch = load(p);
+	free(p);
+	json_t *st = json_object_get(patch, "status");
+	json_t *conds = json_object_get(st, "conditions");
+	assert_int_equal(json_array_size(conds), 2);
+	json_t *last = json_array_get(conds, 1);
+	assert_string_equal(json_string_value(json_object_get(last, "type")), "Unschedulable");
+	assert_string_equal(json_string_value(json_object_get(last, "status")), "True");
+	assert_string_equal(json_string_value(json_object_get(last, "reason")),
+	                    "GangUnschedulable");
+	assert_non_null(strstr(json_string_value(json_object_get(last, "message")),
+	                       "kube-scheduler cannot place job1-worker-0: 0/7 nodes are "
+	                       "available: persistentvolumeclaim \"data\" not found. (refused 2 "
+	                       "times in a row)"));
+	json_object_set(obj, "status", st);
+	assert_string_equal(tf_status_current(obj), "Unschedulable");
+	assert_null(tf_status_patch(obj, &j, &v, 200)); /* unchanged: nothing written */
+	/* placed and running: the condition goes, Running is last */
+	j.refusal.tries = 0;
+	pods[0].phase = pods[1].phase = TF_POD_RUNNING;
+	tf_judge(&j, pods, 2, 0, -1, &v);
+	assert_false(v.unschedulable);
+	p = tf_status_patch(obj, &j, &v, 300);
+	json_t *run = load(p);
+	free(p);
+	conds = json_object_get(json_object_get(run, "status"), "conditions");
+	assert_int_equal(json_array_size(conds), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "type")),
+	                    "Running");
+	json_decref(run);
+	json_decref(patch);
+	json_decref(obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_worker0_success_ends_the_job_even_after_other_failures),
+	    cmocka_unit_test(test_dragons_readme_job_shows_no_running_workers_once_it_succeeded),
 	    cmocka_unit_test(test_all_workers_policy_and_chief_rule),
 	    cmocka_unit_test(test_restart_policies),
 	    cmocka_unit_test(test_failed_pod_already_deleting_is_not_deleted_again),
@@ -529,6 +631,8 @@ int main(void)
 	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),
 	    cmocka_unit_test(test_invalid_patch_is_written_once),
 	    cmocka_unit_test(test_suspend_and_resume_conditions),
+	    cmocka_unit_test(test_pods_get_the_jobs_priority_class_unless_their_template_names_one),
+	    cmocka_unit_test(test_a_refused_job_says_so_in_its_last_condition_until_it_is_placed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,21 @@ struct tf_replica_spec {
 	const struct json_t *tmpl; /* the pod template (borrowed) */
 };
 
+/* The annotation recording the refusals in a row of a job's gang by
+ * kube-scheduler (gang/refusal.h): {"tries":2,"at":1767225600,
+ * "until":1767225610,"pod":"tf-worker-0","why":"0/7 nodes are available:
+ * ..."}. Written when a refused wave is released, removed once the job's
+ * gang is bound whole. */
+#define TF_ANNOTATION_UNSCHEDULABLE "drake.dev/unschedulable"
+#define TF_REFUSAL_WHY_MAX          512
+
+struct tf_refusal {
+	int tries; /* 0: no record (or a malformed one, ignored) */
+	double at_s, until_s;
+	char pod[254];
+	char why[TF_REFUSAL_WHY_MAX];
+};
+
 struct tfjob {
 	char ns[64], name[254], uid[64]; /* name is at most TF_JOB_NAME_MAX once valid */
 	struct tf_replica_spec rs[TF_NTYPES];
@@ -68,6 +83,15 @@ struct tfjob {
 	bool suspend;
 	bool dynamic_worker;
 	bool dragon_layout; /* spec fields were top-level (no runPolicy) */
+	/* Kubeflow's runPolicy.schedulingPolicy, where it maps onto drake:
+	 * minAvailable gives min_instances (the PS and the chief are always
+	 * required) when spec.min-instances is absent; priorityClass goes on
+	 * the pods; scheduleTimeoutSeconds bounds how long an admitted wave
+	 * may wait unbound. */
+	int min_available;         /* -1: unset */
+	long schedule_timeout_s;   /* -1: unset */
+	char priority_class[254];  /* "": unset */
+	struct tf_refusal refusal; /* TF_ANNOTATION_UNSCHEDULABLE */
 };
 
 /* "ps", "worker", "chief", "evaluator". */
@@ -89,5 +113,10 @@ drake_err tf_replica_name(const struct tfjob *job, enum tf_rtype t, int index, c
  * controller: the caller must then leave the job alone. */
 drake_err tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
                        size_t msglen) DRAKE_MUST_CHECK;
+
+/* The value of TF_ANNOTATION_UNSCHEDULABLE for r (malloc'd JSON). */
+char *tf_refusal_value(const struct tf_refusal *r);
+/* Decodes that value; false (r zeroed) when it is absent or malformed. */
+bool tf_refusal_decode(const char *value, struct tf_refusal *r);
 
 #endif

@@ -229,17 +229,101 @@ static drake_err decode_policies(json_t *spec, struct tfjob *job, char *msg, siz
 	return DRAKE_OK;
 }
 
+/* runPolicy.schedulingPolicy (Kubeflow's gang settings). queue and
+ * minResources are read by Volcano and scheduler-plugins only: drake's
+ * queue is FIFO over every TFJob and its planner computes what a gang
+ * needs, so both are ignored (README, "Kubeflow's gang fields"). */
+static drake_err decode_scheduling(json_t *spec, struct tfjob *job, char *msg, size_t msglen)
+{
+	job->min_available = -1;
+	job->schedule_timeout_s = -1;
+	json_t *sp = json_object_get(json_object_get(spec, "runPolicy"), "schedulingPolicy");
+	if (!sp || json_is_null(sp))
+		return DRAKE_OK;
+	if (!json_is_object(sp))
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "runPolicy.schedulingPolicy must be an object");
+	long v = -1;
+	drake_err e =
+	    get_int(json_object_get(sp, "minAvailable"), "runPolicy.schedulingPolicy.minAvailable",
+	            0, 3 * TF_MAX_REPLICAS, &v, msg, msglen);
+	job->min_available = (int)v;
+	v = -1;
+	if (!e)
+		e = get_int(json_object_get(sp, "scheduleTimeoutSeconds"),
+		            "runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 1, 365L * 86400,
+		            &v, msg, msglen);
+	job->schedule_timeout_s = v;
+	if (e)
+		return e;
+	json_t *pc = json_object_get(sp, "priorityClass");
+	if (pc && !json_is_null(pc)) {
+		const char *s = json_string_value(pc);
+		if (!s || (*s && (strlen(s) >= sizeof(job->priority_class) || !kube_name_valid(s))))
+			return drake_errorf(
+			    DRAKE_EINVAL, msg, msglen,
+			    "runPolicy.schedulingPolicy.priorityClass must be the name "
+			    "of a PriorityClass");
+		snprintf(job->priority_class, sizeof(job->priority_class), "%s", s);
+	}
+	return DRAKE_OK;
+}
+
+/* minAvailable counts the gang's pods: every PS and the chief, which a job
+ * cannot run without, plus the workers it needs. An evaluator is no part of
+ * the gang (it starts at once), so a minAvailable that counts it (Kubeflow's
+ * default is every replica) is read without it. */
+static drake_err min_from_available(const struct tfjob *job, long *lo, char *msg, size_t msglen)
+{
+	long ps = job->rs[TF_PS].present ? job->rs[TF_PS].replicas : 0;
+	long chief = job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0 ? 1 : 0;
+	long workers = job->rs[TF_WORKER].present ? job->rs[TF_WORKER].replicas : 0;
+	long eval = job->rs[TF_EVALUATOR].present ? job->rs[TF_EVALUATOR].replicas : 0;
+	long ma = job->min_available;
+	if (ma < ps + chief)
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "runPolicy.schedulingPolicy.minAvailable (%ld) is below the "
+		                    "%ld PS%s the job cannot run without",
+		                    ma, ps + chief, chief ? " and the chief" : "");
+	if (ma > ps + chief + workers + eval)
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "runPolicy.schedulingPolicy.minAvailable (%ld) is above the "
+		                    "job's %ld replicas",
+		                    ma, ps + chief + workers + eval);
+	*lo = ma - ps - chief;
+	if (*lo > workers)
+		*lo = workers;
+	return DRAKE_OK;
+}
+
 static drake_err decode_instances(json_t *spec, struct tfjob *job, char *msg, size_t msglen)
 {
 	long workers = job->rs[TF_WORKER].present ? job->rs[TF_WORKER].replicas : 0;
 	long lo = workers, hi = workers;
-	drake_err e = get_int(json_object_get(spec, "min-instances"), "spec.min-instances", 0,
-	                      TF_MAX_REPLICAS, &lo, msg, msglen);
+	drake_err e = DRAKE_OK;
+	json_t *mi = json_object_get(spec, "min-instances");
+	if (job->min_available >= 0 && (!mi || json_is_null(mi)))
+		e = min_from_available(job, &lo, msg, msglen);
+	if (!e)
+		e = get_int(mi, "spec.min-instances", 0, TF_MAX_REPLICAS, &lo, msg, msglen);
 	if (e == DRAKE_OK)
 		e = get_int(json_object_get(spec, "max-instances"), "spec.max-instances", 0,
 		            TF_MAX_REPLICAS, &hi, msg, msglen);
 	if (e != DRAKE_OK)
 		return e;
+	if (job->min_available >= 0 && mi && !json_is_null(mi)) {
+		long ps = job->rs[TF_PS].present ? job->rs[TF_PS].replicas : 0;
+		long chief = job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0 ? 1 : 0;
+		long eval = job->rs[TF_EVALUATOR].present ? job->rs[TF_EVALUATOR].replicas : 0;
+		long gang = ps + chief + lo;
+		if (job->min_available != gang && job->min_available != gang + eval)
+			return drake_errorf(
+			    DRAKE_EINVAL, msg, msglen,
+			    "runPolicy.schedulingPolicy.minAvailable (%d) contradicts "
+			    "spec.min-instances (%ld): with %ld PS%s the gang's "
+			    "minimum is %ld pods",
+			    job->min_available, lo, ps, chief ? " and the chief" : "", gang);
+	}
 	bool both =
 	    json_object_get(spec, "min-instances") && json_object_get(spec, "max-instances");
 	if (both && lo > hi)
@@ -306,5 +390,41 @@ drake_err tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *manage
 		return e;
 	if ((e = decode_policies(spec, job, msg, msglen)))
 		return e;
+	if ((e = decode_scheduling(spec, job, msg, msglen)))
+		return e;
+	tf_refusal_decode(json_string_value(json_object_get(json_object_get(meta, "annotations"),
+	                                                    TF_ANNOTATION_UNSCHEDULABLE)),
+	                  &job->refusal);
 	return decode_instances(spec, job, msg, msglen);
+}
+
+char *tf_refusal_value(const struct tf_refusal *r)
+{
+	json_t *o = json_pack("{s:i,s:I,s:I,s:s,s:s}", "tries", r->tries, "at", (json_int_t)r->at_s,
+	                      "until", (json_int_t)r->until_s, "pod", r->pod, "why", r->why);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return s;
+}
+
+bool tf_refusal_decode(const char *value, struct tf_refusal *r)
+{
+	memset(r, 0, sizeof(*r));
+	json_t *o = value ? json_loads(value, 0, NULL) : NULL;
+	json_t *tries = json_object_get(o, "tries"), *at = json_object_get(o, "at"),
+	       *until = json_object_get(o, "until");
+	const char *pod = json_string_value(json_object_get(o, "pod"));
+	const char *why = json_string_value(json_object_get(o, "why"));
+	bool ok = json_is_integer(tries) && json_integer_value(tries) > 0 &&
+	          json_integer_value(tries) < 1000000 && json_is_number(at) &&
+	          json_is_number(until) && pod && why;
+	if (ok) {
+		r->tries = (int)json_integer_value(tries);
+		r->at_s = json_number_value(at);
+		r->until_s = json_number_value(until);
+		snprintf(r->pod, sizeof(r->pod), "%s", pod);
+		snprintf(r->why, sizeof(r->why), "%s", why);
+	}
+	json_decref(o);
+	return ok;
 }

@@ -266,6 +266,97 @@ static void test_tf_config_with_chief_evaluator_and_sparse_form(void **state)
 	assert_false(tf_config_wanted(&job));
 }
 
+/* A Kubeflow job of 1 PS, an optional chief and 4 workers with the given
+ * schedulingPolicy and extra spec fields. */
+static drake_err kubeflow_gang(const char *policy, const char *extra, bool chief, struct tfjob *job)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+	         "{" META ",\"spec\":{%s\"runPolicy\":{\"schedulingPolicy\":%s},"
+	         "\"tfReplicaSpecs\":{%s\"PS\":{\"replicas\":1,\"template\":" TMPL "},"
+	         "\"Worker\":{\"replicas\":4,\"template\":" TMPL "}}}}",
+	         extra, policy, chief ? "\"Chief\":{\"template\":" TMPL "}," : "");
+	bool managed;
+	return decode(text, job, &managed, NULL);
+}
+
+static void test_kubeflow_min_available_gives_the_gang_minimum(void **state)
+{
+	struct tfjob job;
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":3}", "", false, &job), DRAKE_OK);
+	assert_int_equal(job.min_instances, 2); /* 3 pods: the PS and 2 workers */
+	assert_int_equal(job.max_instances, 4);
+	assert_int_equal(job.min_available, 3);
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":3}", "", true, &job), DRAKE_OK);
+	assert_int_equal(job.min_instances, 1); /* the chief counts */
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":1}", "", false, &job), DRAKE_OK);
+	assert_int_equal(job.min_instances, 0);
+	/* Kubeflow's default, every replica */
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":5}", "", false, &job), DRAKE_OK);
+	assert_int_equal(job.min_instances, 4);
+	/* absent: every worker, as before */
+	assert_int_equal(kubeflow_gang("{\"queue\":\"q\"}", "", false, &job), DRAKE_OK);
+	assert_int_equal(job.min_instances, 4);
+	assert_int_equal(job.min_available, -1);
+	/* DRAGON's min-instances wins when both say the same */
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":3}", "\"min-instances\":2,", false, &job),
+	                 DRAKE_OK);
+	assert_int_equal(job.min_instances, 2);
+}
+
+static void test_kubeflow_scheduling_policy_contradictions_are_refused(void **state)
+{
+	struct tfjob job;
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":0}", "", false, &job), DRAKE_EINVAL);
+	assert_non_null(
+	    strstr(msg, "minAvailable (0) is below the 1 PS the job cannot run without"));
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":1}", "", true, &job), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "below the 2 PS and the chief"));
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":6}", "", false, &job), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "minAvailable (6) is above the job's 5 replicas"));
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":4}", "\"min-instances\":1,", false, &job),
+	                 DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "minAvailable (4) contradicts spec.min-instances (1)"));
+	assert_int_equal(kubeflow_gang("{\"minAvailable\":\"3\"}", "", false, &job), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "minAvailable must be an integer"));
+	assert_int_equal(kubeflow_gang("[]", "", false, &job), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "schedulingPolicy must be an object"));
+	assert_int_equal(kubeflow_gang("{\"priorityClass\":\"Not_A_Name\"}", "", false, &job),
+	                 DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "priorityClass must be the name of a PriorityClass"));
+	assert_int_equal(kubeflow_gang("{\"scheduleTimeoutSeconds\":0}", "", false, &job),
+	                 DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "scheduleTimeoutSeconds must be between 1"));
+	assert_int_equal(kubeflow_gang("{\"priorityClass\":\"high\",\"scheduleTimeoutSeconds\":90,"
+	                               "\"minResources\":{\"cpu\":\"1\"}}",
+	                               "", false, &job),
+	                 DRAKE_OK);
+	assert_string_equal(job.priority_class, "high");
+	assert_int_equal(job.schedule_timeout_s, 90);
+}
+
+static void test_refusal_record_round_trips_and_malformed_ones_are_ignored(void **state)
+{
+	struct tf_refusal r = {.tries = 3, .at_s = 1000, .until_s = 1020};
+	snprintf(r.pod, sizeof(r.pod), "job1-worker-0");
+	snprintf(r.why, sizeof(r.why), "persistentvolumeclaim \"x\" not found");
+	char *v = tf_refusal_value(&r);
+	struct tf_refusal back;
+	assert_true(tf_refusal_decode(v, &back));
+	free(v);
+	assert_int_equal(back.tries, 3);
+	assert_true(back.at_s == 1000 && back.until_s == 1020);
+	assert_string_equal(back.pod, "job1-worker-0");
+	assert_string_equal(back.why, r.why);
+	assert_false(tf_refusal_decode(NULL, &back));
+	assert_false(tf_refusal_decode(
+	    "{\"tries\":0,\"at\":1,\"until\":2,\"pod\":\"p\",\"why\":\"w\"}", &back));
+	assert_false(tf_refusal_decode(
+	    "{\"tries\":1,\"at\":\"x\",\"until\":2,\"pod\":\"p\",\"why\":\"w\"}", &back));
+	assert_false(tf_refusal_decode("not json", &back));
+	assert_int_equal(back.tries, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +367,9 @@ int main(void)
 	    cmocka_unit_test(test_replica_names_and_their_limit),
 	    cmocka_unit_test(test_tf_config_lists_max_instances_workers),
 	    cmocka_unit_test(test_tf_config_with_chief_evaluator_and_sparse_form),
+	    cmocka_unit_test(test_kubeflow_min_available_gives_the_gang_minimum),
+	    cmocka_unit_test(test_kubeflow_scheduling_policy_contradictions_are_refused),
+	    cmocka_unit_test(test_refusal_record_round_trips_and_malformed_ones_are_ignored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

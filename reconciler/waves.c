@@ -206,6 +206,8 @@ static void note_once(struct reconciler *r, const char *key, const struct admit_
 		return;
 	n->status = (int)wt->status;
 	snprintf(n->why, sizeof(n->why), "%s", wt->why);
+	if (wt->quiet)
+		return;
 	struct json_t *obj = kube_informer_get(r->jobs, wt->ns, wt->job);
 	struct kube_meta m;
 	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
@@ -271,6 +273,11 @@ static bool slow_of(void *arg, const struct tfjob *job, double *frac)
 	return rec_job_slow(arg, job, frac);
 }
 
+static double changed_of(void *arg, const char *ns)
+{
+	return rec_changed_s(arg, ns);
+}
+
 void rec_admit_pass(struct reconciler *r)
 {
 	if (!r->opts.gang || !kube_informer_synced(r->nodes))
@@ -285,7 +292,9 @@ void rec_admit_pass(struct reconciler *r)
 	                           .now_s = (long)rec_now_s(r),
 	                           .scale = r->opts.scale,
 	                           .progress = slow_of,
-	                           .progress_arg = r};
+	                           .progress_arg = r,
+	                           .changed = changed_of,
+	                           .changed_arg = r};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),

@@ -6,10 +6,12 @@
 #include "examples/train/report.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 extern char **environ;
 
@@ -82,11 +84,27 @@ void reporter_tick(struct reporter *r, double now, uint64_t step, double accurac
 	start(r, step, accuracy);
 }
 
+/* Waits for the report in flight at most limit seconds, then kills it: a
+ * report that hangs must not keep a finished replica from exiting. */
+static void collect_within(struct reporter *r, double limit)
+{
+	const struct timespec tick = {0, 20 * 1000 * 1000};
+	for (double waited = 0; r->pid > 0 && waited < limit; waited += 0.02) {
+		collect(r, false);
+		if (r->pid > 0)
+			nanosleep(&tick, NULL);
+	}
+	if (r->pid > 0) {
+		kill(r->pid, SIGKILL);
+		collect(r, true);
+	}
+}
+
 void reporter_finish(struct reporter *r, uint64_t step, double accuracy)
 {
 	if (!r->on)
 		return;
-	collect(r, true);
+	collect_within(r, REPORT_FINISH_WAIT_S);
 	start(r, step, accuracy);
-	collect(r, true);
+	collect_within(r, REPORT_FINISH_WAIT_S);
 }

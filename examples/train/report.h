@@ -7,7 +7,7 @@
  * one), and a failed report is logged, not fatal.
  *
  * Ownership: a struct reporter is the caller's; it owns at most one child
- * process, which reporter_finish waits for.
+ * process, which reporter_finish waits for (REPORT_FINISH_WAIT_S at most).
  */
 #ifndef DRAKE_TRAIN_REPORT_H
 #define DRAKE_TRAIN_REPORT_H
@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* How long a finishing replica waits for its last report (drake progress
+ * gives up after its own --timeout, 10 s by default) before killing it. */
+#define REPORT_FINISH_WAIT_S 15.0
 
 struct reporter {
 	const char *bin; /* "drake", or a path */

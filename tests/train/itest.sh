@@ -404,7 +404,7 @@ case_reports_reach_a_real_drake_over_verified_tls() {
     DRAKE_PROGRESS_URL=https://127.0.0.1:$dport/v1/progress DRAKE_PROGRESS_TOKEN_FILE=$d/token \
       DRAKE_PROGRESS_CA_PEM=$(cat "$logs/certs/$ca.crt") start "$d" "worker-0-$ca" "$cl" worker 0 "${args[@]}"
     for i in "ps-$ca" "worker-0-$ca"; do
-      wait_exit "$d" "$i" 40
+      wait_exit "$d" "$i" 60
       rc=$?
       check "$i exits 0 though drake refuses every report (got $rc)" rc_is "$rc" 0
     done
