@@ -31,10 +31,11 @@
 #     masquerades and forwards, so host processes (the local kube-scheduler)
 #     reach a Service's ClusterIP as a control-plane node does
 #
-# The mount namespace of a node gives kubelet, containerd and CNI their own
-# /var/lib, /var/log and /run (each node's folder under real/), a sysfs of
-# the node's network namespace, and /var/lib/kubelet shared so volume
-# mounts reach containers. kubelet's cgroupRoot is /drake-<node> in every
+# The mount namespace of a node gives kubelet, containerd, runc and CNI their
+# own state folders (node_private below: /var/lib/kubelet, /var/lib/containerd,
+# /var/lib/cni, /var/log/pods, /var/log/containers, /run/containerd,
+# /run/netns; each node's copies under real/), a sysfs of the node's network
+# namespace, and /var/lib/kubelet shared so volume mounts reach containers. kubelet's cgroupRoot is /drake-<node> in every
 # cgroup v1 hierarchy (cgroupfs driver; a shared root would let one kubelet
 # remove the other's pods). On a cgroup v1 (or hybrid) machine kubelet
 # needs failCgroupV1: false; on a pure cgroup v2 machine it is not set.
@@ -59,6 +60,11 @@ dns_ns=drake-rn-dns
 pod_supernet=10.245.0.0/16
 service_cidr=10.96.0.0/16
 gpus=${DRAKE_REAL_NODE_GPUS:-8}
+
+# the folders kubelet, containerd, runc and the CNI plugins keep state in,
+# hard-coded or by default: each node has its own copy of each (nothing
+# else of the host is hidden from it)
+node_private="/var/lib/kubelet /var/lib/containerd /var/lib/cni /var/log/pods /var/log/containers /run/containerd /run/netns"
 
 node_name() { echo "real-node-$1"; }
 node_ip() { echo "10.251.0.$((10 + $1))"; }
@@ -95,9 +101,12 @@ check_host() {
   [ -e /sys/fs/cgroup/cpu ] || [ -e /sys/fs/cgroup/cgroup.controllers ] ||
     cdie "no cgroup hierarchy mounted at /sys/fs/cgroup"
   ip netns list >/dev/null 2>&1 || cdie "cannot list network namespaces (ip netns)"
-  case "$real_dir/" in
-  /var/lib/* | /var/log/* | /run/*) cdie "the cluster folder $cluster_dir is under a folder each real node replaces (/var/lib, /var/log, /run): set DRAKE_CLUSTER_DIR elsewhere" ;;
-  esac
+  local p
+  for p in $node_private; do
+    case "$drake_root/ $real_dir/ $bin/" in
+    *"$p/"*) cdie "$drake_root, $real_dir or $bin is under $p, which each real node replaces with its own: move it, or set DRAKE_CLUSTER_DIR elsewhere" ;;
+    esac
+  done
 }
 
 cgroup_v1() { [ ! -e /sys/fs/cgroup/cgroup.controllers ]; }
@@ -247,10 +256,18 @@ EOF
 EOF
   api_forwarder real-dns-api "$dns_ns"
 
+  # the mount points of each node's private folders; those made here go
+  # again at down
+  local p
+  for p in $node_private; do
+    [ -d "$p" ] && continue
+    mkdir -p "$p"
+    echo "$p" >>"$real_dir/made-dirs"
+  done
   sign "$real_dir" kube-proxy system:kube-proxy
   for ((i = 0; i < n; i++)); do
     name=$(node_name "$i") ns=$(node_ns "$i") ip=$(node_ip "$i") dir=$real_dir/$name
-    mkdir -p "$dir"/{var-lib,var-log,run,cni-conf,cgroup-keep}
+    mkdir -p "$dir"/{private,cni-conf,cgroup-keep}
     netns_up "$ns" "$ip" "drk-n$i"
     nsenter --net="/run/netns/$ns" -- sysctl -qw net.bridge.bridge-nf-call-iptables=1 2>/dev/null || true
     # host -> pods of node i
@@ -266,14 +283,14 @@ EOF
       mount -t sysfs sysfs /sys
       mount --rbind "$d/cgroup-keep" /sys/fs/cgroup
       umount -l "$d/cgroup-keep"
-      mount --bind "$d/var-lib" /var/lib
-      mount --bind "$d/var-log" /var/log
-      mount --bind "$d/run" /run
-      mkdir -p /var/lib/kubelet /run/netns
-      mount --bind /var/lib/kubelet /var/lib/kubelet
+      shift
+      for p in "$@"; do
+        mkdir -p "$d/private$p"
+        mount --bind "$d/private$p" "$p"
+      done
       mount --make-rshared /var/lib/kubelet
       touch "$d/mounts-ready"
-      exec sleep infinity' real-node-ns "$dir"
+      exec sleep infinity' real-node-ns "$dir" $node_private
     wait_for "$name namespaces" 10 "$name-ns" test -f "$dir/mounts-ready"
     holder=$(cat "$cluster_dir/pids/$name-ns.pid")
     local enter=(nsenter --net="/run/netns/$ns" --mount="/proc/$holder/ns/mnt" --)
@@ -434,6 +451,10 @@ down() {
   done
   ip netns del "$dns_ns" 2>/dev/null || true
   ip link del "$bridge" 2>/dev/null || true
+  if [ -f "$real_dir/made-dirs" ]; then
+    tac "$real_dir/made-dirs" | xargs -r rmdir 2>/dev/null || true
+    rm -f "$real_dir/made-dirs"
+  fi
   # the node folders hold overlay snapshots and mount points: nothing is
   # mounted there once the holders are gone (their mounts were private)
   [ "$n" -gt 0 ] && clog "real nodes removed ($n)"
