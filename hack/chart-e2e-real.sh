@@ -54,7 +54,7 @@ drake_ref=${image_ref[drake]} busybox_ref=${image_ref[busybox]}
 real_install_drake "$mode"
 
 # --- 2. drake (and its scheduler) as pods ---------------------------------------
-holder=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+holder=$(lease_holder)
 if [ "$holder" = "$leader" ]; then ok "the ready pod $leader holds the Lease"; else bad "Lease holder '$holder', ready pod '$leader'"; fi
 uid=$(k exec -n "$ns" "$leader" -- /usr/local/bin/drake version 2>/dev/null | head -1 || true)
 if [ -n "$uid" ]; then ok "drake runs in its image: $uid"; else bad "kubectl exec drake version failed"; fi
@@ -134,10 +134,6 @@ print(yaml.safe_dump(job))
 EOF
 }
 # started JOB N: N pods of JOB with every container running
-started() {
-  [ "$(k get pods -n "$jobs_ns" -l "training.kubeflow.org/job-name=$1" \
-    -o jsonpath='{range .items[*]}{.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | grep -c .)" = "$2" ]
-}
 tfjob job1 4 | k apply -n "$jobs_ns" -f - >/dev/null
 if eventually 180 started job1 5; then
   ok "DRAGON's README TFJob: all 5 containers started on real nodes ($(k get pods -n "$jobs_ns" -o jsonpath='{.items[*].spec.nodeName}' | tr ' ' '\n' | sort | uniq -c | xargs))"
@@ -199,15 +195,10 @@ before=$(fingerprint)
 # the leader is deleted while job2's wave waits for it
 tfjob job2 1 | k apply -n "$jobs_ns" -f - >/dev/null
 k delete pod -n "$ns" "$leader" --wait=false >/dev/null
-new_leader() {
-  local l
-  l=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
-  [ -n "$l" ] && [ "$l" != "$leader" ]
-}
-if eventually 120 new_leader; then
+if eventually 120 led_by_other "$leader"; then
   ok "the standby took the Lease after the leader's pod was deleted"
 else
-  bad "no new leader: Lease holder $(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')"
+  bad "no new leader: Lease holder $(lease_holder)"
 fi
 if eventually 180 started job2 2; then
   ok "job2, submitted as the leader went, started whole"
@@ -235,7 +226,7 @@ fi
 # leader yields the Lease (its pod is no endpoint of the Service any more),
 # and job2 runs whole on the other node
 k delete tfjob -n "$jobs_ns" job1 >/dev/null
-leader=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+leader=$(lease_holder)
 node2=$(k get pod -n "$ns" "$leader" -o jsonpath='{.spec.nodeName}')
 other=real-node-0
 [ "$node2" = real-node-0 ] && other=real-node-1
@@ -246,15 +237,12 @@ not_ready() { [ "$(k get node "$node2" -o jsonpath='{.status.conditions[?(@.type
 eventually 120 not_ready || bad "$node2 still Ready 120 s after its kubelet stopped"
 t_nr=$((SECONDS - t0))
 led_elsewhere() {
-  local l
-  l=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
-  [ -n "$l" ] && [ "$l" != "$leader" ] &&
-    [ "$(k get pod -n "$ns" "$l" -o jsonpath='{.spec.nodeName}')" = "$other" ]
+  led_by_other "$leader" && [ "$(k get pod -n "$ns" "$(lease_holder)" -o jsonpath='{.spec.nodeName}')" = "$other" ]
 }
 if eventually 60 led_elsewhere; then
   ok "kubelet of $node2 stopped: NotReady after ${t_nr}s; the leader yielded and a replica on $other leads after $((SECONDS - t0))s"
 else
-  bad "the leader on $node2 kept the Lease ($(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')) $((SECONDS - t0))s after its kubelet stopped"
+  bad "the leader on $node2 kept the Lease ($(lease_holder)) $((SECONDS - t0))s after its kubelet stopped"
 fi
 on_other() {
   [ "$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job2 --field-selector spec.nodeName="$other" \

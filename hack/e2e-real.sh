@@ -67,10 +67,6 @@ for rtype, spec in job["spec"]["tfReplicaSpecs"].items():
 print(yaml.safe_dump(job))
 EOF
 }
-started() {
-  [ "$(k get pods -n "$jobs_ns" -l "training.kubeflow.org/job-name=$1" \
-    -o jsonpath='{range .items[*]}{.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | grep -c .)" = "$2" ]
-}
 # submit NAME DELAY: the job, and its 1 PS + 4 workers started (or the end)
 submit() {
   local t=$SECONDS
@@ -135,14 +131,9 @@ fingerprint() {
 training() { grep -q "accuracy" "$work/job2-ps.log"; }
 eventually 60 training || true
 before=$(fingerprint)
-leader=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
+leader=$(lease_holder)
 k delete pod -n "$ns" "$leader" --wait=false >/dev/null
-new_leader() {
-  local l
-  l=$(k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}')
-  [ -n "$l" ] && [ "$l" != "$leader" ]
-}
-if eventually 120 new_leader; then ok "the standby took the Lease while job2 trained"; else bad "no new leader after $leader's pod was deleted"; fi
+if eventually 120 led_by_other "$leader"; then ok "the standby took the Lease while job2 trained"; else bad "no new leader after $leader's pod was deleted"; fi
 # until job2 succeeds, its five pods stay the ones it started with (fewer
 # lines: cleanPodPolicy is removing them as it succeeds)
 changed=""

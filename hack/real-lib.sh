@@ -27,6 +27,20 @@ eventually() {
   done
 }
 
+# lease_holder: who holds drake's Lease now ("" when nobody)
+lease_holder() { k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}'; }
+# led_by_other OLD: the Lease is held, by another replica than OLD
+led_by_other() {
+  local l
+  l=$(lease_holder)
+  [ -n "$l" ] && [ "$l" != "$1" ]
+}
+# started JOB N: N pods of TFJob JOB (in jobs_ns) have their container running
+started() {
+  [ "$(k get pods -n "$jobs_ns" -l "training.kubeflow.org/job-name=$1" \
+    -o jsonpath='{range .items[*]}{.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}' | grep -c .)" = "$2" ]
+}
+
 # real_finish: the EXIT trap. On a failure it prints the pods, the last
 # events and the test pods' last log lines (CI keeps no files), stops the
 # cluster, keeps the component logs, and prints the closing line.
