@@ -47,6 +47,9 @@ struct drake_running_job {
 	double last_scaled;   /* its latest change of size (admitted if none) */
 	bool gave_to_waiting; /* shrunk for a job that still waits: not grown */
 	bool slow;            /* its progress is slowing or converged: gives first, grows last */
+	bool ending;          /* a member has ended (Succeeded): the rest of its room frees
+	                         soon; it neither gives workers nor grows */
+	double ending_since;  /* when the first member ended */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

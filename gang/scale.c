@@ -24,6 +24,7 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	o->shrink.order = DRAKE_VICTIM_NEWEST_FIRST;
 	o->shrink.lonely_first = true;
 	drake_speed_defaults(&o->speed);
+	o->ending_hold = 10;
 }
 
 /* A running job as the step changes it. */
@@ -45,6 +46,8 @@ struct step {
 	size_t n_act, cap_act;
 	const struct drake_scale_opts *o;
 	double now;
+	double soon_until; /* the earliest end of an ending job's hold */
+	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
 };
 
 static drake_err push(struct step *s, struct drake_action a)
@@ -291,57 +294,149 @@ static drake_err shrink_for(struct step *s, struct drake_admission_entry *x, int
 	return DRAKE_OK;
 }
 
+/* ---- the room of ending jobs ---- */
+
+static bool ending(const struct step *s, const struct drake_running_job *j)
+{
+	return j->ending && s->o->ending_hold > 0 && s->now - j->ending_since < s->o->ending_hold;
+}
+
+/* soon: the step's clone without the jobs that are ending (false, and soon
+ * untouched, when none is). */
+static drake_err soon_build(struct step *s, struct drake_cluster *soon, bool *have)
+{
+	*have = false;
+	for (size_t j = 0; j < s->nr; j++)
+		*have |= ending(s, &s->r[j]);
+	if (!*have)
+		return DRAKE_OK;
+	if (drake_cluster_clone(soon, &s->c)) {
+		*have = false;
+		return DRAKE_ENOMEM;
+	}
+	for (size_t j = 0; j < s->nr; j++) {
+		const struct drake_running_job *r = &s->r[j];
+		if (!ending(s, r))
+			continue;
+		for (int p = 0; p < r->n_ps; p++)
+			drake_cluster_charge(soon, (size_t)r->ps_node[p], &r->ps, -1);
+		for (int p = 0; p < s->work[j].n; p++)
+			drake_cluster_charge(soon, (size_t)s->work[j].node[p], &r->worker, -1);
+		double until = r->ending_since + s->o->ending_hold;
+		if (until < s->soon_until)
+			s->soon_until = until;
+	}
+	return DRAKE_OK;
+}
+
+/* x waits, and fits once the ending jobs are gone: it gets that plan on
+ * soon, and the plan's nodes are held for it in the step's clone. */
+static drake_err hold_ending(struct step *s, struct drake_cluster *soon,
+                             struct drake_admission_entry *x)
+{
+	struct drake_plan plan = {0};
+	char why[DRAKE_WHY_MAX];
+	drake_err e = drake_plan_gang(soon, &x->req, &plan, why, sizeof(why));
+	if (e != DRAKE_OK) {
+		drake_plan_release(&plan);
+		return e == DRAKE_ENOMEM ? e : DRAKE_OK;
+	}
+	drake_plan_charge(soon, &x->req, &plan, 1);
+	int held = 0;
+	for (size_t i = 0; i < s->c.n; i++) {
+		bool in = plan.n_chief && plan.chief_node == (int)i;
+		for (int p = 0; !in && p < plan.n_ps; p++)
+			in = plan.ps_node[p] == (int)i;
+		for (int p = 0; !in && p < plan.n_workers; p++)
+			in = plan.worker_node[p] == (int)i;
+		if (in && s->c.nodes[i].schedulable) {
+			drake_cluster_set_schedulable(&s->c, i, false);
+			held++;
+		}
+	}
+	drake_plan_release(&plan);
+	if (held > 0) {
+		s->hold_until = s->soon_until;
+		if (!s->held_for)
+			s->held_for = x->name ? x->name : "";
+		size_t l = strlen(x->why);
+		snprintf(x->why + l, sizeof(x->why) - l, "; %d node%s of ending jobs held for it",
+		         held, held == 1 ? "" : "s");
+	}
+	return DRAKE_OK;
+}
+
+/* Waiting entry x of index i, in FIFO order: starts it if it fits, by
+ * shrinking running jobs if it starves, or holds nodes for it (starving:
+ * reserve(); fitting once the ending jobs are gone: hold_ending() on
+ * soon, NULL when no job is ending). */
+static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size_t i,
+                           struct drake_res *avail, int *tries, struct drake_cluster *soon,
+                           struct drake_step *out)
+{
+	const struct drake_scale_opts *o = s->o;
+	drake_err e = drake_admit_one(&s->c, x, o->backfill, avail);
+	if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
+		e = rejected(s, x, DRAKE_ELIMIT, x->why);
+	if (e)
+		return e;
+	if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && *tries < o->shrink_tries) {
+		(*tries)++;
+		if ((e = shrink_for(s, x, (int)i)))
+			return e;
+		if (x->status == DRAKE_ADMIT_STARTED)
+			drake_cluster_free_sum(&s->c, avail);
+		else if (x->status == DRAKE_ADMIT_WAITING && out->reserved_for < 0) {
+			int held;
+			if ((e = reserve(s, &x->req, &held)))
+				return e;
+			if (held > 0) {
+				out->reserved_for = (int)i;
+				out->reserved_nodes = held;
+				s->held_for = x->name ? x->name : "";
+				size_t l = strlen(x->why);
+				snprintf(x->why + l, sizeof(x->why) - l, "; %d node%s held for it",
+				         held, held == 1 ? "" : "s");
+				drake_cluster_free_sum(&s->c, avail);
+			}
+		}
+	}
+	if (soon && x->status == DRAKE_ADMIT_STARTED) {
+		drake_plan_charge(soon, &x->req, &x->plan, 1);
+	} else if (soon && x->status == DRAKE_ADMIT_WAITING) {
+		if ((e = hold_ending(s, soon, x)))
+			return e;
+		drake_cluster_free_sum(&s->c, avail);
+	}
+	if (x->status == DRAKE_ADMIT_STARTED)
+		return push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
+	return DRAKE_OK;
+}
+
 static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t nw,
                        struct drake_step *out)
 {
 	struct drake_res avail;
 	drake_cluster_free_sum(&s->c, &avail);
-	const struct drake_scale_opts *o = s->o;
+	struct drake_cluster soon;
+	bool have_soon;
+	drake_err e = soon_build(s, &soon, &have_soon);
 	int tries = 0;
 	bool blocked = false;
-	for (size_t i = 0; i < nw; i++) {
+	for (size_t i = 0; !e && i < nw; i++) {
 		struct drake_admission_entry *x = &w[i];
 		if (blocked) {
 			x->status = DRAKE_ADMIT_NOT_TRIED;
 			snprintf(x->why, sizeof(x->why), "behind a job that waits (strict FIFO)");
 			continue;
 		}
-		drake_err e = drake_admit_one(&s->c, x, o->backfill, &avail);
-		if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
-			e = rejected(s, x, DRAKE_ELIMIT, x->why);
-		if (e)
-			return e;
-		if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && tries < o->shrink_tries) {
-			tries++;
-			if ((e = shrink_for(s, x, (int)i)))
-				return e;
-			if (x->status == DRAKE_ADMIT_STARTED)
-				drake_cluster_free_sum(&s->c, &avail);
-			else if (x->status == DRAKE_ADMIT_WAITING && out->reserved_for < 0) {
-				int held;
-				if ((e = reserve(s, &x->req, &held)))
-					return e;
-				if (held > 0) {
-					out->reserved_for = (int)i;
-					out->reserved_nodes = held;
-					s->held_for = x->name ? x->name : "";
-					size_t l = strlen(x->why);
-					snprintf(x->why + l, sizeof(x->why) - l,
-					         "; %d node%s held for it", held,
-					         held == 1 ? "" : "s");
-					drake_cluster_free_sum(&s->c, &avail);
-				}
-			}
-		}
-		if (x->status == DRAKE_ADMIT_STARTED) {
-			if ((e = push(
-			         s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0})))
-				return e;
-		} else if (x->status == DRAKE_ADMIT_WAITING && !o->backfill) {
+		e = admit_one(s, x, i, &avail, &tries, have_soon ? &soon : NULL, out);
+		if (!e && x->status == DRAKE_ADMIT_WAITING && !s->o->backfill)
 			blocked = true;
-		}
 	}
-	return DRAKE_OK;
+	if (have_soon)
+		drake_cluster_release(&soon);
+	return e;
 }
 
 /* ---- growth ---- */
@@ -480,7 +575,8 @@ static int by_value(const void *a, const void *b)
 
 static bool growable(const struct step *s, size_t j)
 {
-	return !s->r[j].gave_to_waiting && s->work[j].n < s->r[j].max_workers && s->work[j].n > 0;
+	return !s->r[j].gave_to_waiting && !s->r[j].ending && s->work[j].n < s->r[j].max_workers &&
+	       s->work[j].n > 0;
 }
 
 /* When a batch that does not pay yet will, as the job ages (its expected
@@ -593,7 +689,7 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
                            const struct drake_scale_opts *o, struct drake_step *out)
 {
 	*out = (struct drake_step){NULL, 0, INFINITY, -1, 0};
-	struct step s = {.o = o, .now = now};
+	struct step s = {.o = o, .now = now, .soon_until = INFINITY, .hold_until = INFINITY};
 	struct drake_scale_opts local = *o;
 	local.speed.node_gpus = drake_speed_node_gpus(c);
 	s.o = &local;
@@ -610,6 +706,8 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 				break; /* FIFO: the rest starve later */
 			}
 		}
+		if (s.hold_until < out->next)
+			out->next = s.hold_until;
 	}
 	if (!e && s.n_act && !someone_waits(w, nw)) {
 		/* This step's own actions restart the idle timer; a job it

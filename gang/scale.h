@@ -9,7 +9,14 @@
  *
  *  1. A job whose PS, chief and min workers fit starts (best-fit packing,
  *     gang/planner.h). Smaller jobs behind one that does not fit may start
- *     (backfill).
+ *     (backfill), except on the room of a job that is ending: once a
+ *     running job's first member has ended, for ending_hold seconds its
+ *     room belongs to the waiting jobs, in FIFO order, that fit once it is
+ *     free. Each of them is planned on the cluster without the ending jobs
+ *     and the nodes of that plan are held for it, so a small job does not
+ *     take a node a job ahead of it is about to get. (A job's members end
+ *     within moments of each other; planning on the first ones' room alone
+ *     would let backfill split what the queue's head needs.)
  *  2. A job that has waited starve_after or longer and does not fit takes
  *     workers from running jobs (drake_shrink_for: never below min, never a
  *     PS or worker 0, lonely workers first, only if the whole job then
@@ -62,10 +69,12 @@ struct drake_scale_opts {
 	int shrink_tries;    /* starving jobs that may take workers per step */
 	struct drake_shrink_opts shrink;
 	struct drake_speed speed; /* node_gpus is taken from the snapshot */
+	double ending_hold;       /* seconds an ending job's room is held for the queue; 0: never */
 };
 
 /* scale_opts of `drake serve` and `drake sim` alike: backfill, 30 s, 60 s,
- * 4 tries, newest first, lonely first, the default speed model. */
+ * 4 tries, newest first, lonely first, the default speed model, an ending
+ * job's room held 10 s. */
 void drake_scale_defaults(struct drake_scale_opts *o);
 
 enum drake_act_kind { DRAKE_ACT_ADMIT, DRAKE_ACT_SHRINK, DRAKE_ACT_GROW };

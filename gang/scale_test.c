@@ -27,7 +27,8 @@ struct rjob {
 	int min, max;
 	char ps;
 	const char *workers;
-	bool gave; /* gave_to_waiting */
+	bool gave;     /* gave_to_waiting */
+	double ending; /* > 0: its first member ended then (ending_since) */
 };
 
 /* A waiting job of gpu_job(1, min, want); worker_gpu overrides its
@@ -103,7 +104,9 @@ static void world_build(struct world *x, const struct scase *k)
 		                                .n_workers = n,
 		                                .worker_node = x->wn[x->nr],
 		                                .last_scaled = s->last_scaled,
-		                                .gave_to_waiting = s->gave};
+		                                .gave_to_waiting = s->gave,
+		                                .ending = s->ending > 0,
+		                                .ending_since = s->ending};
 		drake_cluster_charge(&x->c, (size_t)j->ps_node[0], &j->ps, 1);
 		for (int i = 0; i < n; i++)
 			drake_cluster_charge(&x->c, (size_t)j->worker_node[i], &j->worker, 1);
@@ -309,6 +312,14 @@ static void run_case(void **state)
 }
 
 /* ---- per-case checks ---- */
+
+/* The jobs ahead got the ending job's room, and say so. */
+static void held_for_the_queue(const struct world *x)
+{
+	assert_non_null(strstr(x->w[0].why, "of ending jobs held for it"));
+	assert_non_null(strstr(x->w[1].why, "of ending jobs held for it"));
+	assert_null(strstr(x->w[2].why, "held for it"));
+}
 
 /* Index of the first action of kind for job (-1: none). */
 static int first(const struct drake_step *st, enum drake_act_kind kind, int job)
@@ -648,6 +659,59 @@ static const struct scase cases[] = {
      .next = 35,
      .held = "big",
      .check = says_why},
+    /* 6b. the room of a job whose members are ending goes to the queue in
+     * FIFO order: "done" has 12 workers left on b, c and d, its first ones
+     * (on a) ended at 99.5; "head" (8) and "next" (8) fit the 16 GPUs once
+     * it is gone, "small" (2) fits a now and would leave "next" a round
+     * behind */
+    {.name = "the room of an ending job is held for the jobs ahead in the queue that fit once it "
+             "is free, and a small job behind them does not take it",
+     .cluster = "a:4:0 b:4:0 c:4:0 d:4:0",
+     .r = {{"done", 0, 0, 12, 12, 'b', "bbbbccccdddd", false, 99.5}},
+     .w = {{"head", 90, 8, 8, 0}, {"next", 91, 8, 8, 0}, {"small", 92, 2, 2, 0}},
+     .now = 100,
+     .status = "WWW",
+     .next = 109.5,
+     .check = held_for_the_queue},
+    {.name = "ending_hold after the first member ended, the small job backfills",
+     .cluster = "a:4:0 b:4:0 c:4:0 d:4:0",
+     .r = {{"done", 0, 0, 12, 12, 'b', "bbbbccccdddd", false, 89.9}},
+     .w = {{"head", 90, 8, 8, 0}, {"next", 91, 8, 8, 0}, {"small", 92, 2, 2, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "WWS",
+     .next = 120},
+    {.name = "a running job none of whose members ended holds nothing for the queue",
+     .cluster = "a:4:0 b:4:0 c:4:0 d:4:0",
+     .r = {{"running", 0, 0, 12, 12, 'b', "bbbbccccdddd", false, 0}},
+     .w = {{"head", 90, 8, 8, 0}, {"next", 91, 8, 8, 0}, {"small", 92, 2, 2, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "WWS",
+     .next = 120},
+    {.name = "a job that fits now still starts beside the room held for the next one",
+     .cluster = "a:4:0 b:4:0 c:4:0 d:4:0",
+     .r = {{"done", 0, 0, 12, 12, 'b', "bbbbccccdddd", false, 99.5}},
+     .w = {{"fits", 90, 4, 4, 0}, {"head", 91, 8, 8, 0}, {"small", 92, 2, 2, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "SWW",
+     .next = 109.5},
+    {.name = "a starving job takes no workers from an ending job: it gets its room when it "
+             "is free",
+     .cluster = "a:8:0",
+     .r = {{"done", 0, 0, 1, 8, 'a', "aaaaaaa", false, 99.5}},
+     .w = {{"big", 0, 4, 4, 0}},
+     .now = 100,
+     .status = "W",
+     .next = INFINITY,
+     .held = "big"},
+    {.name = "an ending job does not grow",
+     .cluster = "a:8:6 b:8:0",
+     .r = {{"done", 0, 0, 1, 6, 'a', "aa", false, 999.5}},
+     .now = 1000,
+     .status = "",
+     .next = INFINITY},
     /* 7. growth onto a new node only when the model says it pays */
     {.name = "with the default model an old job grows onto another node",
      .cluster = "a:8:6 b:8:0",

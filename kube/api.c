@@ -103,6 +103,19 @@ drake_err kube_json_patch(struct kube_client *c, const struct kube_resource *r, 
 	return send(c, "PATCH", r, "application/json-patch+json", json, cb, arg);
 }
 
+drake_err kube_json_patch_first(struct kube_client *c, const struct kube_resource *r,
+                                const char *json, kube_response_cb cb, void *arg)
+{
+	if (!json)
+		return DRAKE_EINVAL;
+	char path[KUBE_API_PATH_MAX];
+	drake_err e = kube_resource_path(r, path, sizeof(path));
+	if (e != DRAKE_OK)
+		return e;
+	return kube_request_first(c, "PATCH", path, "application/json-patch+json", json,
+	                          strlen(json), cb, arg);
+}
+
 drake_err kube_bind(struct kube_client *c, const char *ns, const char *pod, const char *node,
                     kube_response_cb cb, void *arg)
 {

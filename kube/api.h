@@ -44,6 +44,10 @@ drake_err kube_merge_patch(struct kube_client *c, const struct kube_resource *r,
                            kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
 drake_err kube_json_patch(struct kube_client *c, const struct kube_resource *r, const char *json,
                           kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
+/* kube_json_patch queued ahead of the client's waiting requests
+ * (kube_request_first). */
+drake_err kube_json_patch_first(struct kube_client *c, const struct kube_resource *r,
+                                const char *json, kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
 /* Binds a pod to a node (POST .../pods/<pod>/binding). */
 drake_err kube_bind(struct kube_client *c, const char *ns, const char *pod, const char *node,
                     kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;

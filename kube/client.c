@@ -44,6 +44,7 @@ struct kube_stream {
 	kube_data_cb on_data; /* non-NULL for streams */
 	void *arg;
 	bool cancelled;
+	bool first; /* queued ahead of the others (kube_request_first) */
 	char *resp; /* buffered response body */
 	size_t resp_len, resp_cap, resp_max;
 	const char *fail; /* our own reason to fail the transfer, or NULL */
@@ -88,6 +89,36 @@ static void list_push(struct list *l, struct kube_stream *r)
 		l->head = r;
 	l->tail = r;
 	l->n++;
+}
+
+/* Inserts r after `after`, or at the head when after is NULL. */
+static void list_insert_after(struct list *l, struct kube_stream *after, struct kube_stream *r)
+{
+	r->prev = after;
+	r->next = after ? after->next : l->head;
+	if (r->next)
+		r->next->prev = r;
+	else
+		l->tail = r;
+	if (after)
+		after->next = r;
+	else
+		l->head = r;
+	l->n++;
+}
+
+/* Queues r: behind every request, or, for a first one, behind the first
+ * ones already queued and ahead of the rest. */
+static void queue_push(struct list *q, struct kube_stream *r)
+{
+	if (!r->first) {
+		list_push(q, r);
+		return;
+	}
+	struct kube_stream *after = NULL;
+	for (struct kube_stream *x = q->head; x && x->first; x = x->next)
+		after = x;
+	list_insert_after(q, after, r);
 }
 
 static void list_unlink(struct list *l, struct kube_stream *r)
@@ -476,8 +507,8 @@ static void on_limiter(evutil_socket_t fd, short what, void *arg)
 
 static drake_err enqueue(struct kube_client *c, const char *method, const char *path,
                          const char *content_type, const char *body, size_t body_len,
-                         long timeout_ms, kube_response_cb cb, kube_data_cb on_data, void *arg,
-                         struct kube_stream **out)
+                         long timeout_ms, bool first, kube_response_cb cb, kube_data_cb on_data,
+                         void *arg, struct kube_stream **out)
 {
 	if (!c || !method || !path || !cb)
 		return DRAKE_EINVAL;
@@ -497,6 +528,7 @@ static drake_err enqueue(struct kube_client *c, const char *method, const char *
 	r->on_data = on_data;
 	r->arg = arg;
 	r->timeout_ms = timeout_ms;
+	r->first = first;
 	r->resp_max = on_data ? KUBE_STREAM_ERR_BODY_MAX : c->opts.max_body;
 	r->method = strdup(method);
 	r->content_type = content_type ? strdup(content_type) : NULL;
@@ -515,7 +547,7 @@ static drake_err enqueue(struct kube_client *c, const char *method, const char *
 		return DRAKE_ENOMEM;
 	}
 	r->state = REQ_QUEUED;
-	list_push(&c->queued, r);
+	queue_push(&c->queued, r);
 	event_active(&c->kick, 0, 0);
 	if (out)
 		*out = r;
@@ -527,7 +559,15 @@ drake_err kube_request(struct kube_client *c, const char *method, const char *pa
                        kube_response_cb cb, void *arg)
 {
 	return enqueue(c, method, path, content_type, body, body_len, c ? c->opts.timeout_ms : 0,
-	               cb, NULL, arg, NULL);
+	               false, cb, NULL, arg, NULL);
+}
+
+drake_err kube_request_first(struct kube_client *c, const char *method, const char *path,
+                             const char *content_type, const char *body, size_t body_len,
+                             kube_response_cb cb, void *arg)
+{
+	return enqueue(c, method, path, content_type, body, body_len, c ? c->opts.timeout_ms : 0,
+	               true, cb, NULL, arg, NULL);
 }
 
 drake_err kube_stream_start(struct kube_client *c, const char *path, long timeout_ms,
@@ -536,7 +576,8 @@ drake_err kube_stream_start(struct kube_client *c, const char *path, long timeou
 {
 	if (!on_data || !out)
 		return DRAKE_EINVAL;
-	return enqueue(c, "GET", path, NULL, NULL, 0, timeout_ms, on_done, on_data, arg, out);
+	return enqueue(c, "GET", path, NULL, NULL, 0, timeout_ms, false, on_done, on_data, arg,
+	               out);
 }
 
 void kube_stream_cancel(struct kube_stream *s)

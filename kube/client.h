@@ -74,6 +74,16 @@ drake_err kube_request(struct kube_client *c, const char *method, const char *pa
                        const char *content_type, const char *body, size_t body_len,
                        kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
 
+/* Like kube_request, but queued ahead of every request still waiting for a
+ * token of the rate limit or a slot under max_inflight (behind the ones
+ * queued this way before it); requests already on the wire are not
+ * overtaken. For writes that something waits on, such as the patches that
+ * release an admitted gang, which must not wait behind a burst of other
+ * jobs' creates. */
+drake_err kube_request_first(struct kube_client *c, const char *method, const char *path,
+                             const char *content_type, const char *body, size_t body_len,
+                             kube_response_cb cb, void *arg) DRAKE_MUST_CHECK;
+
 /* Requests started and not yet answered. */
 size_t kube_client_inflight(const struct kube_client *c);
 

@@ -289,6 +289,30 @@ static void test_rate_limit_queues_instead_of_failing(void **state)
 	assert_true(dt < 10.0); /* generous: valgrind is slow */
 }
 
+static void test_first_requests_overtake_waiting_ones_in_their_own_order(void **state)
+{
+	struct env *e = *state;
+	/* one token at a time: every request waits in the queue, so the order
+	 * of the answers is the order the queue started them in */
+	struct kube_client *c = client(e, 50, 1, 10000, 4096, NULL, NULL);
+	const char *bodies[] = {"n1", "n2", "f1", "n3", "f2"};
+	for (int i = 0; i < 5; i++) {
+		drake_err err =
+		    bodies[i][0] == 'f'
+		        ? kube_request_first(c, "POST", "/echo", NULL, bodies[i], 2, on_resp, e)
+		        : kube_request(c, "POST", "/echo", NULL, bodies[i], 2, on_resp, e);
+		assert_int_equal(err, DRAKE_OK);
+	}
+	run(e, 5, 15000);
+	assert_int_equal(e->got, 5);
+	const char *want[] = {"f1", "f2", "n1", "n2", "n3"};
+	for (int i = 0; i < 5; i++) {
+		char tail[16];
+		snprintf(tail, sizeof(tail), "body=%s", want[i]);
+		assert_non_null(strstr(e->body[i], tail));
+	}
+}
+
 static void test_in_flight_cap_queues_requests_without_starting_their_timeout(void **state)
 {
 	struct env *e = *state;
@@ -450,6 +474,7 @@ int main(void)
 	    T(test_request_times_out),
 	    T(test_refused_connection_is_a_transport_error),
 	    T(test_rate_limit_queues_instead_of_failing),
+	    T(test_first_requests_overtake_waiting_ones_in_their_own_order),
 	    T(test_in_flight_cap_queues_requests_without_starting_their_timeout),
 	    T(test_free_answers_active_and_queued_requests),
 	    T(test_bad_arguments_are_refused_without_a_callback),

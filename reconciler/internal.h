@@ -212,7 +212,11 @@ void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const c
 
 /* ---- writes.c ---- */
 
-enum rec_op { OP_CREATE, OP_DELETE, OP_MERGE, OP_JSONPATCH };
+/* OP_ADMIT: the JSON patch that ungates an admitted member, sent ahead of
+ * the controller's other waiting writes (kube_json_patch_first): a gang's
+ * barrier waits for it, and with many jobs submitted at once it would
+ * otherwise queue behind their pods' and services' creates at --api-qps. */
+enum rec_op { OP_CREATE, OP_DELETE, OP_MERGE, OP_JSONPATCH, OP_ADMIT };
 
 /* One write for job; its completion requeues the job and settles backoff. */
 void rec_write(struct reconciler *r, const struct tfjob *job, enum rec_op op,

@@ -107,7 +107,7 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 			continue;
 		struct kube_resource res;
 		rec_pod_res(&job, w->pods[i].name, &res);
-		rec_write(r, &job, OP_JSONPATCH, &res, patch, NULL, "admit pod");
+		rec_write(r, &job, OP_ADMIT, &res, patch, NULL, "admit pod");
 		free(patch);
 	}
 }

@@ -108,6 +108,9 @@ void rec_write(struct reconciler *r, const struct tfjob *job, enum rec_op op,
 	case OP_JSONPATCH:
 		e = body ? kube_json_patch(r->client, res, body, on_write_done, w) : e;
 		break;
+	case OP_ADMIT:
+		e = body ? kube_json_patch_first(r->client, res, body, on_write_done, w) : e;
+		break;
 	}
 	if (e != DRAKE_OK)
 		write_failed(r, w, e);
