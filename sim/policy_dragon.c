@@ -9,20 +9,16 @@
  * resync (every dragon_resync seconds), when it runs once per TFJob, as
  * the workqueue does, stopping early once a run changes nothing.
  *
- * One run: Phase 1, if the head of the queue has waited >= starve_after,
- * ScaleDown for its min workers (its PS not counted), resetting the action
- * timer even on failure; Phase 2, only if there was no starving head or
- * ScaleDown succeeded, admit the first job in FIFO order whose PS and min
- * workers fit by ScheduleJob, asking for spec.Worker.replicas workers, on
- * the resources as they were before this run's ScaleDown; Phase 3, if
- * idle_after seconds passed since the last action, ScaleUp. Node order is
- * a fresh seeded shuffle each run (Go map order), or by name.
+ * One run is gang/dragon_step.h's drake_dragon_step: ScaleDown for a
+ * starving head, at most one admission by first fit, ScaleUp after
+ * idle_after. Node order is a fresh
+ * seeded shuffle each run (Go map order), or by name.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gang/admission.h"
-#include "gang/dragon.h"
+#include "gang/dragon_step.h"
 #include "sim/sim.h"
 
 struct dragon_pstate {
@@ -70,96 +66,71 @@ static void shuffle(struct sim *s, struct dragon_pstate *p)
 	}
 }
 
+/* Carries out a run's actions: ScaleDown's removals, the admission, then
+ * ScaleUp's additions (each group of one job's changes is one rescale). */
+static drake_err apply(struct sim *s, const int *w, struct drake_admission_entry *e,
+                       const struct drake_step *st, const int *ids, bool *acted)
+{
+	struct drake_scale_op *down = malloc((st->n + 1) * sizeof(*down));
+	struct drake_scale_op *up = malloc((st->n + 1) * sizeof(*up));
+	size_t nd = 0, nu = 0;
+	drake_err err = down && up ? DRAKE_OK : DRAKE_ENOMEM;
+	int admit = -1;
+	for (size_t i = 0; !err && i < st->n; i++) {
+		const struct drake_action *a = &st->act[i];
+		if (a->kind == DRAKE_ACT_SHRINK)
+			down[nd++] = (struct drake_scale_op){a->job, a->slot, a->node};
+		else if (a->kind == DRAKE_ACT_GROW)
+			up[nu++] = (struct drake_scale_op){a->job, -1, a->node};
+		else
+			admit = a->job;
+	}
+	if (!err && nd)
+		err = sim_apply_removals(s, ids, down, nd);
+	if (!err && admit >= 0)
+		err = sim_start(s, w[admit], &e[admit].plan);
+	if (!err && nu)
+		err = sim_apply_additions(s, ids, up, nu);
+	*acted |= st->n > 0;
+	free(down);
+	free(up);
+	return err;
+}
+
+/* One run of DRAGON's SchedulingAlgorithm (gang/dragon_step.h) on the
+ * simulator's state. */
 static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 {
 	const struct sim_config *cfg = sim_cfg(s);
-	double now = sim_now(s);
-	struct drake_cluster *c = sim_cluster(s);
-	drake_err err = DRAKE_OK;
 	size_t nw;
 	const int *w = sim_waiting(s, &nw);
 	shuffle(s, p);
-
-	/* Phase 1 */
-	bool hp = nw > 0 && now - sim_job(s, w[0])->submit >= cfg->scale.starve_after;
-	bool scaled_down = false;
-	struct drake_cluster before;
-	drake_cluster_init(&before);
-	if (hp) {
-		if ((err = drake_cluster_clone(&before, c)))
-			return err;
-		struct drake_running_job *v;
-		int *ids;
-		size_t nr;
-		if ((err = sim_running_views(s, &v, &ids, &nr)))
-			goto out;
-		struct sim_job *head = sim_job(s, w[0]);
-		struct drake_scale_op *ops = NULL;
-		size_t n_ops = 0;
-		err = drake_dragon_scale_down(c, p->order, p->n_order, v, nr, &head->req.worker,
-		                              head->req.min_workers, &ops, &n_ops);
-		if (err == DRAKE_OK) {
-			scaled_down = true;
-			if (n_ops) {
-				err = sim_apply_removals(s, ids, ops, n_ops);
-				*acted = true;
-			}
-		} else if (err == DRAKE_ESTATE) {
-			err = DRAKE_OK;
-		}
-		free(ops);
-		free(v);
-		free(ids);
-		p->last_action = now; /* even when ScaleDown failed */
-		if (err)
-			goto out;
+	struct drake_admission_entry *e = calloc(nw + 1, sizeof(*e));
+	struct drake_running_job *v = NULL;
+	int *ids = NULL;
+	size_t nr = 0;
+	drake_err err = e ? sim_running_views(s, &v, &ids, &nr) : DRAKE_ENOMEM;
+	for (size_t i = 0; !err && i < nw; i++) {
+		const struct sim_job *j = sim_job(s, w[i]);
+		e[i].created = j->submit;
+		e[i].req = j->req;
 	}
-
-	/* Phase 2: at most one admission, on the pre-ScaleDown resources. */
-	if (!hp || scaled_down) {
-		const struct drake_cluster *view = hp ? &before : c;
-		w = sim_waiting(s, &nw);
-		for (size_t i = 0; i < nw; i++) {
-			struct sim_job *j = sim_job(s, w[i]);
-			struct drake_plan plan = {0};
-			err = drake_dragon_schedule(view, p->order, p->n_order, &j->req, &plan);
-			if (err == DRAKE_OK) {
-				err = sim_start(s, w[i], &plan);
-				drake_plan_release(&plan);
-				*acted = true;
-				p->last_action = now;
-				break;
-			}
-			drake_plan_release(&plan);
-			if (err != DRAKE_ESTATE)
-				goto out;
-			err = DRAKE_OK;
-		}
-		if (err)
-			goto out;
+	struct drake_dragon_opts o = {cfg->scale.starve_after, cfg->scale.idle_after};
+	struct drake_dragon_state ds = {p->last_action};
+	struct drake_step st = {0};
+	if (!err)
+		err = drake_dragon_step(sim_cluster(s), p->order, p->n_order, e, nw, v, nr,
+		                        sim_now(s), &o, &ds, &st);
+	if (!err) {
+		p->last_action = ds.last_action;
+		err = apply(s, w, e, &st, ids, acted);
 	}
-
-	/* Phase 3 */
-	if (now - p->last_action >= cfg->scale.idle_after) {
-		struct drake_running_job *v;
-		int *ids;
-		size_t nr;
-		if ((err = sim_running_views(s, &v, &ids, &nr)))
-			goto out;
-		struct drake_scale_op *ops = NULL;
-		size_t n_ops = 0;
-		err = drake_dragon_scale_up(c, p->order, p->n_order, v, nr, &ops, &n_ops);
-		if (!err && n_ops) {
-			err = sim_apply_additions(s, ids, ops, n_ops);
-			*acted = true;
-		}
-		free(ops);
-		free(v);
-		free(ids);
-		p->last_action = now;
-	}
-out:
-	drake_cluster_release(&before);
+	drake_step_release(&st);
+	if (e)
+		drake_admission_release(e, nw);
+	free(e);
+	free(v);
+	free(ids);
 	return err;
 }
 
