@@ -31,6 +31,7 @@ COPY gang/ gang/
 COPY migrate/ migrate/
 COPY place/ place/
 COPY sim/ sim/
+COPY tfjob/ tfjob/
 COPY reconciler/ reconciler/
 RUN make -j"$(nproc)" build/release/drake VERSION="$VERSION" \
  && build/release/drake --version

@@ -9,7 +9,7 @@ SHELL := /bin/bash
 VARIANT ?= release
 O := build/$(VARIANT)
 
-MODULES := common extender kube gang migrate place sim reconciler
+MODULES := common extender kube gang migrate place sim tfjob reconciler
 PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1 libnghttp2
 
 CC ?= cc

@@ -10,9 +10,9 @@
 
 #include <jansson.h>
 
-#include "reconciler/pod_codec.h"
-#include "reconciler/tfconfig.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/pod_codec.h"
+#include "tfjob/tfconfig.h"
+#include "tfjob/tfjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

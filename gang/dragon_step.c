@@ -33,8 +33,7 @@ static drake_err push(struct acts *x, struct drake_action a)
  * (with or without removals). */
 static drake_err scale_down(const struct drake_cluster *c, const int *order, size_t n_order,
                             const struct drake_admission_entry *head,
-                            const struct drake_running_job *r, size_t nr, struct acts *x,
-                            bool *ok)
+                            const struct drake_running_job *r, size_t nr, struct acts *x, bool *ok)
 {
 	struct drake_scale_op *ops = NULL;
 	size_t n_ops = 0;
@@ -65,7 +64,8 @@ static drake_err admit_first(const struct drake_cluster *c, const int *order, si
 			e->plan = plan;
 			e->status = DRAKE_ADMIT_STARTED;
 			*admitted = true;
-			return push(x, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
+			return push(x,
+			            (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
 		}
 		drake_plan_release(&plan);
 		if (err != DRAKE_ESTATE)

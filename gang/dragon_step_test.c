@@ -103,7 +103,7 @@ static void admits_only_the_first_job_that_fits_per_run(void **state)
 	assert_int_equal(x.out.act[0].kind, DRAKE_ACT_ADMIT);
 	assert_int_equal(x.out.act[0].job, 0);
 	assert_int_equal(x.w[0].status, DRAKE_ADMIT_STARTED);
-	assert_int_equal(x.w[0].plan.n_workers, 4); /* all it asks for */
+	assert_int_equal(x.w[0].plan.n_workers, 4);  /* all it asks for */
 	assert_int_equal(x.w[0].plan.ps_node[0], 0); /* first fit: a, in order */
 	assert_int_equal(x.w[1].status, DRAKE_ADMIT_NOT_TRIED);
 	assert_true(x.st.last_action == 110);

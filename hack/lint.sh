@@ -3,7 +3,8 @@
 #   1. clang-format: every tracked .c/.h file is formatted (make format fixes it)
 #   2. cppcheck: warnings, portability and performance findings fail
 #   3. purity: gang/, migrate/ and place/ include only the C standard library
-#      and drake's own pure headers (no I/O, no third-party code; DESIGN.md)
+#      and drake's own pure headers (no I/O, no third-party code;
+#      docs/ARCHITECTURE.md); tfjob/ includes nothing of the controller
 #   4. jansson stays in codec/parser files
 #   5. drake serve's flags, README.md and the Helm chart's values agree;
 #      the chart's CRD is config/crd's
@@ -24,7 +25,7 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --language=c --inline-suppr \
     --enable=warning,portability,performance --suppress=missingIncludeSystem \
     --include=/usr/include/x86_64-linux-gnu/sys/queue.h \
     -I . -D_GNU_SOURCE -DDRAKE_VERSION='"lint"' \
-    common extender kube gang migrate place sim reconciler cmd examples/train 2>&1 | sed 's/^/    /'; then
+    common extender kube gang migrate place sim tfjob reconciler cmd examples/train 2>&1 | sed 's/^/    /'; then
   fail=1
 fi
 
@@ -41,6 +42,13 @@ io=$(grep -nE '\b(fopen|fprintf|printf|puts|time|clock_gettime|gettimeofday|rand
   gang/*.c migrate/*.c place/*.c 2>/dev/null | grep -vE '_test\.c:' || true)
 if [ -n "$io" ]; then
   echo "$io" | sed 's/^/    I\/O or clock in pure code: /'
+  fail=1
+fi
+
+echo "lint: tfjob/ (the TFJob API) uses nothing of the controller"
+up=$(grep -nE '^#include "(reconciler|extender|sim|cmd)/' tfjob/*.[ch] 2>/dev/null || true)
+if [ -n "$up" ]; then
+  echo "$up" | sed 's/^/    tfjob\/ reaches up: /'
   fail=1
 fi
 

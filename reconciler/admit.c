@@ -32,7 +32,7 @@
 #include "kube/pod.h"
 #include "reconciler/migration.h"
 #include "reconciler/scale.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 /* A job's pods as admission sees them. */
 enum pod_state { POD_MISSING, POD_WAITING, POD_PLACED };

@@ -37,8 +37,8 @@
 #include "kube/pod.h"
 #include "kube/strpool.h"
 #include "reconciler/requests.h"
-#include "reconciler/pod_codec.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/pod_codec.h"
+#include "tfjob/tfjob.h"
 
 drake_err admit_spec_requests(const struct kube_res_spec *spec, const struct drake_res_names *names,
                               struct drake_res *out, char *msg, size_t msglen)

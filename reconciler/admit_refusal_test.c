@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "reconciler/admit_testutil.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 #define NOW 1700000000L
 

@@ -24,7 +24,7 @@
 #include "kube/node.h"
 #include "kube/object.h"
 #include "kube/pod.h"
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 
 void rec_backstop_forget(struct reconciler *r, const char *key)
 {

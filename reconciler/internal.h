@@ -31,8 +31,8 @@
 #include "reconciler/admit.h"
 #include "reconciler/migration.h"
 #include "reconciler/reconciler.h"
-#include "reconciler/status.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/status.h"
+#include "tfjob/tfjob.h"
 
 struct json_t;
 struct kube_pod;

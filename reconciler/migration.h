@@ -28,7 +28,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 struct json_t;
 

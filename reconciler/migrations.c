@@ -29,7 +29,7 @@
 #include "migrate/migrate.h"
 #include "migrate/progress.h"
 #include "reconciler/migration.h"
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 
 /* A move that has not finished this long after it started is given up
  * (its replica stays wherever it is now). */

@@ -24,7 +24,7 @@
 #include "kube/object.h"
 #include "kube/pod.h"
 #include "reconciler/internal.h"
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 
 /* ---- informer handlers: mark the owning job dirty ---- */
 

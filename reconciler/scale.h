@@ -32,7 +32,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 struct json_t;
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kube/object.h"
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 
 #define SCALE_MAX_BYTES 65536
 

@@ -19,7 +19,7 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "kube/pod.h"
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 #include "reconciler/scale.h"
 
 /*

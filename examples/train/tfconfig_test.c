@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "examples/train/tfconfig.h"
-#include "reconciler/tfconfig.h"
+#include "tfjob/tfconfig.h"
 
 static void parse_ok(const char *json, struct tf_config *c)
 {

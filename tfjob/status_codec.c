@@ -8,7 +8,7 @@
  *
  * Ownership: patches are malloc'd JSON the caller frees.
  */
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

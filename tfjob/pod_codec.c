@@ -6,7 +6,7 @@
  *
  * Ownership: builders return malloc'd JSON text; readers borrow.
  */
-#include "reconciler/pod_codec.h"
+#include "tfjob/pod_codec.h"
 
 #include "gang/protocol.h"
 
@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "kube/pod.h"
-#include "reconciler/tfconfig.h"
+#include "tfjob/tfconfig.h"
 
 static json_t *labels(const struct tfjob *job, enum tf_rtype t, int index)
 {

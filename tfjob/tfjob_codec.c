@@ -6,7 +6,7 @@
  *
  * Ownership: see tfjob.h (templates are borrowed from the decoded object).
  */
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 #include <stdio.h>
 #include <string.h>

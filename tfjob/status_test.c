@@ -17,9 +17,9 @@
 
 #include "kube/pod.h"
 #include "kube/strpool.h"
-#include "reconciler/pod_codec.h"
-#include "reconciler/status.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/pod_codec.h"
+#include "tfjob/status.h"
+#include "tfjob/tfjob.h"
 
 static struct tfjob job(int ps, int workers, int max, enum tf_restart rp)
 {

@@ -6,10 +6,10 @@
  *
  * Ownership: tf_config_json() returns malloc'd JSON the caller frees.
  */
-#ifndef DRAKE_RECONCILER_TFCONFIG_H
-#define DRAKE_RECONCILER_TFCONFIG_H
+#ifndef DRAKE_TFJOB_TFCONFIG_H
+#define DRAKE_TFJOB_TFCONFIG_H
 
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 /* Longest cluster domain suffix accepted (CUSTOM_CLUSTER_DOMAIN). */
 #define TF_CLUSTER_DOMAIN_MAX 128

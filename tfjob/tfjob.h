@@ -8,8 +8,8 @@
  * templates are borrowed from the JSON object the job was decoded from, so
  * the job is valid only while the caller holds that object.
  */
-#ifndef DRAKE_RECONCILER_TFJOB_H
-#define DRAKE_RECONCILER_TFJOB_H
+#ifndef DRAKE_TFJOB_TFJOB_H
+#define DRAKE_TFJOB_TFJOB_H
 
 #include <stdbool.h>
 #include <stddef.h>

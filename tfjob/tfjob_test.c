@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "reconciler/tfconfig.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/tfconfig.h"
+#include "tfjob/tfjob.h"
 
 static char msg[256];
 

@@ -9,14 +9,14 @@
  * Ownership: builders return malloc'd JSON text (NULL on failure, with msg
  * where one is taken); readers borrow from the object or record.
  */
-#ifndef DRAKE_RECONCILER_POD_CODEC_H
-#define DRAKE_RECONCILER_POD_CODEC_H
+#ifndef DRAKE_TFJOB_POD_CODEC_H
+#define DRAKE_TFJOB_POD_CODEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "reconciler/status.h"
-#include "reconciler/tfjob.h"
+#include "tfjob/status.h"
+#include "tfjob/tfjob.h"
 
 struct json_t;
 struct kube_pod;

@@ -7,13 +7,13 @@
  *
  * Ownership: no allocation; the caller owns both arrays and the verdict.
  */
-#ifndef DRAKE_RECONCILER_STATUS_H
-#define DRAKE_RECONCILER_STATUS_H
+#ifndef DRAKE_TFJOB_STATUS_H
+#define DRAKE_TFJOB_STATUS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "reconciler/tfjob.h"
+#include "tfjob/tfjob.h"
 
 enum tf_phase { TF_POD_PENDING, TF_POD_RUNNING, TF_POD_SUCCEEDED, TF_POD_FAILED, TF_POD_UNKNOWN };
 

@@ -5,7 +5,7 @@
  *
  * Ownership: returns malloc'd strings; nothing is kept.
  */
-#include "reconciler/tfconfig.h"
+#include "tfjob/tfconfig.h"
 
 #include <stdio.h>
 #include <string.h>

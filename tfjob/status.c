@@ -7,7 +7,7 @@
  *
  * Ownership: writes only into the caller's verdict and the pods' recreate flags.
  */
-#include "reconciler/status.h"
+#include "tfjob/status.h"
 
 #include <stdio.h>
 #include <string.h>
