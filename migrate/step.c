@@ -53,8 +53,7 @@ drake_err mig_step(const struct mig_world *w, double now, const struct mig_opts 
 		out->held = MIG_HELD_MOVING;
 		return DRAKE_OK;
 	}
-	bool yield =
-	    w->nwait > 0 && o->better_placement && any_slow_worker(w->r, w->nr);
+	bool yield = w->nwait > 0 && o->better_placement && any_slow_worker(w->r, w->nr);
 	if (!yield && !any_overloaded(w->c, o->k)) {
 		out->held = MIG_HELD_QUIET;
 		return DRAKE_OK;

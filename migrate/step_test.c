@@ -54,7 +54,11 @@
 	PS("s-ps", job, "g1"), W1("s-w0", job, "g1"), W1("s-w1", job, "g1"),                       \
 	    W1("s-w2", job, "g1"), W1("s-w3", job, "g1"), W1("s-w4", job, "g1"),                   \
 	    W1("s-w5", job, "g1"), W1("s-w6", job, "g2")
-#define NODES_S G64("g1", 1), G64("g2", 6), {"g3", 64, 256, 8, 28, 112, 7, false}
+#define NODES_S                                                                                    \
+	G64("g1", 1), G64("g2", 6),                                                                \
+	{                                                                                          \
+		"g3", 64, 256, 8, 28, 112, 7, false                                                \
+	}
 
 struct scase {
 	const char *name;
@@ -97,8 +101,8 @@ static const struct scase cases[] = {
      .held = MIG_HELD_SCALING,
      .want = ""},
     {"two hot nodes: one move per round, the most loaded node's first",
-     {G8("g1", 0), G8("g2", 0), G8("g3", 1), G8("g4", 0), G8("g5", 0), G8("g6", 0),
-      G8("g7", 0), G8("g8", 0)},
+     {G8("g1", 0), G8("g2", 0), G8("g3", 1), G8("g4", 0), G8("g5", 0), G8("g6", 0), G8("g7", 0),
+      G8("g8", 0)},
      {PACKED("b", "g1"), W1("a-w2", "ns/a", "g1"), THREE("a", "g2"), PACKED("c", "g3"),
       W1("d-w2", "ns/d", "g3"), THREE("d", "g4")},
      .held = MIG_MOVED,

@@ -233,11 +233,6 @@ static bool grow_world(struct rec_world *w)
 	return true;
 }
 
-static int role_of_type(enum tf_rtype t)
-{
-	return t == TF_PS ? DRAKE_ROLE_PS : t == TF_CHIEF ? DRAKE_ROLE_CHIEF : DRAKE_ROLE_WORKER;
-}
-
 struct add_ctx {
 	struct reconciler *r;
 	struct rec_world *w;
@@ -349,12 +344,18 @@ static bool add_job(struct json_t *obj, void *arg)
 				return false;
 			}
 			size_t n = x->w->n++;
-			live[role_of_type(t)]++;
+			/* the types walked are the gang's roles */
+			enum drake_role role =
+			    (enum drake_role)drake_role_of_replica_type(tf_rtype_name(t));
+			live[role]++;
 			double last;
 			int count = tf_migrations_count(&mg, t, i, &last);
-			const char *gang = kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG);
-			const char *dot = gang ? strrchr(gang, '.') : NULL;
-			double at = dot ? strtod(dot + 1, NULL) : 0; /* "<uid>.<seconds>" */
+			struct drake_gang_id g; /* its wave: the second admission made it */
+			double at =
+			    drake_gang_id_parse(kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG), &g,
+			                        NULL, 0) == DRAKE_OK
+			        ? (double)g.wave
+			        : 0;
 			if (at > 0 && (waved == 0 || at < waved))
 				waved = at;
 			struct replica_of *of = &x->w->of[n];
@@ -366,7 +367,7 @@ static bool add_job(struct json_t *obj, void *arg)
 			x->w->r[n] = (struct mig_replica){
 			    .job = NULL, /* set once the arrays stop moving */
 			    .pod = NULL,
-			    .role = (enum drake_role)role_of_type(t),
+			    .role = role,
 			    .node = node,
 			    .req = req,
 			    .migrations = count,
