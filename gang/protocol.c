@@ -33,7 +33,8 @@ drake_err drake_gang_id_parse(const char *id, struct drake_gang_id *out, char *w
 		                    "gang id \"%.80s\" is not of the form <uid>.<wave>", id);
 	size_t ul = (size_t)(dot - id);
 	if (ul == 0)
-		return drake_errorf(DRAKE_EINVAL, why, len, "gang id \"%.80s\" has an empty uid", id);
+		return drake_errorf(DRAKE_EINVAL, why, len, "gang id \"%.80s\" has an empty uid",
+		                    id);
 	if (ul > DRAKE_GANG_UID_MAX)
 		return drake_errorf(DRAKE_EINVAL, why, len,
 		                    "gang id \"%.80s\": its uid is longer than %d bytes", id,
@@ -44,9 +45,9 @@ drake_err drake_gang_id_parse(const char *id, struct drake_gang_id *out, char *w
 	long long wave = 0;
 	for (const char *p = w; *p; p++) {
 		if (*p < '0' || *p > '9')
-			return drake_errorf(DRAKE_EINVAL, why, len,
-			                    "gang id \"%.80s\": its wave is not a decimal of digits",
-			                    id);
+			return drake_errorf(
+			    DRAKE_EINVAL, why, len,
+			    "gang id \"%.80s\": its wave is not a decimal of digits", id);
 		int d = *p - '0';
 		if (wave > (LLONG_MAX - d) / 10)
 			return drake_errorf(DRAKE_EINVAL, why, len,

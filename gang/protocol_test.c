@@ -27,8 +27,8 @@ static void an_id_round_trips(void **state)
 	};
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		char buf[DRAKE_GANG_ID_MAX], why[200];
-		assert_int_equal(drake_gang_id_format(table[i].uid, table[i].wave, buf, sizeof(buf)),
-		                 DRAKE_OK);
+		assert_int_equal(
+		    drake_gang_id_format(table[i].uid, table[i].wave, buf, sizeof(buf)), DRAKE_OK);
 		assert_string_equal(buf, table[i].id);
 		struct drake_gang_id g;
 		assert_int_equal(drake_gang_id_parse(buf, &g, why, sizeof(why)), DRAKE_OK);
@@ -110,12 +110,18 @@ static void replica_types_map_to_roles_and_back(void **state)
 		const char *type;
 		int role;
 	} table[] = {
-	    {"PS", DRAKE_ROLE_PS},         {"ps", DRAKE_ROLE_PS},
-	    {"Worker", DRAKE_ROLE_WORKER}, {"worker", DRAKE_ROLE_WORKER},
-	    {"Chief", DRAKE_ROLE_CHIEF},   {"chief", DRAKE_ROLE_CHIEF},
-	    {"Master", DRAKE_ROLE_CHIEF},  {"MASTER", DRAKE_ROLE_CHIEF},
-	    {"Evaluator", -1},             {"evaluator", -1},
-	    {"", -1},                      {"workers", -1},
+	    {"PS", DRAKE_ROLE_PS},
+	    {"ps", DRAKE_ROLE_PS},
+	    {"Worker", DRAKE_ROLE_WORKER},
+	    {"worker", DRAKE_ROLE_WORKER},
+	    {"Chief", DRAKE_ROLE_CHIEF},
+	    {"chief", DRAKE_ROLE_CHIEF},
+	    {"Master", DRAKE_ROLE_CHIEF},
+	    {"MASTER", DRAKE_ROLE_CHIEF},
+	    {"Evaluator", -1},
+	    {"evaluator", -1},
+	    {"", -1},
+	    {"workers", -1},
 	    {NULL, -1},
 	};
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)

@@ -4,13 +4,17 @@
  * policy (migrate/migrate.h) or an explicit request decides, and carrying
  * each out from its record on the TFJob (reconciler/migration.h).
  *
- * One move at a time in the whole cluster: a move deletes a pod and waits
- * for its replacement to be bound elsewhere, and the next is decided on
- * the cluster as that one left it. A move is started by writing its
- * record; each pass then makes the cluster match the record: the pod with
- * the recorded uid is deleted, admission plans its replacement onto the
- * target (admit.c reads the record), and once a pod of another uid is
- * bound the record is cleared. Nothing of a move lives only in memory.
+ * Each pass builds the world migrate/step.h's round reads (the snapshot,
+ * every bound replica with its job's progress class, the waiting jobs,
+ * whether a move is in flight or a record has not settled) and starts the
+ * move it returns; when to move, and what, is the round's alone. A move
+ * is in flight from its record until its replacement is bound.
+ *
+ * A move is started by writing its record; each pass then makes the
+ * cluster match the record: the pod with the recorded uid is deleted,
+ * admission plans its replacement onto the target (admit.c reads the
+ * record), and once a pod of another uid is bound the record is cleared.
+ * Nothing of a move lives only in memory.
  */
 #include "reconciler/internal.h"
 
