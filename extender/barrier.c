@@ -387,8 +387,8 @@ static struct barrier *barrier_new(struct barrier_reg *g, const struct gang_memb
 	bar->size = m->size;
 	TAILQ_INIT(&bar->waiters);
 	bar->id = strdup(m->gang);
-	const char *dot = strrchr(m->gang, '.');
-	bar->owner_uid = strndup(m->gang, (size_t)(dot - m->gang));
+	struct drake_gang_id id; /* gang_member_of read it: no error here */
+	bar->owner_uid = drake_gang_id_parse(m->gang, &id, NULL, 0) ? NULL : strdup(id.uid);
 	bar->ns = strdup(m->ns);
 	if (asprintf(&bar->job, "%s/%s", m->ns, m->job) < 0)
 		bar->job = NULL;

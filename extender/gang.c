@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "gang/protocol.h"
 #include "kube/pod.h"
@@ -27,21 +26,6 @@ static drake_err parse_count(const char *s, long max, long *out)
 	return DRAKE_OK;
 }
 
-/* Kubeflow's replica types that are gang roles; "master" is the legacy name
- * of the chief. Evaluators and anything else have none. */
-static int role_of_replica_type(const char *t)
-{
-	if (!t)
-		return -1;
-	if (!strcasecmp(t, "ps"))
-		return DRAKE_ROLE_PS;
-	if (!strcasecmp(t, "worker"))
-		return DRAKE_ROLE_WORKER;
-	if (!strcasecmp(t, "chief") || !strcasecmp(t, "master"))
-		return DRAKE_ROLE_CHIEF;
-	return -1;
-}
-
 drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why, size_t whylen)
 {
 	*m = (struct gang_member){.role = -1};
@@ -55,11 +39,16 @@ drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char 
 	m->job = ext_pod_label(pod, DRAKE_LABEL_JOB_NAME);
 	if (!m->job)
 		m->job = "";
-	if (!*planned || !m->gang || !strchr(m->gang, '.'))
+	struct drake_gang_id id;
+	char msg[200];
+	if (!*planned || !m->gang)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s: %s needs a non-empty %s of the form <uid>.<wave>",
 		                    pod->ns, pod->name, DRAKE_ANNOTATION_PLANNED_NODE,
 		                    DRAKE_ANNOTATION_GANG);
+	if (drake_gang_id_parse(m->gang, &id, msg, sizeof(msg)))
+		return drake_errorf(DRAKE_EINVAL, why, whylen, "pod %s/%s: %s: %s", pod->ns,
+		                    pod->name, DRAKE_ANNOTATION_GANG, msg);
 	if (parse_count(ext_pod_annotation(pod, DRAKE_ANNOTATION_GANG_SIZE), DRAKE_GANG_SIZE_MAX,
 	                &m->size) ||
 	    m->size < 1)
@@ -73,7 +62,6 @@ drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char 
 		                    pod->name, DRAKE_ANNOTATION_GANG_MIN, DRAKE_GANG_SIZE_MAX);
 	const char *roles = ext_pod_annotation(pod, DRAKE_ANNOTATION_GANG_ROLES);
 	if (roles) {
-		char msg[200];
 		if (drake_roles_parse(roles, DRAKE_GANG_SIZE_MAX, &m->min_roles, msg, sizeof(msg)))
 			return drake_errorf(DRAKE_EINVAL, why, whylen, "pod %s/%s: %s: %s", pod->ns,
 			                    pod->name, DRAKE_ANNOTATION_GANG_ROLES, msg);
@@ -85,7 +73,8 @@ drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char 
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s: %s must be ps, chief or worker, not \"%.32s\"",
 		                    pod->ns, pod->name, DRAKE_ANNOTATION_ROLE, role);
-	m->role = role ? (int)r : role_of_replica_type(ext_pod_label(pod, GANG_LABEL_REPLICA_TYPE));
+	m->role =
+	    role ? (int)r : drake_role_of_replica_type(ext_pod_label(pod, GANG_LABEL_REPLICA_TYPE));
 	m->planned_node = planned;
 	return DRAKE_OK;
 }
@@ -141,17 +130,20 @@ static bool named_as(const char *name, const char *job, const char *word)
 drake_err gang_member_check(const struct gang_member *m, const char *wave_ns, char *why,
                             size_t whylen)
 {
-	const char *dot = strrchr(m->gang, '.');
-	size_t ul = dot ? (size_t)(dot - m->gang) : strlen(m->gang);
+	struct drake_gang_id id;
+	char msg[200];
+	if (drake_gang_id_parse(m->gang, &id, msg, sizeof(msg)))
+		return drake_errorf(DRAKE_EINVAL, why, whylen, "pod %s/%s: %s: %s", m->ns, m->name,
+		                    DRAKE_ANNOTATION_GANG, msg);
 	if (!m->owner_uid || !*m->owner_uid)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s has no controller owner, so it is not a pod of the "
 		                    "TFJob gang %s belongs to",
 		                    m->ns, m->name, m->gang);
-	if (strlen(m->owner_uid) != ul || strncmp(m->owner_uid, m->gang, ul) != 0)
+	if (strcmp(m->owner_uid, id.uid) != 0)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
-		                    "pod %s/%s is owned by %s, not by the TFJob %.*s of gang %s",
-		                    m->ns, m->name, m->owner_uid, (int)ul, m->gang, m->gang);
+		                    "pod %s/%s is owned by %s, not by the TFJob %s of gang %s",
+		                    m->ns, m->name, m->owner_uid, id.uid, m->gang);
 	if (wave_ns && strcmp(m->ns, wave_ns) != 0)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s is in namespace %s, but gang %s waits in %s", m->ns,

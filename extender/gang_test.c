@@ -37,6 +37,12 @@ static void test_plans_are_read_and_malformed_ones_refused(void **state)
 	    {NULL, NULL, NULL, NULL, DRAKE_OK, 0, 0, NULL}, /* not a member */
 	    {"gpu-a", NULL, "5", NULL, DRAKE_EINVAL, 0, 0, "needs a non-empty drake.dev/gang"},
 	    {"gpu-a", "no-wave", "5", NULL, DRAKE_EINVAL, 0, 0, "<uid>.<wave>"},
+	    {"gpu-a", ".1", "5", NULL, DRAKE_EINVAL, 0, 0,
+	     "drake.dev/gang: gang id \".1\" has an empty uid"},
+	    {"gpu-a", "uid.x", "5", NULL, DRAKE_EINVAL, 0, 0, "its wave is not a decimal"},
+	    {"gpu-a", "uid.-1", "5", NULL, DRAKE_EINVAL, 0, 0, "its wave is not a decimal"},
+	    {"gpu-a", "uid.99999999999999999999", "5", NULL, DRAKE_EINVAL, 0, 0,
+	     "its wave is beyond"},
 	    {"", "uid.1", "5", NULL, DRAKE_EINVAL, 0, 0, "needs a non-empty"},
 	    {"gpu-a", "uid.1", "0", NULL, DRAKE_EINVAL, 0, 0,
 	     "gang-size must be an integer from 1"},

@@ -30,7 +30,11 @@
 #define DRAKE_GANG_PROTOCOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "common/err.h"
+#include "gang/roles.h"
 
 #define DRAKE_ANNOTATION_PREFIX       "drake.dev/"
 #define DRAKE_ANNOTATION_PLANNED_NODE "drake.dev/planned-node"
@@ -52,5 +56,49 @@ static inline bool drake_annotation_reserved(const char *key)
 
 /* Largest gang a wave may carry (a bound on the barrier's memory). */
 #define DRAKE_GANG_SIZE_MAX 4096
+
+/*
+ * The gang id, drake.dev/gang: "<uid>.<wave>", the TFJob's uid and its
+ * admission wave, the second (since the epoch) admission made it; the
+ * pods of one wave bind together or not at all, and a wave's time is its
+ * members' admission time. A uid is 1 to DRAKE_GANG_UID_MAX bytes with no
+ * '.' (Kubernetes uids are 36-byte UUIDs); a wave is a decimal from 0 to
+ * LLONG_MAX, digits only (no sign, no space).
+ */
+#define DRAKE_GANG_UID_MAX 63 /* the uid buffers drake keeps hold 64 bytes */
+#define DRAKE_GANG_ID_MAX  (DRAKE_GANG_UID_MAX + 1 + 19 + 1) /* with its NUL */
+
+struct drake_gang_id {
+	char uid[DRAKE_GANG_UID_MAX + 1];
+	long long wave;
+};
+
+/* "<uid>.<wave>" into buf (len bytes). EINVAL for an empty uid, one longer
+ * than DRAKE_GANG_UID_MAX or with a '.', or a negative wave; ELIMIT when
+ * buf is too small (DRAKE_GANG_ID_MAX always is enough). On an error buf
+ * holds "" (when len > 0). */
+drake_err drake_gang_id_format(const char *uid, long long wave, char *buf,
+                               size_t len) DRAKE_MUST_CHECK;
+
+/* The uid and wave of id. EINVAL with why (naming id) when id is NULL, has
+ * no '.', an empty or too long uid, or a wave that is empty, not all
+ * digits, or beyond LLONG_MAX. */
+drake_err drake_gang_id_parse(const char *id, struct drake_gang_id *out, char *why,
+                              size_t len) DRAKE_MUST_CHECK;
+
+/*
+ * Role <-> replica type. A TFJob's replica types that are gang roles are
+ * Kubeflow's "PS", "Chief" (or its legacy name "Master") and "Worker"; the
+ * spec's keys spell them so, the training.kubeflow.org/replica-type label
+ * in lower case, so any case is read. An "Evaluator", or any other type,
+ * is no part of the gang.
+ */
+
+/* The role of replica type t, or -1 (none, NULL included). */
+int drake_role_of_replica_type(const char *t);
+
+/* The replica type of role r as the TFJob spec spells it: "PS", "Chief",
+ * "Worker"; NULL for r out of range. */
+const char *drake_replica_type_of_role(enum drake_role r);
 
 #endif

@@ -578,7 +578,7 @@ static drake_err best_yield(struct work *w, struct drake_cluster *wc, const stru
 {
 	*best = (struct cand){.i = -1};
 	for (size_t i = 0; i < w->nr; i++) {
-		if (!w->r[i].slow || !movable(w, i))
+		if (!mig_class_slow(w->r[i].cls) || !movable(w, i))
 			continue;
 		size_t j = w->jid[i], src = (size_t)w->node[i];
 		int n = span(w, j);
@@ -612,7 +612,7 @@ static drake_err placement(struct work *w, const struct mig_waiting *wait, size_
 		return DRAKE_OK;
 	bool any = false;
 	for (size_t i = 0; i < w->nr && !any; i++)
-		any = w->r[i].slow && w->r[i].role == DRAKE_ROLE_WORKER;
+		any = mig_class_slow(w->r[i].cls) && w->r[i].role == DRAKE_ROLE_WORKER;
 	if (!any)
 		return DRAKE_OK;
 	struct drake_cluster wc;

@@ -59,8 +59,8 @@
  * Better placement (SpeCon: slow-growing jobs yield to fast-growing ones).
  * Given the jobs waiting for admission in FIFO order, the first of them
  * (at most MIG_WAIT_LOOK looked at) that does not fit now (gang/planner.h
- * on the snapshot) is the one to make room for. A worker of a job whose
- * progress is slowing or converged (`slow`) and that spans two nodes or
+ * on the snapshot) is the one to make room for. A worker of a slow job
+ * (mig_class_slow of its class: slowing or converged) that spans two nodes or
  * more may move onto another node its job already uses (so the slow job
  * never spreads: it loses its pause, no locality) when with the move that
  * waiting job fits. Of those moves, the one that leaves the waiting job's
@@ -106,6 +106,7 @@
 #include "gang/planner.h"
 #include "gang/roles.h"
 #include "gang/speed.h"
+#include "migrate/progress.h"
 
 #define MIG_WHY_MAX   200
 #define MIG_WAIT_LOOK 4 /* waiting jobs the better-placement rule looks at */
@@ -123,7 +124,7 @@ struct mig_replica {
 	double progress;      /* its job's mig_progress_fraction, < 0 unknown */
 	int role_live, role_min; /* live members of its role in its job, and the role's minimum */
 	double admitted;         /* its job's admission time, seconds */
-	bool slow;               /* its job's progress is slowing or converged */
+	enum mig_class cls;      /* its job's progress class (migrate/progress.h) */
 };
 
 /* A job waiting for admission, as the planner sees it. */

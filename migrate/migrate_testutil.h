@@ -24,7 +24,7 @@
 #define GIB  (1024LL * 1024 * 1024)
 #define NOW  1000.0
 #define MAXN 9
-#define MAXR 16
+#define MAXR 24
 
 struct nspec {
 	const char *name;
@@ -95,7 +95,8 @@ static inline int build(struct world *w, const struct nspec *n, const struct rsp
 		    .role_live = live,
 		    .role_min = min,
 		    .admitted = NOW - (strncmp(job, "ns/young", 8) == 0 ? 30 : 3600),
-		    .slow = strncmp(job, "ns/slow", 7) == 0,
+		    .cls =
+		        strncmp(job, "ns/slow", 7) == 0 ? MIG_CLASS_SLOWING : MIG_CLASS_PROGRESSING,
 		};
 		if (x->node < 0)
 			return -1;

@@ -48,6 +48,16 @@ const char *mig_class_name(enum mig_class c)
 	return "?";
 }
 
+bool mig_class_slow(enum mig_class c)
+{
+	return c == MIG_CLASS_SLOWING || c == MIG_CLASS_CONVERGED;
+}
+
+bool mig_progress_slow(const struct mig_progress *p)
+{
+	return p && mig_class_slow(p->cls);
+}
+
 /* The k-th sample, oldest first. */
 static const struct mig_sample *at(const struct mig_progress *p, size_t k)
 {

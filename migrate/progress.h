@@ -161,4 +161,15 @@ double mig_progress_expected(const struct mig_progress *p);
 /* "unknown", "progressing", "slowing", "converged". */
 const char *mig_class_name(enum mig_class c);
 
+/*
+ * The one "slow" rule: a job whose progress is SLOWING or CONVERGED is
+ * slow, and a slow job yields (its workers move first for a waiting job,
+ * migrate/step.h; it shrinks first and grows last, gang/scale.h). UNKNOWN
+ * is not slow: a job that has not reported enough yields nothing.
+ */
+bool mig_class_slow(enum mig_class c);
+
+/* mig_class_slow of p's class; false for NULL (no progress kept). */
+bool mig_progress_slow(const struct mig_progress *p);
+
 #endif

@@ -444,6 +444,31 @@ static void classes_have_names(void **state)
 	assert_true(mig_progress_expected(&(struct mig_progress){0}) == -1);
 }
 
+/* The one slow rule, which migration (migrate/step.h) and scaling
+ * (gang/scale.h, through the adapters) both read. */
+static void slowing_and_converged_jobs_are_slow_and_no_other(void **state)
+{
+	static const struct {
+		enum mig_class cls;
+		bool slow;
+	} table[] = {
+	    {MIG_CLASS_UNKNOWN, false},
+	    {MIG_CLASS_PROGRESSING, false},
+	    {MIG_CLASS_SLOWING, true},
+	    {MIG_CLASS_CONVERGED, true},
+	};
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		struct mig_progress p;
+		mig_progress_init(&p, MIG_KIND_ACCURACY, 0);
+		p.cls = table[i].cls;
+		if (mig_class_slow(table[i].cls) != table[i].slow ||
+		    mig_progress_slow(&p) != table[i].slow)
+			fail_msg("%s: slow %d, want %d", mig_class_name(table[i].cls),
+			         mig_class_slow(table[i].cls), table[i].slow);
+	}
+	assert_false(mig_progress_slow(NULL)); /* no progress kept */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +484,7 @@ int main(void)
 	    cmocka_unit_test(a_smaller_window_slows_sooner),
 	    cmocka_unit_test(the_fraction_is_the_latest_step_of_the_total),
 	    cmocka_unit_test(classes_have_names),
+	    cmocka_unit_test(slowing_and_converged_jobs_are_slow_and_no_other),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,14 +60,10 @@ static long long first_seen(struct reconciler *r, const char *key, bool partial,
 	return now;
 }
 
+/* -1 for an evaluator: no part of the gang. */
 static int role_of(enum tf_rtype t)
 {
-	switch (t) {
-	case TF_PS: return DRAKE_ROLE_PS;
-	case TF_CHIEF: return DRAKE_ROLE_CHIEF;
-	case TF_WORKER: return DRAKE_ROLE_WORKER;
-	default: return -1; /* an evaluator is no part of the gang */
-	}
+	return drake_role_of_replica_type(tf_rtype_name(t));
 }
 
 /* The minimum per role: every PS, the chief, min-instances workers. */

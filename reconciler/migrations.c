@@ -4,13 +4,17 @@
  * policy (migrate/migrate.h) or an explicit request decides, and carrying
  * each out from its record on the TFJob (reconciler/migration.h).
  *
- * One move at a time in the whole cluster: a move deletes a pod and waits
- * for its replacement to be bound elsewhere, and the next is decided on
- * the cluster as that one left it. A move is started by writing its
- * record; each pass then makes the cluster match the record: the pod with
- * the recorded uid is deleted, admission plans its replacement onto the
- * target (admit.c reads the record), and once a pod of another uid is
- * bound the record is cleared. Nothing of a move lives only in memory.
+ * Each pass builds the world migrate/step.h's round reads (the snapshot,
+ * every bound replica with its job's progress class, the waiting jobs,
+ * whether a move is in flight or a record has not settled) and starts the
+ * move it returns; when to move, and what, is the round's alone. A move
+ * is in flight from its record until its replacement is bound.
+ *
+ * A move is started by writing its record; each pass then makes the
+ * cluster match the record: the pod with the recorded uid is deleted,
+ * admission plans its replacement onto the target (admit.c reads the
+ * record), and once a pod of another uid is bound the record is cleared.
+ * Nothing of a move lives only in memory.
  */
 #include "reconciler/internal.h"
 
@@ -28,6 +32,7 @@
 #include "kube/pod.h"
 #include "migrate/migrate.h"
 #include "migrate/progress.h"
+#include "migrate/step.h"
 #include "reconciler/migration.h"
 #include "tfjob/pod_codec.h"
 
@@ -124,7 +129,8 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
 	return err;
 }
 
-/* The job's progress class and fraction of its steps (-1 unknown). */
+/* The job's progress class (UNKNOWN when it has reported nothing) and
+ * fraction of its steps (-1 unknown). */
 static enum mig_class class_of(const struct reconciler *r, const struct tfjob *job, double *frac)
 {
 	char key[KEY_MAX];
@@ -137,8 +143,7 @@ static enum mig_class class_of(const struct reconciler *r, const struct tfjob *j
 
 bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac)
 {
-	enum mig_class c = class_of(r, job, frac);
-	return c == MIG_CLASS_SLOWING || c == MIG_CLASS_CONVERGED;
+	return mig_class_slow(class_of(r, job, frac));
 }
 
 /* Forgets the progress of jobs that are gone. */
@@ -193,27 +198,29 @@ struct waiting_of {
 	struct drake_gang_req req;
 };
 
-struct mig_world {
+/* The world migrate/step.h reads, and what the controller keeps beside
+ * it to carry a move out. */
+struct rec_world {
 	struct drake_cluster c;
 	struct mig_replica *r; /* what migrate/ reads, contiguous */
 	struct replica_of *of; /* the same replicas, index for index */
 	size_t n, cap;
-	bool any_moving, any_slow;
+	bool any_moving;
 	struct waiting_of *wof; /* the waiting jobs, oldest first once built */
 	size_t nwof, capwof;
-	struct mig_waiting wait[MIG_WAIT_LOOK];
-	size_t nwait;
+	struct mig_waiting *wait; /* the same, as migrate/ reads them */
 };
 
-static void world_release(struct mig_world *w)
+static void world_release(struct rec_world *w)
 {
 	drake_cluster_release(&w->c);
 	free(w->r);
 	free(w->of);
 	free(w->wof);
+	free(w->wait);
 }
 
-static bool grow_world(struct mig_world *w)
+static bool grow_world(struct rec_world *w)
 {
 	if (w->n < w->cap)
 		return true;
@@ -230,20 +237,15 @@ static bool grow_world(struct mig_world *w)
 	return true;
 }
 
-static int role_of_type(enum tf_rtype t)
-{
-	return t == TF_PS ? DRAKE_ROLE_PS : t == TF_CHIEF ? DRAKE_ROLE_CHIEF : DRAKE_ROLE_WORKER;
-}
-
 struct add_ctx {
 	struct reconciler *r;
-	struct mig_world *w;
+	struct rec_world *w;
 	drake_err err;
 };
 
 /* The requests of replica type t's template; false when it has none or
  * asks for a KubeShare share (the rule leaves such jobs alone). */
-static bool type_req(const struct mig_world *w, const struct tfjob *job, enum tf_rtype t,
+static bool type_req(const struct rec_world *w, const struct tfjob *job, enum tf_rtype t,
                      struct drake_res *out)
 {
 	char why[DRAKE_WHY_MAX];
@@ -257,7 +259,7 @@ static bool type_req(const struct mig_world *w, const struct tfjob *job, enum tf
 /* A job whose pods all still carry drake's gate waits for admission (as
  * admit.h has it): its gang, as the planner sees it, is kept for the
  * better-placement rule. */
-static drake_err add_waiting(struct mig_world *w, const struct json_t *obj, const struct tfjob *job)
+static drake_err add_waiting(struct rec_world *w, const struct json_t *obj, const struct tfjob *job)
 {
 	struct waiting_of x = {.created = admit_created(obj)};
 	struct drake_gang_req *q = &x.req;
@@ -312,7 +314,7 @@ static bool add_job(struct json_t *obj, void *arg)
 	if (mg.moving.active)
 		x->w->any_moving = true;
 	double frac;
-	bool slow = rec_job_slow(x->r, &job, &frac);
+	enum mig_class cls = class_of(x->r, &job, &frac);
 	double admitted = admit_created(obj), waved = 0; /* waved: its first wave */
 	int live[DRAKE_NROLES] = {0}, seen = 0, gated = 0, done = 0;
 	size_t first = x->w->n;
@@ -346,12 +348,18 @@ static bool add_job(struct json_t *obj, void *arg)
 				return false;
 			}
 			size_t n = x->w->n++;
-			live[role_of_type(t)]++;
+			/* the types walked are the gang's roles */
+			enum drake_role role =
+			    (enum drake_role)drake_role_of_replica_type(tf_rtype_name(t));
+			live[role]++;
 			double last;
 			int count = tf_migrations_count(&mg, t, i, &last);
-			const char *gang = kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG);
-			const char *dot = gang ? strrchr(gang, '.') : NULL;
-			double at = dot ? strtod(dot + 1, NULL) : 0; /* "<uid>.<seconds>" */
+			struct drake_gang_id g; /* its wave: the second admission made it */
+			double at =
+			    drake_gang_id_parse(kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG), &g,
+			                        NULL, 0) == DRAKE_OK
+			        ? (double)g.wave
+			        : 0;
 			if (at > 0 && (waved == 0 || at < waved))
 				waved = at;
 			struct replica_of *of = &x->w->of[n];
@@ -363,13 +371,13 @@ static bool add_job(struct json_t *obj, void *arg)
 			x->w->r[n] = (struct mig_replica){
 			    .job = NULL, /* set once the arrays stop moving */
 			    .pod = NULL,
-			    .role = (enum drake_role)role_of_type(t),
+			    .role = role,
 			    .node = node,
 			    .req = req,
 			    .migrations = count,
 			    .last_migrated = last,
 			    .progress = frac,
-			    .slow = slow,
+			    .cls = cls,
 			};
 		}
 	}
@@ -382,14 +390,13 @@ static bool add_job(struct json_t *obj, void *arg)
 		x->w->r[i].role_min = min[x->w->r[i].role];
 		x->w->r[i].admitted = waved > 0 ? waved : admitted;
 	}
-	x->w->any_slow |= slow && x->w->n > first;
 	if (x->w->n == first && seen > 0 && gated == seen && done == 0 &&
 	    (x->err = add_waiting(x->w, obj, &job)) != DRAKE_OK)
 		return false;
 	return true;
 }
 
-static drake_err build_world(struct reconciler *r, struct mig_world *w, char *why, size_t len)
+static drake_err build_world(struct reconciler *r, struct rec_world *w, char *why, size_t len)
 {
 	memset(w, 0, sizeof(*w));
 	drake_cluster_init(&w->c);
@@ -406,8 +413,10 @@ static drake_err build_world(struct reconciler *r, struct mig_world *w, char *wh
 	}
 	if (w->nwof > 1)
 		qsort(w->wof, w->nwof, sizeof(w->wof[0]), by_created);
-	for (size_t i = 0; i < w->nwof && w->any_slow && w->nwait < MIG_WAIT_LOOK; i++)
-		w->wait[w->nwait++] = (struct mig_waiting){w->wof[i].job, &w->wof[i].req};
+	if (!x.err && w->nwof > 0 && !(w->wait = malloc(w->nwof * sizeof(*w->wait))))
+		x.err = DRAKE_ENOMEM;
+	for (size_t i = 0; !x.err && i < w->nwof; i++)
+		w->wait[i] = (struct mig_waiting){w->wof[i].job, &w->wof[i].req};
 	return x.err ? drake_errorf(x.err, why, len, "out of memory") : DRAKE_OK;
 }
 
@@ -445,7 +454,7 @@ static drake_err write_record(struct reconciler *r, const struct tfjob *job,
 	return DRAKE_OK;
 }
 
-static drake_err start_move(struct reconciler *r, const struct mig_world *w,
+static drake_err start_move(struct reconciler *r, const struct rec_world *w,
                             const struct mig_decision *d, const char *by, char *id, size_t idlen,
                             char *why, size_t len)
 {
@@ -563,22 +572,27 @@ void rec_migrate_pass(struct reconciler *r)
 		return;
 	progress_gc(r);
 	kube_cache_foreach(kube_informer_cache(r->jobs), carry, r);
-	if (!r->opts.migrate || r->nscaling)
+	if (!r->opts.migrate)
 		return;
-	struct mig_world w;
+	struct rec_world w;
 	char why[DRAKE_WHY_MAX];
-	if (build_world(r, &w, why, sizeof(why)) != DRAKE_OK || w.any_moving) {
+	if (build_world(r, &w, why, sizeof(why)) != DRAKE_OK) {
 		world_release(&w);
 		return;
 	}
-	struct mig_decision *d = NULL;
-	size_t n = 0;
+	const struct mig_world in = {.c = &w.c,
+	                             .r = w.r,
+	                             .nr = w.n,
+	                             .wait = w.wait,
+	                             .nwait = w.nwof,
+	                             .moving = w.any_moving,
+	                             .scaling = r->nscaling > 0};
 	struct mig_opts o = r->mig;
 	o.speed = r->scale.speed; /* the model the scaling step runs */
-	if (mig_decide_all(&w.c, w.r, w.n, w.wait, w.nwait, rec_now_s(r), &o, &d, &n) == DRAKE_OK &&
-	    n > 0 && start_move(r, &w, &d[0], "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
+	struct mig_step_out out;
+	if (mig_step(&in, rec_now_s(r), &o, &out) == DRAKE_OK && out.held == MIG_MOVED &&
+	    start_move(r, &w, &out.move, "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
 		log_warn("migration_not_started", "why=\"%s\"", why);
-	free(d);
 	world_release(&w);
 }
 
@@ -596,7 +610,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 			    "a migration in %s was just recorded and is not in drake's "
 			    "cache yet; ask again in a moment",
 			    ns);
-	struct mig_world w;
+	struct rec_world w;
 	drake_err e = build_world(r, &w, why, len);
 	if (e) {
 		world_release(&w);

@@ -1,6 +1,7 @@
 /*
- * migrator.c - migrate/'s overload policy as the simulator's migrator (the
- * rules the sim follows, and where they come from, are in migrator.h).
+ * migrator.c - migrate/'s round (migrate/step.h) as the simulator's
+ * migrator: the sim's world in, the move carried out (how the sim's state
+ * maps onto the round's world is in migrator.h).
  */
 #include "sim/migrator.h"
 
@@ -9,19 +10,19 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "migrate/step.h"
 
 #define NAME_MAX_LEN 96 /* "<job id>-worker-<slot>": ids are at most 63 bytes */
 
-/* The replicas and waiting jobs mig_decide_all sees, and where each
- * replica came from. */
+/* The replicas and waiting jobs the round sees, and where each replica
+ * came from. */
 struct world {
 	struct mig_replica *r;
 	int *job, *slot; /* slot -1: a PS */
 	char (*name)[NAME_MAX_LEN];
 	size_t n;
-	struct mig_waiting wait[MIG_WAIT_LOOK];
+	struct mig_waiting *wait;
 	size_t nwait;
-	bool any_slow;
 };
 
 static void world_release(struct world *w)
@@ -30,13 +31,7 @@ static void world_release(struct world *w)
 	free(w->job);
 	free(w->slot);
 	free(w->name);
-}
-
-/* As reconciler/migrations.c rec_job_slow. */
-static bool slow(const struct sim_job *j)
-{
-	return j->prog &&
-	       (j->prog->cls == MIG_CLASS_SLOWING || j->prog->cls == MIG_CLASS_CONVERGED);
+	free(w->wait);
 }
 
 static void add(struct world *w, struct sim *s, int ji, int slot, int node)
@@ -60,7 +55,7 @@ static void add(struct world *w, struct sim *s, int ji, int slot, int node)
 	    .role_live = ps ? j->n_ps : j->n_workers,
 	    .role_min = ps ? j->req.n_ps : j->req.min_workers,
 	    .admitted = j->start,
-	    .slow = slow(j),
+	    .cls = j->prog ? j->prog->cls : MIG_CLASS_UNKNOWN,
 	};
 }
 
@@ -71,12 +66,15 @@ static drake_err build(struct sim *s, struct world *w)
 	const int *run = sim_running(s, &nr);
 	for (size_t i = 0; i < nr; i++)
 		total += (size_t)(sim_job(s, run[i])->n_ps + sim_job(s, run[i])->n_workers);
+	size_t nq;
+	const int *q = sim_waiting(s, &nq);
 	memset(w, 0, sizeof(*w));
 	w->r = malloc((total + 1) * sizeof(*w->r));
 	w->job = malloc((total + 1) * sizeof(int));
 	w->slot = malloc((total + 1) * sizeof(int));
 	w->name = malloc((total + 1) * sizeof(*w->name));
-	if (!w->r || !w->job || !w->slot || !w->name)
+	w->wait = malloc((nq + 1) * sizeof(*w->wait));
+	if (!w->r || !w->job || !w->slot || !w->name || !w->wait)
 		return DRAKE_ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		struct sim_job *j = sim_job(s, run[i]);
@@ -84,29 +82,12 @@ static drake_err build(struct sim *s, struct world *w)
 			add(w, s, run[i], -1 - p, j->ps_node[p]);
 		for (int k = 0; k < j->n_workers; k++)
 			add(w, s, run[i], k, j->worker_node[k]);
-		w->any_slow |= slow(j);
 	}
-	size_t nq;
-	const int *q = sim_waiting(s, &nq);
-	for (size_t i = 0; i < nq && w->nwait < MIG_WAIT_LOOK; i++) {
+	for (size_t i = 0; i < nq; i++) {
 		const struct sim_job *j = sim_job(s, q[i]);
 		w->wait[w->nwait++] = (struct mig_waiting){j->t->id, &j->req};
 	}
 	return DRAKE_OK;
-}
-
-/* mig_decide_all makes no overload decision without an overloaded node,
- * and no better-placement one without a waiting job and a slow one: skip
- * building the replicas without either (the same outcome, far cheaper on
- * a quiet cluster). */
-static bool any_overloaded(const struct drake_cluster *c, double k)
-{
-	struct mig_spread sp;
-	mig_spread(c, &sp);
-	for (size_t i = 0; i < c->n; i++)
-		if (mig_overloaded(c, i, &sp, k))
-			return true;
-	return false;
 }
 
 static drake_err decide(struct sim *s, void *arg)
@@ -114,41 +95,39 @@ static drake_err decide(struct sim *s, void *arg)
 	struct sim_mig_state *st = arg;
 	double now = sim_now(s);
 	size_t scaled = sim_scale_count(s);
-	if (scaled != st->scaled_seen) {
-		st->scaled_seen = scaled;
-		st->skipped_scaled++;
-		return sim_wake_at(s, now + SIM_MIG_TICK);
-	}
-	if (now < st->busy_until) {
-		st->skipped_busy++;
-		return DRAKE_OK; /* woken when it ends */
-	}
-	struct drake_cluster *c = sim_cluster(s);
-	st->opts.speed = sim_cfg(s)->model.speed; /* the model the scaling step runs */
-	size_t nq;
-	sim_waiting(s, &nq);
-	if (!any_overloaded(c, st->opts.k) && (nq == 0 || !st->opts.better_placement))
-		return DRAKE_OK;
 	struct world w;
-	struct mig_decision *d = NULL;
-	size_t n = 0;
 	drake_err err = build(s, &w);
-	if (!err && !w.any_slow)
-		w.nwait = 0; /* nothing may yield */
+	struct mig_world in = {.c = sim_cluster(s),
+	                       .r = w.r,
+	                       .nr = w.n,
+	                       .wait = w.wait,
+	                       .nwait = w.nwait,
+	                       .moving = now < st->busy_until,
+	                       .scaling = scaled != st->scaled_seen};
+	st->scaled_seen = scaled;
+	st->opts.speed = sim_cfg(s)->model.speed; /* the model the scaling step runs */
+	struct mig_step_out out = {.held = MIG_HELD_NONE};
 	if (!err)
-		err = mig_decide_all(c, w.r, w.n, w.wait, w.nwait, now, &st->opts, &d, &n);
-	if (!err && n > 0 && w.slot[d[0].replica] >= 0) { /* the policy moves only workers */
-		int ri = d[0].replica;
-		err = sim_move_worker(s, w.job[ri], w.slot[ri], d[0].to);
+		err = mig_step(&in, now, &st->opts, &out);
+	if (!err && out.held == MIG_HELD_SCALING) {
+		st->skipped_scaled++;
+		err = sim_wake_at(s, now + SIM_MIG_TICK); /* the controller's next look */
+	}
+	if (!err && out.held == MIG_HELD_MOVING)
+		st->skipped_busy++; /* woken when it ends */
+	const struct mig_decision *d = &out.move;
+	/* the sim moves workers; the policy moves nothing else */
+	if (!err && out.held == MIG_MOVED && w.slot[d->replica] >= 0) {
+		int ri = d->replica;
+		err = sim_move_worker(s, w.job[ri], w.slot[ri], d->to);
 		if (!err)
-			log_debug("sim_migration", "t=%.0f why=\"%s\"", now, d[0].why);
+			log_debug("sim_migration", "t=%.0f why=\"%s\"", now, d->why);
 		if (!err) {
 			st->moves++;
 			st->busy_until = now + sim_cfg(s)->model.speed.rescale_pause;
 			err = sim_wake_at(s, st->busy_until);
 		}
 	}
-	free(d);
 	world_release(&w);
 	return err;
 }

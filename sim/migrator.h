@@ -1,24 +1,23 @@
 /*
- * migrator.h - migrate/'s overload policy in the simulator's migration seam
- * (struct sim_migrator), making the moves the controller would
- * (reconciler/migrations.c rec_migrate_pass):
+ * migrator.h - migrate/'s round (migrate/step.h) in the simulator's
+ * migration seam (struct sim_migrator): after each placement decision the
+ * sim's world goes in, as the controller (reconciler/migrations.c
+ * rec_migrate_pass) builds its own, and the move that comes out is made.
+ * The world:
  *
- *  - after each placement decision, mig_decide_all() on the sim's cluster
- *    with every running job's PS and workers as replicas (their per-slot
- *    move counts and times, the job's fraction of steps from its latest
+ *  - replicas: every running job's PS and workers (their per-slot move
+ *    counts and times, the job's fraction of steps from its latest
  *    progress sample for the tail rule, -1 without curves, the gang
- *    minimum, its start as its admission and its progress class), the
- *    first MIG_WAIT_LOOK waiting jobs (FIFO; none when no running job is
- *    slow) and the sim's speed model, the one the scaling step runs;
- *  - at most ONE move per decision, the first mig_decide returns, as the
- *    controller starts only d[0] per pass;
- *  - none while a move is in flight: in the sim a move is instantaneous
+ *    minimum, its start as its admission, its progress class);
+ *  - waiting: every waiting job, FIFO;
+ *  - moving: a move is in flight. In the sim a move is instantaneous
  *    apart from its job's rescale pause, and it counts as in flight for
  *    that pause (the controller: until the replacement pod is bound); the
  *    migrator asks to be woken when it ends;
- *  - none in a decision in which the placement policy scaled a running job
- *    (the controller skips migration while a scale record settles); the
- *    migrator asks to look again one controller tick (1 s) later.
+ *  - scaling: the placement policy scaled a running job since the
+ *    previous round (the controller: a scale record has not settled); the
+ *    migrator asks to look again one controller tick (1 s) later;
+ *  - the sim's speed model, the one the scaling step runs.
  *
  * A move is sim_move_worker(): the worker's slot keeps its count and time
  * (moves[], moved_at[] in struct sim_job) for the cap and cool-down. A slot
@@ -27,7 +26,7 @@
  * keep its count: a difference only after shrink-and-grow).
  *
  * The state is the caller's, one per run: sim_migrator_init() before
- * sim_run(); nothing is allocated beyond one decision.
+ * sim_run(); nothing is allocated beyond one round.
  */
 #ifndef DRAKE_SIM_MIGRATOR_H
 #define DRAKE_SIM_MIGRATOR_H

@@ -129,7 +129,7 @@ static double first_slow(const struct sim_curve_opts *o, struct sim_curve *c, in
 		double f = (double)t / (double)seconds;
 		struct mig_sample s = {(double)t, t, sim_curve_report(o, c, f)};
 		assert_int_equal(mig_progress_add(&p, &s, NULL, why, sizeof(why)), DRAKE_OK);
-		if (p.cls == MIG_CLASS_SLOWING || p.cls == MIG_CLASS_CONVERGED)
+		if (mig_progress_slow(&p))
 			return f;
 	}
 	return -1;

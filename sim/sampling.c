@@ -54,9 +54,7 @@ drake_err sim_report_samples(struct sim *s, char *msg, size_t mlen)
 		if (err)
 			return drake_errorf(err, msg, mlen, "job %s: progress sample: %s", j->t->id,
 			                    why);
-		bool slow =
-		    j->prog->cls == MIG_CLASS_SLOWING || j->prog->cls == MIG_CLASS_CONVERGED;
-		if (slow && j->slow_at < 0)
+		if (mig_progress_slow(j->prog) && j->slow_at < 0)
 			j->slow_at = f;
 	}
 	return s->n_running ? sim_schedule_sample(s) : DRAKE_OK;

@@ -335,10 +335,9 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	    .gave_to_waiting =
 	        j->shrunk_for >= 0 && s->jobs[j->shrunk_for].state == SIM_JOB_WAITING,
 	};
-	if (j->prog) { /* as reconciler/migrations.c rec_job_slow */
+	if (j->prog) {
 		out->progress = mig_progress_fraction(j->prog);
-		out->slow =
-		    j->prog->cls == MIG_CLASS_SLOWING || j->prog->cls == MIG_CLASS_CONVERGED;
+		out->slow = mig_progress_slow(j->prog);
 	}
 }
 
