@@ -304,6 +304,7 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 		return res
 	}
 	start := time.Now()
+	fmt.Printf("  %s: t=0 at %s\n", a.Name, start.UTC().Format("15:04:05.000"))
 	r.mu.Lock()
 	r.last = start
 	r.mu.Unlock()

@@ -85,7 +85,7 @@ func main() {
 	flag.Float64Var(&o.win.compression, "compression", 0, "divide the window's times by this (0: choose)")
 	flag.Float64Var(&o.win.minLoad, "min-load", 1.5, "a chosen window, run at trace sizes on an unbounded cluster, asks for at least this many times the cluster's GPUs at once")
 	flag.DurationVar(&o.budget, "arm-budget", 20*time.Minute, "an arm's time; the window's estimate, max(work / GPUs, longest job, span), is compressed to --fill of it")
-	fill := flag.Float64("fill", 0.4, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
+	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
 	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
 	arms := flag.String("arms", "drake,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
 	flag.DurationVar(&o.armTimeout, "arm-timeout", 0, "deadline of one arm (0: --arm-budget)")

@@ -62,7 +62,12 @@ func medianOf(arm string, rs []armResult) armResult {
 	m := armResult{arm: arm}
 	var v [9][]float64
 	for _, r := range rs {
-		if r.arm != arm || r.err != "" {
+		if r.arm != arm {
+			continue
+		}
+		if r.err != "" { // an arm cut short: its jobs count, its figures do not
+			m.jobs += r.jobs
+			m.done += r.done
 			continue
 		}
 		for i, x := range []float64{r.meanJCT, r.medJCT, r.p95JCT, r.meanQueue, r.makespan, r.util, r.partialGPUs, r.partialLate, float64(r.pauses)} {
@@ -96,7 +101,7 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 		for _, f := range figures {
 			c := f.get(m)
 			s := math.NaN()
-			if p, ok := pred[sp]; ok {
+			if p, ok := pred[sp]; ok && p["finished"] == p["jobs"] {
 				if v, ok := p[f.simCol]; ok {
 					s = v * f.scale
 				}
@@ -110,7 +115,9 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 		fmt.Println(line)
 	}
 	for _, p := range []string{"drake", "dragon", "default"} {
-		if x, ok := pred[p]; ok {
+		if x, ok := pred[p]; ok && x["finished"] < x["jobs"] {
+			fmt.Printf("drake sim %-7s %.0f of %.0f jobs done: deadlock (%.0f jobs hold GPUs of partial gangs)\n", p, x["finished"], x["jobs"], x["deadlock_jobs"])
+		} else if ok {
 			fmt.Printf("drake sim %-7s mean JCT %s s, median %s s, p95 %s s, queue %s s, makespan %s s, util %s %%\n", p,
 				cell(x["mean_jct_s"], 1), cell(x["median_jct_s"], 1), cell(x["p95_jct_s"], 1), cell(x["mean_queue_s"], 1),
 				cell(x["makespan_s"], 1), cell(100*x["gpu_util"], 1))
@@ -120,7 +127,7 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 	fmt.Println("(JCT: submission -> every pod ended; queue: submission -> the job can train (PS and min-instances workers,")
 	fmt.Println(" every worker where rigid, running); makespan: first submission -> last job done; util: GPU-seconds of")
 	fmt.Println(" jobs that can train / (GPUs x makespan); partial GPU-s: held by partially bound gangs (sim: held_gpu_hours);")
-	fmt.Println(" in-tree has no simulator counterpart)")
+	fmt.Println(" in-tree has no simulator counterpart; - where the sim deadlocked or the arm was cut short)")
 	b.writeCSVs(base, rs, meds, pred)
 }
 
@@ -138,7 +145,7 @@ func (b *bench) ratios(meds []armResult, pred map[string]simFigures) {
 	for _, o := range []string{"in-tree", "dragon", "no-gang"} {
 		if x, ok := by[o]; ok {
 			fmt.Printf("cluster: drake mean JCT / %s = %s", o, cell(d.meanJCT/x.meanJCT, 2))
-			if sp := simPolicy[o]; sp != "" && pred[sp] != nil && pred["drake"] != nil {
+			if sp := simPolicy[o]; sp != "" && pred[sp] != nil && pred["drake"] != nil && pred[sp]["finished"] == pred[sp]["jobs"] {
 				fmt.Printf("  (drake sim: drake / %s = %s)", sp, cell(pred["drake"]["mean_jct_s"]/pred[sp]["mean_jct_s"], 2))
 			}
 			fmt.Println()
