@@ -124,7 +124,7 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 		}
 	}
 	b.ratios(meds, pred)
-	fmt.Println("(JCT: submission -> every pod ended; queue: submission -> the job can train (PS and min-instances workers,")
+	fmt.Println("(JCT: submission -> every pod ended, over the jobs done; queue: submission -> the job can train (PS and min-instances workers,")
 	fmt.Println(" every worker where rigid, running); makespan: first submission -> last job done; util: GPU-seconds of")
 	fmt.Println(" jobs that can train / (GPUs x makespan); partial GPU-s: held by partially bound gangs (sim: held_gpu_hours);")
 	fmt.Println(" in-tree has no simulator counterpart; - where the sim deadlocked or the arm was cut short)")
@@ -142,8 +142,13 @@ func (b *bench) ratios(meds []armResult, pred map[string]simFigures) {
 	if !ok {
 		return
 	}
+	if d.done < d.jobs {
+		return
+	}
 	for _, o := range []string{"in-tree", "dragon", "no-gang"} {
-		if x, ok := by[o]; ok {
+		if x, ok := by[o]; ok && x.done < x.jobs {
+			fmt.Printf("cluster: %s finished %d of %d jobs: no ratio\n", o, x.done, x.jobs)
+		} else if ok {
 			fmt.Printf("cluster: drake mean JCT / %s = %s", o, cell(d.meanJCT/x.meanJCT, 2))
 			if sp := simPolicy[o]; sp != "" && pred[sp] != nil && pred["drake"] != nil && pred[sp]["finished"] == pred[sp]["jobs"] {
 				fmt.Printf("  (drake sim: drake / %s = %s)", sp, cell(pred["drake"]["mean_jct_s"]/pred[sp]["mean_jct_s"], 2))
