@@ -37,7 +37,10 @@ trap finish EXIT
 trap 'exit 130' INT TERM
 export DRAKE_API_QPS=${DRAKE_API_QPS:-5000} DRAKE_API_BURST=${DRAKE_API_BURST:-10000}
 mkdir -p "$cluster_dir" "$out"
-(cd "$drake_root/e2e" && go build -o "$cluster_dir/bench-replay" ./cmd/bench-replay)
+# the driver's own tests first (its progress accounting, the window choice,
+# gang/speed.c through cgo): a fraction of a second
+(cd "$drake_root/e2e" && go test -count=1 ./cmd/bench-replay >/dev/null &&
+  go build -o "$cluster_dir/bench-replay" ./cmd/bench-replay)
 # shellcheck disable=SC2086
 "$drake_root/hack/cluster-up.sh" --nodes "$nodes" --mode gang --minimal-nodes \
   --gpus "${BENCH_REPLAY_NODE_GPUS:-8}" --cpu "${BENCH_REPLAY_NODE_CPU:-96}" --memory "${BENCH_REPLAY_NODE_MEMORY:-768Gi}" \
