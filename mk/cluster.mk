@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-e2e bench-gang soak soak-short
+.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-e2e bench-gang bench-replay soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -35,6 +35,10 @@ bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs
 bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention (issue 14): drake vs in-tree GangScheduling vs no gang, and the cost of being an extender; table, CSV + PNG in bench/results/bench-gang/ (BENCH_GANG_SEEDS, BENCH_GANG_DEMAND, BENCH_GANG_ARGS)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@DRAKE_TRIVIAL_EXTENDER_BIN=$(abspath $(O)/bench/extender_bench) hack/bench-gang.sh
+
+bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes: drake vs in-tree gang scheduling vs no gang, run times by drake's speed model, beside drake sim's prediction; table, CSVs + PNG in bench/results/bench-replay/ (BENCH_REPLAY_ARGS)
+	@hack/build-control-plane.sh etcd k8s kwok
+	@hack/bench-replay.sh
 
 SOAK_DURATION ?= 30m
 soak: $(DRAKE) ## steady-state TFJobs on 200 kwok nodes for SOAK_DURATION (30m): every job Succeeded, no partial gang, drake's RSS and fds flat (CSV + PNG in bench/results/soak/)

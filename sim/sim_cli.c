@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/migrate_flags.h"
 #include "common/scale_flags.h"
+#include "sim/jobs_json.h"
 #include "sim/migrator.h"
 #include "sim/placement_cli.h"
 #include "sim/report.h"
@@ -27,9 +28,45 @@ struct cli {
 	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker;
 	double node_cpu, ps_cpu, worker_cpu, time_scale;
 	size_t node_mem, ps_mem, worker_mem;
-	bool plots, progress;
+	bool plots, progress, print_jobs;
 	struct sim_config cfg;
 };
+
+/* --print-jobs: the trace (and node list) loaded as for a run, the job list
+ * written, nothing simulated. */
+static int print_jobs(struct cli *c, const char *trace_format, const char *trace_columns)
+{
+	char msg[512];
+	struct sim_trace_format tf;
+	struct sim_trace trace;
+	struct sim_nodes nodes = {0};
+	if (sim_trace_format_parse(trace_format, trace_columns, &tf, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 2;
+	}
+	if (sim_trace_load_as(c->trace, &tf, &trace, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 1;
+	}
+	sim_trace_skips_print(stderr, c->trace, &trace);
+	int rc = 0;
+	if (c->nodes_file && *c->nodes_file) {
+		if (sim_nodes_load(c->nodes_file, &nodes, msg, sizeof(msg))) {
+			fprintf(stderr, "drake sim: %s\n", msg);
+			sim_trace_release(&trace);
+			return 1;
+		}
+		c->cfg.node_list = &nodes;
+	}
+	if (sim_jobs_json(stdout, c->trace, &c->cfg, &trace, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		rc = 1;
+	}
+	c->cfg.node_list = NULL;
+	sim_trace_release(&trace);
+	sim_nodes_release(&nodes);
+	return rc;
+}
 
 int sim_cli_main(int argc, char **argv)
 {
@@ -115,6 +152,9 @@ int sim_cli_main(int argc, char **argv)
 	     "10,000 examples); 0: exact"},
 	    {"curve-noise", NULL, FLAG_DOUBLE, &cv->noise, "0",
 	     "learning curves: standard deviation of the noise on a reported value"},
+	    {"print-jobs", NULL, FLAG_BOOL, &c.print_jobs, "false",
+	     "print the jobs the replay would run (the model's PS, workers, min/max, requests "
+	     "and work) and the speed model as JSON on stdout, and exit without simulating"},
 	    {"migrate", NULL, FLAG_BOOL, &c.migrate, "false",
 	     "run migrate/'s overload policy after each placement decision (one move at a "
 	     "time)"},
@@ -191,6 +231,9 @@ int sim_cli_main(int argc, char **argv)
 	m->gpus_per_worker = c.gpus_per_worker;
 	m->worker_cpu_milli_per_gpu = (int64_t)(c.worker_cpu * 1000);
 	m->worker_mem_bytes_per_gpu = (int64_t)c.worker_mem;
+
+	if (c.print_jobs)
+		return print_jobs(&c, trace_format, trace_columns);
 
 	const struct sim_policy *pol[MAX_POLICIES];
 	size_t np = 0;

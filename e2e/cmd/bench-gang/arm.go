@@ -17,39 +17,21 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedv1a2 "k8s.io/api/scheduling/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"drake.invalid/e2e/internal/gangbench"
 	"drake.invalid/e2e/internal/kit"
 )
-
-const runForKey = "kwok.drake.dev/run-for"
-
-// arm is one way of scheduling the job list.
-type arm struct {
-	name      string // drake, in-tree, no-gang
-	process   string // the kube-scheduler process that serves it
-	scheduler string // the pods' schedulerName
-}
-
-var allArms = []arm{
-	{"drake", "kube-scheduler", "default-scheduler"},
-	{"in-tree", "gang-scheduler", "gang-scheduler"},
-	{"no-gang", "plain-scheduler", "plain-scheduler"},
-}
 
 // jobRecord: one job's times in an arm, seconds since the arm's start (NaN:
 // never).
@@ -101,7 +83,7 @@ type jobState struct {
 
 type armRun struct {
 	b       *bench
-	a       arm
+	a       gangbench.Arm
 	ns      string
 	gangs   *kit.Gangs
 	mu      sync.Mutex
@@ -166,7 +148,7 @@ func (r *armRun) onPod(obj any, deleted bool) {
 // start annotates the pods of a job that just became whole with its run
 // time (kwok ends them that long after).
 func (r *armRun) start(pods []string, run time.Duration) {
-	body := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, runForKey, run.String()))
+	body := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, gangbench.RunForKey, run.String()))
 	var wg sync.WaitGroup
 	for _, n := range pods {
 		wg.Add(1)
@@ -186,60 +168,12 @@ func (r *armRun) start(pods []string, run time.Duration) {
 	wg.Wait()
 }
 
-func podFor(ns, job, role string, idx int, sched string, cpu, mem string, gpus int, group string) *corev1.Pod {
-	f := false
-	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}
-	if gpus > 0 {
-		res.Limits = corev1.ResourceList{kit.GPUResource: *resource.NewQuantity(int64(gpus), resource.DecimalSI)}
-	}
-	rt := map[string]string{"ps": "PS", "worker": "Worker"}[role]
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", job, role, idx), Namespace: ns,
-			Labels: map[string]string{kit.JobLabel: job, "training.kubeflow.org/replica-type": rt,
-				"training.kubeflow.org/replica-index": strconv.Itoa(idx)}},
-		Spec: corev1.PodSpec{
-			SchedulerName: sched, AutomountServiceAccountToken: &f, RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{Name: "tensorflow", Image: "example.invalid/tf:1", Resources: res}},
-		},
-	}
-	if group != "" {
-		g := group
-		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &g}
-	}
-	return p
-}
-
 // The replicas' requests: a PS of 1 cpu and 4Gi, workers of 2 cpu and 8Gi per
 // GPU (a standard node: 32 cpu, 256Gi, 8 GPUs), as the soak's jobs.
-func workerCPU(gpw int) string { return strconv.Itoa(2 * gpw) }
-func workerMem(gpw int) string { return strconv.Itoa(8*gpw) + "Gi" }
-
-func tfjob(ns string, j jobSpec) *unstructured.Unstructured {
-	replica := func(n int, cpu, mem string, gpus int) map[string]any {
-		res := map[string]any{"requests": map[string]any{"cpu": cpu, "memory": mem}}
-		if gpus > 0 {
-			res["limits"] = map[string]any{"nvidia.com/gpu": strconv.Itoa(gpus)}
-		}
-		return map[string]any{
-			"replicas": int64(n), "restartPolicy": "Never",
-			"template": map[string]any{"spec": map[string]any{
-				"automountServiceAccountToken": false,
-				"containers":                   []any{map[string]any{"name": "tensorflow", "image": "example.invalid/tf:1", "resources": res}},
-			}},
-		}
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-		"metadata": map[string]any{"name": j.name, "namespace": ns},
-		"spec": map[string]any{
-			"runPolicy": map[string]any{"cleanPodPolicy": "None"},
-			"tfReplicaSpecs": map[string]any{
-				"PS":     replica(1, "1", "4Gi", 0),
-				"Worker": replica(j.workers, workerCPU(j.gpw), workerMem(j.gpw), j.gpw),
-			},
-		},
-	}}
+func roles(j jobSpec, sched string) (ps, workers gangbench.Replica) {
+	return gangbench.Replica{N: 1, CPU: "1", Mem: "4Gi", Role: "ps", Scheduler: sched},
+		gangbench.Replica{N: j.workers, CPU: strconv.Itoa(2 * j.gpw), Mem: strconv.Itoa(8*j.gpw) + "Gi", GPUs: j.gpw,
+			Role: "worker", Scheduler: sched}
 }
 
 // submit creates one job the arm's way: a TFJob (drake's controller makes the
@@ -248,59 +182,37 @@ func tfjob(ns string, j jobSpec) *unstructured.Unstructured {
 func (r *armRun) submit(j jobSpec) error {
 	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
 	defer cancel()
-	if r.a.name == "drake" {
-		_, err := r.b.dyn.Resource(kit.TFJobGVR).Namespace(r.ns).Create(ctx, tfjob(r.ns, j), metav1.CreateOptions{})
+	ps, w := roles(j, r.a.Scheduler)
+	if r.a.TFJobs {
+		_, err := r.b.dyn.Resource(kit.TFJobGVR).Namespace(r.ns).Create(ctx, gangbench.TFJob(r.ns, j.name, ps, w, 0, 0), metav1.CreateOptions{})
 		return err
 	}
-	group := ""
-	if r.a.name == "in-tree" {
-		pg := &schedv1a2.PodGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: j.name, Namespace: r.ns},
-			Spec: schedv1a2.PodGroupSpec{SchedulingPolicy: schedv1a2.PodGroupSchedulingPolicy{
-				Gang: &schedv1a2.GangSchedulingPolicy{MinCount: int32(j.pods())}}},
-		}
-		if _, err := r.b.cs.SchedulingV1alpha2().PodGroups(r.ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("podgroup %s: %v", j.name, err)
-		}
-		group = j.name
-	}
-	pods := []*corev1.Pod{podFor(r.ns, j.name, "ps", 0, r.a.scheduler, "1", "4Gi", 0, group)}
-	for i := 0; i < j.workers; i++ {
-		pods = append(pods, podFor(r.ns, j.name, "worker", i, r.a.scheduler, workerCPU(j.gpw), workerMem(j.gpw), j.gpw, group))
-	}
-	_, err := kit.CreateParallel(ctx, len(pods), 8, func(k int) (string, error) {
-		got, err := r.b.cs.CoreV1().Pods(r.ns).Create(ctx, pods[k], metav1.CreateOptions{})
-		if err == nil && group != "" && got.Spec.SchedulingGroup == nil {
-			return pods[k].Name, fmt.Errorf("the API server dropped spec.schedulingGroup (feature gate GenericWorkload off on kube-apiserver?)")
-		}
-		return pods[k].Name, err
-	})
-	return err
+	return gangbench.SubmitPods(ctx, r.b.cs, r.ns, j.name, r.a.Name == "in-tree", ps, w)
 }
 
-func (b *bench) runArm(a arm, seed uint64, jobs []jobSpec) armResult {
-	res := armResult{seed: seed, arm: a.name, jobs: len(jobs), makespan: math.NaN(), jobsPerSecond: math.NaN(),
+func (b *bench) runArm(a gangbench.Arm, seed uint64, jobs []jobSpec) armResult {
+	res := armResult{seed: seed, arm: a.Name, jobs: len(jobs), makespan: math.NaN(), jobsPerSecond: math.NaN(),
 		ttwP50: math.NaN(), ttwP99: math.NaN()}
 	for _, j := range jobs {
 		res.pods += j.pods()
 		res.gpus += j.gpus()
 	}
 	t0 := time.Now()
-	if err := b.activate(a.process); err != nil {
+	if err := gangbench.Activate(b.o.root, b.o.clusterDir, b.procs, a.Process); err != nil {
 		res.err = err.Error()
 		return res
 	}
 	res.upSecond = time.Since(t0).Seconds()
 	ctx, cancel := context.WithTimeout(context.Background(), b.o.armTimeout+2*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("bg-%d-%s", seed, a.name)
+	ns := fmt.Sprintf("bg-%d-%s", seed, a.Name)
 	if err := kit.NewNamespace(ctx, b.cs, ns); err != nil {
 		res.err = err.Error()
 		return res
 	}
 	defer func() {
 		t := time.Now()
-		if err := b.deleteNamespace(ns); err != nil && res.err == "" {
+		if err := gangbench.DeleteNamespace(b.cs, ns); err != nil && res.err == "" {
 			res.err = err.Error()
 		}
 		res.cleanupSeconds = time.Since(t).Seconds()
@@ -395,7 +307,7 @@ func (b *bench) runArm(a arm, seed uint64, jobs []jobSpec) armResult {
 		}
 		if len(res.series)%15 == 0 {
 			fmt.Printf("  %-8s t=%4.0fs jobs waiting %3d running %3d done %3d | GPUs busy %3d held by partial gangs %3d\n",
-				a.name, s.t, s.waiting, s.running, s.ended, s.busy, s.held)
+				a.Name, s.t, s.waiting, s.running, s.ended, s.busy, s.held)
 		}
 	}
 	end := time.Now()
@@ -466,62 +378,10 @@ func (b *bench) runArm(a arm, seed uint64, jobs []jobSpec) armResult {
 		res.jobsPerSecond = float64(len(jobs)) / res.makespan
 	}
 	if len(ttw) > 0 {
-		res.ttwP50, res.ttwP99 = pct(ttw, 0.50), pct(ttw, 0.99)
+		res.ttwP50, res.ttwP99 = gangbench.Pct(ttw, 0.50), gangbench.Pct(ttw, 0.99)
 	}
 	if n := r.patchEr.Load(); n > 0 {
-		fmt.Printf("  %s: %d run-for annotations failed once and were retried\n", a.name, n)
+		fmt.Printf("  %s: %d run-for annotations failed once and were retried\n", a.Name, n)
 	}
 	return res
-}
-
-// deleteNamespace deletes ns and waits until it is gone (its pods with it:
-// kwok removes a deleted pod at once), so the next arm starts on an empty
-// cluster.
-func (b *bench) deleteNamespace(ns string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	bg := metav1.DeletePropagationBackground
-	if err := b.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete namespace %s: %v", ns, err)
-	}
-	for {
-		_, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("namespace %s still there after 5 minutes", ns)
-		}
-		time.Sleep(500 * time.Millisecond) // polling the namespace's deletion
-	}
-}
-
-func pct(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	if i < 0 {
-		i = 0
-	}
-	return s[i]
-}
-
-func median(v []float64) float64 {
-	var s []float64
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			s = append(s, x)
-		}
-	}
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"drake.invalid/e2e/internal/gangbench"
 	"drake.invalid/e2e/internal/kit"
 )
 
@@ -77,7 +78,7 @@ func (b *bench) costPhase(round int, sched string) costResult {
 			return c
 		}
 	}
-	if err := b.activate(sched); err != nil {
+	if err := gangbench.Activate(b.o.root, b.o.clusterDir, b.procs, sched); err != nil {
 		c.err = err.Error()
 		return c
 	}
@@ -116,7 +117,7 @@ func (b *bench) costPhase(round int, sched string) costResult {
 			}
 		}
 	}
-	if err := b.deleteNamespace(ns); err != nil && c.err == "" {
+	if err := gangbench.DeleteNamespace(b.cs, ns); err != nil && c.err == "" {
 		c.err = err.Error()
 	}
 	return c

@@ -46,12 +46,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"drake.invalid/e2e/internal/gangbench"
 	"drake.invalid/e2e/internal/kit"
 )
 
 type opts struct {
 	seeds                         []uint64
-	arms                          []arm
+	arms                          []gangbench.Arm
 	demand                        float64
 	sizes                         []sizeWeight
 	runMin, runMax, window, stall time.Duration
@@ -108,19 +109,10 @@ func main() {
 			o.seeds = append(o.seeds, v)
 		}
 	}
-	for _, n := range strings.Split(*arms, ",") {
-		found := false
-		for _, a := range allArms {
-			if a.name == strings.TrimSpace(n) {
-				o.arms = append(o.arms, a)
-				found = true
-			}
-		}
-		if !found {
-			fail("--arms: unknown arm %q", n)
-		}
-	}
 	var err error
+	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "in-tree", "no-gang"}, ""); err != nil {
+		fail("%v", err)
+	}
 	if o.sizes, err = parseSizes(*sizes); err != nil {
 		fail("%v", err)
 	}
@@ -147,12 +139,7 @@ func main() {
 	if b.admin, err = kit.AdminHTTP(b.cfg); err != nil {
 		fail("admin client: %v", err)
 	}
-	for _, p := range []string{"kube-scheduler", "gang-scheduler", "plain-scheduler", "plain-nobatch-scheduler",
-		"simple-scheduler", "drake-filter-scheduler", "drake-prio-scheduler", "trivial-scheduler"} {
-		if kit.Running(o.clusterDir, p) {
-			b.procs = append(b.procs, p)
-		}
-	}
+	b.procs = gangbench.SchedulerProcs(o.clusterDir)
 	b.readNodes()
 	took, err := kit.EnableReconciler(o.root)
 	if err != nil {
@@ -166,10 +153,10 @@ func main() {
 	for si, seed := range o.seeds {
 		jobs := makeJobs(seed, o.sizes, b.gpus, o.demand, b.maxGPU, o.runMin, o.runMax, o.window)
 		fmt.Printf("\nseed %d: %s\n", seed, describe(jobs, b.gpus))
-		order := append([]arm(nil), o.arms[si%len(o.arms):]...)
+		order := append([]gangbench.Arm(nil), o.arms[si%len(o.arms):]...)
 		order = append(order, o.arms[:si%len(o.arms)]...)
 		for _, a := range order {
-			fmt.Printf("seed %d, arm %s (kube-scheduler %q)\n", seed, a.name, a.scheduler)
+			fmt.Printf("seed %d, arm %s (kube-scheduler %q)\n", seed, a.Name, a.Scheduler)
 			r := b.runArm(a, seed, jobs)
 			fmt.Printf("  %s\n", r.line())
 			results = append(results, r)
@@ -201,22 +188,6 @@ func (b *bench) readNodes() {
 	if b.gpus == 0 {
 		fail("no node has nvidia.com/gpu")
 	}
-}
-
-// activate leaves only the kube-scheduler process name running, so idle
-// schedulers do not add their watch traffic and cycles to the arm measured.
-func (b *bench) activate(name string) error {
-	for _, p := range b.procs {
-		if p != name && kit.Running(b.o.clusterDir, p) {
-			if err := kit.Proc(b.o.root, "stop", p); err != nil {
-				return err
-			}
-		}
-	}
-	if !kit.Running(b.o.clusterDir, name) {
-		return kit.Proc(b.o.root, "start", name)
-	}
-	return nil
 }
 
 func (r armResult) line() string {

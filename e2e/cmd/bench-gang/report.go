@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"drake.invalid/e2e/internal/gangbench"
 )
 
 func ff(v float64, prec int) string {
@@ -65,8 +66,8 @@ func medianOf(arm string, rs []armResult) armResult {
 			m.deadlock = true
 		}
 	}
-	m.makespan, m.jobsPerSecond, m.ttwP50, m.ttwP99 = median(ms), median(jps), median(p50), median(p99)
-	m.partialGPUs, m.partialLate, m.longest, m.writesPerPod = median(pg), median(pl), median(lo), median(wpp)
+	m.makespan, m.jobsPerSecond, m.ttwP50, m.ttwP99 = gangbench.Median(ms), gangbench.Median(jps), gangbench.Median(p50), gangbench.Median(p99)
+	m.partialGPUs, m.partialLate, m.longest, m.writesPerPod = gangbench.Median(pg), gangbench.Median(pl), gangbench.Median(lo), gangbench.Median(wpp)
 	return m
 }
 
@@ -109,9 +110,9 @@ func (b *bench) gangReport(base string, rs []armResult) {
 	}
 	var meds []armResult
 	for _, a := range b.o.arms {
-		m := medianOf(a.name, rs)
+		m := medianOf(a.Name, rs)
 		meds = append(meds, m)
-		line("median", m, fmt.Sprintf("%d of %d", deadlocks[a.name], len(b.o.seeds)))
+		line("median", m, fmt.Sprintf("%d of %d", deadlocks[a.Name], len(b.o.seeds)))
 	}
 	fmt.Println("(makespan: first arrival -> last job done; ttw: arrival -> whole gang; partial_gs: GPU-seconds held by")
 	fmt.Printf(" partially bound gangs, >window_gs: of them, held later than %v into a partial interval; writes/pod: API\n", b.o.late)
@@ -190,46 +191,26 @@ func verdict(meds []armResult) {
 }
 
 func csvFile(path string) (*csv.Writer, func()) {
-	f, err := os.Create(path)
+	w, closeF, err := gangbench.CSVFile(path)
 	if err != nil {
 		fail("%v", err)
 	}
-	w := csv.NewWriter(f)
 	return w, func() {
-		w.Flush()
-		if err := w.Error(); err != nil {
-			fail("csv %s: %v", path, err)
+		if err := closeF(); err != nil {
+			fail("%v", err)
 		}
-		f.Close()
 	}
 }
 
-// plot: one panel per arm (rows) and seed (columns): GPUs busy in whole gangs
-// and GPUs held by partial gangs over time, the cluster's GPUs as the top.
+// plot: one panel per arm (rows) and seed (columns).
 func (b *bench) plot(series, png string) error {
-	if _, err := exec.LookPath("gnuplot"); err != nil {
-		return fmt.Errorf("gnuplot not installed (hack/install-deps.sh installs gnuplot-nox)")
-	}
-	rows, cols := len(b.o.arms), len(b.o.seeds)
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "set terminal png size %d,%d\nset output %q\nset datafile separator \",\"\n", 420*cols+80, 260*rows+80, png)
-	fmt.Fprintf(&sb, "set multiplot layout %d,%d title \"GPUs busy / held by partial gangs (%d GPUs)\"\n", rows, cols, b.gpus)
-	fmt.Fprintf(&sb, "set yrange [0:%d]\nset xrange [0:*]\nset grid\nset key top right font \",8\"\nset xlabel \"s\"\n", b.gpus+10)
+	var panels []gangbench.Panel
 	for _, a := range b.o.arms {
 		for _, s := range b.o.seeds {
-			fmt.Fprintf(&sb, "set title \"%s, seed %d\"\n", a.name, s)
-			sel := fmt.Sprintf(`(strcol(2) eq "%s" && $1 == %d ? $3 : 1/0)`, a.name, s)
-			fmt.Fprintf(&sb, "plot %q using %s:4 with filledcurves x1 lc rgb \"#4a90d9\" title \"busy\", \\\n", series, sel)
-			fmt.Fprintf(&sb, "     %q using %s:5 with lines lw 2 lc rgb \"#d0021b\" title \"held by partial\"\n", series, sel)
+			panels = append(panels, gangbench.Panel{Arm: a.Name, Run: s, Title: fmt.Sprintf("%s, seed %d", a.Name, s)})
 		}
 	}
-	sb.WriteString("unset multiplot\n")
-	cmd := exec.Command("gnuplot")
-	cmd.Stdin = strings.NewReader(sb.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("gnuplot: %v: %s", err, out)
-	}
-	return nil
+	return gangbench.PlotBusyHeld(series, png, len(b.o.arms), len(b.o.seeds), b.gpus, panels)
 }
 
 func (b *bench) costReport(path string, cost []costResult) {
@@ -265,15 +246,15 @@ func (b *bench) costReport(path string, cost []costResult) {
 	fmt.Printf("%-24s %8s %13s %12s | %-26s\n", "scheduler", "pods/s", "algorithm ms", "in-tree bind", "drake ms: filter prio bind")
 	for _, s := range b.o.costScheds {
 		d := dk[s]
-		fmt.Printf("%-24s %8s %13s %12s | %16s %4s %4s\n", s, cell(median(pps[s]), 1), cell(median(algo[s]), 2),
-			cell(median(bind[s]), 1), cell(median(d["filter"]), 2), cell(median(d["prioritize"]), 2), cell(median(d["bind"]), 1))
+		fmt.Printf("%-24s %8s %13s %12s | %16s %4s %4s\n", s, cell(gangbench.Median(pps[s]), 1), cell(gangbench.Median(algo[s]), 2),
+			cell(gangbench.Median(bind[s]), 1), cell(gangbench.Median(d["filter"]), 2), cell(gangbench.Median(d["prioritize"]), 2), cell(gangbench.Median(d["bind"]), 1))
 	}
 	fmt.Println("(algorithm ms: kube-scheduler's mean scheduling-algorithm time per pod, the extender's filter and prioritize")
 	fmt.Println(" round trips inside it; in-tree bind: its Bind extension point, - when the extender binds; drake ms: drake's")
 	fmt.Println(" own mean handling time per verb from its /metrics)")
 	ratio := func(a, c string) {
 		if len(pps[a]) > 0 && len(pps[c]) > 0 {
-			fmt.Printf("ratio %s / %s = %.2f\n", a, c, median(pps[a])/median(pps[c]))
+			fmt.Printf("ratio %s / %s = %.2f\n", a, c, gangbench.Median(pps[a])/gangbench.Median(pps[c]))
 		}
 	}
 	ratio("simple-scheduler", "trivial-scheduler")

@@ -1,0 +1,449 @@
+package main
+
+// One arm: the window's jobs submitted at their (compressed) times into a
+// namespace of their own, each job's running workers and their nodes
+// followed on a pod informer, its progress advanced by the speed model
+// (progress.go), and its pods finished through kwok (run-for 0s) when its
+// work is done. The partial-gang tracker (kit.Gangs) counts GPUs busy in
+// jobs that can run and held by partial gangs. The namespace is deleted
+// afterwards so the next arm finds the cluster empty.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"drake.invalid/e2e/internal/gangbench"
+	"drake.invalid/e2e/internal/kit"
+)
+
+// replayJob: one job of the window on the cluster.
+type replayJob struct {
+	name string
+	sj   simJob
+	at   time.Duration // submission, since the arm's start (compressed)
+}
+
+// minWorkers: what the job needs to train in this arm: its min-instances
+// under drake's policies (elastic TFJobs), every worker where the job is
+// rigid (in-tree, no gang).
+func (j replayJob) minWorkers(a gangbench.Arm) int {
+	if a.TFJobs {
+		return j.sj.MinWorkers
+	}
+	return j.sj.Workers
+}
+
+func (j replayJob) roles(a gangbench.Arm) (ps, workers gangbench.Replica) {
+	q := func(milli int64) string { return strconv.FormatInt(milli, 10) + "m" }
+	ps = gangbench.Replica{N: j.sj.PS, CPU: q(j.sj.PSCPUMilli), Mem: strconv.FormatInt(j.sj.PSMemBytes, 10), Role: "ps", Scheduler: a.Scheduler}
+	workers = gangbench.Replica{N: j.sj.Workers, CPU: q(j.sj.WorkerCPUMilli), Mem: strconv.FormatInt(j.sj.WorkerMemBytes, 10),
+		GPUs: j.sj.GPUsPerWorker, Role: "worker", Scheduler: a.Scheduler}
+	return ps, workers
+}
+
+type podView struct {
+	role, node string
+	running    bool // bound, Running, not being deleted
+	ended      bool // Succeeded or Failed
+	annotated  bool
+}
+
+type jobRun struct {
+	j         replayJob
+	submitted time.Time
+	prog      progress
+	pods      map[string]*podView
+	gen       int // of the finish timer
+	timer     *time.Timer
+	finished  time.Time // work done (the driver ends its pods)
+	done      time.Time // every pod it ran has ended
+}
+
+type armRun struct {
+	b        *bench
+	a        gangbench.Arm
+	ns       string
+	gangs    *kit.Gangs
+	ctx      context.Context
+	mu       sync.Mutex
+	jobs     map[string]*jobRun
+	last     time.Time // last job started or done
+	patches  atomic.Int64
+	patchErr atomic.Int64
+}
+
+// state: the job's running workers, nodes (PS included) and rate now.
+func (r *armRun) state(jr *jobRun) (rate float64, members string) {
+	ps, w := 0, 0
+	nodes := map[string]bool{}
+	var mem []string
+	for name, p := range jr.pods {
+		if !p.running {
+			continue
+		}
+		nodes[p.node] = true
+		switch p.role {
+		case "ps":
+			ps++
+		case "worker":
+			w++
+			mem = append(mem, name+"@"+p.node)
+		}
+	}
+	sort.Strings(mem)
+	members = strings.Join(mem, ",")
+	if ps < jr.j.sj.PS || w < jr.j.minWorkers(r.a) || w == 0 {
+		return 0, members
+	}
+	return r.b.speed.rate(w, jr.j.sj.GPUsPerWorker, len(nodes)), members
+}
+
+func (r *armRun) onPod(obj any, deleted bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	name := p.Labels[kit.JobLabel]
+	r.gangs.Apply(p, deleted, now)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	jr := r.jobs[name]
+	if jr == nil {
+		return
+	}
+	v := jr.pods[p.Name]
+	if v == nil {
+		v = &podView{role: kit.RoleOf(p)}
+		jr.pods[p.Name] = v
+	}
+	v.node = p.Spec.NodeName
+	v.ended = p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	v.running = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
+	if deleted {
+		delete(jr.pods, p.Name)
+	}
+	if !jr.finished.IsZero() {
+		r.endPods(jr, now)
+		return
+	}
+	waiting := jr.prog.started.IsZero()
+	rate, members := r.state(jr)
+	jr.prog.set(now, rate, members, time.Duration(r.b.speed.RescalePause*float64(time.Second)))
+	if waiting && !jr.prog.started.IsZero() {
+		r.last = now
+	}
+	r.arm(jr)
+}
+
+// arm (re)sets the job's finish timer at its finish time at the current
+// rate.
+func (r *armRun) arm(jr *jobRun) {
+	jr.gen++
+	if jr.timer != nil {
+		jr.timer.Stop()
+	}
+	at := jr.prog.finishAt()
+	if at.IsZero() {
+		return
+	}
+	gen := jr.gen
+	jr.timer = time.AfterFunc(time.Until(at), func() { r.fire(jr, gen) })
+}
+
+func (r *armRun) fire(jr *jobRun, gen int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen != jr.gen || !jr.finished.IsZero() {
+		return
+	}
+	now := time.Now()
+	jr.prog.advance(now)
+	if !jr.prog.finished() {
+		r.arm(jr) // a timer early by a rounding
+		return
+	}
+	jr.finished = now
+	r.endPods(jr, now)
+}
+
+// endPods: the work is done; every running pod of the job gets run-for 0s
+// (kwok ends it at once); done once none runs and one has ended.
+func (r *armRun) endPods(jr *jobRun, now time.Time) {
+	running, ended := 0, 0
+	for name, p := range jr.pods {
+		if p.ended {
+			ended++
+		}
+		if !p.running {
+			continue
+		}
+		running++
+		if !p.annotated {
+			p.annotated = true
+			go r.patch(name)
+		}
+	}
+	if running == 0 && ended > 0 && jr.done.IsZero() {
+		jr.done, r.last = now, now
+		r.gangs.Finish(jr.j.name, now)
+	}
+}
+
+func (r *armRun) patch(pod string) {
+	body := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"0s"}}}`, gangbench.RunForKey))
+	for try := 0; try < 5; try++ {
+		r.patches.Add(1)
+		_, err := r.b.cs.CoreV1().Pods(r.ns).Patch(r.ctx, pod, types.StrategicMergePatchType, body, metav1.PatchOptions{})
+		if err == nil || apierrors.IsNotFound(err) || r.ctx.Err() != nil {
+			return
+		}
+		r.patchErr.Add(1)
+		time.Sleep(200 * time.Millisecond) // back-off after an API error
+	}
+}
+
+func (r *armRun) submit(j replayJob) error {
+	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
+	defer cancel()
+	ps, w := j.roles(r.a)
+	if r.a.TFJobs {
+		_, err := r.b.dyn.Resource(kit.TFJobGVR).Namespace(r.ns).Create(ctx,
+			gangbench.TFJob(r.ns, j.name, ps, w, j.sj.MinWorkers, j.sj.MaxWorkers), metav1.CreateOptions{})
+		return err
+	}
+	return gangbench.SubmitPods(ctx, r.b.cs, r.ns, j.name, r.a.Name == "in-tree", ps, w)
+}
+
+type sample struct {
+	t                       float64
+	busy, held              int64
+	waiting, running, ended int
+}
+
+// armResult: one arm's figures (seconds; NaN: not reached).
+type armResult struct {
+	run                      int
+	arm                      string
+	jobs, done               int
+	meanJCT, medJCT, p95JCT  float64
+	meanQueue, makespan      float64
+	util                     float64 // busy GPU-seconds / (GPUs x makespan)
+	partialGPUs, partialLate float64
+	pauses                   int
+	deadlock                 bool
+	err                      string
+	series                   []sample
+	perJob                   []jobRecord
+}
+
+type jobRecord struct {
+	name, id                 string
+	gpus, workers            int
+	submitted, started, done float64
+	pauses                   int
+}
+
+func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
+	res := armResult{run: run, arm: a.Name, jobs: len(jobs)}
+	for _, p := range []*float64{&res.meanJCT, &res.medJCT, &res.p95JCT, &res.meanQueue, &res.makespan, &res.util} {
+		*p = math.NaN()
+	}
+	if err := b.drakeFor(a); err != nil {
+		res.err = err.Error()
+		return res
+	}
+	if err := gangbench.Activate(b.o.root, b.o.clusterDir, b.procs, a.Process); err != nil {
+		res.err = err.Error()
+		return res
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.o.armTimeout+2*time.Minute)
+	defer cancel()
+	ns := fmt.Sprintf("replay-%d-%s", run, a.Name)
+	if err := kit.NewNamespace(ctx, b.cs, ns); err != nil {
+		res.err = err.Error()
+		return res
+	}
+	defer func() {
+		if err := gangbench.DeleteNamespace(b.cs, ns); err != nil && res.err == "" {
+			res.err = err.Error()
+		}
+	}()
+	g := kit.NewGangs()
+	g.LateAfter = b.o.late
+	r := &armRun{b: b, a: a, ns: ns, gangs: g, jobs: map[string]*jobRun{}, ctx: ctx}
+	ictx, icancel := context.WithCancel(ctx)
+	defer icancel()
+	f := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns))
+	inf := f.Core().V1().Pods().Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.onPod(obj, false) },
+		UpdateFunc: func(_, obj any) { r.onPod(obj, false) },
+		DeleteFunc: func(obj any) { r.onPod(obj, true) },
+	})
+	f.Start(ictx.Done())
+	if !cache.WaitForCacheSync(ictx.Done(), inf.HasSynced) {
+		res.err = "pod informer did not sync"
+		return res
+	}
+	start := time.Now()
+	fmt.Printf("  %s: t=0 at %s\n", a.Name, start.UTC().Format("15:04:05.000"))
+	r.mu.Lock()
+	r.last = start
+	r.mu.Unlock()
+	var subErr atomic.Value
+	var subWG sync.WaitGroup
+	go func() {
+		for _, j := range jobs {
+			time.Sleep(time.Until(start.Add(j.at))) // the arrival process itself
+			if ictx.Err() != nil {
+				return
+			}
+			r.mu.Lock()
+			r.jobs[j.name] = &jobRun{j: j, submitted: time.Now(), pods: map[string]*podView{}, prog: progress{work: j.sj.Work}}
+			r.mu.Unlock()
+			g.Expect(j.name, kit.Need{"ps": j.sj.PS, "worker": j.minWorkers(a)})
+			subWG.Add(1)
+			go func() {
+				defer subWG.Done()
+				if err := r.submit(j); err != nil {
+					subErr.CompareAndSwap(nil, fmt.Sprintf("submit %s: %v", j.name, err))
+				}
+			}()
+		}
+	}()
+
+	tick := time.NewTicker(b.o.sample)
+	defer tick.Stop()
+	lastArrival := jobs[len(jobs)-1].at
+	var busyGPUs float64 // GPU-seconds, sampled
+	for {
+		<-tick.C
+		now := time.Now()
+		busy, held := g.GPUs()
+		busyGPUs += float64(busy) * b.o.sample.Seconds()
+		s := sample{t: now.Sub(start).Seconds(), busy: busy, held: held}
+		r.mu.Lock()
+		for _, j := range r.jobs {
+			switch {
+			case !j.done.IsZero():
+				s.ended++
+			case !j.prog.started.IsZero():
+				s.running++
+			default:
+				s.waiting++
+			}
+		}
+		lastProgress := r.last
+		r.mu.Unlock()
+		res.series = append(res.series, s)
+		if e, _ := subErr.Load().(string); e != "" {
+			res.err = e
+			break
+		}
+		if s.ended == len(jobs) {
+			break
+		}
+		if now.Sub(start) > lastArrival && now.Sub(lastProgress) > b.o.stall && busy == 0 {
+			res.deadlock = true
+			break
+		}
+		if now.Sub(start) > b.o.armTimeout {
+			res.err = fmt.Sprintf("arm deadline %v", b.o.armTimeout)
+			break
+		}
+		if len(res.series)%30 == 0 {
+			fmt.Printf("  %-8s t=%4.0fs jobs waiting %3d running %3d done %3d | GPUs busy %3d held by partial gangs %3d\n",
+				a.Name, s.t, s.waiting, s.running, s.ended, s.busy, s.held)
+		}
+	}
+	end := time.Now()
+	icancel()
+	subWG.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, jr := range r.jobs {
+		if jr.timer != nil {
+			jr.timer.Stop()
+		}
+		jr.gen++
+	}
+	for _, v := range g.All(end) {
+		res.partialGPUs += v.PartialGPUSeconds
+		res.partialLate += v.PartialGPUSecondsLate
+	}
+	since := func(t time.Time) float64 {
+		if t.IsZero() {
+			return math.NaN()
+		}
+		return t.Sub(start).Seconds()
+	}
+	var jct, queue []float64
+	var lastDone time.Time
+	firstSubmit := time.Time{}
+	for _, j := range jobs {
+		jr := r.jobs[j.name]
+		if jr == nil {
+			continue
+		}
+		if firstSubmit.IsZero() || jr.submitted.Before(firstSubmit) {
+			firstSubmit = jr.submitted
+		}
+		res.pauses += jr.prog.pauses
+		res.perJob = append(res.perJob, jobRecord{name: j.name, id: j.sj.ID, gpus: j.sj.GPUs, workers: j.sj.Workers,
+			submitted: since(jr.submitted), started: since(jr.prog.started), done: since(jr.done), pauses: jr.prog.pauses})
+		if jr.done.IsZero() {
+			continue
+		}
+		res.done++
+		jct = append(jct, jr.done.Sub(jr.submitted).Seconds())
+		queue = append(queue, jr.prog.started.Sub(jr.submitted).Seconds())
+		if jr.done.After(lastDone) {
+			lastDone = jr.done
+		}
+	}
+	if len(jct) > 0 {
+		res.meanJCT, res.medJCT, res.p95JCT = mean(jct), lowerMedian(jct), gangbench.Pct(jct, 0.95)
+		res.meanQueue = mean(queue)
+	}
+	if res.done == len(jobs) {
+		res.makespan = lastDone.Sub(firstSubmit).Seconds()
+		res.util = busyGPUs / (float64(b.gpus) * res.makespan)
+	}
+	if n := r.patchErr.Load(); n > 0 {
+		fmt.Printf("  %s: %d run-for annotations failed once and were retried\n", a.Name, n)
+	}
+	return res
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// lowerMedian: the median as drake sim reports it (the lower middle).
+func lowerMedian(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[(len(s)-1)/2]
+}

@@ -1,0 +1,284 @@
+// bench-replay is issue 25's trace replay: a window of a real trace run on
+// the local cluster's kwok nodes against each arm in turn, the cluster
+// emptied between arms, beside `drake sim`'s prediction for the same window,
+// cluster and model.
+//
+//   - The window (window.go): consecutive jobs of --trace, compressed in
+//     time, chosen so that jobs queue and an arm fits --arm-budget; written
+//     as a trace of its own (window-*.csv) that the cluster and drake sim
+//     both replay.
+//   - The jobs: `drake sim --print-jobs` on that trace makes each one's
+//     TFJob (PS, workers W0, min/max-instances, requests) and its work; the
+//     driver copies nothing of the model.
+//   - Run times (progress.go, arm.go): each job's running workers and their
+//     nodes are followed on the API; its progress is advanced at T(w, n) by
+//     gang/speed.c itself (cgo, speed.c), with the parameters drake sim
+//     printed, and every membership change after its start stops it for the
+//     rescale pause; when its work is done its pods get run-for 0s and kwok
+//     ends them.
+//   - Arms: drake (TFJobs, elastic as the simulator makes them), in-tree
+//     (v1.36 gang scheduling: the pods at trace size in a PodGroup), no-gang
+//     (the same pods, plain kube-scheduler); dragon (drake serve --policy
+//     dragon) once drake has that flag.
+//
+// hack/bench-replay.sh brings the cluster up and down.
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"drake.invalid/e2e/internal/gangbench"
+	"drake.invalid/e2e/internal/kit"
+)
+
+type opts struct {
+	trace, drake                    string
+	traceFlags, modelFlags          []string
+	win                             windowOpts
+	budget                          time.Duration
+	runs                            int
+	arms                            []gangbench.Arm
+	armTimeout, stall, sample, late time.Duration
+	root, clusterDir, out           string
+}
+
+type bench struct {
+	o        opts
+	cfg      *rest.Config
+	cs       kubernetes.Interface
+	dyn      dynamic.Interface
+	procs    []string
+	shape    clusterShape
+	gpus     int
+	speed    speedModel
+	drakeEnv string // the DRAKE_<FLAG> settings drake runs with now
+	drakeUp  bool
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "bench-replay: "+format+"\n", a...)
+	os.Exit(1)
+}
+
+func main() {
+	var o opts
+	flag.StringVar(&o.trace, "trace", "../shared/traces/ms_itp_cluster03.csv", "any trace drake sim reads")
+	traceFlags := flag.String("trace-flags", "", "drake sim flags to read --trace (e.g. --trace-columns ...); the window is written as an ITP or gang trace")
+	modelFlags := flag.String("model-flags", "", "drake sim flags of the job and speed model (e.g. --gpus-per-worker 2 --locality-penalty 0.3), for the jobs and the prediction alike")
+	flag.IntVar(&o.win.jobs, "jobs", 40, "jobs in the window")
+	flag.IntVar(&o.win.start, "start", -1, "first job of the window, in submission order (-1: choose)")
+	flag.Float64Var(&o.win.compression, "compression", 0, "divide the window's times by this (0: choose)")
+	flag.Float64Var(&o.win.minLoad, "min-load", 1.5, "a chosen window, run at trace sizes on an unbounded cluster, asks for at least this many times the cluster's GPUs at once")
+	flag.DurationVar(&o.budget, "arm-budget", 20*time.Minute, "an arm's time; the window's estimate, max(work / GPUs, longest job, span), is compressed to --fill of it")
+	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
+	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
+	arms := flag.String("arms", "drake,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
+	flag.DurationVar(&o.armTimeout, "arm-timeout", 0, "deadline of one arm (0: --arm-budget)")
+	flag.DurationVar(&o.stall, "stall", 90*time.Second, "deadlock: every job has arrived, no GPU is busy and no job started or ended for this long")
+	flag.DurationVar(&o.sample, "sample", time.Second, "sampling interval of the GPUs busy and held")
+	flag.DurationVar(&o.late, "window", 2*time.Second, "GPU-seconds held by a partial gang count as beyond the barrier window after this long")
+	flag.StringVar(&o.drake, "drake", "", "the drake binary (default: $DRAKE_BIN, else ROOT/build/release/drake)")
+	flag.StringVar(&o.root, "root", ".", "drake's source tree")
+	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
+	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-replay"), "folder of the CSVs and PNG")
+	flag.Parse()
+	if o.drake == "" {
+		o.drake = gangbench.DrakeBinary(o.root, os.Getenv("DRAKE_BIN"))
+	}
+	o.traceFlags, o.modelFlags = strings.Fields(*traceFlags), strings.Fields(*modelFlags)
+	if o.armTimeout == 0 {
+		o.armTimeout = o.budget
+	}
+	if o.runs < 1 || *fill <= 0 || *fill > 1 || o.budget <= 0 {
+		fail("need --runs >= 1, 0 < --fill <= 1, --arm-budget > 0")
+	}
+	o.win.target = *fill * o.budget.Seconds()
+	var err error
+	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "dragon", "in-tree", "no-gang"}, o.drake); err != nil {
+		fail("%v", err)
+	}
+
+	b := &bench{o: o}
+	b.cfg, err = clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		fail("kubeconfig: %v", err)
+	}
+	b.cfg.QPS, b.cfg.Burst = 2000, 4000
+	b.cfg.UserAgent = "drake-bench-replay"
+	if b.cs, err = kubernetes.NewForConfig(b.cfg); err != nil {
+		fail("client: %v", err)
+	}
+	if b.dyn, err = dynamic.NewForConfig(b.cfg); err != nil {
+		fail("dynamic client: %v", err)
+	}
+	b.procs = gangbench.SchedulerProcs(o.clusterDir)
+	if err := b.readNodes(); err != nil {
+		fail("%v", err)
+	}
+	stamp := time.Now().UTC().Format("20060102-150405")
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		fail("%v", err)
+	}
+	base := filepath.Join(o.out, "bench-replay-"+stamp)
+
+	// the window, and the jobs drake sim makes of it
+	all, err := printJobs(o.drake, o.trace, b.shape, append(append([]string(nil), o.traceFlags...), o.modelFlags...))
+	if err != nil {
+		fail("%v", err)
+	}
+	w, err := choose(all.Jobs, b.shape, o.win)
+	if err != nil {
+		fail("%v", err)
+	}
+	winTrace := base + "-window.csv"
+	if err := writeTrace(winTrace, all.Kind, all.Jobs, w); err != nil {
+		fail("%v", err)
+	}
+	sj, err := printJobs(o.drake, winTrace, b.shape, o.modelFlags)
+	if err != nil {
+		fail("%v", err)
+	}
+	b.speed = sj.Speed
+	var jobs []replayJob
+	for i, j := range sj.Jobs {
+		jobs = append(jobs, replayJob{name: fmt.Sprintf("r%03d", i), sj: j, at: time.Duration(j.Submit * float64(time.Second))})
+	}
+	fmt.Printf("bench-replay: %s, %d jobs; cluster %d nodes x %d GPUs (%d), %.0f cpu, %s memory each\n",
+		o.trace, len(all.Jobs), b.shape.nodes, b.shape.gpus, b.gpus, float64(b.shape.cpuMilli)/1000, fmtBytes(b.shape.mem))
+	fmt.Printf("window: jobs %d..%d (%s)\n", w.start, w.start+w.n-1, w.why)
+	fmt.Printf("  span %.0f s, %.0f GPU-s of work, longest job %d s; on an unbounded cluster at trace sizes it asks for up to %.2fx the cluster's GPUs, %.0f%% of the work beyond them\n",
+		w.span, w.work, w.longest, w.peak, 100*w.over)
+	fmt.Printf("  compression %.1f: estimate max(work/GPUs, longest, span) / compression = %.0f s (budget %v x %.2f); %d durations raised to 1 s\n",
+		w.compression, w.estimate, o.budget, *fill, w.clipped)
+	fmt.Printf("  written as %s; speed model: scaling loss %g, locality penalty %g, rescale pause %g s, %d GPUs per node\n",
+		winTrace, b.speed.ScalingLoss, b.speed.LocalityPenalty, b.speed.RescalePause, b.speed.NodeGPUs)
+
+	pred, err := b.predict(winTrace, base)
+	if err != nil {
+		fail("%v", err)
+	}
+	var results []armResult
+	for run := 1; run <= o.runs; run++ {
+		k := (run - 1) % len(o.arms)
+		order := append(append([]gangbench.Arm(nil), o.arms[k:]...), o.arms[:k]...)
+		for _, a := range order {
+			fmt.Printf("run %d, arm %s (kube-scheduler %q)\n", run, a.Name, a.Scheduler)
+			r := b.runArm(a, run, jobs)
+			fmt.Printf("  %s\n", r.line())
+			results = append(results, r)
+		}
+	}
+	b.report(base, w, results, pred)
+}
+
+func fmtBytes(v int64) string {
+	if v%(1<<30) == 0 {
+		return strconv.FormatInt(v>>30, 10) + "Gi"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// readNodes: the kwok nodes' shape; every node must have the same GPUs,
+// cpu and memory (the simulator's identical nodes).
+func (b *bench) readNodes() error {
+	ctx, cancel := contextTimeout(time.Minute)
+	defer cancel()
+	l, err := b.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("nodes: %v", err)
+	}
+	for i, n := range l.Items {
+		g := n.Status.Allocatable[kit.GPUResource]
+		c := n.Status.Allocatable["cpu"]
+		m := n.Status.Allocatable["memory"]
+		s := clusterShape{nodes: 1, gpus: int(g.Value()), cpuMilli: c.MilliValue(), mem: m.Value()}
+		if i == 0 {
+			b.shape = s
+		} else if s.gpus != b.shape.gpus || s.cpuMilli != b.shape.cpuMilli || s.mem != b.shape.mem {
+			return fmt.Errorf("node %s is %d GPUs, %dm cpu, %d memory, unlike the others: drake sim models identical nodes", n.Name, s.gpus, s.cpuMilli, s.mem)
+		} else {
+			b.shape.nodes++
+		}
+	}
+	b.gpus = b.shape.nodes * b.shape.gpus
+	if b.gpus == 0 {
+		return fmt.Errorf("no node has nvidia.com/gpu")
+	}
+	return nil
+}
+
+// drakeFor restarts drake with the arm's settings when a TFJob arm needs
+// other ones than it runs with (the first TFJob arm turns its controller
+// on).
+func (b *bench) drakeFor(a gangbench.Arm) error {
+	if !a.TFJobs {
+		return nil
+	}
+	env := strings.Join(a.DrakeEnv, " ")
+	if b.drakeUp && env == b.drakeEnv {
+		return nil
+	}
+	took, err := kit.EnableReconciler(b.o.root, a.DrakeEnv...)
+	if err != nil {
+		return err
+	}
+	b.drakeUp, b.drakeEnv = true, env
+	fmt.Printf("  drake restarted with its TFJob controller%s in %.1fs\n", map[bool]string{true: " and " + env, false: ""}[env != ""], took.Seconds())
+	return nil
+}
+
+// simFigures: one policy's row of drake sim's summary.csv.
+type simFigures map[string]float64
+
+// predict runs drake sim on the window with the cluster's shape and the
+// same model flags: drake, dragon and default.
+func (b *bench) predict(trace, base string) (map[string]simFigures, error) {
+	dir := base + "-sim"
+	args := append([]string{"sim", "--trace", trace, "--policies", "drake,dragon,default", "--out", dir,
+		"--plots=false", "--progress=false"}, b.shape.simFlags()...)
+	args = append(args, b.o.modelFlags...)
+	var out, errb bytes.Buffer
+	cmd := exec.Command(b.o.drake, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %v: %s", b.o.drake, strings.Join(args, " "), err, errb.String())
+	}
+	fmt.Printf("drake %s\n%s", strings.Join(args, " "), out.String())
+	f, err := os.Open(filepath.Join(dir, "summary.csv"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return nil, fmt.Errorf("%s/summary.csv: %v", dir, err)
+	}
+	res := map[string]simFigures{}
+	for _, r := range rows[1:] {
+		fig := simFigures{}
+		for i, h := range rows[0] {
+			if i < len(r) {
+				if v, err := strconv.ParseFloat(r[i], 64); err == nil {
+					fig[h] = v
+				}
+			}
+		}
+		res[r[0]] = fig
+	}
+	return res, nil
+}

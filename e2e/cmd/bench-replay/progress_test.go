@@ -1,0 +1,77 @@
+package main
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+
+func at(s float64) time.Time { return t0.Add(time.Duration(s * 1e9)) }
+
+func near(t *testing.T, what string, got, want time.Time) {
+	t.Helper()
+	if d := got.Sub(want); d > time.Millisecond || d < -time.Millisecond {
+		t.Fatalf("%s: got %v, want %v", what, got.Sub(t0), want.Sub(t0))
+	}
+}
+
+func TestProgressRunsAtItsRateAndFinishesWhenTheWorkIsDone(t *testing.T) {
+	p := progress{work: 100}
+	p.set(at(3), 10, "w0@n0", 2*time.Second)
+	near(t, "finish", p.finishAt(), at(13)) // no pause at the start
+	p.advance(at(13))
+	if !p.finished() {
+		t.Fatalf("done %v of 100 at the finish time", p.done)
+	}
+}
+
+func TestAGrowStopsTheJobForThePauseThenRunsFaster(t *testing.T) {
+	p := progress{work: 100}
+	p.set(at(0), 10, "a", 2*time.Second)
+	p.set(at(5), 20, "a,b", 2*time.Second) // 50 done; paused to 7; 50 at 20/s
+	near(t, "finish", p.finishAt(), at(9.5))
+	if p.pauses != 1 {
+		t.Fatalf("pauses %d", p.pauses)
+	}
+}
+
+func TestChangesDuringAPauseRestartItOnce(t *testing.T) {
+	p := progress{work: 100}
+	p.set(at(0), 10, "a", 2*time.Second)
+	p.set(at(5), 15, "a,b", 2*time.Second)
+	p.set(at(5.1), 20, "a,b,c", 2*time.Second) // paused 5 .. 7.1
+	near(t, "finish", p.finishAt(), at(9.6))
+}
+
+func TestAJobBelowItsMinimumStandsStillAndPaysAPauseToResume(t *testing.T) {
+	p := progress{work: 100}
+	p.set(at(0), 10, "a,b", 2*time.Second)
+	p.set(at(4), 0, "a", 2*time.Second) // 40 done
+	if !p.finishAt().IsZero() {
+		t.Fatal("a stalled job has no finish time")
+	}
+	p.set(at(10), 10, "a,c", 2*time.Second) // paused to 12, 60 left
+	near(t, "finish", p.finishAt(), at(18))
+	if math.Abs(p.done-40) > 1e-9 {
+		t.Fatalf("done %v while stalled, want 40", p.done)
+	}
+}
+
+func TestTheSpeedModelIsDrakes(t *testing.T) {
+	m := speedModel{ScalingLoss: 0.05, LocalityPenalty: 0.15, RescalePause: 10, NodeGPUs: 8}
+	if r := m.rate(1, 1, 1); r != 1 {
+		t.Fatalf("T(1, 1) = %v", r)
+	}
+	packed, spread := m.rate(8, 1, 1), m.rate(8, 1, 3)
+	if packed <= 1 || packed >= 8 {
+		t.Fatalf("T(8, 1) = %v: not sub-linear", packed)
+	}
+	if math.Abs(spread*(1+2*0.15)-packed) > 1e-9 {
+		t.Fatalf("T(8, 3) = %v, want T(8, 1) / 1.3 = %v", spread, packed/1.3)
+	}
+	if m.rate(0, 1, 1) != 0 {
+		t.Fatal("T(0) != 0")
+	}
+}

@@ -1,0 +1,109 @@
+// Package gangbench holds what the gang benchmarks in e2e/cmd (bench-gang,
+// bench-replay) share: the arms (which kube-scheduler process serves which
+// way of scheduling), the pods, PodGroups and TFJobs they submit, emptying
+// the cluster between arms, percentiles, CSV files and the PNG of GPUs busy
+// and held by partial gangs.
+package gangbench
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"drake.invalid/e2e/internal/kit"
+)
+
+// Arm is one way of scheduling a job list.
+type Arm struct {
+	Name      string // drake, dragon, in-tree, no-gang
+	Process   string // the kube-scheduler process that serves it
+	Scheduler string // the pods' schedulerName
+	// TFJobs: the arm submits TFJobs for drake's controller, not pods
+	TFJobs bool
+	// DrakeEnv: drake is restarted with these DRAKE_<FLAG> settings for the
+	// arm (a TFJob arm's policy); nil: drake's defaults
+	DrakeEnv []string
+	// NeedsFlag: a drake serve flag the arm needs ("" none); the arm is
+	// refused while `drake serve --help` does not list it
+	NeedsFlag string
+}
+
+// Arms: every arm the benchmarks know. dragon is drake serve --policy
+// dragon (DRAGON's rules through drake's admission, issue 25): refused
+// until that flag exists.
+var Arms = []Arm{
+	{Name: "drake", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true},
+	{Name: "dragon", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true,
+		DrakeEnv: []string{"DRAKE_POLICY=dragon"}, NeedsFlag: "--policy"},
+	{Name: "in-tree", Process: "gang-scheduler", Scheduler: "gang-scheduler"},
+	{Name: "no-gang", Process: "plain-scheduler", Scheduler: "plain-scheduler"},
+}
+
+// ParseArms: a comma-separated list of arm names, each one of allowed.
+// drake (the binary, for NeedsFlag) may be "" when no arm needs a flag.
+func ParseArms(list string, allowed []string, drake string) ([]Arm, error) {
+	var out []Arm
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		var a *Arm
+		for i := range Arms {
+			if Arms[i].Name == n {
+				a = &Arms[i]
+			}
+		}
+		ok := false
+		for _, x := range allowed {
+			ok = ok || x == n
+		}
+		if a == nil || !ok {
+			return nil, fmt.Errorf("--arms: unknown arm %q (known: %s)", n, strings.Join(allowed, ", "))
+		}
+		if a.NeedsFlag != "" {
+			help, err := exec.Command(drake, "serve", "--help").CombinedOutput()
+			if err != nil || !strings.Contains(string(help), "  "+a.NeedsFlag+" ") {
+				return nil, fmt.Errorf("--arms: arm %s needs drake serve %s, which %s does not have yet", n, a.NeedsFlag, drake)
+			}
+		}
+		out = append(out, *a)
+	}
+	return out, nil
+}
+
+// Activate leaves only the kube-scheduler process name running of procs,
+// so idle schedulers do not add their watch traffic and cycles to the arm
+// measured.
+func Activate(root, clusterDir string, procs []string, name string) error {
+	for _, p := range procs {
+		if p != name && kit.Running(clusterDir, p) {
+			if err := kit.Proc(root, "stop", p); err != nil {
+				return err
+			}
+		}
+	}
+	if !kit.Running(clusterDir, name) {
+		return kit.Proc(root, "start", name)
+	}
+	return nil
+}
+
+// SchedulerProcs: the kube-scheduler processes of the cluster that run now.
+func SchedulerProcs(clusterDir string) []string {
+	var out []string
+	for _, p := range []string{"kube-scheduler", "gang-scheduler", "plain-scheduler", "plain-nobatch-scheduler",
+		"simple-scheduler", "drake-filter-scheduler", "drake-prio-scheduler", "trivial-scheduler"} {
+		if kit.Running(clusterDir, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// DrakeBinary: the drake binary the cluster runs (DRAKE_BIN, else the
+// release build under root).
+func DrakeBinary(root, env string) string {
+	if env != "" {
+		return env
+	}
+	return filepath.Join(root, "build", "release", "drake")
+}
