@@ -131,7 +131,8 @@ struct admit_result {
 	size_t n_scales;
 	struct admit_waiting *ignored; /* jobs whose drake.dev/scale was ignored, and why */
 	size_t n_ignored;
-	double next; /* wall seconds of the next round a timer asks for; INFINITY: none */
+	double next;   /* wall seconds of the next round a timer asks for; INFINITY: none */
+	size_t n_held; /* new waves pacing held (listed in waiting) */
 };
 
 struct drake_scale_opts;
@@ -151,6 +152,10 @@ struct admit_options {
 	 * nothing is watched, the backoff alone applies. */
 	double (*changed)(void *arg, const char *ns);
 	void *changed_arg;
+	/* Pacing (gang/pace.h): admitted pods that may wait for kube-scheduler
+	 * (<= 0: unpaced) and those waiting now. A new wave past the budget,
+	 * and every one behind it, is listed as waiting instead. */
+	long pace_budget, pace_unbound;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.
