@@ -19,7 +19,7 @@ struct work {
 	struct drake_gang_req req; /* want_workers clamped to [min, max] */
 	unsigned char *member;     /* max_workers entries */
 	int n_members;
-	bool rec; /* its record applies to its wave */
+	bool rec;                    /* its record applies to its wave */
 	int *ps_idx, *c_idx, *w_idx; /* waiting indexes per role (w: members only) */
 	int n_ps_idx, n_c_idx, n_w_idx;
 	enum drake_round_class cls;
@@ -182,9 +182,7 @@ static drake_err work_init(struct work *w, const struct drake_round_job *j)
 	}
 	int nw = w->n_ps_idx + w->n_c_idx + w->n_w_idx;
 	int total = w->req.n_ps + w->req.n_chief + w->n_members;
-	w->cls = nw == 0       ? DRAKE_CLASS_RUNNING
-	         : nw == total ? DRAKE_CLASS_NEW
-	                       : DRAKE_CLASS_REPAIR;
+	w->cls = nw == 0 ? DRAKE_CLASS_RUNNING : nw == total ? DRAKE_CLASS_NEW : DRAKE_CLASS_REPAIR;
 	if (w->cls != DRAKE_CLASS_NEW)
 		current_wave(w);
 	return DRAKE_OK;
@@ -240,8 +238,9 @@ static drake_err wave(struct round_ctx *x, struct drake_round_action *a, const s
 			pick = plan->chief_vgpu.id[0] ? &plan->chief_vgpu : NULL;
 		} else {
 			int k = i - plan->n_ps - plan->n_chief;
-			*p = (struct drake_round_pod){DRAKE_ROLE_WORKER, w->w_idx[k],
-			                              plan->worker_node[k], w->req.worker_share, ""};
+			*p =
+			    (struct drake_round_pod){DRAKE_ROLE_WORKER, w->w_idx[k],
+			                             plan->worker_node[k], w->req.worker_share, ""};
 			pick = plan->worker_vgpu ? &plan->worker_vgpu[k] : NULL;
 		}
 		if (pick)
@@ -306,8 +305,8 @@ static drake_err planned_hints(struct drake_cluster *c, const struct work *w,
 		          hinted(c, w, DRAKE_ROLE_PS, w->ps_idx[k], &req->ps)) >= 0;
 	if (ok && req->n_chief) {
 		plan->n_chief = 1;
-		ok = (plan->chief_node = hinted(c, w, DRAKE_ROLE_CHIEF, w->c_idx[0], &req->chief)) >=
-		     0;
+		ok = (plan->chief_node =
+		          hinted(c, w, DRAKE_ROLE_CHIEF, w->c_idx[0], &req->chief)) >= 0;
 	}
 	for (int k = 0; ok && k < req->want_workers; k++)
 		ok = (plan->worker_node[plan->n_workers++] =
@@ -352,9 +351,8 @@ static drake_err repairs(struct round_ctx *x, long *admitted)
 		}
 		if (e == DRAKE_ENOMEM)
 			return e;
-		struct drake_round_action *a =
-		    push(x, e ? DRAKE_ROUND_HOLD : DRAKE_ROUND_REPAIR,
-		         e ? DRAKE_REASON_REPAIR_WAITS : reason, (int)i);
+		struct drake_round_action *a = push(x, e ? DRAKE_ROUND_HOLD : DRAKE_ROUND_REPAIR,
+		                                    e ? DRAKE_REASON_REPAIR_WAITS : reason, (int)i);
 		if (!a) {
 			if (!e)
 				drake_plan_release(&plan);
@@ -487,8 +485,8 @@ static drake_err unbound_hold(struct round_ctx *x, size_t i)
 	if (w->said)
 		snprintf(a->why, sizeof(a->why),
 		         "admitted as gang %s; kube-scheduler has not placed %s: %.*s", w->gang,
-		         w->said->name ? w->said->name : "", drake_refusal_summary_len(w->said->refused),
-		         w->said->refused);
+		         w->said->name ? w->said->name : "",
+		         drake_refusal_summary_len(w->said->refused), w->said->refused);
 	else
 		snprintf(a->why, sizeof(a->why),
 		         "admitted as gang %s; its %d members wait for kube-scheduler to bind them",
@@ -515,9 +513,8 @@ static drake_err shrink(struct round_ctx *x, const struct work *w, const struct 
 		size_t k = i; /* highest index first */
 		for (; k > 0 && a->pods[k - 1].index < idx; k--)
 			a->pods[k] = a->pods[k - 1];
-		a->pods[k] = (struct drake_round_pod){.role = DRAKE_ROLE_WORKER,
-		                                      .index = idx,
-		                                      .node = s[i].node};
+		a->pods[k] = (struct drake_round_pod){
+		    .role = DRAKE_ROLE_WORKER, .index = idx, .node = s[i].node};
 		a->member[idx] = 0;
 	}
 	a->n_pods = (int)n;
@@ -555,13 +552,12 @@ static drake_err grow(struct round_ctx *x, const struct work *w, const struct dr
 		if (next >= j->max_workers)
 			break;
 		member[next] = 1;
-		pods[added++] = (struct drake_round_pod){.role = DRAKE_ROLE_WORKER,
-		                                         .index = next,
-		                                         .node = g[i].node};
+		pods[added++] = (struct drake_round_pod){
+		    .role = DRAKE_ROLE_WORKER, .index = next, .node = g[i].node};
 		const char *name = x->c.nodes[g[i].node].name;
 		if (!strstr(where, name) && wl < sizeof(where) - 1)
-			wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s", wl ? ", " : "",
-			                       name);
+			wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s",
+			                       wl ? ", " : "", name);
 	}
 	struct drake_round_action *a =
 	    added ? push(x, DRAKE_ROUND_GROW, DRAKE_REASON_SPEEDUP, (int)(w - x->w)) : NULL;
@@ -642,10 +638,11 @@ static drake_err step(struct round_ctx *x, long *admitted)
 		if (en->status == DRAKE_ADMIT_STARTED) {
 			bool starved = false;
 			for (size_t i = 0; i < st.n; i++)
-				starved |= st.act[i].kind == DRAKE_ACT_SHRINK && st.act[i].for_job == (int)k;
-			struct drake_round_action *a =
-			    push(x, DRAKE_ROUND_ADMIT, starved ? DRAKE_REASON_STARVED : DRAKE_REASON_FITS,
-			         (int)entry_job[k]);
+				starved |= st.act[i].kind == DRAKE_ACT_SHRINK &&
+				           st.act[i].for_job == (int)k;
+			struct drake_round_action *a = push(
+			    x, DRAKE_ROUND_ADMIT,
+			    starved ? DRAKE_REASON_STARVED : DRAKE_REASON_FITS, (int)entry_job[k]);
 			err = a ? wave(x, a, w, &en->plan) : DRAKE_ENOMEM;
 			if (!err && !paced_go(x, admitted, a->n_pods)) {
 				a->kind = DRAKE_ROUND_HOLD;
@@ -669,7 +666,8 @@ static drake_err step(struct round_ctx *x, long *admitted)
 		}
 		a->status = en->status;
 		snprintf(a->why, sizeof(a->why), "%s",
-		         r == DRAKE_REASON_FIFO ? "behind a job that waits (strict FIFO)" : en->why);
+		         r == DRAKE_REASON_FIFO ? "behind a job that waits (strict FIFO)"
+		                                : en->why);
 	}
 	/* Per job, every action of a kind at once (a job may give workers to two
 	 * starving jobs in one step; it never both gives and grows). */
@@ -716,9 +714,8 @@ static drake_err strays(struct round_ctx *x, size_t i)
 	if (!a || !(a->pods = calloc((size_t)n, sizeof(*a->pods))))
 		return DRAKE_ENOMEM;
 	for (int k = n; k-- > 0;) /* highest index first */
-		a->pods[a->n_pods++] = (struct drake_round_pod){.role = DRAKE_ROLE_WORKER,
-		                                                .index = idx[k],
-		                                                .node = j->workers[idx[k]].node};
+		a->pods[a->n_pods++] = (struct drake_round_pod){
+		    .role = DRAKE_ROLE_WORKER, .index = idx[k], .node = j->workers[idx[k]].node};
 	snprintf(a->why, sizeof(a->why), "%d placed worker%s no longer in the scale record", n,
 	         n == 1 ? "" : "s");
 	return DRAKE_OK;
@@ -825,8 +822,7 @@ const char *drake_round_kind_name(enum drake_round_kind k)
 const char *drake_round_reason_name(enum drake_round_reason r)
 {
 	static const char *const names[DRAKE_NREASONS] = {
-	    "lost-members", "hinted", "fits",    "starved",      "no-fit",
-	    "never",        "fifo",   "paced",   "backoff",      "unbound",
-	    "repair-waits", "give",   "speedup", "stray"};
+	    "lost-members", "hinted",  "fits",    "starved",      "no-fit", "never",   "fifo",
+	    "paced",        "backoff", "unbound", "repair-waits", "give",   "speedup", "stray"};
 	return (unsigned)r < DRAKE_NREASONS ? names[r] : "?";
 }

@@ -188,9 +188,9 @@ struct drake_round_action {
 	/* SHRINK, GROW: the member workers after it (max_workers entries) */
 	unsigned char *member;
 	int members_before, members_after;
-	int for_job;  /* SHRINK: the job given to; else -1 */
-	double gain;  /* GROW: modelled speed after / before - 1 */
-	double since; /* SHRINK: how long the job given to has waited */
+	int for_job;                    /* SHRINK: the job given to; else -1 */
+	double gain;                    /* GROW: modelled speed after / before - 1 */
+	double since;                   /* SHRINK: how long the job given to has waited */
 	enum drake_admit_status status; /* HOLD: as gang/admission.h says */
 	bool quiet;                     /* HOLD: a status to list, not an Event */
 	double until;                   /* HOLD BACKOFF: end of the backoff */
@@ -212,7 +212,7 @@ struct drake_round_status {
 	bool running;       /* scalable and some member bound */
 	double last_scaled; /* scalable: its latest admission or scaling */
 	bool gave_to_waiting;
-	bool record; /* its drake.dev/scale record applies to its wave */
+	bool record;                  /* its drake.dev/scale record applies to its wave */
 	char gang[DRAKE_GANG_ID_MAX]; /* REPAIR, RUNNING: the wave its pods belong to */
 };
 
