@@ -38,7 +38,8 @@ struct round_ctx {
 	double now;
 	const struct drake_round_opts *o;
 	struct work *w;
-	size_t *order; /* FIFO */
+	size_t *order;                   /* FIFO */
+	const struct drake_cluster *cur; /* the snapshot, or clone once a repair charges it */
 	struct drake_cluster c;
 	struct drake_round *out;
 	size_t cap;
@@ -337,6 +338,12 @@ static drake_err repairs(struct round_ctx *x, long *admitted)
 		struct work *w = &x->w[i];
 		if (w->cls != DRAKE_CLASS_REPAIR)
 			continue;
+		if (x->cur != &x->c) { /* the first repair: charge a copy */
+			drake_err e = drake_cluster_clone(&x->c, x->cur);
+			if (e)
+				return e;
+			x->cur = &x->c;
+		}
 		struct drake_gang_req req = w->req;
 		req.n_ps = w->n_ps_idx;
 		req.n_chief = w->n_c_idx;
@@ -554,7 +561,7 @@ static drake_err grow(struct round_ctx *x, const struct work *w, const struct dr
 		member[next] = 1;
 		pods[added++] = (struct drake_round_pod){
 		    .role = DRAKE_ROLE_WORKER, .index = next, .node = g[i].node};
-		const char *name = x->c.nodes[g[i].node].name;
+		const char *name = x->cur->nodes[g[i].node].name;
 		if (!strstr(where, name) && wl < sizeof(where) - 1)
 			wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s",
 			                       wl ? ", " : "", name);
@@ -620,7 +627,7 @@ static drake_err step(struct round_ctx *x, long *admitted)
 				v[k].gave_to_waiting = true;
 	}
 	if (!err)
-		err = drake_scale_step(&x->c, e, ne, v, nv, x->now, &x->o->scale, &st);
+		err = drake_scale_step(x->cur, e, ne, v, nv, x->now, &x->o->scale, &st);
 	if (!err) {
 		x->out->next = st.next < x->out->next ? st.next : x->out->next;
 		x->out->reserved_for = st.reserved_for >= 0 ? (int)entry_job[st.reserved_for] : -1;
@@ -754,13 +761,13 @@ drake_err drake_round(const struct drake_cluster *c, const struct drake_round_jo
 	memset(out, 0, sizeof(*out));
 	out->next = INFINITY;
 	out->reserved_for = -1;
-	struct round_ctx x = {.jobs = jobs, .n = n, .now = now, .o = o, .out = out};
+	struct round_ctx x = {.jobs = jobs, .n = n, .now = now, .o = o, .out = out, .cur = c};
 	drake_cluster_init(&x.c);
 	x.w = calloc(n + 1, sizeof(*x.w));
 	x.order = calloc(n + 1, sizeof(*x.order));
 	out->jobs = calloc(n + 1, sizeof(*out->jobs));
 	out->n_jobs = n;
-	drake_err err = x.w && x.order && out->jobs ? drake_cluster_clone(&x.c, c) : DRAKE_ENOMEM;
+	drake_err err = x.w && x.order && out->jobs ? DRAKE_OK : DRAKE_ENOMEM;
 	size_t ready = 0;
 	for (; !err && ready < n; ready++)
 		err = work_init(&x.w[ready], &jobs[ready]);
