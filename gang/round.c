@@ -663,7 +663,7 @@ static drake_err step(struct round_ctx *x, long *admitted)
 			continue;
 		}
 		enum drake_round_reason r = en->status == DRAKE_ADMIT_NEVER ? DRAKE_REASON_NEVER
-		                            : en->status == DRAKE_ADMIT_NOT_TRIED && !en->why[0]
+		                            : en->status == DRAKE_ADMIT_NOT_TRIED
 		                                ? DRAKE_REASON_FIFO
 		                                : DRAKE_REASON_NO_FIT;
 		struct drake_round_action *a = push(x, DRAKE_ROUND_HOLD, r, (int)entry_job[k]);
