@@ -15,7 +15,7 @@
 #include "gang/gang_testutil.h"
 #include "gang/round.h"
 
-#define NOW 10000.0
+#define NOW  10000.0
 #define MAXW 8
 
 /* A job and the storage its input borrows. */
@@ -84,8 +84,8 @@ static void run(const struct drake_cluster *c, struct tj *t, size_t n,
 }
 
 /* The only action of kind k for job j. */
-static const struct drake_round_action *only(const struct drake_round *r,
-                                             enum drake_round_kind k, int j)
+static const struct drake_round_action *only(const struct drake_round *r, enum drake_round_kind k,
+                                             int j)
 {
 	const struct drake_round_action *a = NULL;
 	for (size_t i = 0; i < r->n; i++)
