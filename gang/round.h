@@ -39,8 +39,8 @@
  *  7. Workers still placed that the record no longer lists (their deletion
  *     was lost) are released (RELEASE, STRAY).
  *
- * Pure and deterministic: the snapshot is not modified (a clone is charged),
- * now is passed in. Every struct here is plain data (indexes into the
+ * Pure and deterministic: the snapshot is not modified (repairs charge a
+ * clone), now is passed in. Every struct here is plain data (indexes into the
  * snapshot and into the job list, names, numbers) so a round can be written
  * as a JSON line and replayed.
  *
