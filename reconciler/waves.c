@@ -1,10 +1,11 @@
 /*
- * waves.c - the admission loop. Each round runs admit_round() over the
- * caches, paces the new waves it returns (gang/pace.h: no more gang pods
- * waiting for kube-scheduler than it binds in half the barrier timeout),
- * applies the ones that go (one atomic ungate patch per pod, an Event, the
- * plan on the TFJob), tells waiting jobs why once per reason, and follows the
- * waves in flight until kube-scheduler has bound them.
+ * waves.c - the admission loop. Each round measures kube-scheduler's bind
+ * rate for the pacing budget (gang/pace.h: no more gang pods waiting for
+ * kube-scheduler than it binds in half the barrier timeout), runs
+ * admit_round() over the caches with it, applies the waves that go (one
+ * atomic ungate patch per pod, an Event, the plan on the TFJob), tells
+ * waiting jobs why once per reason, and follows the waves in flight until
+ * kube-scheduler has bound them.
  */
 #include "reconciler/internal.h"
 
