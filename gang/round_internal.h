@@ -43,8 +43,8 @@ struct round_ctx {
 
 struct drake_round_action *round_push(struct round_ctx *x, enum drake_round_kind kind,
                                       enum drake_round_reason reason, int job);
-const struct drake_round_member *round_member(const struct drake_round_job *j,
-                                              enum drake_role role, int i);
+const struct drake_round_member *round_member(const struct drake_round_job *j, enum drake_role role,
+                                              int i);
 /* A REPAIR or ADMIT action's wave of w's waiting pods, placed by plan. */
 drake_err round_wave(struct round_ctx *x, struct drake_round_action *a, const struct work *w,
                      const struct drake_plan *plan) DRAKE_MUST_CHECK;

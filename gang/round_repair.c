@@ -21,7 +21,7 @@ static struct drake_roles gang_min(const struct drake_gang_req *req)
 
 /* A wave of the job's waiting pods, placed by plan. */
 drake_err round_wave(struct round_ctx *x, struct drake_round_action *a, const struct work *w,
-                      const struct drake_plan *plan)
+                     const struct drake_plan *plan)
 {
 	a->min = gang_min(&w->req);
 	int n = plan->n_ps + plan->n_chief + plan->n_workers;
@@ -170,8 +170,9 @@ drake_err round_repairs(struct round_ctx *x, long *admitted)
 		}
 		if (e == DRAKE_ENOMEM)
 			return e;
-		struct drake_round_action *a = round_push(x, e ? DRAKE_ROUND_HOLD : DRAKE_ROUND_REPAIR,
-		                                    e ? DRAKE_REASON_REPAIR_WAITS : reason, (int)i);
+		struct drake_round_action *a =
+		    round_push(x, e ? DRAKE_ROUND_HOLD : DRAKE_ROUND_REPAIR,
+		               e ? DRAKE_REASON_REPAIR_WAITS : reason, (int)i);
 		if (!a) {
 			if (!e)
 				drake_plan_release(&plan);

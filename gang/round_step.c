@@ -79,7 +79,8 @@ void round_count_bound(struct work *w)
 drake_err round_unbound_hold(struct round_ctx *x, size_t i)
 {
 	struct work *w = &x->w[i];
-	struct drake_round_action *a = round_push(x, DRAKE_ROUND_HOLD, DRAKE_REASON_UNBOUND, (int)i);
+	struct drake_round_action *a =
+	    round_push(x, DRAKE_ROUND_HOLD, DRAKE_REASON_UNBOUND, (int)i);
 	if (!a)
 		return DRAKE_ENOMEM;
 	a->status = DRAKE_ADMIT_WAITING;
@@ -262,7 +263,8 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 		                            : en->status == DRAKE_ADMIT_NOT_TRIED
 		                                ? DRAKE_REASON_FIFO
 		                                : DRAKE_REASON_NO_FIT;
-		struct drake_round_action *a = round_push(x, DRAKE_ROUND_HOLD, r, (int)entry_job[k]);
+		struct drake_round_action *a =
+		    round_push(x, DRAKE_ROUND_HOLD, r, (int)entry_job[k]);
 		if (!a) {
 			err = DRAKE_ENOMEM;
 			break;
