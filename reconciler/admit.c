@@ -24,7 +24,9 @@
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "kube/pod.h"
+#include "reconciler/decision_log.h"
 #include "reconciler/migration.h"
+#include "reconciler/round_codec.h"
 #include "reconciler/scale.h"
 #include "reconciler/tfjob.h"
 
@@ -483,6 +485,11 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 	struct drake_round r = {0};
 	if (!e)
 		e = drake_round(&c, x.in, x.n, (double)opts->now_s, &ro, &r);
+	if (!e && opts->log) {
+		char *line = round_log_line(&c, x.in, x.n, (double)opts->now_s, &ro, &r);
+		decision_log_write(opts->log, line);
+		free(line);
+	}
 	if (!e)
 		e = apply(&c, &x, &r, (double)opts->now_s, out);
 	drake_round_release(&r);

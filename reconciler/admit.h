@@ -41,6 +41,7 @@
 #include "gang/nodefit.h"
 #include "gang/roles.h"
 
+struct decision_log;
 struct kube_cache;
 struct kube_pod;
 struct kube_res_spec;
@@ -156,6 +157,9 @@ struct admit_options {
 	 * (<= 0: unpaced) and those waiting now. A new wave past the budget,
 	 * and every one behind it, is listed as waiting instead. */
 	long pace_budget, pace_unbound;
+	/* Each round's inputs and outputs are written here (round_codec.h), or
+	 * nowhere when NULL. */
+	struct decision_log *log;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.

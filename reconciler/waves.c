@@ -298,7 +298,8 @@ void rec_admit_pass(struct reconciler *r)
 	                           .changed = changed_of,
 	                           .changed_arg = r,
 	                           .pace_budget = budget,
-	                           .pace_unbound = unbound};
+	                           .pace_unbound = unbound,
+	                           .log = r->dlog};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
