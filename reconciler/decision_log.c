@@ -47,8 +47,7 @@ void decision_log_write(struct decision_log *l, const char *line)
 	}
 	if (l->f && l->size > 0 && l->size + n > l->max)
 		rotate(l);
-	if (!l->f || fputs(line, l->f) < 0 || fputc('\n', l->f) == EOF ||
-	    fflush(l->f) != 0) {
+	if (!l->f || fputs(line, l->f) < 0 || fputc('\n', l->f) == EOF || fflush(l->f) != 0) {
 		l->failed++;
 		return;
 	}

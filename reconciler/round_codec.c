@@ -55,9 +55,9 @@ static json_t *req_json(const struct drake_gang_req *q, const struct drake_clust
 	json_object_set_new(o, "psReq", res_json(&q->ps, &c->names));
 	json_object_set_new(o, "workerReq", res_json(&q->worker, &c->names));
 	json_object_set_new(o, "chiefReq", res_json(&q->chief, &c->names));
-	json_object_set_new(o, "shareMilli",
-	                    json_pack("[i,i,i]", q->ps_share.milli, q->worker_share.milli,
-	                              q->chief_share.milli));
+	json_object_set_new(
+	    o, "shareMilli",
+	    json_pack("[i,i,i]", q->ps_share.milli, q->worker_share.milli, q->chief_share.milli));
 	json_object_set_new(o, "psNodes", mask_json(q->ps_ok, c->n));
 	json_object_set_new(o, "workerNodes", mask_json(q->worker_ok, c->n));
 	json_object_set_new(o, "chiefNodes", mask_json(q->chief_ok, c->n));
@@ -94,9 +94,9 @@ static json_t *job_json(const struct drake_round_job *j, const struct drake_clus
 			if (j->rec.member[i])
 				json_array_append_new(m, json_integer(i));
 		for (int i = 0; p && i < j->rec.n_place; i++)
-			json_array_append_new(p, json_pack("{s:i,s:s}", "index",
-			                                   j->rec.place[i].index, "node",
-			                                   j->rec.place[i].node));
+			json_array_append_new(p,
+			                      json_pack("{s:i,s:s}", "index", j->rec.place[i].index,
+			                                "node", j->rec.place[i].node));
 		json_object_set_new(o, "record",
 		                    json_pack("{s:o,s:o,s:i,s:f,s:o,s:o}", "gang", str(j->rec.gang),
 		                              "member", m, "n", j->rec.n, "at", j->rec.at, "gaveTo",
@@ -104,25 +104,27 @@ static json_t *job_json(const struct drake_round_job *j, const struct drake_clus
 	}
 	if (j->move.active)
 		json_object_set_new(o, "move",
-		                    json_pack("{s:s,s:i,s:o}", "role", drake_role_name(j->move.role),
-		                              "index", j->move.index, "to", str(j->move.to)));
+		                    json_pack("{s:s,s:i,s:o}", "role",
+		                              drake_role_name(j->move.role), "index", j->move.index,
+		                              "to", str(j->move.to)));
 	if (j->refusal.tries > 0)
 		json_object_set_new(o, "refusal",
 		                    json_pack("{s:i,s:f,s:f,s:o,s:o}", "tries", j->refusal.tries,
 		                              "at", j->refusal.at_s, "until", j->refusal.until_s,
-		                              "pod", str(j->refused_pod), "why", str(j->refused_why)));
+		                              "pod", str(j->refused_pod), "why",
+		                              str(j->refused_why)));
 	return o;
 }
 
 static json_t *action_json(const struct drake_round_action *a, int max_workers)
 {
-	json_t *o = json_pack("{s:s,s:s,s:i,s:s}", "kind", drake_round_kind_name(a->kind),
-	                      "reason", drake_round_reason_name(a->reason), "job", a->job, "why",
-	                      a->why);
+	json_t *o = json_pack("{s:s,s:s,s:i,s:s}", "kind", drake_round_kind_name(a->kind), "reason",
+	                      drake_round_reason_name(a->reason), "job", a->job, "why", a->why);
 	if (!o)
 		return NULL;
 	if (a->gang[0])
-		json_object_set_new(o, "gang", json_pack("{s:s,s:i}", "id", a->gang, "size", a->size));
+		json_object_set_new(o, "gang",
+		                    json_pack("{s:s,s:i}", "id", a->gang, "size", a->size));
 	json_t *pods = json_array();
 	for (int i = 0; pods && i < a->n_pods; i++)
 		json_array_append_new(pods, json_pack("{s:s,s:i,s:i,s:s}", "role",
@@ -155,30 +157,31 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 	json_t *nodes = json_array(), *js = json_array(), *acts = json_array(), *st = json_array();
 	for (size_t i = 0; nodes && i < c->n; i++) {
 		const struct drake_node *d = &c->nodes[i];
-		json_array_append_new(nodes, json_pack("{s:s,s:o,s:o,s:b,s:b,s:I}", "name", d->name,
-		                                       "alloc", res_json(&d->alloc, &c->names),
-		                                       "used", res_json(&d->used, &c->names),
-		                                       "schedulable", d->schedulable, "tainted",
-		                                       d->tainted, "gpuMem", (json_int_t)d->gpu_mem));
+		json_array_append_new(
+		    nodes, json_pack("{s:s,s:o,s:o,s:b,s:b,s:I}", "name", d->name, "alloc",
+		                     res_json(&d->alloc, &c->names), "used",
+		                     res_json(&d->used, &c->names), "schedulable", d->schedulable,
+		                     "tainted", d->tainted, "gpuMem", (json_int_t)d->gpu_mem));
 	}
 	for (size_t i = 0; js && i < n; i++)
 		json_array_append_new(js, job_json(&jobs[i], c));
 	for (size_t i = 0; acts && i < r->n; i++)
-		json_array_append_new(acts, action_json(&r->act[i], jobs[r->act[i].job].max_workers));
+		json_array_append_new(acts,
+		                      action_json(&r->act[i], jobs[r->act[i].job].max_workers));
 	for (size_t i = 0; st && i < r->n_jobs; i++) {
 		const struct drake_round_status *s = &r->jobs[i];
 		json_array_append_new(
 		    st, json_pack("{s:s,s:i,s:b,s:b,s:f,s:b,s:b,s:s}", "class", classes[s->cls],
-		                  "members", s->members, "scalable", s->scalable, "running", s->running,
-		                  "lastScaled", s->last_scaled, "gaveToWaiting", s->gave_to_waiting,
-		                  "record", s->record, "gang", s->gang));
+		                  "members", s->members, "scalable", s->scalable, "running",
+		                  s->running, "lastScaled", s->last_scaled, "gaveToWaiting",
+		                  s->gave_to_waiting, "record", s->record, "gang", s->gang));
 	}
 	const struct drake_scale_opts *so = &o->scale;
 	json_t *opts = json_pack(
 	    "{s:b,s:f,s:f,s:i,s:s,s:b,s:{s:f,s:f,s:f,s:i},s:I,s:I}", "backfill", so->backfill,
 	    "starveAfter", so->starve_after, "idleAfter", so->idle_after, "shrinkTries",
-	    so->shrink_tries, "victimOrder", drake_victim_order_name(so->shrink.order), "lonelyFirst",
-	    so->shrink.lonely_first, "speed", "scalingLoss", so->speed.scaling_loss,
+	    so->shrink_tries, "victimOrder", drake_victim_order_name(so->shrink.order),
+	    "lonelyFirst", so->shrink.lonely_first, "speed", "scalingLoss", so->speed.scaling_loss,
 	    "localityPenalty", so->speed.locality_penalty, "rescalePause", so->speed.rescale_pause,
 	    "nodeGpus", so->speed.node_gpus, "paceBudget", (json_int_t)o->pace_budget,
 	    "paceUnbound", (json_int_t)o->pace_unbound);

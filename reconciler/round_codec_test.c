@@ -40,17 +40,17 @@ static void a_round_is_one_line_with_its_inputs_and_actions(void **state)
 	assert_non_null(v);
 	assert_int_equal(json_real_value(json_object_get(v, "now")), 100);
 	json_t *in = json_object_get(v, "in"), *out = json_object_get(v, "out");
-	assert_string_equal(
-	    json_string_value(json_object_get(json_array_get(json_object_get(in, "nodes"), 1), "name")),
-	    "b");
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(in, "nodes"), 1), "name")),
+	                    "b");
 	json_t *job = json_array_get(json_object_get(in, "jobs"), 0);
 	assert_string_equal(json_string_value(json_object_get(job, "name")), "ml/a");
 	assert_int_equal(json_array_size(json_object_get(job, "workers")), 3);
 	assert_string_equal(json_string_value(json_object_get(
 	                        json_array_get(json_object_get(job, "workers"), 2), "state")),
 	                    "waiting");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(in, "opts"), "paceBudget")),
-	                 64);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(in, "opts"), "paceBudget")), 64);
 	json_t *a = json_array_get(json_object_get(out, "actions"), 0);
 	assert_string_equal(json_string_value(json_object_get(a, "kind")), "admit");
 	assert_string_equal(json_string_value(json_object_get(a, "reason")), "fits");

@@ -40,7 +40,6 @@ struct inputs {
 	size_t nw, n;
 	struct drake_round_member *members;
 	unsigned char *member;
-	char (*gang)[64];
 };
 
 static void inputs_release(struct inputs *in)
@@ -49,7 +48,6 @@ static void inputs_release(struct inputs *in)
 	free(in->ids);
 	free(in->members);
 	free(in->member);
-	free(in->gang);
 }
 
 static drake_err build(struct sim *s, struct inputs *in)
@@ -68,8 +66,7 @@ static drake_err build(struct sim *s, struct inputs *in)
 	in->ids = calloc(in->n + 1, sizeof(*in->ids));
 	in->members = calloc(slots + 1, sizeof(*in->members));
 	in->member = calloc(slots + 1, 1);
-	in->gang = calloc(in->n + 1, sizeof(*in->gang));
-	if (!in->jobs || !in->ids || !in->members || !in->member || !in->gang)
+	if (!in->jobs || !in->ids || !in->members || !in->member)
 		return DRAKE_ENOMEM;
 	struct drake_round_member *m = in->members;
 	unsigned char *mb = in->member;
@@ -92,11 +89,11 @@ static drake_err build(struct sim *s, struct inputs *in)
 			x->ps[k] = gated;
 		if (i < nw)
 			continue;
-		/* running: PS and worker slots bound, a record of its slots */
-		snprintf(in->gang[i], sizeof(in->gang[i]), "%.40s.%.0f", j->t->id, j->start);
+		/* running: PS and worker slots bound in its one wave (named after
+		 * the job: a sim job is admitted once), a record of its slots */
 		const struct drake_round_member bound = {.state = DRAKE_MEMBER_PLACED,
 		                                         .bound = true,
-		                                         .gang = in->gang[i],
+		                                         .gang = j->t->id,
 		                                         .gang_size = j->n_ps + j->n_workers};
 		for (int k = 0; k < j->n_ps; k++) {
 			x->ps[k] = bound;
@@ -114,7 +111,7 @@ static drake_err build(struct sim *s, struct inputs *in)
 		x->slow = v.slow;
 		x->rec = (struct drake_round_record){
 		    .present = true,
-		    .gang = in->gang[i],
+		    .gang = j->t->id,
 		    .member = mb,
 		    .n = j->n_workers,
 		    .at = j->last_scaled,
