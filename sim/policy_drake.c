@@ -14,7 +14,6 @@
  * come back as a wake-up time.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
