@@ -41,6 +41,7 @@ struct serve_opts {
 	const char *cluster_domain;
 	const char *gang_resource;
 	const char *scheduler_name;
+	const char *decision_log;
 	bool gang, strict_fifo, gang_pin, gang_watch_claims;
 	size_t gang_max_unbound;
 	double gang_backoff_min, gang_backoff_max;
@@ -408,6 +409,10 @@ int serve_main(int argc, char **argv)
 	     "with --gang: watch PersistentVolumeClaims (list and watch on "
 	     "persistentvolumeclaims), so a job refused for want of a claim is tried again the "
 	     "moment one appears in its namespace; false: it waits out its backoff"},
+	    {"decision-log", "DRAKE_DECISION_LOG", FLAG_STRING, &o.decision_log, NULL,
+	     "with --gang: append each admission round's inputs and outputs to this file as "
+	     "JSON lines; past 64 MiB it is renamed FILE.1 (replacing the last) and started "
+	     "again"},
 	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o.migrate, "false",
 	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
 	     "explicit POST /v1/migrations works either way"},
@@ -547,6 +552,7 @@ int serve_main(int argc, char **argv)
 		                                .backoff_min_s = o.gang_backoff_min,
 		                                .backoff_max_s = o.gang_backoff_max,
 		                                .watch_claims = o.gang_watch_claims,
+		                                .decision_log = o.decision_log,
 		                                .scale = &o.scale.opts,
 		                                .migrate = o.migrate,
 		                                .mig = &o.mig.opts,

@@ -10,12 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int drake_fifo_cmp(double created_a, const char *name_a, double created_b, const char *name_b)
+{
+	if (created_a != created_b)
+		return created_a < created_b ? -1 : 1;
+	return strcmp(name_a ? name_a : "", name_b ? name_b : "");
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct drake_admission_entry *x = a, *y = b;
-	if (x->created != y->created)
-		return x->created < y->created ? -1 : 1;
-	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+	return drake_fifo_cmp(x->created, x->name, y->created, y->name);
 }
 
 void drake_admission_sort(struct drake_admission_entry *e, size_t n)

@@ -48,7 +48,10 @@ struct drake_admission_opts {
 	int max_admits; /* stop after this many starts; <= 0 means no cap */
 };
 
-/* Sorts entries into FIFO order: created ascending, then name. */
+/* FIFO order, the one queue rule: created ascending, then name (<0, 0, >0). */
+int drake_fifo_cmp(double created_a, const char *name_a, double created_b, const char *name_b);
+
+/* Sorts entries into FIFO order (drake_fifo_cmp). */
 void drake_admission_sort(struct drake_admission_entry *e, size_t n);
 
 /*

@@ -1,9 +1,9 @@
 /*
  * scale.h - drake's one decision step: which waiting gangs start, which
  * running gangs give workers to a starving one, which grow into idle
- * capacity. The controller and `drake sim`'s drake policy both call
- * drake_scale_step() and nothing else to decide, so what the simulator
- * measures is what the cluster runs.
+ * capacity. It runs inside drake_round() (gang/round.h), which the
+ * controller and `drake sim`'s drake policy both call and nothing else to
+ * decide, so what the simulator measures is what the cluster runs.
  *
  * One step, in FIFO order of the waiting jobs:
  *

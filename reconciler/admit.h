@@ -41,6 +41,7 @@
 #include "gang/nodefit.h"
 #include "gang/roles.h"
 
+struct decision_log;
 struct kube_cache;
 struct kube_pod;
 struct kube_res_spec;
@@ -131,7 +132,8 @@ struct admit_result {
 	size_t n_scales;
 	struct admit_waiting *ignored; /* jobs whose drake.dev/scale was ignored, and why */
 	size_t n_ignored;
-	double next; /* wall seconds of the next round a timer asks for; INFINITY: none */
+	double next;   /* wall seconds of the next round a timer asks for; INFINITY: none */
+	size_t n_held; /* new waves pacing held (listed in waiting) */
 };
 
 struct drake_scale_opts;
@@ -151,6 +153,13 @@ struct admit_options {
 	 * nothing is watched, the backoff alone applies. */
 	double (*changed)(void *arg, const char *ns);
 	void *changed_arg;
+	/* Pacing (gang/pace.h): admitted pods that may wait for kube-scheduler
+	 * (<= 0: unpaced) and those waiting now. A new wave past the budget,
+	 * and every one behind it, is listed as waiting instead. */
+	long pace_budget, pace_unbound;
+	/* Each round's inputs and outputs are written here (round_codec.h), or
+	 * nowhere when NULL. */
+	struct decision_log *log;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.

@@ -29,6 +29,7 @@
 #include "migrate/migrate.h"
 #include "migrate/progress.h"
 #include "reconciler/admit.h"
+#include "reconciler/decision_log.h"
 #include "reconciler/migration.h"
 #include "reconciler/reconciler.h"
 #include "tfjob/status.h"
@@ -169,6 +170,7 @@ struct reconciler {
 	size_t nscaling;
 	double admit_at; /* a round the decision step's timers ask for (wall s) */
 	struct drake_pace pace;
+	struct decision_log *dlog; /* --decision-log, or NULL */
 	struct wait_note *waits;
 	size_t nwaits;
 	struct partial_note *partials;

@@ -302,6 +302,16 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->last_resync_ms = rec_now_ms(r);
 	r->owned = calloc(1, sizeof(*r->owned));
 	r->svcs = calloc(1, sizeof(*r->svcs));
+	if (r->opts.gang && opts && opts->decision_log && *opts->decision_log) {
+		r->dlog = calloc(1, sizeof(*r->dlog));
+		if (!r->dlog || decision_log_open(r->dlog, opts->decision_log, msg, msglen)) {
+			if (!r->dlog)
+				drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
+			reconciler_free(r);
+			return NULL;
+		}
+	}
+	r->opts.decision_log = NULL; /* the caller's string may go */
 	struct kube_informer_handlers jh = {job_changed, job_updated, job_changed, r};
 	struct kube_informer_handlers ph = {pod_added, pod_updated, pod_changed, r};
 	struct kube_informer_handlers sh = {svc_added, svc_updated, svc_changed, r};
@@ -390,6 +400,8 @@ void reconciler_free(struct reconciler *r)
 		event_del(&r->drain);
 		event_del(&r->tick);
 	}
+	decision_log_close(r->dlog);
+	free(r->dlog);
 	kube_informer_free(r->jobs);
 	kube_informer_free(r->pods);
 	kube_informer_free(r->services);

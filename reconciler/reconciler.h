@@ -49,6 +49,9 @@ struct reconciler_options {
 	/* With gang: watch PersistentVolumeClaims, so a job waiting for a claim
 	 * is tried again the moment one in its namespace appears or changes. */
 	bool watch_claims;
+	/* With gang: each admission round's inputs and outputs as JSON lines
+	 * appended to this file (decision_log.h: bounded, rotated), or NULL. */
+	const char *decision_log;
 	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <event2/buffer.h>
@@ -535,9 +536,16 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	e->pods = pods;
 	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
 	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
-	/* room for one 8-pod wave in flight; both jobs fit the node */
-	struct reconciler_options ro = {
-	    .requeue_ms = 30000, .gang = true, .gang_max_unbound = 8, .gang_bind_timeout_s = 15};
+	/* room for one 8-pod wave in flight; both jobs fit the node; every
+	 * round written to a decision log */
+	char dlog[64];
+	snprintf(dlog, sizeof(dlog), "/tmp/drake-rounds-%d.jsonl", (int)getpid());
+	unlink(dlog);
+	struct reconciler_options ro = {.requeue_ms = 30000,
+	                                .gang = true,
+	                                .gang_max_unbound = 8,
+	                                .gang_bind_timeout_s = 15,
+	                                .decision_log = dlog};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -565,6 +573,19 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	push_planned(e, "gang1", true);
 	assert_int_equal(run_until(e, POD_PATCH, 16, 10), 16);
 	assert_int_equal(count(e->writes, "pods/gang2-"), 8);
+
+	/* the log has the rounds: gang2 held by pacing, then admitted */
+	FILE *f = fopen(dlog, "r");
+	assert_non_null(f);
+	static char buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(dlog);
+	char *held = strstr(buf, "\"kind\":\"hold\",\"reason\":\"paced\"");
+	assert_non_null(held);
+	assert_non_null(strstr(held, "\"kind\":\"admit\",\"reason\":\"fits\""));
+	assert_non_null(strstr(buf, "\"name\":\"default/gang2\""));
 }
 
 /* ---- the partial-gang backstop ---- */

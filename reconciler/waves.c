@@ -1,10 +1,11 @@
 /*
- * waves.c - the admission loop. Each round runs admit_round() over the
- * caches, paces the new waves it returns (gang/pace.h: no more gang pods
- * waiting for kube-scheduler than it binds in half the barrier timeout),
- * applies the ones that go (one atomic ungate patch per pod, an Event, the
- * plan on the TFJob), tells waiting jobs why once per reason, and follows the
- * waves in flight until kube-scheduler has bound them.
+ * waves.c - the admission loop. Each round measures kube-scheduler's bind
+ * rate for the pacing budget (gang/pace.h: no more gang pods waiting for
+ * kube-scheduler than it binds in half the barrier timeout), runs
+ * admit_round() over the caches with it, applies the waves that go (one
+ * atomic ungate patch per pod, an Event, the plan on the TFJob), tells
+ * waiting jobs why once per reason, and follows the waves in flight until
+ * kube-scheduler has bound them.
  */
 #include "reconciler/internal.h"
 
@@ -265,9 +266,6 @@ static void note_skipped(struct reconciler *r, struct admit_skipped_list *now)
 	memset(now, 0, sizeof(*now));
 }
 
-/* What a job held back by pacing is told (stable, so it is posted once). */
-#define PACED_WHY "paced: starts once kube-scheduler has bound the gangs admitted before it"
-
 static bool slow_of(void *arg, const struct tfjob *job, double *frac)
 {
 	return rec_job_slow(arg, job, frac);
@@ -288,13 +286,20 @@ void rec_admit_pass(struct reconciler *r)
 	if (settling || scale_settling(r))
 		return;
 	r->admit_dirty = false;
+	/* Pacing: the round holds a new wave past the budget and every new
+	 * wave behind it (gang/round.h); repairs always go. */
+	long budget = drake_pace_budget(&r->pace, r->opts.gang_bind_timeout_s / 2, PACE_FLOOR,
+	                                r->opts.gang_max_unbound);
 	struct admit_options ao = {.backfill = !r->opts.strict_fifo,
 	                           .now_s = (long)rec_now_s(r),
 	                           .scale = r->opts.scale,
 	                           .progress = slow_of,
 	                           .progress_arg = r,
 	                           .changed = changed_of,
-	                           .changed_arg = r};
+	                           .changed_arg = r,
+	                           .pace_budget = budget,
+	                           .pace_unbound = unbound,
+	                           .log = r->dlog};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
@@ -302,28 +307,6 @@ void rec_admit_pass(struct reconciler *r)
 	if (e) {
 		log_error("admission_failed", "err=%s msg=\"%s\"", drake_strerror(e), msg);
 		return;
-	}
-	/* Pacing, in FIFO order: repairs (members rejoining a running gang)
-	 * always go; a new wave goes while the budget has room for it; once one
-	 * is held, every new wave behind it is too. */
-	long budget = drake_pace_budget(&r->pace, r->opts.gang_bind_timeout_s / 2, PACE_FLOOR,
-	                                r->opts.gang_max_unbound);
-	long admitted = unbound;
-	size_t held = 0;
-	bool *go = calloc(res.n_waves ? res.n_waves : 1, sizeof(*go));
-	if (!go) {
-		admit_result_release(&res);
-		r->admit_dirty = true;
-		return;
-	}
-	for (size_t i = 0; i < res.n_waves; i++) {
-		const struct admit_wave *w = &res.waves[i];
-		go[i] = w->n_pods < w->size ||
-		        (!held && drake_pace_admits(budget, admitted, w->n_pods));
-		if (go[i])
-			admitted += w->n_pods;
-		else
-			held++;
 	}
 	note_skipped(r, &res.skipped);
 	free(r->running);
@@ -340,26 +323,15 @@ void rec_admit_pass(struct reconciler *r)
 		note_waiting(r, &res.waiting[i]);
 	for (size_t i = 0; i < res.n_ignored; i++)
 		note_ignored(r, &res.ignored[i]);
-	for (size_t i = 0; i < res.n_waves; i++) {
-		if (go[i])
-			continue;
-		struct admit_waiting wt = {.status = DRAKE_ADMIT_WAITING};
-		snprintf(wt.ns, sizeof(wt.ns), "%s", res.waves[i].ns);
-		snprintf(wt.job, sizeof(wt.job), "%s", res.waves[i].job);
-		snprintf(wt.why, sizeof(wt.why), "%s", PACED_WHY);
-		note_waiting(r, &wt);
-	}
 	size_t kept = 0; /* forget jobs that no longer wait */
 	for (size_t i = 0; i < r->nwaits; i++)
 		if (r->waits[i].seen)
 			r->waits[kept++] = r->waits[i];
 	r->nwaits = kept;
-	if (held)
-		log_debug("gang_paced", "held=%zu unbound=%ld budget=%ld rate=%.1f", held, admitted,
-		          budget, r->pace.rate);
+	if (res.n_held)
+		log_debug("gang_paced", "held=%zu unbound=%ld budget=%ld rate=%.1f", res.n_held,
+		          unbound, budget, r->pace.rate);
 	for (size_t i = 0; i < res.n_waves; i++) {
-		if (!go[i])
-			continue;
 		apply_wave(r, &res.waves[i]);
 		struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
 		if (!p)
@@ -370,7 +342,6 @@ void rec_admit_pass(struct reconciler *r)
 		r->npending++;
 		res.waves[i].pods = NULL; /* now owned by the pending list */
 	}
-	free(go);
 	admit_result_release(&res);
 	rec_migrate_pass(r);
 }

@@ -18,7 +18,7 @@
  * of virtual time, on a grid shared by all jobs (one wake-up per grid
  * point while anything runs), into a struct mig_progress of its own; its
  * class and fraction of steps then show in sim_running_view() as the
- * controller shows them (reconciler/admit.c running_view).
+ * controller passes them to gang/round.h.
  *
  * Ownership: sim_run() owns everything it allocates and frees it before
  * returning, except the result, which sim_result_release() frees.

@@ -1,6 +1,6 @@
 /*
  * tfconfig_test.c - TF_CONFIG as drake-train reads it: what drake's own
- * reconciler writes (built here by reconciler/tfconfig_json.c from a TFJob,
+ * reconciler writes (built here by tfjob/tfconfig_json.c from a TFJob,
  * for every replica, dense and sparse), TensorFlow's spellings, and every
  * malformed input refused with a message naming the field.
  */

@@ -1,0 +1,239 @@
+/*
+ * round.h - drake's decision round: everything admission and scaling decide
+ * in one controller pass, from what the controller knows, as one pure call.
+ * The controller (reconciler/admit.c) and `drake sim`'s drake policy both
+ * call drake_round() and nothing else of gang/ decides for them.
+ *
+ * In: the cluster snapshot, every drake-managed job that is not suspended
+ * (waiting or running, in any order) with its members (per role and index:
+ * missing, waiting behind its gate, or placed on a node), its drake.dev/scale
+ * record, the node a migration in flight moves a member to, its admission
+ * time and progress, kube-scheduler's latest refusal; the pacing budget and
+ * now.
+ *
+ * A round, in FIFO order of the jobs (created, then name: the one rule of
+ * gang/admission.h):
+ *
+ *  1. Members. A job's member workers are its record's when the record was
+ *     written for the wave its placed pods belong to; else the admitting
+ *     wave's (its gang size less PS and chief); else, a new job, the
+ *     workers its spec asks for; always clamped to [min, max].
+ *  2. A job with a member missing (being created or replaced) is left for
+ *     the next round. Every member waiting: a new job. Some: a repair. None:
+ *     a running ("steady") job.
+ *  3. Repairs first (REPAIR): the waiting members of a running job go back
+ *     onto the nodes recorded for them (a scale-up's place, a migration's
+ *     target) while those have room, else wherever the planner puts them,
+ *     alone, ahead of any new job. They join the wave already running.
+ *  4. A new job kube-scheduler refused is held while it backs off (HOLD,
+ *     BACKOFF), unless something it may wait for changed.
+ *  5. The other new jobs and the running ones go through drake_scale_step
+ *     (gang/scale.h): ADMIT, SHRINK, GROW. A running job is scaled only
+ *     when every member is placed and worker 0 is one of them (worker 0 is
+ *     slot 0 and is never given away). Growth adds the lowest worker indexes
+ *     that are gated and not members.
+ *  6. Pacing: repairs always go; a new wave goes while the admitted pods
+ *     waiting for kube-scheduler stay within the budget; once one wave is
+ *     held (HOLD, PACED), every wave behind it is held too, so pacing never
+ *     reorders the queue.
+ *  7. Workers still placed that the record no longer lists (their deletion
+ *     was lost) are released (RELEASE, STRAY).
+ *
+ * Pure and deterministic: the snapshot is not modified (repairs charge a
+ * clone), now is passed in. Every struct here is plain data (indexes into the
+ * snapshot and into the job list, names, numbers) so a round can be written
+ * as a JSON line and replayed.
+ *
+ * Ownership: the caller owns the inputs; drake_round() fills a result the
+ * caller frees with drake_round_release().
+ */
+#ifndef DRAKE_GANG_ROUND_H
+#define DRAKE_GANG_ROUND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "gang/admission.h"
+#include "gang/cluster.h"
+#include "gang/planner.h"
+#include "gang/refusal.h"
+#include "gang/roles.h"
+#include "gang/scale.h"
+#include "gang/vgpu.h"
+
+/* Longest wave id "<uid>.<seconds>". */
+#define DRAKE_GANG_ID_MAX 128
+
+enum drake_member_state {
+	DRAKE_MEMBER_MISSING, /* no pod of this job (being created, replaced, deleted) */
+	DRAKE_MEMBER_WAITING, /* behind its gate, no plan */
+	DRAKE_MEMBER_PLACED,  /* bound, or ungated with a planned node */
+};
+
+/* One pod of a job. */
+struct drake_round_member {
+	enum drake_member_state state;
+	int node;            /* PLACED: snapshot index bound to or planned on; -1 unknown */
+	bool bound;          /* it has a node */
+	bool finished;       /* Succeeded or Failed */
+	const char *gang;    /* its drake.dev/gang with a gang size, NULL none */
+	int gang_size;       /* its drake.dev/gang-size */
+	const char *name;    /* pod name, for messages; may be NULL */
+	const char *refused; /* kube-scheduler's Unschedulable message, NULL none */
+};
+
+/* A worker a scale-up placed: index -> node name. */
+struct drake_round_place {
+	int index;
+	const char *node;
+};
+
+/* The job's drake.dev/scale record, as decoded (valid or absent). */
+struct drake_round_record {
+	bool present;
+	const char *gang;            /* the wave it was written for */
+	const unsigned char *member; /* max_workers entries: 1 for a member index */
+	int n;                       /* members */
+	double at;                   /* when written; 0 unknown */
+	const char *gave_to;         /* the job its latest scale-down gave to, NULL none */
+	const struct drake_round_place *place;
+	int n_place;
+};
+
+/* A migration in flight moves member (role, index) to node. */
+struct drake_round_move {
+	bool active;
+	enum drake_role role;
+	int index;
+	const char *to;
+};
+
+struct drake_round_job {
+	const char *name; /* "ns/name", unique */
+	const char *uid;  /* new waves are "<uid>.<now>" */
+	double created;
+	/* What the spec asks: n_ps, n_chief, min_workers, want_workers (the
+	 * replicas asked, clamped here), requests, shares, node masks. */
+	struct drake_gang_req req;
+	int max_workers;
+	struct drake_round_member *ps;      /* req.n_ps */
+	struct drake_round_member *chief;   /* req.n_chief */
+	struct drake_round_member *workers; /* max_workers, by index */
+	struct drake_round_record rec;
+	struct drake_round_move move;
+	double admitted; /* its wave's time (from the wave id), 0 unknown: created */
+	double progress; /* fraction of steps done, negative unknown */
+	bool slow;       /* its progress is slowing or converged */
+	struct drake_refusal_record refusal; /* tries 0: never refused */
+	const char *refused_pod, *refused_why;
+	double changed; /* when what it may wait for last changed; 0 never */
+};
+
+struct drake_round_opts {
+	struct drake_scale_opts scale;
+	long pace_budget;  /* admitted pods that may wait for kube-scheduler; <= 0: unpaced */
+	long pace_unbound; /* admitted pods waiting for it now */
+};
+
+enum drake_round_kind {
+	DRAKE_ROUND_REPAIR,
+	DRAKE_ROUND_ADMIT,
+	DRAKE_ROUND_HOLD,
+	DRAKE_ROUND_SHRINK,
+	DRAKE_ROUND_GROW,
+	DRAKE_ROUND_RELEASE,
+};
+
+enum drake_round_reason {
+	DRAKE_REASON_LOST_MEMBERS, /* REPAIR: members of a running wave came back */
+	DRAKE_REASON_HINTED,       /* REPAIR: onto the nodes recorded for them */
+	DRAKE_REASON_FITS,         /* ADMIT: its PS, chief and min workers fit */
+	DRAKE_REASON_STARVED,      /* ADMIT: it starved and running jobs gave it workers */
+	DRAKE_REASON_NO_FIT,       /* HOLD: does not fit now (status WAITING) */
+	DRAKE_REASON_NEVER,        /* HOLD: cannot fit this cluster (status NEVER) */
+	DRAKE_REASON_FIFO,         /* HOLD: behind a job that waits, strict FIFO */
+	DRAKE_REASON_PACED,        /* HOLD: admitted, but kube-scheduler is behind */
+	DRAKE_REASON_BACKOFF,      /* HOLD: kube-scheduler refused it, backing off */
+	DRAKE_REASON_UNBOUND,      /* HOLD: admitted, nothing bound yet */
+	DRAKE_REASON_REPAIR_WAITS, /* HOLD: its lost members do not fit now */
+	DRAKE_REASON_GIVE,         /* SHRINK: workers for a starving job */
+	DRAKE_REASON_SPEEDUP,      /* GROW: idle capacity pays for itself */
+	DRAKE_REASON_STRAY,        /* RELEASE: the record no longer lists them */
+	DRAKE_NREASONS
+};
+
+/* One pod an action names. */
+struct drake_round_pod {
+	enum drake_role role;
+	int index;
+	int node;                      /* snapshot index; -1: none (RELEASE) */
+	struct drake_share share;      /* milli 0: the pod shares no GPU */
+	char gpuid[DRAKE_VGPU_ID_MAX]; /* with a share: its vGPU on node */
+};
+
+struct drake_round_action {
+	enum drake_round_kind kind;
+	enum drake_round_reason reason;
+	int job; /* index into the jobs passed in */
+	/* REPAIR, ADMIT, HOLD PACED: the wave. size counts every pod of the wave
+	 * (a repair: the whole wave it rejoins), pods only those it ungates. */
+	char gang[DRAKE_GANG_ID_MAX];
+	int size;
+	struct drake_roles min;
+	/* the wave's pods (PS, chief, workers); SHRINK, RELEASE: the workers
+	 * removed, highest index first; GROW: the workers added, lowest first */
+	struct drake_round_pod *pods;
+	int n_pods;
+	/* SHRINK, GROW: the member workers after it (max_workers entries) */
+	unsigned char *member;
+	int members_before, members_after;
+	int for_job;                    /* SHRINK: the job given to; else -1 */
+	double gain;                    /* GROW: modelled speed after / before - 1 */
+	double since;                   /* SHRINK: how long the job given to has waited */
+	enum drake_admit_status status; /* HOLD: as gang/admission.h says */
+	bool quiet;                     /* HOLD: a status to list, not an Event */
+	double until;                   /* HOLD BACKOFF: end of the backoff */
+	char why[DRAKE_WHY_MAX];
+};
+
+enum drake_round_class {
+	DRAKE_CLASS_INCOMPLETE, /* a member missing: next round */
+	DRAKE_CLASS_NEW,
+	DRAKE_CLASS_REPAIR,
+	DRAKE_CLASS_RUNNING,
+};
+
+/* What the round made of each job (for GET /v1/jobs and the log). */
+struct drake_round_status {
+	enum drake_round_class cls;
+	int members;        /* member workers */
+	bool scalable;      /* RUNNING, every member placed, worker 0 a member */
+	bool running;       /* scalable and some member bound */
+	double last_scaled; /* scalable: its latest admission or scaling */
+	bool gave_to_waiting;
+	bool record;                  /* its drake.dev/scale record applies to its wave */
+	char gang[DRAKE_GANG_ID_MAX]; /* REPAIR, RUNNING: the wave its pods belong to */
+};
+
+struct drake_round {
+	struct drake_round_action *act; /* repairs, admits, holds, shrinks, grows, releases */
+	size_t n;
+	struct drake_round_status *jobs; /* one per job passed in */
+	size_t n_jobs;
+	double next;      /* the round would decide differently then; INFINITY: never */
+	size_t held;      /* waves held by pacing */
+	int reserved_for; /* the starving job whose nodes are held for it, -1 none */
+};
+
+/* One round over c and jobs[0..n) at now. Fails only on DRAKE_ENOMEM. */
+drake_err drake_round(const struct drake_cluster *c, const struct drake_round_job *jobs, size_t n,
+                      double now, const struct drake_round_opts *o,
+                      struct drake_round *out) DRAKE_MUST_CHECK;
+
+void drake_round_release(struct drake_round *r);
+
+const char *drake_round_kind_name(enum drake_round_kind k);
+const char *drake_round_reason_name(enum drake_round_reason r);
+
+#endif
