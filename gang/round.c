@@ -196,6 +196,25 @@ static drake_err backoff(struct round_ctx *x, size_t i)
 	return DRAKE_OK;
 }
 
+/* A new job whose uid cannot name a wave (gang/protocol.h) is not planned:
+ * the API server's uids always can, so it is said once and held. */
+static drake_err unnamed(struct round_ctx *x, size_t i)
+{
+	struct work *w = &x->w[i];
+	char id[DRAKE_GANG_ID_MAX];
+	if (w->cls != DRAKE_CLASS_NEW || w->backoff ||
+	    drake_gang_id_format(w->in->uid, 0, id, sizeof(id)) == DRAKE_OK)
+		return DRAKE_OK;
+	w->backoff = true; /* out of the step, as a job backing off is */
+	struct drake_round_action *a = round_push(x, DRAKE_ROUND_HOLD, DRAKE_REASON_NEVER, (int)i);
+	if (!a)
+		return DRAKE_ENOMEM;
+	a->status = DRAKE_ADMIT_INVALID;
+	snprintf(a->why, sizeof(a->why), "its uid %.80s cannot name a gang (\"<uid>.<wave>\")",
+	         w->in->uid ? w->in->uid : "(none)");
+	return DRAKE_OK;
+}
+
 /* Rule 7: workers still placed that the record no longer lists. */
 static drake_err strays(struct round_ctx *x, size_t i)
 {
@@ -282,6 +301,8 @@ drake_err drake_round(const struct drake_cluster *c, const struct drake_round_jo
 		err = round_repairs(&x, &admitted);
 	for (size_t k = 0; !err && k < n; k++)
 		err = backoff(&x, x.order[k]);
+	for (size_t k = 0; !err && k < n; k++)
+		err = unnamed(&x, x.order[k]);
 	if (!err)
 		err = round_step(&x, &admitted);
 	for (size_t k = 0; !err && k < n; k++) {

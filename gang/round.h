@@ -30,7 +30,9 @@
  *  5. The other new jobs and the running ones go through drake_scale_step
  *     (gang/scale.h): ADMIT, SHRINK, GROW. A running job is scaled only
  *     when every member is placed and worker 0 is one of them (worker 0 is
- *     slot 0 and is never given away). Growth adds the lowest worker indexes
+ *     slot 0 and is never given away). A job some member of which has
+ *     Succeeded is ending: the step sees its live members' room as about
+ *     to free (and never scales it). Growth adds the lowest worker indexes
  *     that are gated and not members.
  *  6. Pacing: repairs always go; a new wave goes while the admitted pods
  *     waiting for kube-scheduler stay within the budget; once one wave is
@@ -57,13 +59,11 @@
 #include "gang/admission.h"
 #include "gang/cluster.h"
 #include "gang/planner.h"
+#include "gang/protocol.h"
 #include "gang/refusal.h"
 #include "gang/roles.h"
 #include "gang/scale.h"
 #include "gang/vgpu.h"
-
-/* Longest wave id "<uid>.<seconds>". */
-#define DRAKE_GANG_ID_MAX 128
 
 enum drake_member_state {
 	DRAKE_MEMBER_MISSING, /* no pod of this job (being created, replaced, deleted) */
@@ -77,6 +77,7 @@ struct drake_round_member {
 	int node;            /* PLACED: snapshot index bound to or planned on; -1 unknown */
 	bool bound;          /* it has a node */
 	bool finished;       /* Succeeded or Failed */
+	double ended;        /* when it Succeeded (s); 0: it has not, or when is not known */
 	const char *gang;    /* its drake.dev/gang with a gang size, NULL none */
 	int gang_size;       /* its drake.dev/gang-size */
 	const char *name;    /* pod name, for messages; may be NULL */

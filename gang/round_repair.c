@@ -32,8 +32,10 @@ drake_err round_wave(struct round_ctx *x, struct drake_round_action *a, const st
 		snprintf(a->gang, sizeof(a->gang), "%s", w->gang);
 		a->size = w->req.n_ps + w->req.n_chief + w->n_members;
 	} else {
-		snprintf(a->gang, sizeof(a->gang), "%.*s.%ld", DRAKE_GANG_ID_MAX - 24, w->in->uid,
-		         (long)x->now);
+		drake_err e =
+		    drake_gang_id_format(w->in->uid, (long long)x->now, a->gang, sizeof(a->gang));
+		if (e) /* the round holds a job whose uid cannot name a wave */
+			return e;
 		a->size = n;
 	}
 	a->pods = calloc((size_t)n + 1, sizeof(*a->pods));

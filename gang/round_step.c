@@ -12,32 +12,57 @@
 #include "gang/pace.h"
 #include "gang/round_internal.h"
 
+/* A member of a running job as the step sees it: false when it rules the
+ * job out (its node cannot be told, or it failed); *skip when it has
+ * Succeeded, which makes the job ending since the earliest such time. */
+static bool live_member(const struct drake_round_member *m, bool *skip, double *ending)
+{
+	*skip = false;
+	if (m->finished && m->ended > 0) {
+		*skip = true;
+		if (m->ended < *ending)
+			*ending = m->ended;
+		return true;
+	}
+	return !m->finished && m->node >= 0;
+}
+
 /* A running job as the step sees it, into w's slot arrays; false when some
- * member's node cannot be told, it is finishing, or worker 0 is not a
- * member (worker 0 is slot 0, never given away). */
+ * member's node cannot be told or it failed, or worker 0 is not a member
+ * (worker 0 is slot 0, never given away). A job with members that
+ * Succeeded is ending: its live members are its room, and the step never
+ * scales it. */
 static bool running_view(struct work *w, struct drake_running_job *v)
 {
 	const struct drake_round_job *j = w->in;
 	*v = (struct drake_running_job){0};
+	double ending = INFINITY;
+	bool skip;
+	int n_ps = 0;
 	for (int i = 0; i < w->req.n_ps; i++) {
 		const struct drake_round_member *m = &j->ps[i];
-		if (m->finished || m->node < 0)
+		if (!live_member(m, &skip, &ending))
 			return false;
-		w->ps_node[i] = m->node;
+		if (!skip)
+			w->ps_node[n_ps++] = m->node;
 	}
 	for (int i = 0; i < w->req.n_chief; i++)
-		if (j->chief[i].finished || j->chief[i].node < 0)
+		if (!live_member(&j->chief[i], &skip, &ending))
 			return false;
 	int n = 0;
 	for (int i = 0; i < j->max_workers; i++) {
 		if (!w->member[i])
 			continue;
-		if (j->workers[i].finished || j->workers[i].node < 0)
+		if (!live_member(&j->workers[i], &skip, &ending))
 			return false;
+		if (skip)
+			continue;
 		w->w_node[n] = j->workers[i].node;
 		w->w_index[n++] = i;
 	}
-	if (n == 0 || w->w_index[0] != 0)
+	v->ending = ending < INFINITY;
+	v->ending_since = v->ending ? ending : 0;
+	if (!v->ending && (n == 0 || w->w_index[0] != 0))
 		return false;
 	v->name = j->name;
 	v->admitted = j->admitted > 0 ? j->admitted : j->created;
@@ -47,7 +72,7 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->max_workers = j->max_workers;
 	v->ps = w->req.ps;
 	v->worker = w->req.worker;
-	v->n_ps = w->req.n_ps;
+	v->n_ps = n_ps;
 	v->ps_node = w->ps_node;
 	v->n_workers = n;
 	v->worker_node = w->w_node;
@@ -231,7 +256,7 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 	}
 	for (size_t k = 0; !err && k < nv; k++) {
 		struct drake_round_status *s = &x->out->jobs[view_job[k]];
-		s->scalable = true;
+		s->scalable = !v[k].ending;
 		s->last_scaled = v[k].last_scaled;
 		s->gave_to_waiting = v[k].gave_to_waiting;
 		s->running = x->w[view_job[k]].n_bound > 0;

@@ -135,6 +135,58 @@ static void a_job_that_fits_is_admitted_with_its_member_indexes_in_a_new_wave(vo
 	drake_cluster_release(&c);
 }
 
+static void an_ending_jobs_room_is_held_for_the_job_ahead_not_taken_by_a_small_one(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	/* done's workers 0-3 ended on a a moment ago (a is free); 4-7 and its
+	 * PS still run on b; c is another tenant's */
+	assert_int_equal(cluster_from(&c, "a:4:0 b:4:4 c:4:4"), 0);
+	struct tj t[3];
+	static const int on[] = {0, 0, 0, 0, 1, 1, 1, 1};
+	running_job(&t[0], "ml/done", 100, 8, 8, "ml/done.100", 1, on, 8);
+	for (int k = 0; k < 4; k++) {
+		t[0].j.workers[k].finished = true;
+		t[0].j.workers[k].ended = NOW - 0.5;
+		t[0].j.workers[k].node = -1;
+	}
+	new_job(&t[1], "ml/head", NOW - 5, 8, 8, 8);  /* fits a and b once done is gone */
+	new_job(&t[2], "ml/small", NOW - 4, 2, 2, 2); /* fits a now; neither starves yet */
+	struct drake_round_opts o = opts();
+	struct drake_round r;
+	run(&c, t, 3, &o, &r);
+	assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 0);
+	const struct drake_round_action *h = only(&r, DRAKE_ROUND_HOLD, 1);
+	assert_int_equal(h->reason, DRAKE_REASON_NO_FIT);
+	assert_non_null(strstr(h->why, "of ending jobs held for it"));
+	assert_int_equal(only(&r, DRAKE_ROUND_HOLD, 2)->reason, DRAKE_REASON_NO_FIT);
+	assert_false(r.jobs[0].scalable); /* an ending job is never scaled */
+	assert_int_equal(count(&r, DRAKE_ROUND_SHRINK) + count(&r, DRAKE_ROUND_GROW), 0);
+	assert_true(r.next <= NOW - 0.5 + o.scale.ending_hold);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
+static void a_new_job_whose_uid_cannot_name_a_gang_is_held_as_invalid(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:0"), 0);
+	struct tj t[2];
+	new_job(&t[0], "ml/a", 1, 1, 2, 4);
+	t[0].j.uid = "not.a-uid";
+	new_job(&t[1], "ml/b", 2, 1, 2, 4);
+	struct drake_round_opts o = opts();
+	struct drake_round r;
+	run(&c, t, 2, &o, &r);
+	const struct drake_round_action *a = only(&r, DRAKE_ROUND_HOLD, 0);
+	assert_int_equal(a->status, DRAKE_ADMIT_INVALID);
+	assert_non_null(strstr(a->why, "cannot name a gang"));
+	assert_int_equal(only(&r, DRAKE_ROUND_ADMIT, 1)->reason, DRAKE_REASON_FITS);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 static void the_workers_a_spec_asks_for_are_clamped_to_max(void **state)
 {
 	(void)state;
@@ -503,6 +555,9 @@ int main(void)
 	    cmocka_unit_test(growth_takes_the_lowest_gated_worker_that_is_not_a_member),
 	    cmocka_unit_test(placed_workers_the_record_no_longer_lists_are_released),
 	    cmocka_unit_test(an_admitted_job_with_nothing_bound_waits_for_kube_scheduler),
+	    cmocka_unit_test(
+	        an_ending_jobs_room_is_held_for_the_job_ahead_not_taken_by_a_small_one),
+	    cmocka_unit_test(a_new_job_whose_uid_cannot_name_a_gang_is_held_as_invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,11 +29,6 @@
 #include "reconciler/decision_log.h"
 #include "reconciler/round_codec.h"
 
-static enum tf_rtype rtype(enum drake_role r)
-{
-	return r == DRAKE_ROLE_PS ? TF_PS : r == DRAKE_ROLE_CHIEF ? TF_CHIEF : TF_WORKER;
-}
-
 /* A wave from a REPAIR or ADMIT action. */
 static drake_err make_wave(const struct drake_cluster *c, const struct candidate *cd,
                            const struct drake_round_action *a, struct admit_wave *w)
@@ -60,8 +55,8 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 		o->share = p->share;
 		snprintf(o->gpuid, sizeof(o->gpuid), "%s", p->gpuid);
 		snprintf(o->node, sizeof(o->node), "%s", c->nodes[p->node].name);
-		if (tf_replica_name(&cd->job, rtype(p->role), p->index, o->name, sizeof(o->name)) !=
-		    DRAKE_OK)
+		if (tf_replica_name(&cd->job, tf_rtype_of_role(p->role), p->index, o->name,
+		                    sizeof(o->name)) != DRAKE_OK)
 			return DRAKE_EINVAL;
 	}
 	return DRAKE_OK;

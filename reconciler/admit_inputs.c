@@ -41,6 +41,10 @@ static void read_member(const struct collect_ctx *x, const struct tfjob *job, en
 	m->name = pod->name;
 	m->bound = pod->node_name && *pod->node_name;
 	m->finished = finished(pod);
+	double since = 0;
+	if (pod->phase && !strcmp(pod->phase, "Succeeded") &&
+	    kube_pod_condition(pod, "Ready", &since) && since > 0)
+		m->ended = since; /* the kubelet (and kwok) turn Ready False as it ends */
 	if (g && sz) {
 		m->gang = g;
 		m->gang_size = atoi(sz);
@@ -86,7 +90,7 @@ static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
 }
 
 void admit_note(struct admit_waiting *w, const struct tfjob *job, enum drake_admit_status st,
-                 const char *why)
+                const char *why)
 {
 	snprintf(w->ns, sizeof(w->ns), "%s", job->ns);
 	snprintf(w->job, sizeof(w->job), "%s", job->name);
@@ -140,8 +144,8 @@ static drake_err node_masks(struct collect_ctx *x, struct candidate *cd, struct 
 /* Seconds since the epoch a gang id "<uid>.<seconds>" was made, or 0. */
 static double gang_time(const char *gang)
 {
-	const char *dot = gang ? strrchr(gang, '.') : NULL;
-	return dot ? strtod(dot + 1, NULL) : 0;
+	struct drake_gang_id id;
+	return drake_gang_id_parse(gang, &id, NULL, 0) == DRAKE_OK ? (double)id.wave : 0;
 }
 
 /* Reads what the round needs of one job into cd: its members, record and
@@ -205,9 +209,7 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 	in->move = (struct drake_round_move){
 	    .active =
 	        m->active && (m->type == TF_PS || m->type == TF_CHIEF || m->type == TF_WORKER),
-	    .role = m->type == TF_PS      ? DRAKE_ROLE_PS
-	            : m->type == TF_CHIEF ? DRAKE_ROLE_CHIEF
-	                                  : DRAKE_ROLE_WORKER,
+	    .role = (enum drake_role)tf_role_of(m->type),
 	    .index = m->index,
 	    .to = m->to};
 	/* its wave's time: the first member, PS, chief, workers, that names one */

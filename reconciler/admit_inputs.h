@@ -54,4 +54,3 @@ void admit_note(struct admit_waiting *w, const struct tfjob *job, enum drake_adm
                 const char *why);
 
 #endif
-

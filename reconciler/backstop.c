@@ -60,12 +60,6 @@ static long long first_seen(struct reconciler *r, const char *key, bool partial,
 	return now;
 }
 
-/* -1 for an evaluator: no part of the gang. */
-static int role_of(enum tf_rtype t)
-{
-	return drake_role_of_replica_type(tf_rtype_name(t));
-}
-
 /* The minimum per role: every PS, the chief, min-instances workers. */
 static void job_minimum(const struct tfjob *job, struct drake_roles *min)
 {
@@ -135,7 +129,7 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 		c->in.stuck_s = (double)job->schedule_timeout_s;
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
-		int role = role_of(p->type);
+		int role = tf_role_of(p->type);
 		if (role < 0)
 			continue;
 		if (p->type != TF_WORKER || p->index < c->in.min.n[role])
@@ -195,7 +189,7 @@ static void delete_members(struct reconciler *r, const struct tfjob *job, const 
 	for (size_t i = 0; i < o->n; i++) {
 		const struct tf_pod_obs *p = &o->obs[i];
 		struct kube_meta pm;
-		if (role_of(p->type) < 0 || p->deleting || p->phase == TF_POD_SUCCEEDED ||
+		if (tf_role_of(p->type) < 0 || p->deleting || p->phase == TF_POD_SUCCEEDED ||
 		    p->phase == TF_POD_FAILED)
 			continue;
 		kube_pod_meta(o->obj[i], &pm);
@@ -211,7 +205,7 @@ static void force_delete_stuck(struct reconciler *r, const struct tfjob *job, co
 	for (size_t i = 0; i < o->n; i++) {
 		struct kube_meta pm;
 		kube_pod_meta(o->obj[i], &pm);
-		if (role_of(o->obs[i].type) < 0 || !o->obs[i].deleting || !pm.node_name ||
+		if (tf_role_of(o->obs[i].type) < 0 || !o->obs[i].deleting || !pm.node_name ||
 		    !*pm.node_name || node_ready(r, pm.node_name))
 			continue;
 		char msg[400];

@@ -349,8 +349,7 @@ static bool add_job(struct json_t *obj, void *arg)
 			}
 			size_t n = x->w->n++;
 			/* the types walked are the gang's roles */
-			enum drake_role role =
-			    (enum drake_role)drake_role_of_replica_type(tf_rtype_name(t));
+			enum drake_role role = (enum drake_role)tf_role_of(t);
 			live[role]++;
 			double last;
 			int count = tf_migrations_count(&mg, t, i, &last);

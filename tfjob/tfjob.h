@@ -98,6 +98,12 @@ struct tfjob {
 const char *tf_rtype_lower(enum tf_rtype t);
 /* "PS", "Worker", "Chief", "Evaluator" (replicaStatuses keys). */
 const char *tf_rtype_name(enum tf_rtype t);
+/* The gang role (enum drake_role, gang/roles.h) of replica type t, by
+ * gang/protocol.h's one mapping; -1 for an evaluator, which is no part of
+ * the gang. */
+int tf_role_of(enum tf_rtype t);
+/* The replica type of gang role r (an int holding enum drake_role). */
+enum tf_rtype tf_rtype_of_role(int r);
 /* How many pods/services exist for type t: max-instances for workers. */
 int tf_replica_slots(const struct tfjob *job, enum tf_rtype t);
 /* True when worker index i starts at once (until the gang planner decides). */

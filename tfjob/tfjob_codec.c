@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "gang/protocol.h"
 #include "kube/object.h"
 
 static const char *const LOWER[TF_NTYPES] = {"chief", "ps", "worker", "evaluator"};
@@ -27,6 +28,20 @@ const char *tf_rtype_lower(enum tf_rtype t)
 const char *tf_rtype_name(enum tf_rtype t)
 {
 	return t < TF_NTYPES ? NAMES[t] : "?";
+}
+
+int tf_role_of(enum tf_rtype t)
+{
+	return drake_role_of_replica_type(tf_rtype_name(t));
+}
+
+enum tf_rtype tf_rtype_of_role(int r)
+{
+	const char *name = drake_replica_type_of_role((enum drake_role)r);
+	for (int t = 0; name && t < TF_NTYPES; t++)
+		if (!strcmp(NAMES[t], name))
+			return (enum tf_rtype)t;
+	return TF_WORKER;
 }
 
 int tf_replica_slots(const struct tfjob *job, enum tf_rtype t)
