@@ -1000,6 +1000,7 @@ static drake_err admit_step(const struct kube_cache *pods, struct drake_cluster 
 		j->last_scaled = vs.v[k].last_scaled;
 		snprintf(j->gave_to, sizeof(j->gave_to), "%s", vs.of[k]->scale.for_key);
 		j->slow = vs.v[k].slow;
+		snprintf(j->uid, sizeof(j->uid), "%s", vs.of[k]->job.uid);
 	}
 	for (size_t i = 0; !err && i < n; i++) {
 		if (e[i].status == DRAKE_ADMIT_STARTED) {
