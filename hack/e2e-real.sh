@@ -187,21 +187,9 @@ if want 1; then
   if eventually 60 no_pods job1; then ok "cleanPodPolicy All removed job1's pods"; else bad "job1's pods remain: $(k get pods -n "$jobs_ns" 2>&1)"; fi
 fi
 
-# --- 2. scaling with real processes ------------------------------------------------
-if want 2; then
-  t0=$SECONDS
-  # 4 workers of 4 GPUs: both nodes' 16 GPUs
-  submit big 300ms 5 min=2 max=4 gpu=4
-  follow_ps big
-  eventually 60 training big || true
-  big_before=$(uids big)
-  # 2 workers of 4 GPUs: it can start only if big gives two workers
-  tfjob small 10ms workers=2 min=2 max=2 gpu=4 | k apply -n "$jobs_ns" -f - >/dev/null
-  if eventually 120 event_on big ScaledDown; then
-    ok "drake shrank big for small: $(event_on big ScaledDown)"
-  else
-    bad "big was not shrunk for small: $(k get events -n "$jobs_ns" 2>&1 | tail -5)"
-  fi
+# after_shrink: case 2 once big was shrunk: its removed workers went, small
+# runs and succeeds, big trains on, is grown back and reaches its target
+after_shrink() {
   # big_kept: 3 of big's original pods (PS + 2 workers) remain, the others
   # are gone (their replacements, gated, run nothing), and 3 containers run
   big_kept() {
@@ -248,6 +236,28 @@ if want 2; then
     bad "big-worker-${rejoined:-?} did not fetch the weights at a step > 0"
   fi
   finish big "$t0"
+}
+
+# --- 2. scaling with real processes ------------------------------------------------
+if want 2; then
+  t0=$SECONDS
+  # 4 workers of 4 GPUs: both nodes' 16 GPUs
+  submit big 300ms 5 min=2 max=4 gpu=4
+  follow_ps big
+  eventually 60 training big || true
+  big_before=$(uids big)
+  # 2 workers of 4 GPUs: it can start only if big gives two workers
+  tfjob small 10ms workers=2 min=2 max=2 gpu=4 | k apply -n "$jobs_ns" -f - >/dev/null
+  if eventually 120 event_on big ScaledDown; then
+    ok "drake shrank big for small: $(event_on big ScaledDown)"
+    after_shrink
+  else
+    # the rest of this case follows from the shrink: nothing to wait for
+    bad "big was not shrunk for small: $(k get events -n "$jobs_ns" 2>&1 | tail -5)"
+  fi
+  k delete tfjob -n "$jobs_ns" big small --wait=false >/dev/null 2>&1 || true
+  stop_follow big
+  stop_follow small
   eventually 60 no_pods big || true
   eventually 60 no_pods small || true
 fi
