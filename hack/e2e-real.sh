@@ -284,7 +284,8 @@ if want 3; then
   onto=$(k get nodes -o name | sed 's|node/||' | grep -vx "$from" | head -n 1)
   read -r code body < <(drake_post /v1/migrations "$tok" "{\"namespace\":\"$jobs_ns\",\"pod\":\"mig-worker-1\",\"onto\":\"$onto\"}")
   if [ "$code" = 202 ]; then ok "POST /v1/migrations of mig-worker-1 onto $onto: $code $body"; else bad "POST /v1/migrations of mig-worker-1 onto $onto: $code $body"; fi
-  if eventually 120 event_on mig Migrated; then
+  moved_w1() { event_on mig Migrated | grep -q "^worker-1 moved from $from to $onto"; }
+  if eventually 120 moved_w1; then
     ok "drake moved it: $(event_on mig Migrated)"
   else
     bad "no Migrated event on mig: $(drake_get /v1/migrations 2>&1)"
