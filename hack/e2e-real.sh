@@ -229,7 +229,7 @@ after_shrink() {
   else
     bad "no worker rejoined big's PS: $(tail -5 "$work/big-ps.log")"
   fi
-  rejoined=$(grep -Eo 'ps: worker [0-9]+ rejoined' "$work/big-ps.log" | awk '{print $3}' | head -n 1)
+  rejoined=$(grep -Eo 'ps: worker [0-9]+ rejoined' "$work/big-ps.log" | awk '{print $3}' | head -n 1 || true)
   if [ -n "$rejoined" ] && k logs -n "$jobs_ns" "big-worker-$rejoined" 2>/dev/null | grep -Eq 'connected to the PS .* at step [1-9]'; then
     ok "big-worker-$rejoined: $(k logs -n "$jobs_ns" "big-worker-$rejoined" | grep -m1 'connected to the PS')"
   else
