@@ -193,8 +193,8 @@ static drake_err progress(void *arg, const struct ext_progress *p, char *why, si
 static drake_err migrate(void *arg, const struct ext_migration_req *r, char *id, size_t idlen,
                          char *why, size_t len)
 {
-	return reconciler_migrate(arg, r->ns, r->pod, r->away, r->onto, r->user, id, idlen, why,
-	                          len);
+	return reconciler_migrate(arg, r->ns, r->pod, r->away, r->onto, r->pause_job, r->user, id,
+	                          idlen, why, len);
 }
 
 static char *migrations_json(void *arg)

@@ -189,7 +189,8 @@ out:
 	return e;
 }
 
-static const char *const migration_keys[] = {"namespace", "pod", "awayFrom", "onto", NULL};
+static const char *const migration_keys[] = {"namespace", "pod",      "awayFrom",
+                                             "onto",      "pauseJob", NULL};
 
 drake_err api_migration_decode(const char *body, size_t len, struct api_migration_body *out,
                                char *msg, size_t msglen)
@@ -216,6 +217,12 @@ drake_err api_migration_decode(const char *body, size_t len, struct api_migratio
 	if (!e && out->away[0] && strcmp(out->away, out->onto) == 0)
 		e = drake_errorf(DRAKE_EINVAL, msg, msglen,
 		                 "onto: \"%s\" is the node awayFrom names", out->onto);
+	json_t *pause = e ? NULL : json_object_get(root, "pauseJob");
+	if (pause && !json_is_boolean(pause) && !json_is_null(pause))
+		e = drake_errorf(DRAKE_EINVAL, msg, msglen, "pauseJob: expected boolean, got %s",
+		                 type_name(pause));
+	else if (pause)
+		out->pause_job = json_is_true(pause);
 	json_decref(root);
 	return e;
 }

@@ -48,12 +48,14 @@ drake_err api_progress_decode(const char *body, size_t len, struct api_progress_
                               char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* POST /v1/migrations:
- * {"namespace":"ml","pod":"job-worker-1","awayFrom":"node-a","onto":"node-b"} */
+ * {"namespace":"ml","pod":"job-worker-1","awayFrom":"node-a","onto":"node-b",
+ *  "pauseJob":false} */
 struct api_migration_body {
 	char ns[API_NS_SIZE];     /* required */
 	char pod[API_NAME_SIZE];  /* required */
 	char away[API_NAME_SIZE]; /* "" when absent */
 	char onto[API_NAME_SIZE]; /* "" when absent */
+	bool pause_job;           /* "pauseJob": a PS or chief may move; false when absent */
 };
 
 drake_err api_migration_decode(const char *body, size_t len, struct api_migration_body *out,

@@ -120,6 +120,10 @@ static void test_a_migration_request_is_decoded_and_bad_ones_are_refused(void **
 	assert_string_equal(m.pod, "job-worker-1");
 	assert_string_equal(m.away, "node-a");
 	assert_string_equal(m.onto, "node-b");
+	assert_false(m.pause_job); /* absent: a PS or chief does not move */
+	const char *ps = "{\"namespace\":\"ml\",\"pod\":\"job-ps-0\",\"pauseJob\":true}";
+	assert_int_equal(api_migration_decode(ps, strlen(ps), &m, msg, sizeof(msg)), DRAKE_OK);
+	assert_true(m.pause_job);
 	const char *bare = "{\"namespace\":\"ml\",\"pod\":\"p\",\"onto\":null}";
 	assert_int_equal(api_migration_decode(bare, strlen(bare), &m, msg, sizeof(msg)), DRAKE_OK);
 	assert_string_equal(m.away, "");
@@ -137,7 +141,9 @@ static void test_a_migration_request_is_decoded_and_bad_ones_are_refused(void **
 	     "{\"namespace\":\"ml\",\"pod\":\"p\",\"awayFrom\":\"a\",\"onto\":\"a\"}",
 	     "onto: \"a\" is the node awayFrom names"},
 	    {"an unknown field", "{\"namespace\":\"ml\",\"pod\":\"p\",\"node\":\"a\"}",
-	     "unknown field \"node\" (known: namespace, pod, awayFrom, onto)"},
+	     "unknown field \"node\" (known: namespace, pod, awayFrom, onto, pauseJob)"},
+	    {"pauseJob as a string", "{\"namespace\":\"ml\",\"pod\":\"p\",\"pauseJob\":\"yes\"}",
+	     "pauseJob: expected boolean, got string"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		drake_err e = api_migration_decode(cases[i].body, strlen(cases[i].body), &m, msg,

@@ -27,6 +27,7 @@ static void on_authorised(struct access_req *r)
 	snprintf(m.pod, sizeof(m.pod), "%s", b->pod);
 	snprintf(m.away, sizeof(m.away), "%s", b->away);
 	snprintf(m.onto, sizeof(m.onto), "%s", b->onto);
+	m.pause_job = b->pause_job;
 	snprintf(m.user, sizeof(m.user), "%s", r->who.user);
 	const struct ext_api_hooks *h = call_api_hooks(r->call);
 	char id[256] = "", why[512] = "", q[600];

@@ -118,6 +118,7 @@ struct ext_migration_req {
 	char ns[64], pod[254];
 	char away[254]; /* "" = from wherever it is */
 	char onto[254]; /* "" = the policy picks */
+	bool pause_job; /* a PS or chief may move (the job stops training meanwhile) */
 	char user[256]; /* the authorised caller (TokenReview username), for the record */
 };
 /* DRAKE_OK: accepted, 202 (*id filled, e.g. "ml/job-worker-1@1763880000");

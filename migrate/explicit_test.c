@@ -217,8 +217,10 @@ static void explicit_requests_follow_the_rules(void **state)
 		assert_true(ri < w.nr);
 		struct mig_decision d;
 		char why[MIG_WHY_MAX] = "";
-		drake_err err = mig_explicit(&w.c, w.r, w.nr, ri, node_or(&w, k->away),
-		                             node_or(&w, k->onto), NOW, NULL, &d, why, sizeof(why));
+		/* every request here says its job may pause (pauseJob) */
+		drake_err err =
+		    mig_explicit(&w.c, w.r, w.nr, ri, node_or(&w, k->away), node_or(&w, k->onto),
+		                 true, NOW, NULL, &d, why, sizeof(why));
 		const char *said = err == DRAKE_OK ? d.why : why;
 		if (err != k->want || !strstr(said, k->says)) {
 			print_error("%s: got %s \"%s\", want %s \"%s\"\n", k->name,
@@ -243,16 +245,51 @@ static void explicit_requests_out_of_range_are_invalid(void **state)
 	assert_int_equal(build(&w, n, r), 0);
 	struct mig_decision d;
 	char why[MIG_WHY_MAX];
-	assert_int_equal(mig_explicit(&w.c, w.r, w.nr, 3, -1, -1, NOW, NULL, &d, why, sizeof(why)),
-	                 DRAKE_EINVAL);
-	assert_int_equal(mig_explicit(&w.c, w.r, w.nr, 1, 2, -1, NOW, NULL, &d, why, sizeof(why)),
-	                 DRAKE_EINVAL);
-	assert_int_equal(mig_explicit(&w.c, w.r, w.nr, 1, -1, -2, NOW, NULL, &d, why, sizeof(why)),
-	                 DRAKE_EINVAL);
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 3, -1, -1, true, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_EINVAL);
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 1, 2, -1, true, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_EINVAL);
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 1, -1, -2, true, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_EINVAL);
 	w.r[1].node = -1; /* pending: not on a node */
-	assert_int_equal(mig_explicit(&w.c, w.r, w.nr, 1, -1, -1, NOW, NULL, &d, why, sizeof(why)),
-	                 DRAKE_ESTATE);
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 1, -1, -1, true, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_ESTATE);
 	assert_string_equal(why, "a-worker-0 is not running on a node");
+	drake_cluster_release(&w.c);
+}
+
+/* A PS or chief moves only when the request says its job may pause; a
+ * worker needs no such word. */
+static void a_ps_or_chief_moves_only_when_the_request_says_the_job_may_pause(void **state)
+{
+	struct nspec n[MAXN] = {KWOK(1, 0), KWOK(2, 0)};
+	struct rspec r[MAXR] = {JOB_A(0, 0, 0, NULL),
+	                        {"b-chief-0", NULL, "kwok-node-1", 'c', 2, 8, 0, 0, 0, 0, "1/1"}};
+	struct world w;
+	assert_int_equal(build(&w, n, r), 0);
+	struct mig_decision d;
+	char why[MIG_WHY_MAX];
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 0, -1, -1, false, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_ESTATE);
+	assert_string_equal(why, "a-ps-0 is the ps of ns/a: its job stops training while it "
+	                         "moves, so only a request that says so moves it "
+	                         "(\"pauseJob\": true)");
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 3, -1, -1, false, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_ESTATE);
+	assert_non_null(strstr(why, "b-chief-0 is the chief of"));
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 2, -1, -1, false, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_OK);
+	assert_int_equal(d.to, drake_cluster_find(&w.c, "kwok-node-2"));
+	assert_int_equal(
+	    mig_explicit(&w.c, w.r, w.nr, 0, -1, -1, true, NOW, NULL, &d, why, sizeof(why)),
+	    DRAKE_OK);
 	drake_cluster_release(&w.c);
 }
 
@@ -261,6 +298,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(explicit_requests_follow_the_rules),
 	    cmocka_unit_test(explicit_requests_out_of_range_are_invalid),
+	    cmocka_unit_test(a_ps_or_chief_moves_only_when_the_request_says_the_job_may_pause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

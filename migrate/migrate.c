@@ -719,8 +719,8 @@ drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r,
 /* ---- explicit ---------------------------------------------------------- */
 
 drake_err mig_explicit(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
-                       size_t i, int away, int onto, double now, const struct mig_opts *o,
-                       struct mig_decision *out, char *why, size_t len)
+                       size_t i, int away, int onto, bool pause_job, double now,
+                       const struct mig_opts *o, struct mig_decision *out, char *why, size_t len)
 {
 	struct mig_opts def;
 	if (!o) {
@@ -742,6 +742,11 @@ drake_err mig_explicit(const struct drake_cluster *c, const struct mig_replica *
 	if (away >= 0 && (size_t)away != src)
 		return drake_errorf(DRAKE_ESTATE, why, len, "%s runs on %s, not on %s", str(x->pod),
 		                    c->nodes[src].name, c->nodes[away].name);
+	if (x->role != DRAKE_ROLE_WORKER && !pause_job)
+		return drake_errorf(DRAKE_ESTATE, why, len,
+		                    "%s is the %s of %s: its job stops training while it moves, so "
+		                    "only a request that says so moves it (\"pauseJob\": true)",
+		                    str(x->pod), drake_role_name(x->role), str(x->job));
 	char rule[MIG_WHY_MAX];
 	if (refused(x, now, o, 0, true, rule, sizeof(rule)))
 		return drake_errorf(DRAKE_ESTATE, why, len, "%s", rule);

@@ -200,17 +200,22 @@ drake_err mig_decide(const struct drake_cluster *c, const struct mig_replica *r,
  * `away` (-1: from wherever it is) and onto node `onto` (-1: the
  * least-loaded schedulable node, other than its own, that has room for it;
  * ties by node order). The safety rules above apply, except that a PS or
- * chief may move. No balance condition: the caller asked for this move.
+ * chief may move, and only when pause_job says the request accepts that
+ * its job stops training while it moves (a request that names a PS by
+ * mistake is refused). No balance condition: the caller asked for this
+ * move.
  * DRAKE_EINVAL for i, away or onto out of range; DRAKE_ESTATE with why when
  * refused, e.g. "the only node that fits it is its own node kwok-node-1",
  * "moved 3 times already (cap 3)", "in the last 5% of its steps (at 97%)",
  * "cooling down: moved 12 s ago (cool-down 30 s)", "kwok-node-2 has no room
  * for it: needs 8 GPUs, 4 free", "its job would have 0 of the 1 workers it
- * needs while it moves". On DRAKE_OK, *out is the decision. o NULL means
- * the defaults.
+ * needs while it moves", "a-ps-0 is the ps of ns/a: its job stops training
+ * while it moves, so only a request that says so moves it". On DRAKE_OK,
+ * *out is the decision. o NULL means the defaults.
  */
 drake_err mig_explicit(const struct drake_cluster *c, const struct mig_replica *r, size_t nr,
-                       size_t i, int away, int onto, double now, const struct mig_opts *o,
-                       struct mig_decision *out, char *why, size_t len) DRAKE_MUST_CHECK;
+                       size_t i, int away, int onto, bool pause_job, double now,
+                       const struct mig_opts *o, struct mig_decision *out, char *why,
+                       size_t len) DRAKE_MUST_CHECK;
 
 #endif

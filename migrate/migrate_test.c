@@ -254,9 +254,9 @@ static void the_cap_holds_whatever_else_about_the_replica_changed(void **state)
 	assert_int_equal(mig_decide(&w.c, w.r, w.nr, NOW, NULL, &d, &n), DRAKE_OK);
 	assert_int_equal(n, 0);
 	for (size_t i = 0; i < w.nr; i++) {
-		assert_int_equal(
-		    mig_explicit(&w.c, w.r, w.nr, i, -1, -1, NOW, NULL, &one, why, sizeof(why)),
-		    DRAKE_ESTATE);
+		assert_int_equal(mig_explicit(&w.c, w.r, w.nr, i, -1, -1, true, NOW, NULL, &one,
+		                              why, sizeof(why)),
+		                 DRAKE_ESTATE);
 		assert_string_equal(why, "moved 3 times already (cap 3)");
 	}
 	w.r[6].migrations = 2; /* a-w2, one move short of the cap */

@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-e2e bench-gang bench-replay soak soak-short
+.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -24,7 +24,7 @@ e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode
 	$(MAKE) --no-print-directory chart-e2e || rc=1; \
 	exit $$rc
 
-e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, across a leader change; needs root
+e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, shrunk and grown, with a worker migrated, their progress classed, across a leader change; needs root
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@hack/e2e-real.sh
 
@@ -57,3 +57,7 @@ soak-short: $(DRAKE) ## make soak for 2 minutes (what make check runs)
 
 bench-real-nodes: $(DRAKE) ## real nodes' cost: cluster-up time, 10 pods Running, RSS of kubelet, containerd, kube-proxy, CoreDNS; CSV in bench/results/ (needs root)
 	@hack/bench-real-nodes.sh $(or $(REAL_NODES),2)
+
+bench-train-real: $(DRAKE) $(O)/examples/train/drake-train ## drake-train on 2 real nodes at a fixed width, shrunk and grown, and with a worker migrated: time to target, decision-to-effect per membership change; CSVs + curves.png in bench/results/train-real/ (needs root)
+	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
+	@hack/bench-train-real.sh

@@ -118,6 +118,13 @@ struct admit_running {
 	double last_scaled; /* wall seconds: its admission or latest scaling */
 	char gave_to[320];  /* the job its latest scale-down gave workers to, or "" */
 	bool slow;          /* its replicas report its progress slowing or converged */
+	char uid[64];       /* the TFJob's uid */
+	/* Its latest progress report, filled when GET /v1/jobs is answered
+	 * (views.c), not by the round: progress is NULL until one came, else
+	 * its class (migrate/progress.h's name) after that report. */
+	const char *progress;
+	long long step;
+	double value;
 };
 
 struct admit_result {
@@ -293,8 +300,9 @@ struct admit_note {
 /* With skipped (may be NULL): "nodesLeftOut":[{"node":"n","why":"..."}]
  * beside the jobs, and "nodesNotListed":N when more were left out. With
  * running jobs: "running":[{"job":"ns/name","workers":w,"min":m,"max":M,
- * "lastScaled":seconds,"gaveTo":"ns/other","slow":true}] ("gaveTo" and
- * "slow" only when set). */
+ * "lastScaled":seconds,"gaveTo":"ns/other","slow":true,
+ * "progress":{"class":"progressing","step":1200,"value":0.95}}] ("gaveTo",
+ * "slow" and "progress" only when set). */
 char *admit_waiting_json(const struct admit_note *notes, size_t n,
                          const struct admit_skipped_list *skipped,
                          const struct admit_running *running, size_t n_running);

@@ -634,6 +634,10 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
 			json_object_set_new(o, "gaveTo", json_string(j->gave_to));
 		if (o && j->slow)
 			json_object_set_new(o, "slow", json_true());
+		if (o && j->progress)
+			json_object_set_new(o, "progress",
+			                    json_pack("{s:s,s:I,s:f}", "class", j->progress, "step",
+			                              (json_int_t)j->step, "value", j->value));
 		json_array_append_new(run, o);
 	}
 	if (run)

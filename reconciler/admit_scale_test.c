@@ -119,8 +119,37 @@ static void test_the_record_decides_members_gated_others_wait_and_strays_go(void
 	assert_string_equal(sc->pods[0], "run-worker-2");
 	assert_int_equal(res.n_running, 1);
 	assert_int_equal(res.running[0].workers, 2);
+	assert_string_equal(res.running[0].uid, "uid-run"); /* GET /v1/jobs finds its progress */
 	admit_result_release(&res);
 	world_release(&w);
+}
+
+/* GET /v1/jobs: a running job's latest progress report, with its class,
+ * only when one came. */
+static void test_jobs_json_shows_a_running_jobs_progress_class(void **s)
+{
+	struct admit_running run[2] = {
+	    {.key = "ml/a", .workers = 2, .min = 1, .max = 4, .last_scaled = 1700000000},
+	    {.key = "ml/b", .workers = 1, .min = 1, .max = 1, .last_scaled = 1700000001},
+	};
+	run[0].progress = "converged";
+	run[0].step = 3400;
+	run[0].value = 0.96875;
+	char *out = admit_waiting_json(NULL, 0, NULL, run, 2);
+	assert_non_null(out);
+	json_error_t err;
+	json_t *root = json_loads(out, 0, &err);
+	assert_non_null(root);
+	json_t *a = json_array_get(json_object_get(root, "running"), 0);
+	json_t *p = json_object_get(a, "progress");
+	assert_string_equal(json_string_value(json_object_get(p, "class")), "converged");
+	assert_int_equal(json_integer_value(json_object_get(p, "step")), 3400);
+	assert_true(json_real_value(json_object_get(p, "value")) == 0.96875);
+	json_t *b = json_array_get(json_object_get(root, "running"), 1);
+	assert_non_null(b);
+	assert_null(json_object_get(b, "progress")); /* none reported */
+	json_decref(root);
+	free(out);
 }
 
 static void test_growth_records_where_then_the_next_round_puts_them_there(void **s)
@@ -212,6 +241,7 @@ int main(void)
 	    cmocka_unit_test(test_growth_records_where_then_the_next_round_puts_them_there),
 	    cmocka_unit_test(test_the_record_of_an_earlier_wave_is_ignored),
 	    cmocka_unit_test(test_a_record_that_does_not_fit_is_ignored_with_why),
+	    cmocka_unit_test(test_jobs_json_shows_a_running_jobs_progress_class),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,19 @@ bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *f
 	return mig_class_slow(class_of(r, job, frac));
 }
 
+bool rec_job_progress(const struct reconciler *r, const char *key, const char *uid,
+                      const char **cls, long long *step, double *value)
+{
+	const struct rec_progress *e = progress_of(r, key, uid);
+	if (!e || e->p.n == 0)
+		return false;
+	const struct mig_sample *s = &e->p.ring[(e->p.head + e->p.n - 1) % MIG_RING];
+	*cls = mig_class_name(e->p.cls);
+	*step = (long long)s->step;
+	*value = s->value;
+	return true;
+}
+
 /* Forgets the progress of jobs that are gone. */
 static void progress_gc(struct reconciler *r)
 {
@@ -596,8 +609,8 @@ void rec_migrate_pass(struct reconciler *r)
 }
 
 drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *pod_name,
-                             const char *away, const char *onto, const char *user, char *id,
-                             size_t idlen, char *why, size_t len)
+                             const char *away, const char *onto, bool pause_job, const char *user,
+                             char *id, size_t idlen, char *why, size_t len)
 {
 	if (!r->opts.gang)
 		return drake_errorf(DRAKE_ESTATE, why, len, "migration needs --gang");
@@ -634,7 +647,8 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 		                    away_i < 0 && away && *away ? away : onto);
 	}
 	struct mig_decision d;
-	e = mig_explicit(&w.c, w.r, w.n, i, away_i, onto_i, rec_now_s(r), &r->mig, &d, why, len);
+	e = mig_explicit(&w.c, w.r, w.n, i, away_i, onto_i, pause_job, rec_now_s(r), &r->mig, &d,
+	                 why, len);
 	if (!e)
 		e = start_move(r, &w, &d, user && *user ? user : "request", id, idlen, why, len);
 	if (e == DRAKE_ESTATE) {

@@ -128,12 +128,12 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
                               int64_t total_steps, double t, char *why,
                               size_t len) DRAKE_MUST_CHECK;
 /* An explicit request to move replica ns/pod (away from node away and/or
- * onto node onto; "" or NULL for either: the policy picks). DRAKE_OK: the
- * move is recorded (id names it); ESTATE: refused, why says by which rule;
- * EINVAL: no such replica. */
+ * onto node onto; "" or NULL for either: the policy picks); a PS or chief
+ * only with pause_job. DRAKE_OK: the move is recorded (id names it);
+ * ESTATE: refused, why says by which rule; EINVAL: no such replica. */
 drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *pod,
-                             const char *away, const char *onto, const char *user, char *id,
-                             size_t idlen, char *why, size_t len) DRAKE_MUST_CHECK;
+                             const char *away, const char *onto, bool pause_job, const char *user,
+                             char *id, size_t idlen, char *why, size_t len) DRAKE_MUST_CHECK;
 /* The recent migration decisions, outcomes and refusals, newest first. */
 char *reconciler_migrations_json(const struct reconciler *r);
 

@@ -39,8 +39,21 @@ char *reconciler_jobs_json(const struct reconciler *r)
 		notes[k].why = r->waits[i].why;
 		k++;
 	}
-	char *out = admit_waiting_json(notes, k, r ? &r->skipped : NULL, r ? r->running : NULL,
-	                               r ? r->nrunning : 0);
+	/* the running jobs with their progress as reported by now */
+	size_t nr = r ? r->nrunning : 0;
+	struct admit_running *run = nr ? malloc(nr * sizeof(*run)) : NULL;
+	if (nr && !run) {
+		free(notes);
+		return NULL;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		run[i] = r->running[i];
+		if (!rec_job_progress(r, run[i].key, run[i].uid, &run[i].progress, &run[i].step,
+		                      &run[i].value))
+			run[i].progress = NULL;
+	}
+	char *out = admit_waiting_json(notes, k, r ? &r->skipped : NULL, run, nr);
+	free(run);
 	free(notes);
 	return out;
 }

@@ -8,6 +8,7 @@
 
 #include "common/flags.h"
 #include "examples/train/digits.h"
+#include "examples/train/stop.h"
 #include "examples/train/train.h"
 
 #define DEFAULT_DATA "/usr/share/drake-train/digits.csv.gz"
@@ -20,7 +21,7 @@ static void usage(const struct flag *flags, size_t n)
 	       "chief (if any) or worker 0 tests them and ends the job, every worker (and the\n"
 	       "chief) trains on its shard of the digits, an evaluator only tests.\n"
 	       "Exit codes: 0 the job finished, 1 it cannot go on (why on stderr), 2 bad usage\n"
-	       "or TF_CONFIG.\n\nflags:\n");
+	       "or TF_CONFIG, 143 SIGTERM, 130 SIGINT.\n\nflags:\n");
 	flags_usage(stdout, flags, n);
 }
 
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
 		if (tc.slots[TFC_CHIEF] == 0)
 			coord.type = TFC_WORKER;
 		setvbuf(stdout, NULL, _IOLBF, 0);
+		stop_on_term();
 		rc = tc.type == TFC_PS ? ps_main(&o, &tc, &shape)
 		                       : worker_main(&o, &tc, &shape, coord);
 	}
