@@ -37,14 +37,14 @@ struct place_learn_slot {
 };
 
 struct place_learner {
-	size_t window;                  /* pods remembered */
-	size_t head, n;                 /* ring: the oldest at head, n in use */
-	struct place_learn_slot *ring;  /* window entries */
-	uint64_t *set;                  /* open addressing, keys + 1 (0: empty) */
-	size_t set_cap;                 /* power of two, at least 2 x window */
-	struct place_dist dist;         /* counts of the shapes in the ring */
-	struct place_typical typical;   /* built from dist */
-	uint64_t built;                 /* dist.changes the typical set was built at */
+	size_t window;                 /* pods remembered */
+	size_t head, n;                /* ring: the oldest at head, n in use */
+	struct place_learn_slot *ring; /* window entries */
+	uint64_t *set;                 /* open addressing, keys + 1 (0: empty) */
+	size_t set_cap;                /* power of two, at least 2 x window */
+	struct place_dist dist;        /* counts of the shapes in the ring */
+	struct place_typical typical;  /* built from dist */
+	uint64_t built;                /* dist.changes the typical set was built at */
 	bool have_typical;
 };
 

@@ -98,10 +98,13 @@ static void test_each_pod_of_the_window_counts_once_and_the_oldest_goes(void **s
 				fail_msg("%s: pod %zu counted %d", k->name, i, counted);
 		}
 		assert_int_equal(place_learner_count(&l), k->in_window);
-		if (count_of(&l, &ONE_GPU) != k->one_gpu || count_of(&l, &HALF_GPU) != k->half_gpu ||
+		if (count_of(&l, &ONE_GPU) != k->one_gpu ||
+		    count_of(&l, &HALF_GPU) != k->half_gpu ||
 		    count_of(&l, &EIGHT_GPU) != k->eight_gpu)
-			fail_msg("%s: counts %lld %lld %lld", k->name, (long long)count_of(&l, &ONE_GPU),
-			         (long long)count_of(&l, &HALF_GPU), (long long)count_of(&l, &EIGHT_GPU));
+			fail_msg("%s: counts %lld %lld %lld", k->name,
+			         (long long)count_of(&l, &ONE_GPU),
+			         (long long)count_of(&l, &HALF_GPU),
+			         (long long)count_of(&l, &EIGHT_GPU));
 		place_learner_release(&l);
 	}
 }
@@ -126,11 +129,12 @@ static void test_the_window_remembers_exactly_its_last_pods(void **state)
 		for (int i = 0; i < n; i++)
 			present |= ring[(head + i) % WINDOW] == id;
 		bool counted;
-		assert_int_equal(place_learner_observe(&l, key, (id & 1) ? &ONE_GPU : &CPU_ONLY,
-		                                       &counted),
-		                 DRAKE_OK);
+		assert_int_equal(
+		    place_learner_observe(&l, key, (id & 1) ? &ONE_GPU : &CPU_ONLY, &counted),
+		    DRAKE_OK);
 		if (counted == present)
-			fail_msg("pod %d (%s): counted %d, in the window %d", p, key, counted, present);
+			fail_msg("pod %d (%s): counted %d, in the window %d", p, key, counted,
+			         present);
 		if (!present) {
 			if (n == WINDOW) {
 				head = (head + 1) % WINDOW;
@@ -163,8 +167,9 @@ static void test_the_same_pods_give_the_same_typical_shapes(void **state)
 		assert_int_equal(place_learner_observe(&a, key, shapes[(i * 7) % 4], &counted),
 		                 DRAKE_OK);
 		if (i % 3 == 0) /* b sees some pods twice more: retries */
-			assert_int_equal(place_learner_observe(&b, key, shapes[(i * 7) % 4], &counted),
-			                 DRAKE_OK);
+			assert_int_equal(
+			    place_learner_observe(&b, key, shapes[(i * 7) % 4], &counted),
+			    DRAKE_OK);
 		assert_int_equal(place_learner_observe(&b, key, shapes[(i * 7) % 4], &counted),
 		                 DRAKE_OK);
 	}

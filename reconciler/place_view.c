@@ -1,0 +1,181 @@
+/*
+ * place_view.c - pods and nodes of the controller's caches as place/'s
+ * tasks and nodes (place_view.h), for the extender's prioritize verb.
+ */
+#include "reconciler/place_view.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gang/protocol.h"
+#include "gang/resource.h"
+#include "gang/vgpu.h"
+#include "kube/cache.h"
+#include "kube/node.h"
+#include "kube/pod.h"
+#include "reconciler/requests.h"
+
+#define MIB (INT64_C(1) << 20)
+
+static bool finished(const struct kube_pod *pod)
+{
+	const char *phase = pod->phase;
+	return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+}
+
+static int64_t clamp(int64_t v, int64_t hi)
+{
+	return v < 0 ? 0 : v > hi ? hi : v;
+}
+
+/* The share of one GPU pod asks for (milli, 1..1000), 0 for none or one
+ * drake cannot read (its requests alone then say what it takes). */
+static int32_t share_of(const struct kube_pod *pod)
+{
+	const char *req = kube_pod_annotation(pod, DRAKE_KUBESHARE_GPU_REQUEST);
+	if (!req)
+		return 0;
+	struct drake_share s;
+	char why[160];
+	if (drake_share_parse(req, kube_pod_annotation(pod, DRAKE_KUBESHARE_GPU_LIMIT),
+	                      kube_pod_annotation(pod, DRAKE_KUBESHARE_GPU_MEM), &s, why,
+	                      sizeof(why)) != DRAKE_OK)
+		return 0;
+	return s.milli;
+}
+
+drake_err place_view_task(const struct kube_pod *pod, struct place_task *t, char *why,
+                          size_t whylen)
+{
+	static const struct drake_res_names none = {0};
+	struct drake_res r;
+	char msg[200];
+	if (requests_of_spec(&pod->res, &none, &r, msg, sizeof(msg)) != DRAKE_OK) {
+		snprintf(why, whylen, "pod %s/%s: %s", pod->ns, pod->name, msg);
+		return DRAKE_EINVAL;
+	}
+	*t = (struct place_task){.cpu_milli = clamp(r.cpu_milli, PLACE_MAX_CPU_MILLI),
+	                         .mem_mib = clamp((r.mem_bytes + MIB - 1) / MIB, PLACE_MAX_MEM_MIB),
+	                         .models = PLACE_ANY_MODEL};
+	int32_t share = share_of(pod);
+	if (r.gpu > PLACE_MAX_GPUS) {
+		snprintf(why, whylen, "pod %s/%s asks for %lld GPUs; placement models at most %d",
+		         pod->ns, pod->name, (long long)r.gpu, PLACE_MAX_GPUS);
+		return DRAKE_EINVAL;
+	}
+	if (r.gpu > 0) {
+		t->num_gpu = (int32_t)r.gpu;
+		t->gpu_milli = PLACE_GPU_MILLI;
+	} else if (share > 0) {
+		t->num_gpu = 1;
+		t->gpu_milli = share;
+	}
+	if (place_task_check(t, msg, sizeof(msg)) != DRAKE_OK) {
+		snprintf(why, whylen, "pod %s/%s: %s", pod->ns, pod->name, msg);
+		return DRAKE_EINVAL;
+	}
+	return DRAKE_OK;
+}
+
+/* Charging the pods of one node: the vGPU ids seen so far and the GPU
+ * each was opened on. */
+struct charge {
+	struct place_node *n;
+	int n_ids;
+	const char *id[PLACE_MAX_GPUS];
+	int gpu[PLACE_MAX_GPUS];
+};
+
+static int first_free_gpu(const struct place_node *n)
+{
+	for (int g = 0; g < n->n_gpu; g++)
+		if (n->gpu_left[g] == PLACE_GPU_MILLI)
+			return g;
+	return -1;
+}
+
+/* The GPU vGPU id lives on, opening it on a free GPU the first time. */
+static int vgpu(struct charge *c, const char *id)
+{
+	for (int i = 0; i < c->n_ids; i++)
+		if (!strcmp(c->id[i], id))
+			return c->gpu[i];
+	int g = first_free_gpu(c->n);
+	if (g >= 0 && c->n_ids < PLACE_MAX_GPUS) {
+		c->id[c->n_ids] = id;
+		c->gpu[c->n_ids++] = g;
+	}
+	return g;
+}
+
+static bool charge_pod(const struct kube_pod *pod, void *arg)
+{
+	struct charge *c = arg;
+	struct place_task t;
+	char why[200];
+	if (finished(pod) || place_view_task(pod, &t, why, sizeof(why)) != DRAKE_OK)
+		return true;
+	int gpus[PLACE_MAX_GPUS], k = 0;
+	const char *id = kube_pod_annotation(pod, DRAKE_KUBESHARE_GPUID);
+	if (t.num_gpu == 1 && t.gpu_milli < PLACE_GPU_MILLI) {
+		int g = id && *id ? vgpu(c, id) : -1;
+		if (g < 0) /* a share with no vGPU named yet: its CPU and memory only */
+			t.num_gpu = 0;
+		else
+			gpus[k++] = g;
+	} else {
+		for (int g = 0; g < c->n->n_gpu && k < t.num_gpu; g++)
+			if (c->n->gpu_left[g] == PLACE_GPU_MILLI)
+				gpus[k++] = g;
+		t.num_gpu = k; /* more than the node has free: what is left */
+	}
+	place_charge(c->n, &t, gpus, 1);
+	return true;
+}
+
+drake_err place_view_node(const struct kube_node *node, const struct kube_cache *pods,
+                          struct place_models *models, struct place_node *n, char *why,
+                          size_t whylen)
+{
+	static const struct drake_res_names none = {0};
+	struct drake_res a = {0};
+	unsigned has = 0;
+	char msg[200];
+	if (requests_list(node->alloc, node->n_alloc, &none, &a, &has, msg, sizeof(msg)) !=
+	    DRAKE_OK) {
+		snprintf(why, whylen, "node %s: status.allocatable %s", node->name, msg);
+		return DRAKE_EINVAL;
+	}
+	int model = -1;
+	for (size_t i = 0; i < node->n_labels; i++)
+		if (!strcmp(node->labels[i].key, PLACE_VIEW_MODEL_LABEL) && node->labels[i].value)
+			model = place_model_index(models, node->labels[i].value, true);
+	int gpus = (int)clamp(a.gpu, PLACE_MAX_GPUS);
+	place_node_init(n, clamp(a.cpu_milli, PLACE_MAX_CPU_MILLI),
+	                clamp(a.mem_bytes / MIB, PLACE_MAX_MEM_MIB), gpus, model);
+	struct charge c = {.n = n};
+	kube_pods_by_node(pods, node->name, charge_pod, &c);
+	return DRAKE_OK;
+}
+
+drake_err place_view_build(const struct kube_cache *nodes, const struct kube_cache *pods,
+                           const char *ns, const char *name, const char *const *candidates,
+                           size_t n, struct place_models *models, struct place_task *task,
+                           struct place_node *out, bool *known, char *why, size_t whylen)
+{
+	const struct kube_pod *pod = kube_pods_get(pods, ns, name);
+	if (!pod) {
+		snprintf(why, whylen, "pod %s/%s is not in drake's pod cache", ns, name);
+		return DRAKE_EINVAL;
+	}
+	drake_err e = place_view_task(pod, task, why, whylen);
+	if (e)
+		return e;
+	for (size_t i = 0; i < n; i++) {
+		const struct kube_node *node = kube_nodes_get(nodes, candidates[i]);
+		char skip[200];
+		known[i] = node && place_view_node(node, pods, models, &out[i], skip,
+		                                   sizeof(skip)) == DRAKE_OK;
+	}
+	return DRAKE_OK;
+}

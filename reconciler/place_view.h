@@ -1,0 +1,63 @@
+/*
+ * place_view.h - the controller's caches as place/ sees them, for the
+ * extender's prioritize verb: the shape of the pod being scored and the
+ * state of each candidate node (place/place.h).
+ *
+ * A pod's shape: its requests counted as kube-scheduler counts them
+ * (requests.h: CPU, memory, nvidia.com/gpu), or, with a KubeShare
+ * kubeshare/gpu_request below one GPU, that share of one GPU. Its allowed
+ * GPU models are left open: kube-scheduler has already dropped the
+ * candidates its node selector and affinity refuse.
+ *
+ * A node: its allocatable CPU, memory and nvidia.com/gpu, its GPU model
+ * from the GPU-product label (PLACE_VIEW_MODEL_LABEL, which NVIDIA's GPU
+ * feature discovery writes), and every pod bound to it that has not
+ * finished charged on it: a share on the GPU its kubeshare/GPUID names
+ * (the first pod of an id opens it on a wholly free GPU), whole GPUs on
+ * the lowest-numbered wholly free ones. Pods kube-scheduler has placed but
+ * whose binding drake's cache has not seen yet are not charged.
+ *
+ * Pure readers of the caches: everything is borrowed, nothing allocated.
+ */
+#ifndef DRAKE_RECONCILER_PLACE_VIEW_H
+#define DRAKE_RECONCILER_PLACE_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "place/place.h"
+
+struct kube_cache;
+struct kube_pod;
+struct kube_node;
+
+#define PLACE_VIEW_MODEL_LABEL "nvidia.com/gpu.product"
+
+/* The shape of pod into t; EINVAL (why) when its requests cannot be read
+ * or exceed what place/ models (more than PLACE_MAX_GPUS GPUs...). */
+drake_err place_view_task(const struct kube_pod *pod, struct place_task *t, char *why,
+                          size_t whylen) DRAKE_MUST_CHECK;
+
+/* Node node (from the node cache) with the pods of pods bound to it, into
+ * n; its model is named in models (added when new; -1 when the table is
+ * full or the node has no label). EINVAL (why) when its allocatable
+ * cannot be read. */
+drake_err place_view_node(const struct kube_node *node, const struct kube_cache *pods,
+                          struct place_models *models, struct place_node *n, char *why,
+                          size_t whylen) DRAKE_MUST_CHECK;
+
+/*
+ * The pod ns/name (from the pod cache) and the candidates (from the node
+ * cache): task, and nodes[i] with known[i] true for each candidate the
+ * cache holds and can read (false: left for the caller to score as not
+ * fitting). EINVAL (why) when the pod is not in the cache or its shape
+ * cannot be read.
+ */
+drake_err place_view_build(const struct kube_cache *nodes, const struct kube_cache *pods,
+                           const char *ns, const char *name, const char *const *candidates,
+                           size_t n, struct place_models *models, struct place_task *task,
+                           struct place_node *out, bool *known, char *why,
+                           size_t whylen) DRAKE_MUST_CHECK;
+
+#endif
