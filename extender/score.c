@@ -37,8 +37,7 @@ void ext_scorer_free(struct ext_scorer *sc)
 }
 
 bool ext_scorer_score(struct ext_scorer *sc, const char *ns, const char *name, const char *uid,
-                      const char *const *nodes, size_t n, int64_t *scores, char *why,
-                      size_t whylen)
+                      const char *const *nodes, size_t n, int64_t *scores, char *why, size_t whylen)
 {
 	memset(scores, 0, n * sizeof(*scores));
 	if (!n)

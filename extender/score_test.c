@@ -67,8 +67,9 @@ static void test_scores_are_places_priorities_of_the_view(void **state)
 	struct place_task task;
 	struct place_node nodes[3];
 	bool known[3];
-	assert_int_equal(view(&v, "ml", "p", NODES, 3, &models, &task, nodes, known, why, sizeof(why)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    view(&v, "ml", "p", NODES, 3, &models, &task, nodes, known, why, sizeof(why)),
+	    DRAKE_OK);
 	struct place_learner l;
 	bool counted;
 	assert_int_equal(place_learner_init(&l, 16, msg, sizeof(msg)), DRAKE_OK);

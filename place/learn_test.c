@@ -118,7 +118,7 @@ static void test_the_window_remembers_exactly_its_last_pods(void **state)
 	struct place_learner l;
 	char msg[128];
 	assert_int_equal(place_learner_init(&l, WINDOW, msg, sizeof(msg)), DRAKE_OK);
-	int ring[WINDOW], n = 0, head = 0;
+	int ring[WINDOW] = {0}, n = 0, head = 0;
 	uint32_t x = 12345;
 	for (int p = 0; p < PODS; p++) {
 		x = x * 1103515245u + 12345u;

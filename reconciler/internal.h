@@ -30,6 +30,7 @@
 #include "migrate/progress.h"
 #include "reconciler/admit.h"
 #include "reconciler/migration.h"
+#include "reconciler/place_view.h"
 #include "reconciler/reconciler.h"
 #include "reconciler/status.h"
 #include "reconciler/tfjob.h"
@@ -158,6 +159,8 @@ struct reconciler {
 	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services, *nodes;
 	struct kube_informer *claims; /* with gang and watch_claims; never gates readiness */
+	/* Node states prioritize read, forgotten as pods and nodes change. */
+	struct place_view_memo place_memo;
 	/* What a refused job may wait for (gang/refusal.h): the last change of
 	 * a node that placement reads, and per namespace of a claim (a ring). */
 	double nodes_changed_s;

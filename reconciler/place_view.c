@@ -4,7 +4,9 @@
  */
 #include "reconciler/place_view.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gang/protocol.h"
@@ -158,10 +160,101 @@ drake_err place_view_node(const struct kube_node *node, const struct kube_cache 
 	return DRAKE_OK;
 }
 
-drake_err place_view_build(const struct kube_cache *nodes, const struct kube_cache *pods,
-                           const char *ns, const char *name, const char *const *candidates,
-                           size_t n, struct place_models *models, struct place_task *task,
-                           struct place_node *out, bool *known, char *why, size_t whylen)
+struct place_view_memo_entry {
+	char *name; /* NULL: empty cell */
+	bool valid;
+	struct place_node n;
+};
+
+#define MEMO_MAX 200000 /* node names remembered; past it the memo starts over */
+
+static size_t memo_hash(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return (size_t)(h ^ (h >> 32));
+}
+
+static struct place_view_memo_entry *memo_find(const struct place_view_memo *m, const char *name)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = memo_hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->e[i].name)
+			return NULL;
+		if (!strcmp(m->e[i].name, name))
+			return &m->e[i];
+	}
+}
+
+void place_view_memo_clear(struct place_view_memo *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->e[i].name);
+	free(m->e);
+	*m = (struct place_view_memo){0};
+}
+
+void place_view_memo_release(struct place_view_memo *m)
+{
+	if (m)
+		place_view_memo_clear(m);
+}
+
+void place_view_memo_forget(struct place_view_memo *m, const char *node)
+{
+	struct place_view_memo_entry *e = m && node ? memo_find(m, node) : NULL;
+	if (e)
+		e->valid = false;
+}
+
+/* Doubles the table (entries kept). False when out of memory. */
+static bool memo_grow(struct place_view_memo *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	struct place_view_memo_entry *e = calloc(cap, sizeof(*e));
+	if (!e)
+		return false;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->e[i].name)
+			continue;
+		size_t j = memo_hash(m->e[i].name) & (cap - 1);
+		while (e[j].name)
+			j = (j + 1) & (cap - 1);
+		e[j] = m->e[i];
+	}
+	free(m->e);
+	m->e = e;
+	m->cap = cap;
+	return true;
+}
+
+static void memo_put(struct place_view_memo *m, const char *name, const struct place_node *n)
+{
+	struct place_view_memo_entry *e = memo_find(m, name);
+	if (!e) {
+		if (m->n >= MEMO_MAX)
+			place_view_memo_clear(m);
+		if ((m->n + 1) * 2 > m->cap && !memo_grow(m))
+			return;
+		size_t i = memo_hash(name) & (m->cap - 1);
+		while (m->e[i].name)
+			i = (i + 1) & (m->cap - 1);
+		if (!(m->e[i].name = strdup(name)))
+			return;
+		m->n++;
+		e = &m->e[i];
+	}
+	e->n = *n;
+	e->valid = true;
+}
+
+drake_err place_view_build_memo(const struct kube_cache *nodes, const struct kube_cache *pods,
+                                struct place_view_memo *memo, const char *ns, const char *name,
+                                const char *const *candidates, size_t n,
+                                struct place_models *models, struct place_task *task,
+                                struct place_node *out, bool *known, char *why, size_t whylen)
 {
 	const struct kube_pod *pod = kube_pods_get(pods, ns, name);
 	if (!pod) {
@@ -172,10 +265,28 @@ drake_err place_view_build(const struct kube_cache *nodes, const struct kube_cac
 	if (e)
 		return e;
 	for (size_t i = 0; i < n; i++) {
+		const struct place_view_memo_entry *me =
+		    memo ? memo_find(memo, candidates[i]) : NULL;
+		if (me && me->valid) {
+			out[i] = me->n;
+			known[i] = true;
+			continue;
+		}
 		const struct kube_node *node = kube_nodes_get(nodes, candidates[i]);
 		char skip[200];
 		known[i] = node && place_view_node(node, pods, models, &out[i], skip,
 		                                   sizeof(skip)) == DRAKE_OK;
+		if (known[i] && memo)
+			memo_put(memo, candidates[i], &out[i]);
 	}
 	return DRAKE_OK;
+}
+
+drake_err place_view_build(const struct kube_cache *nodes, const struct kube_cache *pods,
+                           const char *ns, const char *name, const char *const *candidates,
+                           size_t n, struct place_models *models, struct place_task *task,
+                           struct place_node *out, bool *known, char *why, size_t whylen)
+{
+	return place_view_build_memo(nodes, pods, NULL, ns, name, candidates, n, models, task, out,
+	                             known, why, whylen);
 }

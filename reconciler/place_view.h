@@ -17,7 +17,11 @@
  * the lowest-numbered wholly free ones. Pods kube-scheduler has placed but
  * whose binding drake's cache has not seen yet are not charged.
  *
- * Pure readers of the caches: everything is borrowed, nothing allocated.
+ * Pure readers of the caches: everything is borrowed, nothing allocated,
+ * except struct place_view_memo, which keeps each node's state between
+ * calls until the informers say the node or a pod on it changed (a
+ * prioritize call names hundreds of nodes; reading each one's pods and
+ * their quantities every time cost 9 us a node, BENCHMARKS.md).
  */
 #ifndef DRAKE_RECONCILER_PLACE_VIEW_H
 #define DRAKE_RECONCILER_PLACE_VIEW_H
@@ -59,5 +63,30 @@ drake_err place_view_build(const struct kube_cache *nodes, const struct kube_cac
                            size_t n, struct place_models *models, struct place_task *task,
                            struct place_node *out, bool *known, char *why,
                            size_t whylen) DRAKE_MUST_CHECK;
+
+/* Node states kept between calls, by node name. Whoever applies the
+ * informers' events calls place_view_memo_forget for the node of every
+ * pod added, changed or deleted (its old and new node) and for every node
+ * changed; a forgotten or never seen node is read again from the caches.
+ * Owns its entries; release frees them. */
+struct place_view_memo_entry;
+struct place_view_memo {
+	struct place_view_memo_entry *e; /* open addressing, cap a power of two */
+	size_t cap, n;
+};
+
+void place_view_memo_release(struct place_view_memo *m);
+void place_view_memo_forget(struct place_view_memo *m, const char *node);
+/* Forgets every node (a relist, a model table that changed). */
+void place_view_memo_clear(struct place_view_memo *m);
+
+/* place_view_build reading known nodes from memo (NULL: none), and
+ * remembering those it reads. Out of memory only stops remembering. */
+drake_err place_view_build_memo(const struct kube_cache *nodes, const struct kube_cache *pods,
+                                struct place_view_memo *memo, const char *ns, const char *name,
+                                const char *const *candidates, size_t n,
+                                struct place_models *models, struct place_task *task,
+                                struct place_node *out, bool *known, char *why,
+                                size_t whylen) DRAKE_MUST_CHECK;
 
 #endif

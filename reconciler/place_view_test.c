@@ -68,9 +68,9 @@ static void test_a_node_is_its_allocatable_model_and_bound_pods(void **state)
 	struct place_models models = {0};
 	struct place_node n;
 	char why[200];
-	assert_int_equal(place_view_node(kube_nodes_get(&w.nodes, "n1"), &w.pods, &models, &n, why,
-	                                 sizeof(why)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    place_view_node(kube_nodes_get(&w.nodes, "n1"), &w.pods, &models, &n, why, sizeof(why)),
+	    DRAKE_OK);
 	assert_int_equal(n.n_gpu, 8);
 	assert_int_equal(n.model, 0);
 	assert_string_equal(models.name[0], "NVIDIA-A100-SXM4-80GB");
@@ -82,9 +82,9 @@ static void test_a_node_is_its_allocatable_model_and_bound_pods(void **state)
 	assert_int_equal(place_node_gpu_left(&n), 4000 + 500 + 500);
 	assert_int_equal(n.tasks[2], 1);
 	assert_int_equal(n.tasks[PLACE_CLASS_SHARE], 3);
-	assert_int_equal(place_view_node(kube_nodes_get(&w.nodes, "n2"), &w.pods, &models, &n, why,
-	                                 sizeof(why)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    place_view_node(kube_nodes_get(&w.nodes, "n2"), &w.pods, &models, &n, why, sizeof(why)),
+	    DRAKE_OK);
 	assert_int_equal(n.model, -1);
 	assert_int_equal(free_gpus(&n), 8);
 	world_release(&w);
@@ -114,14 +114,15 @@ static void test_a_pod_is_its_requests_or_its_share(void **state)
 		a_pod(&w, "p", c->cpu, c->gpus, "", "Pending", c->ann);
 		struct place_task t;
 		char why[200] = "";
-		drake_err e = place_view_task(kube_pods_get(&w.pods, "ml", "p"), &t, why, sizeof(why));
+		drake_err e =
+		    place_view_task(kube_pods_get(&w.pods, "ml", "p"), &t, why, sizeof(why));
 		if (e != c->want)
 			fail_msg("%s: %d (%s)", c->name, e, why);
 		if (!e && (t.num_gpu != c->num_gpu || t.gpu_milli != c->gpu_milli ||
 		           t.cpu_milli != c->cpu * 1000 || t.mem_mib != 16384 ||
 		           t.models != PLACE_ANY_MODEL))
-			fail_msg("%s: %d GPUs of %d milli, %lld cpu", c->name, t.num_gpu, t.gpu_milli,
-			         (long long)t.cpu_milli);
+			fail_msg("%s: %d GPUs of %d milli, %lld cpu", c->name, t.num_gpu,
+			         t.gpu_milli, (long long)t.cpu_milli);
 		world_release(&w);
 	}
 }
@@ -139,8 +140,8 @@ static void test_candidates_the_cache_lacks_are_not_known(void **state)
 	struct place_node nodes[2];
 	bool known[2];
 	char why[200];
-	assert_int_equal(place_view_build(&w.nodes, &w.pods, "ml", "p", cands, 2, &models, &t, nodes,
-	                                  known, why, sizeof(why)),
+	assert_int_equal(place_view_build(&w.nodes, &w.pods, "ml", "p", cands, 2, &models, &t,
+	                                  nodes, known, why, sizeof(why)),
 	                 DRAKE_OK);
 	assert_true(known[0]);
 	assert_false(known[1]);
@@ -152,12 +153,47 @@ static void test_candidates_the_cache_lacks_are_not_known(void **state)
 	world_release(&w);
 }
 
+/* A node's state is kept between calls until the node is forgotten, as
+ * the informers' events make the controller do. */
+static void test_a_remembered_node_is_read_again_once_forgotten(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	gpu_node(&w, "n1", "V100");
+	a_pod(&w, "p", 4, 1, "", "Pending", "");
+	const char *cands[] = {"n1"};
+	struct place_view_memo memo = {0};
+	struct place_models models = {0};
+	struct place_task t;
+	struct place_node n;
+	bool known;
+	char why[200];
+	assert_int_equal(place_view_build_memo(&w.nodes, &w.pods, &memo, "ml", "p", cands, 1,
+	                                       &models, &t, &n, &known, why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_int_equal(free_gpus(&n), 8);
+	a_pod(&w, "two", 4, 2, "n1", "Running", "");
+	assert_int_equal(place_view_build_memo(&w.nodes, &w.pods, &memo, "ml", "p", cands, 1,
+	                                       &models, &t, &n, &known, why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_int_equal(free_gpus(&n), 8); /* remembered: not read again */
+	place_view_memo_forget(&memo, "n1");
+	assert_int_equal(place_view_build_memo(&w.nodes, &w.pods, &memo, "ml", "p", cands, 1,
+	                                       &models, &t, &n, &known, why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_int_equal(free_gpus(&n), 6);
+	place_view_memo_release(&memo);
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_node_is_its_allocatable_model_and_bound_pods),
 	    cmocka_unit_test(test_a_pod_is_its_requests_or_its_share),
 	    cmocka_unit_test(test_candidates_the_cache_lacks_are_not_known),
+	    cmocka_unit_test(test_a_remembered_node_is_read_again_once_forgotten),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

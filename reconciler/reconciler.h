@@ -115,10 +115,11 @@ bool reconciler_replan(const struct reconciler *r, const char *ns, const char *p
                        const char *const *candidates, size_t n, char *node, size_t nodelen,
                        char *why, size_t whylen);
 /* For the extender's prioritize verb: the pod ns/pod's shape and each
- * candidate's state from the caches (place_view.h). EINVAL with why when
+ * candidate's state from the caches (place_view.h), node states kept
+ * between calls until a pod on the node or the node changes. EINVAL with why when
  * the caches are not synced, there is no node cache (--gang=false) or the
  * pod cannot be read. */
-drake_err reconciler_place_view(const struct reconciler *r, const char *ns, const char *pod,
+drake_err reconciler_place_view(struct reconciler *r, const char *ns, const char *pod,
                                 const char *const *candidates, size_t n,
                                 struct place_models *models, struct place_task *task,
                                 struct place_node *nodes, bool *known, char *why,

@@ -25,7 +25,7 @@ bool reconciler_replan(const struct reconciler *r, const char *ns, const char *p
 	                    candidates, n, node, nodelen, why, whylen) == DRAKE_OK;
 }
 
-drake_err reconciler_place_view(const struct reconciler *r, const char *ns, const char *pod,
+drake_err reconciler_place_view(struct reconciler *r, const char *ns, const char *pod,
                                 const char *const *candidates, size_t n,
                                 struct place_models *models, struct place_task *task,
                                 struct place_node *nodes, bool *known, char *why, size_t whylen)
@@ -38,8 +38,9 @@ drake_err reconciler_place_view(const struct reconciler *r, const char *ns, cons
 		snprintf(why, whylen, "the controller's caches are not synced");
 		return DRAKE_EINVAL;
 	}
-	return place_view_build(kube_informer_cache(r->nodes), kube_informer_cache(r->pods), ns,
-	                        pod, candidates, n, models, task, nodes, known, why, whylen);
+	return place_view_build_memo(kube_informer_cache(r->nodes), kube_informer_cache(r->pods),
+	                             &r->place_memo, ns, pod, candidates, n, models, task, nodes,
+	                             known, why, whylen);
 }
 
 char *reconciler_jobs_json(const struct reconciler *r)

@@ -87,6 +87,10 @@ documents every line). Called with a dict: root, caFile/certFile/keyFile
 {{- $v := .root.Values -}}
 - urlPrefix: {{ include "drake.urlPrefix" .root | quote }}
   filterVerb: filter
+  {{- if eq (include "drake.prioritize" .root) "true" }}
+  prioritizeVerb: prioritize
+  weight: {{ $v.prioritize.weight }}
+  {{- end }}
   bindVerb: bind
   preemptVerb: preempt
   nodeCacheCapable: true
@@ -161,4 +165,17 @@ nothing under `helm template`. Computed once per render and kept in
 {{- $_ := set .Values "_drakeTLS" $r -}}
 {{- end -}}
 {{- toYaml .Values._drakeTLS -}}
+{{- end -}}
+
+{{/*
+Whether drake scores pods on prioritize: prioritize.enabled, or when it is
+null, simple mode (gangOnly false). "true" or "false".
+*/}}
+{{- define "drake.prioritize" -}}
+{{- $e := .Values.prioritize.enabled -}}
+{{- if kindIs "invalid" $e -}}
+{{- ternary "false" "true" .Values.gangOnly -}}
+{{- else -}}
+{{- ternary "true" "false" $e -}}
+{{- end -}}
 {{- end -}}
