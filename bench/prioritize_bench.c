@@ -82,7 +82,8 @@ static void load(const char *dir)
 	FILE *f = open_csv(path, line, sizeof(line));
 	size_t cap = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (n_rows == cap && !(rows = realloc(rows, (cap = cap ? 2 * cap : 1024) * sizeof(*rows))))
+		if (n_rows == cap &&
+		    !(rows = realloc(rows, (cap = cap ? 2 * cap : 1024) * sizeof(*rows))))
 			exit(1);
 		char *s = line;
 		struct node_row *r = &rows[n_rows++];
@@ -132,7 +133,8 @@ static void put_pod(struct kube_cache *pods, const char *name, const struct task
 	if (t->gpu && t->milli >= 1000)
 		snprintf(gpu, sizeof(gpu), ",\"nvidia.com/gpu\":\"%d\"", t->gpu);
 	else if (t->gpu && g >= 0)
-		snprintf(ann, sizeof(ann), "\"kubeshare/gpu_request\":\"%.3f\",\"kubeshare/GPUID\":\"v%d\"",
+		snprintf(ann, sizeof(ann),
+		         "\"kubeshare/gpu_request\":\"%.3f\",\"kubeshare/GPUID\":\"v%d\"",
 		         t->milli / 1000.0, g);
 	else if (t->gpu)
 		snprintf(ann, sizeof(ann), "\"kubeshare/gpu_request\":\"%.3f\"", t->milli / 1000.0);
@@ -175,12 +177,13 @@ static size_t build(struct world *w, size_t n, char (*names)[32])
 		const struct node_row *r = &rows[i % n_rows];
 		snprintf(names[i], 32, "node-%05zu", i);
 		char b[768];
-		snprintf(b, sizeof(b),
-		         "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"labels\":{"
-		         "\"nvidia.com/gpu.product\":\"%s\"}},\"spec\":{},\"status\":{\"allocatable\":"
-		         "{\"cpu\":\"%ldm\",\"memory\":\"%ldMi\",\"nvidia.com/gpu\":\"%d\","
-		         "\"pods\":\"110\"}}}",
-		         names[i], names[i], r->model, r->cpu, r->mem, r->gpu);
+		snprintf(
+		    b, sizeof(b),
+		    "{\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"labels\":{"
+		    "\"nvidia.com/gpu.product\":\"%s\"}},\"spec\":{},\"status\":{\"allocatable\":"
+		    "{\"cpu\":\"%ldm\",\"memory\":\"%ldMi\",\"nvidia.com/gpu\":\"%d\","
+		    "\"pods\":\"110\"}}}",
+		    names[i], names[i], r->model, r->cpu, r->mem, r->gpu);
 		bench_cache_put(&w->nodes, b);
 		cpu[i] = r->cpu;
 		mem[i] = r->mem;
@@ -257,7 +260,8 @@ int main(int argc, char **argv)
 			put_pod(&w.pods, name, &tasks[draw(n_tasks)], NULL, -1);
 		}
 		char msg[256];
-		struct ext_scorer *sc = ext_scorer_new(view, &w, PLACE_LEARN_WINDOW, msg, sizeof(msg));
+		struct ext_scorer *sc =
+		    ext_scorer_new(view, &w, PLACE_LEARN_WINDOW, msg, sizeof(msg));
 		int64_t *scores = calloc(n, sizeof(*scores));
 		double *us = calloc(CALLS, sizeof(*us));
 		if (!sc || !scores || !us || !names || !cand) {
@@ -269,7 +273,8 @@ int main(int argc, char **argv)
 			snprintf(name, sizeof(name), "q-%d", k % PENDING);
 			snprintf(uid, sizeof(uid), "u-%s", name);
 			double t0 = bench_now();
-			if (!ext_scorer_score(sc, "bench", name, uid, cand, n, scores, why, sizeof(why))) {
+			if (!ext_scorer_score(sc, "bench", name, uid, cand, n, scores, why,
+			                      sizeof(why))) {
 				fprintf(stderr, "bench-prioritize: %s\n", why);
 				return 1;
 			}
@@ -280,7 +285,8 @@ int main(int argc, char **argv)
 		double first = us[0];
 		qsort(us + 1, CALLS - 1, sizeof(*us), bench_cmp_double);
 		double med = us[1 + (CALLS - 1) / 2], p99 = us[1 + (CALLS - 1) * 99 / 100];
-		printf("%7zu %10zu %6d %8.0fus %8.0fus %8.0fus\n", n, bound, CALLS - 1, first, med, p99);
+		printf("%7zu %10zu %6d %8.0fus %8.0fus %8.0fus\n", n, bound, CALLS - 1, first, med,
+		       p99);
 		fprintf(out, "%zu,%zu,%d,%.1f,%.1f,%.1f\n", n, bound, CALLS - 1, first, med, p99);
 		ext_scorer_free(sc);
 		free(scores);
