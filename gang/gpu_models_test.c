@@ -23,7 +23,7 @@
 /* Node a..f: two V100 nodes, idle; two A100 nodes, one half used; an
  * H100 node, idle; f, with no GPU-product label. */
 static const char *const SPEC = "a:8:0 b:8:0 c:8:4 d:8:0 e:8:0 f:8:0";
-static const char *const MODEL[] = {"Tesla-V100-SXM2-16GB", "Tesla-V100-SXM2-16GB",
+static const char *const MODEL[] = {"Tesla-V100-SXM2-16GB",  "Tesla-V100-SXM2-16GB",
                                     "NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB",
                                     "NVIDIA-H100-80GB-HBM3", NULL};
 
@@ -33,19 +33,19 @@ static const char *const V100[] = {"Tesla-V100-SXM2-16GB"};
 
 struct model_case {
 	const char *name;
-	const char *selector;        /* nodeSelector's GPU-product value, or NULL */
-	enum drake_sel_op op;        /* else a required affinity term on the label */
-	const char *const *values;   /* its values */
+	const char *selector;      /* nodeSelector's GPU-product value, or NULL */
+	enum drake_sel_op op;      /* else a required affinity term on the label */
+	const char *const *values; /* its values */
 	size_t n_values;
-	bool ps_too;                 /* the PS is kept to the model as well */
-	int workers, gpus;           /* workers of gpus GPUs each (PS: none) */
+	bool ps_too;       /* the PS is kept to the model as well */
+	int workers, gpus; /* workers of gpus GPUs each (PS: none) */
 	drake_err want;
-	const char *allowed;         /* the nodes every worker (and a kept PS) may be on */
+	const char *allowed; /* the nodes every worker (and a kept PS) may be on */
 };
 
 static const struct model_case CASES[] = {
-    {"a node selector keeps the workers on A100 nodes, though V100 nodes are idle", "NVIDIA-A100-SXM4-80GB", 0, NULL, 0,
-     false, 3, 4, DRAKE_OK, "cd"},
+    {"a node selector keeps the workers on A100 nodes, though V100 nodes are idle",
+     "NVIDIA-A100-SXM4-80GB", 0, NULL, 0, false, 3, 4, DRAKE_OK, "cd"},
     {"a required affinity In two models allows both", NULL, DRAKE_SEL_IN, A100_H100, 2, true, 4, 4,
      DRAKE_OK, "cde"},
     {"NotIn V100 leaves the other models and the unlabelled node", NULL, DRAKE_SEL_NOT_IN, V100, 1,
@@ -75,7 +75,8 @@ static void test_a_replica_asking_for_a_gpu_model_is_planned_only_onto_it(void *
 			const char *model = MODEL[c.nodes[i].name[0] - 'a'];
 			struct drake_kv labels[2] = {{"kubernetes.io/hostname", c.nodes[i].name},
 			                             {PRODUCT, model}};
-			mask[i] = drake_node_sel_matches(&rule, c.nodes[i].name, labels, model ? 2 : 1);
+			mask[i] =
+			    drake_node_sel_matches(&rule, c.nodes[i].name, labels, model ? 2 : 1);
 		}
 		struct drake_gang_req req = {.n_ps = 1,
 		                             .ps = res_of(4, 16, 0),
@@ -91,13 +92,15 @@ static void test_a_replica_asking_for_a_gpu_model_is_planned_only_onto_it(void *
 			fail_msg("%s: got %d (%s), want %d", tc->name, e, why, tc->want);
 		for (int w = 0; !e && w < plan.n_workers; w++)
 			if (!strchr(tc->allowed, c.nodes[plan.worker_node[w]].name[0]))
-				fail_msg("%s: worker %d on %s", tc->name, w, c.nodes[plan.worker_node[w]].name);
+				fail_msg("%s: worker %d on %s", tc->name, w,
+				         c.nodes[plan.worker_node[w]].name);
 		if (!e && tc->ps_too && !strchr(tc->allowed, c.nodes[plan.ps_node[0]].name[0]))
 			fail_msg("%s: PS on %s", tc->name, c.nodes[plan.ps_node[0]].name);
 		if (e && !*why)
 			fail_msg("%s: waits without a reason", tc->name);
 		if (e && tc->selector && !strstr(why, "node selector"))
-			fail_msg("%s: the reason does not name the node selector: %s", tc->name, why);
+			fail_msg("%s: the reason does not name the node selector: %s", tc->name,
+			         why);
 		drake_plan_release(&plan);
 		drake_cluster_release(&c);
 	}
