@@ -475,8 +475,8 @@ int serve_main(int argc, char **argv)
 	     "with --leader-node: how long the leader's node may be not Ready (0: never "
 	     "yield)"},
 	    {"prioritize", "DRAKE_PRIORITIZE", FLAG_STRING, &o.prioritize, "auto",
-	     "with --reconcile: score every pod that is not a pinned gang member (plain pods, "
-	     "KubeShare shares, members with node rules of their own) on prioritize by drake's "
+	     "with --reconcile: score every pod that is not a gang member drake planned (plain "
+	     "pods, KubeShare shares that are no TFJob's) on prioritize by drake's "
 	     "fragmentation score (place/), from the node and pod caches and the GPU model in each "
 	     "node's nvidia.com/gpu.product label, so GPUs stay usable for the task shapes drake "
 	     "sees; register prioritizeVerb in kube-scheduler's extender entry for it to matter. "

@@ -1,5 +1,5 @@
 /*
- * score.c - prioritize for pods that are not pinned gang members: the
+ * score.c - prioritize for pods that are not gang members drake planned: the
  * view's pod and nodes, the learnt typical shapes, place_priorities.
  */
 #include "extender/score.h"

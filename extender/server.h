@@ -90,7 +90,7 @@ typedef bool (*ext_replan_fn)(void *arg, const char *ns, const char *pod,
                               char *why, size_t whylen);
 void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg);
 
-/* Prioritize scores every pod that is not a pinned gang member by
+/* Prioritize scores every pod that is not a gang member drake planned by
  * drake's fragmentation score (extender/score.h), reading the pod and the
  * candidates through fn (the controller: reconciler_place_view), with the
  * typical task shapes learnt from the last window pods scored. Unset (the

@@ -12,7 +12,7 @@
 # score is given every node to choose from. The cluster is always torn
 # down.
 #
-# env: BENCH_FRAG_NODES, BENCH_FRAG_SEED (1), BENCH_FRAG_ARGS (more driver
+# env: BENCH_FRAG_NODES, BENCH_FRAG_SEEDS (1,2,3), BENCH_FRAG_ARGS (more driver
 #      flags), TRACES (../shared/traces); DRAKE_CLUSTER_DIR keeps a run
 #      apart from other work.
 set -euo pipefail
@@ -38,7 +38,7 @@ cd "$drake_root"
 set +e
 # shellcheck disable=SC2086
 "$cluster_dir/bench-frag" --traces "${TRACES:-../shared/traces}" --nodes "${BENCH_FRAG_NODES:-300}" \
-  --seed "${BENCH_FRAG_SEED:-1}" --csv "${BENCH_FRAG_CSV:-$drake_root/bench/results/bench-frag.csv}" \
+  --seeds "${BENCH_FRAG_SEEDS:-1,2,3}" --csv "${BENCH_FRAG_CSV:-$drake_root/bench/results/bench-frag.csv}" \
   ${BENCH_FRAG_ARGS:-}
 rc=$?
 set -e

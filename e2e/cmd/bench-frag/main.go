@@ -125,10 +125,12 @@ type result struct {
 	pods, gpusBound, gpusAll int
 	idleNodes                int
 	stoppedAt                string
+	unfit                    task
+	seed                     uint64
 	seconds                  float64
 }
 
-// outcome waits until the pod is bound ("" ) or unschedulable (the reason).
+// outcome waits until the pod is bound (and says where) or unschedulable.
 func outcome(ctx context.Context, cs kubernetes.Interface, ns, name string) (bound bool, node string, err error) {
 	for {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -189,6 +191,7 @@ func runArm(ctx context.Context, cs kubernetes.Interface, root, arm string, node
 		}
 		if !bound {
 			r.stoppedAt = fmt.Sprintf("%s (cpu %dm, %d GPUs)", p.Name, t.cpu, t.gpu)
+			r.unfit = t
 			break
 		}
 		r.pods++
@@ -207,7 +210,7 @@ func runArm(ctx context.Context, cs kubernetes.Interface, root, arm string, node
 func main() {
 	traces := flag.String("traces", "../shared/traces", "folder of the openb lists")
 	nNodes := flag.Int("nodes", 300, "openb nodes to add (every k-th row of the list)")
-	seed := flag.Uint64("seed", 1, "draws of the task list")
+	seedList := flag.String("seeds", "1,2,3", "draws of the task list, one run of both arms each")
 	max := flag.Int("max-pods", 20000, "stop an arm after this many pods")
 	csvPath := flag.String("csv", "bench/results/bench-frag.csv", "where the CSV goes")
 	flag.Parse()
@@ -274,24 +277,33 @@ func main() {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	fmt.Printf("bench-frag: %d openb nodes, %d tasks (whole-GPU and CPU) of the default list, seed %d\n", len(nodes), len(tasks), *seed)
+	fmt.Printf("bench-frag: %d openb nodes, %d tasks (whole-GPU and CPU) of the default list\n", len(nodes), len(tasks))
 	var res []result
-	for _, arm := range []string{"drake", "kube-scheduler"} {
-		r, err := runArm(ctx, cs, root, arm, nodes, tasks, *seed, *max)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench-frag:", arm, err)
-			os.Exit(1)
+	for _, f := range strings.Split(*seedList, ",") {
+		seed, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil || seed == 0 {
+			fmt.Fprintln(os.Stderr, "bench-frag: --seeds: not a positive integer:", f)
+			os.Exit(2)
 		}
-		res = append(res, r)
-		fmt.Printf("  %-15s %5d pods bound, GPU allocation %.2f %% (%d of %d), %d nodes with every GPU free, first unfit pod %s, %.0f s\n",
-			r.arm, r.pods, 100*float64(r.gpusBound)/float64(r.gpusAll), r.gpusBound, r.gpusAll, r.idleNodes, r.stoppedAt, r.seconds)
+		fmt.Printf("seed %d\n", seed)
+		for _, arm := range []string{"drake", "kube-scheduler"} {
+			r, err := runArm(ctx, cs, root, arm, nodes, tasks, seed, *max)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench-frag:", arm, err)
+				os.Exit(1)
+			}
+			r.seed = seed
+			res = append(res, r)
+			fmt.Printf("  %-15s %5d pods bound, GPU allocation %.2f %% (%d of %d), %d nodes with every GPU free, first unfit pod %s, %.0f s\n",
+				r.arm, r.pods, 100*float64(r.gpusBound)/float64(r.gpusAll), r.gpusBound, r.gpusAll, r.idleNodes, r.stoppedAt, r.seconds)
+		}
 	}
 	f, err := os.Create(*csvPath)
 	if err == nil {
-		fmt.Fprintln(f, "arm,seed,nodes,pods_bound,gpus_bound,gpus_total,alloc_pct,idle_nodes,first_unfit")
+		fmt.Fprintln(f, "arm,seed,nodes,pods_bound,gpus_bound,gpus_total,alloc_pct,idle_nodes,first_unfit_cpu_milli,first_unfit_gpus")
 		for _, r := range res {
-			fmt.Fprintf(f, "%s,%d,%d,%d,%d,%d,%.2f,%d,%s\n", r.arm, *seed, len(nodes), r.pods, r.gpusBound, r.gpusAll,
-				100*float64(r.gpusBound)/float64(r.gpusAll), r.idleNodes, strings.Fields(r.stoppedAt + " -")[0])
+			fmt.Fprintf(f, "%s,%d,%d,%d,%d,%d,%.2f,%d,%d,%d\n", r.arm, r.seed, len(nodes), r.pods, r.gpusBound, r.gpusAll,
+				100*float64(r.gpusBound)/float64(r.gpusAll), r.idleNodes, r.unfit.cpu, r.unfit.gpu)
 		}
 		f.Close()
 		fmt.Println("CSV:", *csvPath)
