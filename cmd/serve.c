@@ -478,8 +478,9 @@ int serve_main(int argc, char **argv)
 	     "with --reconcile: score every pod that is not a gang member drake planned (plain "
 	     "pods, KubeShare shares that are no TFJob's) on prioritize by drake's "
 	     "fragmentation score (place/), from the node and pod caches and the GPU model in each "
-	     "node's nvidia.com/gpu.product label, so GPUs stay usable for the task shapes drake "
-	     "sees; register prioritizeVerb in kube-scheduler's extender entry for it to matter. "
+	     "node's nvidia.com/gpu.product label (and a pod's nodeSelector on it), so GPUs stay "
+	     "usable for the task shapes drake sees; register prioritizeVerb in kube-scheduler's "
+	     "extender entry for it to matter. "
 	     "true, false, or auto: on in simple mode (no --gang-resource) when the controller "
 	     "keeps a node cache (--gang), else off; off: such pods score 0 on every node"},
 	    {"prioritize-window", "DRAKE_PRIORITIZE_WINDOW", FLAG_COUNT, &o.prioritize_window,

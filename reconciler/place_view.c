@@ -46,8 +46,8 @@ static int32_t share_of(const struct kube_pod *pod)
 	return s.milli;
 }
 
-drake_err place_view_task(const struct kube_pod *pod, struct place_task *t, char *why,
-                          size_t whylen)
+drake_err place_view_task(const struct kube_pod *pod, struct place_models *models,
+                          struct place_task *t, char *why, size_t whylen)
 {
 	static const struct drake_res_names none = {0};
 	struct drake_res r;
@@ -71,6 +71,11 @@ drake_err place_view_task(const struct kube_pod *pod, struct place_task *t, char
 	} else if (share > 0) {
 		t->num_gpu = 1;
 		t->gpu_milli = share;
+	}
+	if (t->num_gpu && models && pod->gpu_product && *pod->gpu_product &&
+	    place_models_mask(models, pod->gpu_product, &t->models, msg, sizeof(msg)) != DRAKE_OK) {
+		snprintf(why, whylen, "pod %s/%s: %s", pod->ns, pod->name, msg);
+		return DRAKE_EINVAL;
 	}
 	if (place_task_check(t, msg, sizeof(msg)) != DRAKE_OK) {
 		snprintf(why, whylen, "pod %s/%s: %s", pod->ns, pod->name, msg);
@@ -115,7 +120,7 @@ static bool charge_pod(const struct kube_pod *pod, void *arg)
 	struct charge *c = arg;
 	struct place_task t;
 	char why[200];
-	if (finished(pod) || place_view_task(pod, &t, why, sizeof(why)) != DRAKE_OK)
+	if (finished(pod) || place_view_task(pod, NULL, &t, why, sizeof(why)) != DRAKE_OK)
 		return true;
 	int gpus[PLACE_MAX_GPUS], k = 0;
 	const char *id = kube_pod_annotation(pod, DRAKE_KUBESHARE_GPUID);
@@ -261,7 +266,7 @@ drake_err place_view_build_memo(const struct kube_cache *nodes, const struct kub
 		snprintf(why, whylen, "pod %s/%s is not in drake's pod cache", ns, name);
 		return DRAKE_EINVAL;
 	}
-	drake_err e = place_view_task(pod, task, why, whylen);
+	drake_err e = place_view_task(pod, models, task, why, whylen);
 	if (e)
 		return e;
 	for (size_t i = 0; i < n; i++) {

@@ -5,9 +5,11 @@
  *
  * A pod's shape: its requests counted as kube-scheduler counts them
  * (requests.h: CPU, memory, nvidia.com/gpu), or, with a KubeShare
- * kubeshare/gpu_request below one GPU, that share of one GPU. Its allowed
- * GPU models are left open: kube-scheduler has already dropped the
- * candidates its node selector and affinity refuse.
+ * kubeshare/gpu_request below one GPU, that share of one GPU; its allowed
+ * GPU models, the one its nodeSelector names on the GPU-product label
+ * (how users ask), else any (a required node affinity on the label is not
+ * read here: kube-scheduler has already dropped the candidates it refuses,
+ * so only the learnt shapes miss the restriction).
  *
  * A node: its allocatable CPU, memory and nvidia.com/gpu, its GPU model
  * from the GPU-product label (PLACE_VIEW_MODEL_LABEL, which NVIDIA's GPU
@@ -38,10 +40,12 @@ struct kube_node;
 
 #define PLACE_VIEW_MODEL_LABEL "nvidia.com/gpu.product"
 
-/* The shape of pod into t; EINVAL (why) when its requests cannot be read
- * or exceed what place/ models (more than PLACE_MAX_GPUS GPUs...). */
-drake_err place_view_task(const struct kube_pod *pod, struct place_task *t, char *why,
-                          size_t whylen) DRAKE_MUST_CHECK;
+/* The shape of pod into t, its model named in models (added when new;
+ * models NULL: any model); EINVAL (why) when its requests cannot be read
+ * or exceed what place/ models (more than PLACE_MAX_GPUS GPUs...), or the
+ * model table is full. */
+drake_err place_view_task(const struct kube_pod *pod, struct place_models *models,
+                          struct place_task *t, char *why, size_t whylen) DRAKE_MUST_CHECK;
 
 /* Node node (from the node cache) with the pods of pods bound to it, into
  * n; its model is named in models (added when new; -1 when the table is

@@ -27,22 +27,32 @@ static void gpu_node(struct world *w, const char *name, const char *model)
 	put(&w->nodes, b);
 }
 
-/* A pod: cpu cores, whole GPUs, on node ("" unbound), phase, and the
- * KubeShare annotations (a JSON object body, "" for none). */
-static void a_pod(struct world *w, const char *name, int cpu, int gpus, const char *node,
-                  const char *phase, const char *ann)
+/* A pod: cpu cores, whole GPUs, on node ("" unbound), phase, the
+ * KubeShare annotations (a JSON object body, "" for none) and the GPU
+ * product its node selector names (NULL: none). */
+static void a_pod_on(struct world *w, const char *name, int cpu, int gpus, const char *node,
+                     const char *phase, const char *ann, const char *model)
 {
-	char b[1024], gpu[48] = "";
+	char b[1024], gpu[48] = "", sel[160] = "";
+	if (model)
+		snprintf(sel, sizeof(sel), "\"nodeSelector\":{\"nvidia.com/gpu.product\":\"%s\"},",
+		         model);
 	if (gpus)
 		snprintf(gpu, sizeof(gpu), ",\"nvidia.com/gpu\":\"%d\"", gpus);
 	snprintf(b, sizeof(b),
 	         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"u-%s\","
-	         "\"annotations\":{%s}},\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\","
+	         "\"annotations\":{%s}},\"spec\":{%s%s%s%s\"containers\":[{\"name\":\"c\","
 	         "\"resources\":{\"requests\":{\"cpu\":\"%d\",\"memory\":\"16Gi\"%s}}}]},"
 	         "\"status\":{\"phase\":\"%s\"}}",
-	         name, name, ann, *node ? "\"nodeName\":\"" : "", node, *node ? "\"," : "", cpu,
-	         gpu, phase);
+	         name, name, ann, sel, *node ? "\"nodeName\":\"" : "", node, *node ? "\"," : "",
+	         cpu, gpu, phase);
 	put(&w->pods, b);
+}
+
+static void a_pod(struct world *w, const char *name, int cpu, int gpus, const char *node,
+                  const char *phase, const char *ann)
+{
+	a_pod_on(w, name, cpu, gpus, node, phase, ann, NULL);
 }
 
 #define SHARE(req, id) "\"kubeshare/gpu_request\":\"" req "\",\"kubeshare/GPUID\":\"" id "\""
@@ -94,6 +104,7 @@ struct shape_case {
 	const char *name;
 	int cpu, gpus;
 	const char *ann;
+	const char *model; /* its nodeSelector's GPU product, or NULL */
 	drake_err want;
 	int32_t num_gpu, gpu_milli;
 };
@@ -102,25 +113,31 @@ static void test_a_pod_is_its_requests_or_its_share(void **state)
 {
 	(void)state;
 	static const struct shape_case cases[] = {
-	    {"whole GPUs", 4, 2, "", DRAKE_OK, 2, 1000},
-	    {"a KubeShare share of one GPU", 2, 0, SHARE("0.25", "x"), DRAKE_OK, 1, 250},
-	    {"no GPU", 2, 0, "", DRAKE_OK, 0, 0},
-	    {"more GPUs than placement models", 4, 17, "", DRAKE_EINVAL, 0, 0},
+	    {"whole GPUs", 4, 2, "", NULL, DRAKE_OK, 2, 1000},
+	    {"whole GPUs of the model its node selector names", 4, 2, "", "NVIDIA-A100-SXM4-80GB",
+	     DRAKE_OK, 2, 1000},
+	    {"a KubeShare share of one GPU", 2, 0, SHARE("0.25", "x"), NULL, DRAKE_OK, 1, 250},
+	    {"no GPU", 2, 0, "", NULL, DRAKE_OK, 0, 0},
+	    {"no GPU, no model, whatever the selector", 2, 0, "", "T4", DRAKE_OK, 0, 0},
+	    {"more GPUs than placement models", 4, 17, "", NULL, DRAKE_EINVAL, 0, 0},
 	};
 	for (size_t i = 0; i < NCASES(cases); i++) {
 		const struct shape_case *c = &cases[i];
 		struct world w;
 		world_init(&w);
-		a_pod(&w, "p", c->cpu, c->gpus, "", "Pending", c->ann);
+		a_pod_on(&w, "p", c->cpu, c->gpus, "", "Pending", c->ann, c->model);
 		struct place_task t;
 		char why[200] = "";
-		drake_err e =
-		    place_view_task(kube_pods_get(&w.pods, "ml", "p"), &t, why, sizeof(why));
+		struct place_models models = {0};
+		drake_err e = place_view_task(kube_pods_get(&w.pods, "ml", "p"), &models, &t, why,
+		                              sizeof(why));
+		bool restricted = c->model && c->num_gpu;
 		if (e != c->want)
 			fail_msg("%s: %d (%s)", c->name, e, why);
 		if (!e && (t.num_gpu != c->num_gpu || t.gpu_milli != c->gpu_milli ||
 		           t.cpu_milli != c->cpu * 1000 || t.mem_mib != 16384 ||
-		           t.models != PLACE_ANY_MODEL))
+		           t.models != (restricted ? UINT64_C(1) : PLACE_ANY_MODEL) ||
+		           (restricted && strcmp(models.name[0], c->model))))
 			fail_msg("%s: %d GPUs of %d milli, %lld cpu", c->name, t.num_gpu,
 			         t.gpu_milli, (long long)t.cpu_milli);
 		world_release(&w);
