@@ -38,7 +38,9 @@
 #                    (DRAKE_NODE_MINIMAL=1); overrides the three counts above
 #   --mode MODE      gang: only pods requesting drake.dev/gang go through
 #                    drake (managedResources, ignoredByScheduler; default);
-#                    simple: every pod does (DRAKE_EXTENDER_MODE)
+#                    simple: every pod does (DRAKE_EXTENDER_MODE), and drake's
+#                    entry names prioritizeVerb (weight 50) for drake's score
+#                    unless DRAKE_PRIORITIZE=false
 #   --plain-scheduler  also run kube-schedulers without any extender, profiles
 #                    "plain-scheduler" and "plain-nobatch-scheduler" (the
 #                    latter with OpportunisticBatching off); bench-e2e compares
