@@ -79,6 +79,8 @@ has second-prio '^ *weight: 7$' "prioritize.weight sets the entry's weight"
 render second-simple-noprio --set gangOnly=false,prioritize.enabled=false
 hasnt second-simple-noprio 'prioritizeVerb' "prioritize.enabled=false in simple mode: no prioritizeVerb"
 has second-simple-noprio '^        - --prioritize=false$' "prioritize.enabled=false: drake gets --prioritize=false"
+render second-simple-nogang --set gangOnly=false,flags.gang=false
+hasnt second-simple-nogang 'prioritizeVerb' "gangOnly=false with flags.gang=false: no prioritizeVerb (no node cache to score from)"
 has second 'readOnlyRootFilesystem: true' "read-only root"
 has second '^        - --client-ca=' "mTLS by default: drake gets --client-ca"
 has second 'path: /healthz' "mTLS: HTTPS liveness and startup probes on /healthz"
@@ -158,6 +160,7 @@ refused "an unknown flag" --set flags.gangBindTimeot=5s
 refused "a prioritize weight of 0" --set prioritize.weight=0
 refused "a string for prioritize.enabled" --set-string prioritize.enabled=yes
 refused "flags.prioritize (the chart sets it)" --set flags.prioritize=true
+refused "prioritize.enabled true with flags.gang false" --set prioritize.enabled=true,flags.gang=false
 refused "a flag the chart sets" --set flags.address=0.0.0.0
 refused "an unknown tls source" --set tls.source=vault
 refused "a port out of range" --set service.port=70000

@@ -169,12 +169,17 @@ nothing under `helm template`. Computed once per render and kept in
 
 {{/*
 Whether drake scores pods on prioritize: prioritize.enabled, or when it is
-null, simple mode (gangOnly false). "true" or "false".
+null, simple mode (gangOnly false). drake's score reads the node cache its
+gang controller keeps, so flags.gang "false" turns the default off and
+refuses prioritize.enabled true. "true" or "false".
 */}}
 {{- define "drake.prioritize" -}}
 {{- $e := .Values.prioritize.enabled -}}
+{{- $gang := ne (toString .Values.flags.gang) "false" -}}
 {{- if kindIs "invalid" $e -}}
-{{- ternary "false" "true" .Values.gangOnly -}}
+{{- ternary "true" "false" (and $gang (not .Values.gangOnly)) -}}
+{{- else if and $e (not $gang) -}}
+{{- fail "prioritize.enabled true needs drake's gang controller (flags.gang must not be false): the score reads its node cache" -}}
 {{- else -}}
 {{- ternary "true" "false" $e -}}
 {{- end -}}
