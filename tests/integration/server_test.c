@@ -686,7 +686,17 @@ static void test_prioritize_without_the_controller_is_refused_at_start(void **st
 		start_drake(&d, "prioritize", CERTS "/server.crt", CERTS "/server.key",
 		            CERTS "/ca.crt", "--prioritize", cases[i].value, NULL);
 		int status = 0;
-		waitpid(d.pid, &status, 0);
+		pid_t done = 0;
+		for (int k = 0; k < 100 && !done; k++) { /* 5 s to exit */
+			done = waitpid(d.pid, &status, WNOHANG);
+			if (!done)
+				usleep(50000);
+		}
+		if (!done) {
+			stop_drake(&d);
+			fail_msg("--prioritize=%s: drake started instead of refusing",
+			         cases[i].value);
+		}
 		d.pid = 0;
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 2);
