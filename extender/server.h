@@ -21,6 +21,7 @@
 
 #include "common/err.h"
 #include "extender/codec.h"
+#include "place/place.h"
 
 struct event_base;
 struct kube_client;
@@ -88,6 +89,19 @@ typedef bool (*ext_replan_fn)(void *arg, const char *ns, const char *pod,
                               const char *const *candidates, size_t n, char *node, size_t nodelen,
                               char *why, size_t whylen);
 void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg);
+
+/* Prioritize scores every pod that is not a gang member drake planned by
+ * drake's fragmentation score (extender/score.h), reading the pod and the
+ * candidates through fn (the controller: reconciler_place_view), with the
+ * typical task shapes learnt from the last window pods scored. Unset (the
+ * default): such pods score 0 on every node. DRAKE_EINVAL or DRAKE_ENOMEM
+ * with msg when the learner cannot be made. */
+typedef drake_err (*ext_place_fn)(void *arg, const char *ns, const char *pod,
+                                  const char *const *candidates, size_t n,
+                                  struct place_models *models, struct place_task *task,
+                                  struct place_node *nodes, bool *known, char *why, size_t whylen);
+drake_err ext_server_set_scoring(struct ext_server *s, ext_place_fn fn, void *arg, size_t window,
+                                 char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
 /* ---- The progress and migration API (issue 12). The controller sets these
  * hooks; unset, the three endpoints answer 503. Each hook runs on the loop,

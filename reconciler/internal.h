@@ -31,6 +31,7 @@
 #include "reconciler/admit.h"
 #include "reconciler/decision_log.h"
 #include "reconciler/migration.h"
+#include "reconciler/place_view.h"
 #include "reconciler/reconciler.h"
 #include "tfjob/status.h"
 #include "tfjob/tfjob.h"
@@ -159,6 +160,8 @@ struct reconciler {
 	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services, *nodes;
 	struct kube_informer *claims; /* with gang and watch_claims; never gates readiness */
+	/* Node states prioritize read, forgotten as pods and nodes change. */
+	struct place_view_memo place_memo;
 	/* What a refused job may wait for (gang/refusal.h): the last change of
 	 * a node that placement reads, and per namespace of a claim (a ring). */
 	double nodes_changed_s;
