@@ -22,6 +22,7 @@
 #include "common/scale_flags.h"
 #include "common/log.h"
 #include "extender/server.h"
+#include "gang/round.h"
 #include "kube/client.h"
 #include "kube/leader.h"
 #include "kube/leader_rule.h"
@@ -43,6 +44,7 @@ struct serve_opts {
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *decision_log;
+	const char *policy; /* drake or dragon */
 	bool gang, strict_fifo, gang_pin, gang_watch_claims;
 	size_t gang_max_unbound;
 	double gang_backoff_min, gang_backoff_max;
@@ -399,6 +401,11 @@ int serve_main(int argc, char **argv)
 	     "only when all fit (false: ungate them at once, no gang)"},
 	    {"strict-fifo", "DRAKE_STRICT_FIFO", FLAG_BOOL, &o.strict_fifo, "false",
 	     "with --gang: no backfill; a job that does not fit blocks the jobs behind it"},
+	    {"policy", "DRAKE_POLICY", FLAG_STRING, &o.policy, "drake",
+	     "with --gang: whose rules admit and scale: drake, or dragon (DRAGON's: first fit "
+	     "over the nodes by name, one admission per round, ScaleDown for the head after "
+	     "--starve-after, ScaleUp after --idle-after); repairs, pacing, the bind barrier and "
+	     "the backstop are drake's either way"},
 	    {"gang-max-unbound", "DRAKE_GANG_MAX_UNBOUND", FLAG_COUNT, &o.gang_max_unbound, "0",
 	     "with --gang: most admitted gang pods waiting for kube-scheduler at once; 0: "
 	     "adaptive, "
@@ -529,6 +536,16 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "drake serve: --node-metrics-interval must be between 0 and 24h\n");
 		return 2;
 	}
+	int policy;
+	if (!strcmp(o.policy, "drake")) {
+		policy = DRAKE_POLICY_DRAKE;
+	} else if (!strcmp(o.policy, "dragon")) {
+		policy = DRAKE_POLICY_DRAGON;
+	} else {
+		fprintf(stderr, "drake serve: --policy must be drake or dragon, not \"%s\"\n",
+		        o.policy);
+		return 2;
+	}
 	bool simple = !(o.gang_resource && *o.gang_resource);
 	bool prioritize;
 	if (!strcmp(o.prioritize, "auto")) {
@@ -592,6 +609,7 @@ int serve_main(int argc, char **argv)
 		                                .gang_resource = o.gang_resource,
 		                                .gang = o.gang,
 		                                .strict_fifo = o.strict_fifo,
+		                                .policy = policy,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
 		                                .gang_pin = o.gang_pin,

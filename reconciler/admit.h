@@ -141,6 +141,7 @@ struct admit_result {
 	size_t n_ignored;
 	double next;   /* wall seconds of the next round a timer asks for; INFINITY: none */
 	size_t n_held; /* new waves pacing held (listed in waiting) */
+	double dragon_last_action; /* DRAGON's action timer after the round */
 };
 
 struct drake_scale_opts;
@@ -167,6 +168,10 @@ struct admit_options {
 	/* Each round's inputs and outputs are written here (round_codec.h), or
 	 * nowhere when NULL. */
 	struct decision_log *log;
+	/* Whose rules decide (an enum drake_round_policy: 0 drake's, 1
+	 * DRAGON's) and DRAGON's action timer as the last round left it. */
+	int policy;
+	double dragon_last_action;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.

@@ -173,6 +173,7 @@ struct reconciler {
 	size_t nscaling;
 	double admit_at; /* a round the decision step's timers ask for (wall s) */
 	struct drake_pace pace;
+	double dragon_last_action; /* with --policy dragon: DRAGON's action timer */
 	struct decision_log *dlog; /* --decision-log, or NULL */
 	struct wait_note *waits;
 	size_t nwaits;

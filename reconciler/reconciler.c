@@ -304,6 +304,7 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->opts.progress = &r->prog;
 	r->admit_at = INFINITY;
 	drake_pace_init(&r->pace);
+	r->dragon_last_action = rec_now_s(r); /* DRAGON's controller starts its timer */
 	r->last_requeue_ms = rec_now_ms(r);
 	if (opts && opts->cluster_domain && *opts->cluster_domain)
 		r->domain = strdup(opts->cluster_domain);

@@ -34,9 +34,11 @@ struct reconciler_options {
 	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
 	                    after this; 0 = 1000 */
 	const char *gang_resource;  /* requested by gang pods (gang-only mode), or NULL */
-	bool gang;                  /* admission plans PS + workers before ungating them
-	                               (issue 4); false ungates them all at once */
+	bool gang;                  /* admission plans PS + workers before ungating them;
+	                               false ungates them all at once */
 	bool strict_fifo;           /* with gang: no backfill past a job that waits */
+	int policy;                 /* with gang: whose rules admit and scale (enum
+	                               drake_round_policy: 0 drake's, 1 DRAGON's) */
 	double gang_bind_timeout_s; /* the extender's bind barrier timeout; 0 = 15. Pacing
 	                               admits what kube-scheduler binds in half of it */
 	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
