@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "kube/object.h"
 #include "extender/codec.h"
 #include "place/place.h"
 
@@ -103,7 +104,7 @@ typedef drake_err (*ext_place_fn)(void *arg, const char *ns, const char *pod,
 drake_err ext_server_set_scoring(struct ext_server *s, ext_place_fn fn, void *arg, size_t window,
                                  char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
-/* ---- The progress and migration API (issue 12). The controller sets these
+/* ---- The progress and migration API. The controller sets these
  * hooks; unset, the three endpoints answer 503. Each hook runs on the loop,
  * after the caller was authenticated (and, for a migration, authorised), and
  * returns at once. */
@@ -114,7 +115,7 @@ struct ext_progress {
 	 * caller with a client certificate (a trusted in-cluster agent; a
 	 * certificate names no pod) names ns and pod in the body, and pod_uid
 	 * is then "". */
-	char ns[64], pod[254], pod_uid[64];
+	char ns[64], pod[KUBE_NAME_MAX + 1], pod_uid[64];
 	int64_t step; /* global step, >= 0 */
 	double value; /* metric value, finite */
 	bool loss;    /* metric kind: true = loss-like (lower is better), false = accuracy-like */
@@ -129,9 +130,9 @@ typedef drake_err (*ext_progress_fn)(void *arg, const struct ext_progress *p, ch
 void ext_server_set_progress(struct ext_server *s, ext_progress_fn fn, void *arg);
 
 struct ext_migration_req {
-	char ns[64], pod[254];
-	char away[254]; /* "" = from wherever it is */
-	char onto[254]; /* "" = the policy picks */
+	char ns[64], pod[KUBE_NAME_MAX + 1];
+	char away[KUBE_NAME_MAX + 1]; /* "" = from wherever it is */
+	char onto[KUBE_NAME_MAX + 1]; /* "" = the policy picks */
 	bool pause_job; /* a PS or chief may move (the job stops training meanwhile) */
 	char user[256]; /* the authorised caller (TokenReview username), for the record */
 };

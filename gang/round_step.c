@@ -221,9 +221,18 @@ static drake_err grow(struct round_ctx *x, const struct work *w, const struct dr
 	a->gain = g[0].gain;
 	a->members_before = w->n_members;
 	a->members_after = w->n_members + added;
-	snprintf(a->why, sizeof(a->why),
-	         "+%d worker%s on %s, modelled speed +%.0f%% (%d -> %d workers)", added,
-	         added == 1 ? "" : "s", where, a->gain * 100, a->members_before, a->members_after);
+	if (x->o->policy == DRAKE_POLICY_DRAGON)
+		snprintf(
+		    a->why, sizeof(a->why),
+		    "+%d worker%s on %s, DRAGON's ScaleUp after %.0f s without an action (%d -> "
+		    "%d workers)",
+		    added, added == 1 ? "" : "s", where, x->o->scale.idle_after, a->members_before,
+		    a->members_after);
+	else
+		snprintf(a->why, sizeof(a->why),
+		         "+%d worker%s on %s, modelled speed +%.0f%% (%d -> %d workers)", added,
+		         added == 1 ? "" : "s", where, a->gain * 100, a->members_before,
+		         a->members_after);
 	return DRAKE_OK;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-frag.sh - `make bench-frag` (issue 26): GPU fragmentation on the
+# bench-frag.sh - `make bench-frag`: GPU fragmentation on the
 # cluster. A simple-mode cluster (every pod through drake, whose extender
 # entry names prioritizeVerb) with no nodes of cluster-up.sh's own shapes;
 # the Go driver e2e/cmd/bench-frag adds BENCH_FRAG_NODES (300) kwok nodes

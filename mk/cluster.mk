@@ -35,7 +35,7 @@ bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs
 bench-frag: $(DRAKE) ## GPU fragmentation on 300 openb-shaped kwok nodes, simple mode, drake's score on prioritize vs kube-scheduler alone: GPU allocation at the first pod that fits nowhere, CSV in bench/results/ (BENCH_FRAG_NODES, BENCH_FRAG_SEEDS)
 	@hack/bench-frag.sh
 
-bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention (issue 14): drake vs in-tree GangScheduling vs no gang, and the cost of being an extender; table, CSV + PNG in bench/results/bench-gang/ (BENCH_GANG_SEEDS, BENCH_GANG_DEMAND, BENCH_GANG_ARGS)
+bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention: drake vs in-tree GangScheduling vs no gang, and the cost of being an extender; table, CSV + PNG in bench/results/bench-gang/ (BENCH_GANG_SEEDS, BENCH_GANG_DEMAND, BENCH_GANG_ARGS)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@DRAKE_TRIVIAL_EXTENDER_BIN=$(abspath $(O)/bench/extender_bench) hack/bench-gang.sh
 

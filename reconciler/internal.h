@@ -102,7 +102,7 @@ struct pending_wave {
  * re-admit the workers just given away), or until it is old enough to have
  * failed. */
 struct pending_scale {
-	char ns[64], job[254];
+	char ns[64], job[KUBE_NAME_MAX + 1];
 	const char *annotation; /* drake.dev/scale or drake.dev/migrations */
 	char *value;
 	long long sent_ms;

@@ -211,7 +211,7 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 	struct keyset batch = r->now;
 	memset(&r->now, 0, sizeof(r->now));
 	for (size_t i = 0; i < batch.n; i++) {
-		char ns[64] = "", name[254] = "";
+		char ns[64] = "", name[KUBE_NAME_MAX + 1] = "";
 		if (sscanf(batch.keys[i], "%63[^/]/%253s", ns, name) == 2)
 			rec_sync_job(r, ns, name);
 	}

@@ -1,4 +1,4 @@
-// bench-frag is issue 26's cluster benchmark: GPU fragmentation on kwok
+// bench-frag is the cluster benchmark: GPU fragmentation on kwok
 // nodes shaped like Alibaba's openb GPU nodes, plain pods placed by the real
 // kube-scheduler in simple mode, with drake's score on prioritize and
 // without.
