@@ -26,6 +26,18 @@
  * is then found by packing their shares first fit onto the node's open
  * vGPUs and new ones, and the plan names each replica's vGPU.
  *
+ * Room for the queue: when the request names the shapes the jobs behind
+ * it need (keep), a second placement is tried that takes, worker by
+ * worker, the node where the fewest GPUs usable by those shapes are lost
+ * (a node a job already uses first, then the tightest), the PS beside its
+ * workers; it wins when it leaves the queue more usable GPUs than the
+ * placement above and places as many workers on no more nodes (what a
+ * job loses to spanning nodes is not traded for the queue's room). A node's usable GPUs are,
+ * per shape asking for GPUs, how many copies fit its free room times
+ * their GPUs, summed over shapes. The one-node pass also prefers, among
+ * the nodes that take the whole job, the one that loses the fewest. Jobs
+ * whose replicas share GPUs are planned without it.
+ *
  * Pure: reads the snapshot, never changes it. Scratch memory is freed
  * before returning; the plan's arrays belong to the caller, who frees them
  * with drake_plan_release().
@@ -39,6 +51,7 @@
 #include "gang/vgpu.h"
 
 #define DRAKE_GANG_MAX_REPLICAS 4096
+#define DRAKE_GANG_MAX_KEEP     64 /* queue shapes a request may name */
 
 /* One job's shape: n_ps parameter servers, an optional chief (TFJob's
  * Chief or Master replica: n_chief 0 or 1) and between min_workers and
@@ -64,6 +77,11 @@ struct drake_gang_req {
 	 * node. A node marked tainted is open to a role only through its mask.
 	 * Borrowed; they must match the snapshot planned on. */
 	const unsigned char *ps_ok, *worker_ok, *chief_ok;
+	/* What the queue needs (see "Room for the queue" above): the replica
+	 * shapes of the jobs waiting or lately arrived, each listed once.
+	 * NULL or n_keep 0: no preference. Borrowed. */
+	const struct drake_res *keep;
+	int n_keep;
 };
 
 /* A placement: node indexes into the snapshot. The chief, when the job has
