@@ -233,6 +233,15 @@ static double score_after(const struct view *v, size_t i, const struct replica *
 	return leftover(v, i, &t.free, t.vgp);
 }
 
+/* GPUs usable by the queue that placing k copies of r on node i loses. */
+static int64_t loss_of(const struct view *v, size_t i, const struct replica *r, int64_t k)
+{
+	struct trial t;
+	trial_init(&t, v, i);
+	take(v, i, &t.free, t.vgp, r, k, NULL);
+	return usable(v, &v->free[i]) - usable(v, &t.free);
+}
+
 /* How many copies of r fit on node i now, at most cap. */
 static int64_t room(const struct view *v, size_t i, const struct replica *r, int64_t cap)
 {
@@ -281,12 +290,12 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 
 /* The PS node: where all PS fit and the most other members (the chief and
  * workers, the chief taken first) fit beside them; ties by the chief being
- * there, then tighter fit, then name. -1 when no node takes all the PS (or,
- * without PS, a single member). */
+ * there, then fewer GPUs lost to the queue, then tighter fit, then name. -1 when no node takes all
+ * the PS (or, without PS, a single member). */
 static long ps_home(const struct view *v, const struct drake_gang_req *r)
 {
 	long best = -1;
-	int64_t best_m = -1, best_c = -1;
+	int64_t best_m = -1, best_c = -1, best_loss = 0;
 	double best_score = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		struct trial t;
@@ -302,12 +311,15 @@ static long ps_home(const struct view *v, const struct drake_gang_req *r)
 		take(v, i, &t.free, t.vgp, &v->wk, w, NULL);
 		double s = leftover(v, i, &t.free, t.vgp);
 		int64_t m = c + w;
+		int64_t loss = usable(v, &v->free[i]) - usable(v, &t.free);
 		if (m > best_m || (m == best_m && c > best_c) ||
-		    (m == best_m && c == best_c && s < best_score)) {
+		    (m == best_m && c == best_c && loss < best_loss) ||
+		    (m == best_m && c == best_c && loss == best_loss && s < best_score)) {
 			best = (long)i;
 			best_m = m;
 			best_c = c;
 			best_score = s;
+			best_loss = loss;
 		}
 	}
 	return best;
@@ -389,11 +401,12 @@ static void place(struct view *v, const struct drake_gang_req *r, struct placed 
 	put(v, (size_t)home, &v->wk, k, o->w, o->w_pick, &o->nw);
 	rest -= (int)k;
 
-	/* Fill outward: the tightest node that takes all the rest, else the
-	 * node that takes the most, until done or out of nodes. */
+	/* Fill outward: the node that takes all the rest losing the queue the
+	 * fewest GPUs, then the tightest; else the node that takes the most
+	 * (then loses the fewest), until done or out of nodes. */
 	while (rest > 0) {
 		long pick = -1, big = -1;
-		int64_t big_k = 0;
+		int64_t big_k = 0, pick_loss = 0, big_loss = 0;
 		double pick_score = 0;
 		for (size_t i = 0; i < v->n; i++) {
 			if ((long)i == home)
@@ -401,15 +414,19 @@ static void place(struct view *v, const struct drake_gang_req *r, struct placed 
 			int64_t c = room(v, i, &v->wk, rest);
 			if (c == 0)
 				continue;
+			int64_t loss = v->n_keep ? loss_of(v, i, &v->wk, c) : 0;
 			if (c == rest) {
 				double s = score_after(v, i, &v->wk, c);
-				if (pick < 0 || s < pick_score) {
+				if (pick < 0 || loss < pick_loss ||
+				    (loss == pick_loss && s < pick_score)) {
 					pick = (long)i;
 					pick_score = s;
+					pick_loss = loss;
 				}
-			} else if (c > big_k) {
+			} else if (c > big_k || (c == big_k && loss < big_loss)) {
 				big = (long)i;
 				big_k = c;
+				big_loss = loss;
 			}
 		}
 		if (pick < 0 && big < 0)
@@ -419,15 +436,6 @@ static void place(struct view *v, const struct drake_gang_req *r, struct placed 
 		put(v, (size_t)at, &v->wk, c, o->w, o->w_pick, &o->nw);
 		rest -= (int)c;
 	}
-}
-
-/* GPUs usable by the queue that placing one more r on node i loses. */
-static int64_t loss_of(const struct view *v, size_t i, const struct replica *r, int64_t k)
-{
-	struct trial t;
-	trial_init(&t, v, i);
-	take(v, i, &t.free, t.vgp, r, k, NULL);
-	return usable(v, &v->free[i]) - usable(v, &t.free);
 }
 
 /* Key of a node for the next replica of place_keep(): less loss, then a
@@ -451,8 +459,8 @@ static bool keep_better(const struct keep_key *a, const struct keep_key *b)
  * the job's nodes; mine_list[0..n_mine) lists them, looked at first: a
  * node of the job that loses nothing is the best any node can be but for
  * tightness, so the other nodes are walked only when none does. */
-static long keep_pick(const struct view *v, const struct replica *r, int64_t k,
-                      const bool *mine, const int *mine_list, int n_mine)
+static long keep_pick(const struct view *v, const struct replica *r, int64_t k, const bool *mine,
+                      const int *mine_list, int n_mine)
 {
 	long best = -1;
 	struct keep_key bk = {0};
@@ -487,8 +495,8 @@ static long keep_pick(const struct view *v, const struct replica *r, int64_t k,
  * worker on the PS's node becomes worker 0. Consumes the view like place();
  * mine (v->n entries, all false) is scratch, mine_list too.
  */
-static void place_keep(struct view *v, const struct drake_gang_req *r, struct placed *o,
-                       bool *mine, int *mine_list)
+static void place_keep(struct view *v, const struct drake_gang_req *r, struct placed *o, bool *mine,
+                       int *mine_list)
 {
 	int n_mine = 0;
 	o->nps = o->nw = o->nchief = 0;

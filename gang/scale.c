@@ -47,7 +47,7 @@ struct step {
 	size_t n_act, cap_act;
 	const struct drake_scale_opts *o;
 	double now;
-	double soon_until; /* the earliest end of an ending job's hold */
+	double soon_until;                          /* the earliest end of an ending job's hold */
 	struct drake_res keep[DRAKE_GANG_MAX_KEEP]; /* the queue's shapes (keep_shapes) */
 	int n_keep;
 	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
