@@ -290,12 +290,12 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 
 /* The PS node: where all PS fit and the most other members (the chief and
  * workers, the chief taken first) fit beside them; ties by the chief being
- * there, then fewer GPUs lost to the queue, then tighter fit, then name. -1 when no node takes all
+ * there, then tighter fit, then name. -1 when no node takes all
  * the PS (or, without PS, a single member). */
 static long ps_home(const struct view *v, const struct drake_gang_req *r)
 {
 	long best = -1;
-	int64_t best_m = -1, best_c = -1, best_loss = 0;
+	int64_t best_m = -1, best_c = -1;
 	double best_score = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		struct trial t;
@@ -311,15 +311,12 @@ static long ps_home(const struct view *v, const struct drake_gang_req *r)
 		take(v, i, &t.free, t.vgp, &v->wk, w, NULL);
 		double s = leftover(v, i, &t.free, t.vgp);
 		int64_t m = c + w;
-		int64_t loss = usable(v, &v->free[i]) - usable(v, &t.free);
 		if (m > best_m || (m == best_m && c > best_c) ||
-		    (m == best_m && c == best_c && loss < best_loss) ||
-		    (m == best_m && c == best_c && loss == best_loss && s < best_score)) {
+		    (m == best_m && c == best_c && s < best_score)) {
 			best = (long)i;
 			best_m = m;
 			best_c = c;
 			best_score = s;
-			best_loss = loss;
 		}
 	}
 	return best;

@@ -18,32 +18,96 @@
 struct kcase {
 	const char *name;
 	const char *cluster;
-	int min, want;        /* 1 PS (no GPU) and workers of worker_gpu GPUs */
-	int worker_gpu;       /* 0: 1 */
-	int keep_gpu[MAXK];   /* the queue's worker shapes (4 CPU, 32Gi, GPUs), 0 ends */
-	const char *plain;    /* workers' nodes without the shapes, then "/" and the PS's */
-	const char *kept;     /* the same with them */
+	int min, want;      /* 1 PS (no GPU) and workers of worker_gpu GPUs */
+	int worker_gpu;     /* 0: 1 */
+	int keep_gpu[MAXK]; /* the queue's worker shapes (4 CPU, 32Gi, GPUs), 0 ends */
+	const char *plain;  /* workers' nodes without the shapes, then "/" and the PS's */
+	const char *kept;   /* the same with them */
 };
 
 static const struct kcase cases[] = {
     {"a job larger than a node fills the part-used nodes and keeps the empty one whole",
-     "a:8:0 b:8:2 c:8:2", 5, 5, 2, {8}, "aaaab/a", "bbbcc/b"},
+     "a:8:0 b:8:2 c:8:2",
+     5,
+     5,
+     2,
+     {8},
+     "aaaab/a",
+     "bbbcc/b"},
     {"the part-used nodes are taken only when the job spans no more nodes for it",
-     "a:8:0 b:8:4 c:8:4", 2, 2, 4, {8}, "aa/a", "aa/a"},
+     "a:8:0 b:8:4 c:8:4",
+     2,
+     2,
+     4,
+     {8},
+     "aa/a",
+     "aa/a"},
     {"a job that fits one node goes where the queue's shape still fits, not where it fits "
      "tightest",
-     "a:8:4 b:8:1", 3, 3, 1, {4}, "aaa/a", "bbb/b"},
-    {"shapes that ask for no GPU change nothing", "a:8:0 b:8:2 c:8:2", 5, 5, 2, {0},
-     "aaaab/a", "aaaab/a"},
+     "a:8:3 b:8:1",
+     3,
+     3,
+     1,
+     {4},
+     "aaa/a",
+     "bbb/b"},
+    {"shapes that ask for no GPU change nothing",
+     "a:8:0 b:8:2 c:8:2",
+     5,
+     5,
+     2,
+     {0},
+     "aaaab/a",
+     "aaaab/a"},
     {"a queue of one-GPU shapes can use every free GPU, so nothing is kept",
-     "a:8:0 b:8:2 c:8:2", 5, 5, 2, {1}, "aaaab/a", "aaaab/a"},
-    {"an elastic job keeps the room only when it starts as many workers", "a:8:0 b:8:2 c:8:2",
-     2, 8, 2, {8}, "aaaabbbc/a", "aaaabbbc/a"},
+     "a:8:0 b:8:2 c:8:2",
+     5,
+     5,
+     2,
+     {1},
+     "aaaab/a",
+     "aaaab/a"},
+    {"an elastic job keeps the room only when it starts as many workers",
+     "a:8:0 b:8:2 c:8:2",
+     2,
+     8,
+     2,
+     {8},
+     "aaaabbbc/a",
+     "aaaabbbc/a"},
     {"the last worker goes where it breaks no block of the queue's shape, not to the tightest "
      "node",
-     "a:8:0 b:8:3 c:8:4", 9, 9, 1, {4}, "aaaaaaaac/a", "aaaaaaaab/a"},
-    {"with several shapes the GPUs each can use are added up", "a:8:0 b:8:2 c:8:2", 5, 5, 2,
-     {4, 8}, "aaaab/a", "bbbcc/b"},
+     "a:8:0 b:8:3 c:8:4",
+     9,
+     9,
+     1,
+     {4},
+     "aaaaaaaac/a",
+     "aaaaaaaab/a"},
+    {"each worker goes where the queue loses the fewest GPUs, not to the tightest node",
+     "a:8:4 b:8:1 c:12:3 d:8:7",
+     5,
+     5,
+     2,
+     {2, 8},
+     "acccc/c",
+     "aabbb/a"},
+    {"a node the job already uses is filled before another that loses as much is opened",
+     "a:8:4 b:8:2 c:8:1 d:8:0",
+     5,
+     5,
+     2,
+     {4, 8},
+     "adddd/d",
+     "bbbcc/b"},
+    {"with several shapes the GPUs each can use are added up",
+     "a:8:0 b:8:2 c:8:2",
+     5,
+     5,
+     2,
+     {4, 8},
+     "aaaab/a",
+     "bbbcc/b"},
 };
 
 /* "aaaab/a": the plan's worker nodes in slot order, then its PS node. */
@@ -72,8 +136,8 @@ static void sorted(char *s)
 		}
 }
 
-static void plan_as(const struct drake_cluster *c, const struct drake_gang_req *r,
-                    const char *want, const char *what)
+static void plan_as(const struct drake_cluster *c, const struct drake_gang_req *r, const char *want,
+                    const char *what)
 {
 	struct drake_plan p = {0};
 	char why[512], got[64], exp[64];
