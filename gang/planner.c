@@ -721,8 +721,9 @@ static drake_err no_node_for(const struct drake_cluster *c, const struct drake_g
 }
 
 /* o holds place()'s plan, v what it left. Tries place_keep() and, when it
- * leaves the queue more usable GPUs with as many workers on no more nodes,
- * puts its plan in o instead. Only for jobs that share no GPU (no picks to carry). */
+ * leaves the queue more usable GPUs on no more nodes, puts its plan in o
+ * instead (it places every worker that fits, so never fewer than o). Only
+ * for jobs that share no GPU (there are no vGPU picks to carry). */
 static drake_err keep_room(const struct drake_cluster *c, const struct drake_gang_req *req,
                            struct view *v, struct placed *o, char *why, size_t len)
 {
@@ -738,7 +739,7 @@ static drake_err keep_room(const struct drake_cluster *c, const struct drake_gan
 	}
 	fill_view(v, c, 0);
 	place_keep(v, req, &k, mine, mine_list);
-	if (placed_all(req, &k) && k.nw >= o->nw && usable_all(v) > first &&
+	if (placed_all(req, &k) && usable_all(v) > first &&
 	    span(k.ps, k.nps, k.w, k.nw, k.nchief, k.chief) <=
 	        span(o->ps, o->nps, o->w, o->nw, o->nchief, o->chief)) {
 		int *t = o->ps;

@@ -26,17 +26,18 @@
  * is then found by packing their shares first fit onto the node's open
  * vGPUs and new ones, and the plan names each replica's vGPU.
  *
- * Room for the queue: when the request names the shapes the jobs behind
- * it need (keep), a second placement is tried that takes, worker by
- * worker, the node where the fewest GPUs usable by those shapes are lost
- * (a node a job already uses first, then the tightest), the PS beside its
- * workers; it wins when it leaves the queue more usable GPUs than the
- * placement above and places as many workers on no more nodes (what a
- * job loses to spanning nodes is not traded for the queue's room). A node's usable GPUs are,
- * per shape asking for GPUs, how many copies fit its free room times
- * their GPUs, summed over shapes. The one-node pass also prefers, among
- * the nodes that take the whole job, the one that loses the fewest. Jobs
- * whose replicas share GPUs are planned without it.
+ * Room for the queue: when the request names the shapes the queue needs
+ * (keep), a node's room counts by the GPUs those shapes can use in it: per
+ * shape asking for GPUs, how many copies fit its free room times their
+ * GPUs, summed over shapes. The one-node pass prefers, among the nodes
+ * that take the whole job, the one that loses the fewest such GPUs, and
+ * the fill outward, among the nodes it would take anyway, likewise. Then a
+ * second placement is tried: worker by worker onto the node that loses the
+ * fewest (a node the job already uses first, then the tightest), the PS
+ * beside its workers. It places every worker that fits anywhere, so at
+ * least as many as the first; it wins when it leaves the queue more usable
+ * GPUs and spans no more nodes (a job's locality is not traded for the
+ * queue's room). It is not tried for a job whose replicas share GPUs.
  *
  * Pure: reads the snapshot, never changes it. Scratch memory is freed
  * before returning; the plan's arrays belong to the caller, who frees them

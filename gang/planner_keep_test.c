@@ -67,7 +67,7 @@ static const struct kcase cases[] = {
      {1},
      "aaaab/a",
      "aaaab/a"},
-    {"an elastic job keeps the room only when it starts as many workers",
+    {"an elastic job that takes all the room it can leaves the plan as it was",
      "a:8:0 b:8:2 c:8:2",
      2,
      8,

@@ -90,7 +90,8 @@ static void run_case(void **state)
 		           : w[i].status == DRAKE_ADMIT_WAITING ? 'W'
 		                                                : '?';
 		if (got != k->started[i])
-			fail_msg("job %s: %c, want %c (%s)", w[i].name, got, k->started[i], w[i].why);
+			fail_msg("job %s: %c, want %c (%s)", w[i].name, got, k->started[i],
+			         w[i].why);
 	}
 	char on[16] = "";
 	for (int i = 0; i < w[0].plan.n_workers && i < 15; i++)
