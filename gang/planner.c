@@ -290,8 +290,8 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 
 /* The PS node: where all PS fit and the most other members (the chief and
  * workers, the chief taken first) fit beside them; ties by the chief being
- * there, then tighter fit, then name. -1 when no node takes all
- * the PS (or, without PS, a single member). */
+ * there, then tighter fit, then name. -1 when no node takes all the PS (or,
+ * without PS, a single member). */
 static long ps_home(const struct view *v, const struct drake_gang_req *r)
 {
 	long best = -1;

@@ -47,10 +47,10 @@ struct step {
 	size_t n_act, cap_act;
 	const struct drake_scale_opts *o;
 	double now;
-	double soon_until;                          /* the earliest end of an ending job's hold */
+	double soon_until; /* the earliest end of an ending job's hold */
+	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
 	struct drake_res keep[DRAKE_GANG_MAX_KEEP]; /* the queue's shapes (keep_shapes) */
 	int n_keep;
-	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
 };
 
 static drake_err push(struct step *s, struct drake_action a)
@@ -385,18 +385,20 @@ static void keep_add(struct step *s, const struct drake_res *r, int n)
  * queue"): every replica asking for GPUs of the waiting jobs, then of the
  * running jobs admitted within keep_window, newest first; at most
  * DRAKE_GANG_MAX_KEEP, the first come kept. */
-static void keep_shapes(struct step *s, const struct drake_admission_entry *w, size_t nw)
+static drake_err keep_shapes(struct step *s, const struct drake_admission_entry *w, size_t nw)
 {
 	s->n_keep = 0;
 	if (s->o->keep_window < 0)
-		return;
+		return DRAKE_OK;
 	for (size_t i = 0; i < nw; i++) {
 		keep_add(s, &w[i].req.worker, w[i].req.want_workers);
 		keep_add(s, &w[i].req.ps, w[i].req.n_ps);
 		keep_add(s, &w[i].req.chief, w[i].req.n_chief);
 	}
 	int *ix = youngest_first(s);
-	for (size_t k = 0; ix && k < s->nr; k++) {
+	if (!ix)
+		return DRAKE_ENOMEM;
+	for (size_t k = 0; k < s->nr; k++) {
 		const struct drake_running_job *j = &s->r[ix[k]];
 		if (s->now - j->admitted > s->o->keep_window)
 			break;
@@ -404,6 +406,7 @@ static void keep_shapes(struct step *s, const struct drake_admission_entry *w, s
 		keep_add(s, &j->ps, j->n_ps);
 	}
 	free(ix);
+	return DRAKE_OK;
 }
 
 /* Waiting entry x of index i, in FIFO order: starts it if it fits, by
@@ -467,7 +470,8 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	struct drake_cluster soon;
 	bool have_soon;
 	drake_err e = soon_build(s, &soon, &have_soon);
-	keep_shapes(s, w, nw);
+	if (!e)
+		e = keep_shapes(s, w, nw);
 	int tries = 0;
 	bool blocked = false;
 	for (size_t i = 0; !e && i < nw; i++) {
