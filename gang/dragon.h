@@ -1,7 +1,7 @@
 /*
  * dragon.h - DRAGON's placement and scaling rules, ported faithfully from
- * NTHU-LSALAB/DRAGON @70d901b (scheduling.go; see reference/policies.md
- * sections 1.5-1.7), so `drake sim --policy dragon` measures the original
+ * NTHU-LSALAB/DRAGON @70d901b (scheduling.go: ScheduleJob, ScaleDown,
+ * ScaleUp), so `drake sim --policy dragon` measures the original
  * and drake's improvements are argued against it.
  *
  * Faithful means: first fit over the nodes in the order given (DRAGON walks

@@ -2,7 +2,7 @@
  * planner.h - where a gang goes: one placement for a job's parameter
  * servers and workers, or a reason why it has to wait.
  *
- * drake's rule (reference/policies.md): pack the whole job onto one node
+ * drake's rule: pack the whole job onto one node
  * when some node can take it, choosing the node that leaves the least
  * stranded capacity (best fit); otherwise put the PS on the node that can
  * hold the most of the job and fill outward over as few nodes as possible,

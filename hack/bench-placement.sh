@@ -4,7 +4,7 @@
 # GPU nodes and each of the four task lists, 7 policies x 10 seeds (42..51).
 # Writes OUT/TRACE.csv and OUT/TRACE.png per task list, OUT/summary.csv,
 # and prints each policy's GPU allocation at 100 % and 130 % arrived next
-# to the published means (../shared/reference/fragmentation.md), then FGD
+# to the published means, then FGD
 # and drake again with ties drawn at random (stock kube-scheduler).
 #
 # usage: hack/bench-placement.sh DRAKE_BIN TRACES_DIR OUT [extra drake sim placement flags...]
@@ -21,7 +21,7 @@ nodes=$traces/alibaba2023_openb_node_list_gpu_node.csv
 lists=(default gpushare40 gpushare100 multigpu50)
 
 # Published means over 10 seeds, allocation % at 100 % / 130 % arrived
-# (fragmentation.md's table): trace policy a100 a130.
+# (the paper's table of results): trace policy a100 a130.
 published="
 default random 86.30 87.47
 default dotprod 90.62 90.85

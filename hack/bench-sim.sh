@@ -109,4 +109,4 @@ done
 echo "JCT-early / JCT-late: mean JCT of the jobs whose learning curve converges early / keeps"
 echo "improving (the same jobs in every variant); best-job: the largest JCT cut of one job."
 echo "SpeCon's reported gains, on its own testbed (short-lived jobs, CloudLab), NOT reproduced"
-echo "here: mean JCT -14.8 %, makespan -24.7 %, one job up to -41.5 % (reference/policies.md 4)."
+echo "here: mean JCT -14.8 %, makespan -24.7 %, one job up to -41.5 % (the SpeCon paper's evaluation)."

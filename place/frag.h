@@ -1,8 +1,8 @@
 /*
  * frag.h - GPU fragmentation of a node for a workload (Weng et al.,
  * "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
- * Fragmentation Gradient Descent", USENIX ATC'23; ../shared/reference/
- * fragmentation.md), written from the paper's description.
+ * Fragmentation Gradient Descent", USENIX ATC'23), written from the
+ * paper's description.
  *
  * For one typical shape m, the node's idle GPU capacity m cannot use:
  *   - all of it when m cannot go on the node at all: not enough CPU or

@@ -1,6 +1,6 @@
 /*
  * score.h - how good a node is for a task, under each placement policy of
- * the fragmentation study (../shared/reference/fragmentation.md) and under
+ * the fragmentation study and under
  * drake's own, as one pure function of (node state, task, workload).
  *
  * Every score is higher-is-better, PLACE_NO_FIT when the task does not fit

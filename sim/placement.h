@@ -1,7 +1,7 @@
 /*
  * placement.h - the placement study behind `drake sim placement`: the
- * experiment of Weng et al., "Beware of Fragmentation" (USENIX ATC'23;
- * ../shared/reference/fragmentation.md) on place/'s pure scores.
+ * experiment of Weng et al., "Beware of Fragmentation" (USENIX ATC'23) on
+ * place/'s pure scores.
  *
  * One run = one policy, one seed:
  *   1. the workload: the whole task list; tasks drawn from it at random,

@@ -1,6 +1,6 @@
 /*
- * policy_dragon.c - DRAGON's SchedulingAlgorithm (reference/policies.md
- * 1.4), driven the way DRAGON's controller drives it.
+ * policy_dragon.c - DRAGON's SchedulingAlgorithm (NTHU-LSALAB/DRAGON,
+ * scheduling.go), driven the way DRAGON's controller drives it.
  *
  * DRAGON has no ticker: the algorithm runs on every reconcile. Here a
  * reconcile happens after every batch of sim events (job added, pods

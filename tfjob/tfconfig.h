@@ -20,7 +20,8 @@ drake_err tf_endpoint(const struct tfjob *job, enum tf_rtype t, int index, const
 
 /* {"cluster":{...},"task":{"type":..,"index":..},"environment":"cloud"} for
  * replica (t, index); domain may be NULL. With enableDynamicWorker the
- * sparse form is built (workers keyed by index; see tfjob.md 6.4).
+ * sparse form is built (workers keyed by index, as Kubeflow's
+ * training-operator builds it for dynamic workers).
  * NULL on a bad argument or out of memory. */
 char *tf_config_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain);
 
