@@ -58,7 +58,7 @@ DRAKE := $(O)/drake
 FUZZ_SECONDS ?= 60
 
 .PHONY: all test unit itest asan ubsan valgrind fuzz fuzz-build lint format check clean help \
-	bench-extender bench-memory bench-load
+	bench-extender bench-prioritize bench-memory bench-load
 
 all: $(DRAKE) ## build build/release/drake
 
@@ -135,6 +135,9 @@ format: ## rewrite sources with clang-format
 
 bench-extender: $(DRAKE) $(O)/bench/extender_bench ## extender latency vs a trivial TLS responder
 	@$(O)/bench/extender_bench --drake $(DRAKE) $(BENCH_ARGS)
+
+bench-prioritize: $(O)/bench/prioritize_bench ## drake's work per prioritize call with its score on, 100 to 5,000 openb nodes
+	@mkdir -p bench/results && $(O)/bench/prioritize_bench $(TRACES) bench/results/prioritize.csv
 
 bench-memory: $(DRAKE) $(O)/bench/memory_bench ## RSS with 5,000 nodes and 50,000 pods cached, and relist time
 	@$(O)/bench/memory_bench --drake $(DRAKE) $(BENCH_ARGS)

@@ -22,10 +22,12 @@
 #include "common/scale_flags.h"
 #include "common/log.h"
 #include "extender/server.h"
+#include "gang/round.h"
 #include "kube/client.h"
 #include "kube/leader.h"
 #include "kube/leader_rule.h"
 #include "kube/object.h"
+#include "place/learn.h"
 #include "reconciler/reconciler.h"
 
 struct serve_opts {
@@ -42,6 +44,7 @@ struct serve_opts {
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *decision_log;
+	const char *policy; /* drake or dragon */
 	bool gang, strict_fifo, gang_pin, gang_watch_claims;
 	size_t gang_max_unbound;
 	double gang_backoff_min, gang_backoff_max;
@@ -54,6 +57,8 @@ struct serve_opts {
 	struct leader_options lease;
 	const char *leader_node;  /* the node this replica runs on (the chart: spec.nodeName) */
 	double leader_node_grace; /* seconds it may be not Ready before the leader yields */
+	const char *prioritize;   /* auto, true or false */
+	size_t prioritize_window;
 };
 
 struct serve {
@@ -205,6 +210,15 @@ static char *migrations_json(void *arg)
 static char *jobs_json(void *arg)
 {
 	return reconciler_jobs_json(arg);
+}
+
+static drake_err place_view(void *arg, const char *ns, const char *pod,
+                            const char *const *candidates, size_t n, struct place_models *models,
+                            struct place_task *task, struct place_node *nodes, bool *known,
+                            char *why, size_t whylen)
+{
+	return reconciler_place_view(arg, ns, pod, candidates, n, models, task, nodes, known, why,
+	                             whylen);
 }
 
 static bool replan(void *arg, const char *ns, const char *pod, const char *const *candidates,
@@ -387,6 +401,11 @@ int serve_main(int argc, char **argv)
 	     "only when all fit (false: ungate them at once, no gang)"},
 	    {"strict-fifo", "DRAKE_STRICT_FIFO", FLAG_BOOL, &o.strict_fifo, "false",
 	     "with --gang: no backfill; a job that does not fit blocks the jobs behind it"},
+	    {"policy", "DRAKE_POLICY", FLAG_STRING, &o.policy, "drake",
+	     "with --gang: whose rules admit and scale: drake, or dragon (DRAGON's: first fit "
+	     "over the nodes by name, one admission per round, ScaleDown for the head after "
+	     "--starve-after, ScaleUp after --idle-after); repairs, pacing, the bind barrier and "
+	     "the backstop are drake's either way"},
 	    {"gang-max-unbound", "DRAKE_GANG_MAX_UNBOUND", FLAG_COUNT, &o.gang_max_unbound, "0",
 	     "with --gang: most admitted gang pods waiting for kube-scheduler at once; 0: "
 	     "adaptive, "
@@ -467,6 +486,19 @@ int serve_main(int argc, char **argv)
 	     "10s",
 	     "with --leader-node: how long the leader's node may be not Ready (0: never "
 	     "yield)"},
+	    {"prioritize", "DRAKE_PRIORITIZE", FLAG_STRING, &o.prioritize, "auto",
+	     "with --reconcile: score every pod that is not a gang member drake planned (plain "
+	     "pods, KubeShare shares that are no TFJob's) on prioritize by drake's "
+	     "fragmentation score (place/), from the node and pod caches and the GPU model in each "
+	     "node's nvidia.com/gpu.product label (and a pod's nodeSelector on it), so GPUs stay "
+	     "usable for the task shapes drake sees; register prioritizeVerb in kube-scheduler's "
+	     "extender entry for it to matter. "
+	     "true, false, or auto: on in simple mode (no --gang-resource) when the controller "
+	     "keeps a node cache (--gang), else off; off: such pods score 0 on every node"},
+	    {"prioritize-window", "DRAKE_PRIORITIZE_WINDOW", FLAG_COUNT, &o.prioritize_window,
+	     "4096",
+	     "with --prioritize: the typical task shapes are learnt from the last this many "
+	     "distinct pods scored (1 to 1048576)"},
 	    {"scheduler-name", "DRAKE_SCHEDULER_NAME", FLAG_STRING, &o.scheduler_name, NULL,
 	     "with --reconcile: spec.schedulerName of the pods created for TFJobs whose template "
 	     "names no scheduler (a template's own schedulerName is kept); empty: none is set, so "
@@ -502,6 +534,37 @@ int serve_main(int argc, char **argv)
 	}
 	if (!(o.node_metrics >= 0 && o.node_metrics <= 86400)) {
 		fprintf(stderr, "drake serve: --node-metrics-interval must be between 0 and 24h\n");
+		return 2;
+	}
+	int policy;
+	if (!strcmp(o.policy, "drake")) {
+		policy = DRAKE_POLICY_DRAKE;
+	} else if (!strcmp(o.policy, "dragon")) {
+		policy = DRAKE_POLICY_DRAGON;
+	} else {
+		fprintf(stderr, "drake serve: --policy must be drake or dragon, not \"%s\"\n",
+		        o.policy);
+		return 2;
+	}
+	bool simple = !(o.gang_resource && *o.gang_resource);
+	bool prioritize;
+	if (!strcmp(o.prioritize, "auto")) {
+		prioritize = simple && o.reconcile && o.gang;
+	} else if (!strcmp(o.prioritize, "true") || !strcmp(o.prioritize, "false")) {
+		prioritize = !strcmp(o.prioritize, "true");
+		if (prioritize && !(o.reconcile && o.gang)) {
+			fprintf(stderr,
+			        "drake serve: --prioritize=true needs --reconcile and --gang (the "
+			        "controller's node and pod caches)\n");
+			return 2;
+		}
+	} else {
+		fprintf(stderr, "drake serve: --prioritize must be auto, true or false\n");
+		return 2;
+	}
+	if (o.prioritize_window < 1 || o.prioritize_window > PLACE_LEARN_WINDOW_MAX) {
+		fprintf(stderr, "drake serve: --prioritize-window must be 1..%d\n",
+		        PLACE_LEARN_WINDOW_MAX);
 		return 2;
 	}
 	enum drake_log_level level;
@@ -546,6 +609,7 @@ int serve_main(int argc, char **argv)
 		                                .gang_resource = o.gang_resource,
 		                                .gang = o.gang,
 		                                .strict_fifo = o.strict_fifo,
+		                                .policy = policy,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
 		                                .gang_pin = o.gang_pin,
@@ -585,6 +649,13 @@ int serve_main(int argc, char **argv)
 		ext_server_set_progress(sv.server, progress, sv.rec);
 		ext_server_set_migrations(sv.server, migrate, migrations_json, sv.rec);
 		ext_server_set_replan(sv.server, replan, sv.rec);
+		if (prioritize &&
+		    ext_server_set_scoring(sv.server, place_view, sv.rec, o.prioritize_window, msg,
+		                           sizeof(msg)) != DRAKE_OK) {
+			fprintf(stderr, "drake serve: --prioritize: %s\n", msg);
+			serve_release(&sv);
+			return 1;
+		}
 	}
 	if (o.leader_elect) {
 		char identity[LEASE_HOLDER_MAX];
@@ -626,9 +697,10 @@ int serve_main(int argc, char **argv)
 	event_add(sv.sig_term, NULL);
 	event_add(sv.sig_int, NULL);
 	event_add(sv.sig_hup, NULL);
-	log_info("listening", "address=%s port=%d prefix=%s mtls=%s version=%s", o.srv.address,
-	         ext_server_port(sv.server), o.srv.prefix,
-	         o.srv.client_ca_file && *o.srv.client_ca_file ? "on" : "off", DRAKE_VERSION);
+	log_info("listening", "address=%s port=%d prefix=%s mtls=%s prioritize=%s version=%s",
+	         o.srv.address, ext_server_port(sv.server), o.srv.prefix,
+	         o.srv.client_ca_file && *o.srv.client_ca_file ? "on" : "off",
+	         prioritize ? "on" : "off", DRAKE_VERSION);
 
 	event_base_dispatch(sv.base);
 

@@ -1,6 +1,6 @@
 package e2e
 
-// The progress and migration API on the real control plane (issue 12):
+// The progress and migration API on the real control plane:
 // tokens are real service-account tokens reviewed by the real API server,
 // authorisation is a real SubjectAccessReview against real RBAC.
 

@@ -1,6 +1,6 @@
 package e2e
 
-// faults_test.go - issue 15, control-plane faults on the real control
+// faults_test.go - control-plane faults on the real control
 // plane: kube-apiserver stopped for 20 s, etcd compacted so that watches
 // get 410 Gone, a watch cut in the middle of its stream by a SIGKILLed
 // kube-apiserver while waves are admitted, and kube-scheduler SIGKILLed

@@ -1,6 +1,6 @@
 package e2e
 
-// Gang scheduling on the real control plane (issue 4): admission plans a
+// Gang scheduling on the real control plane: admission plans a
 // TFJob's PS and workers and ungates them together; kube-scheduler places
 // each pod through drake's filter (pinned to the plan) and drake's bind
 // barrier binds the whole wave or nothing. These tests use GPUs as the

@@ -1,6 +1,6 @@
 package e2e
 
-// High availability (issue 15): two drakes with --leader-elect behind a
+// High availability: two drakes with --leader-elect behind a
 // stand-in for their Service. Exactly one acts; killing it mid-wave hands
 // the work to the standby within the lease time, with no partial gang past
 // the bound and no pod recreated; a leader stopped with SIGTERM hands the

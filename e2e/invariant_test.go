@@ -1,6 +1,6 @@
 package e2e
 
-// invariant_test.go - issue 10, the gang invariant by role on real nodes:
+// invariant_test.go - the gang invariant by role on real nodes:
 // no TFJob runs without every PS, its chief and min-instances workers, also
 // when a plain pod preempts a member, when workers finish at different
 // times, when a job fits only one large node, when a template forges drake's

@@ -1,6 +1,6 @@
 package e2e
 
-// Migration on the real control plane (issue 12): a worker whose move
+// Migration on the real control plane: a worker whose move
 // brings its job onto fewer nodes, off a hot node it shares, is recreated
 // there under its own name, index, service and TF_CONFIG, through the
 // normal gang path; jobs packed whole are never spread; requests and

@@ -1,6 +1,6 @@
 package e2e
 
-// Load-aware scaling on the real control plane (issue 11): running elastic
+// Load-aware scaling on the real control plane: running elastic
 // jobs give workers to a job that starves and grow back into the capacity
 // it leaves, by gang/scale.h's step, with the thresholds drake serve is
 // started with in the e2e suite (--starve-after 5s, --idle-after 10s; see

@@ -61,6 +61,8 @@ bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
                  const char *const *candidates, size_t n, char *node, size_t nodelen, char *why,
                  size_t whylen);
 struct metrics *call_metrics(const struct ext_call *call);
+/* The prioritize scorer (ext_server_set_scoring), or NULL. */
+struct ext_scorer *call_scorer(const struct ext_call *call);
 
 /* A request header's value, or NULL. */
 const char *call_header(const struct ext_call *call, const char *name);

@@ -32,6 +32,7 @@
 #include "extender/call.h"
 #include "extender/conns.h"
 #include "extender/h2.h"
+#include "extender/score.h"
 #include "extender/tls.h"
 
 #ifndef DRAKE_VERSION
@@ -65,6 +66,7 @@ struct ext_server {
 	void *jobs_arg;
 	ext_replan_fn replan_fn;
 	void *replan_arg;
+	struct ext_scorer *scorer; /* NULL: prioritize scores 0 */
 	int port;
 	bool draining;
 	char standby[300]; /* why this replica does not act; "" when it does */
@@ -305,6 +307,23 @@ void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg)
 {
 	s->replan_fn = fn;
 	s->replan_arg = arg;
+}
+
+drake_err ext_server_set_scoring(struct ext_server *s, ext_place_fn fn, void *arg, size_t window,
+                                 char *msg, size_t msglen)
+{
+	struct ext_scorer *sc = fn ? ext_scorer_new(fn, arg, window, msg, msglen) : NULL;
+	if (fn && !sc)
+		return window >= 1 && window <= PLACE_LEARN_WINDOW_MAX ? DRAKE_ENOMEM
+		                                                       : DRAKE_EINVAL;
+	ext_scorer_free(s->scorer);
+	s->scorer = sc;
+	return DRAKE_OK;
+}
+
+struct ext_scorer *call_scorer(const struct ext_call *call)
+{
+	return call->srv->scorer;
 }
 
 void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods)
@@ -819,5 +838,6 @@ void ext_server_free(struct ext_server *s)
 	free(s->cert_file);
 	free(s->key_file);
 	free(s->client_ca_file);
+	ext_scorer_free(s->scorer);
 	free(s);
 }

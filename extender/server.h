@@ -20,7 +20,9 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "kube/object.h"
 #include "extender/codec.h"
+#include "place/place.h"
 
 struct event_base;
 struct kube_client;
@@ -89,7 +91,20 @@ typedef bool (*ext_replan_fn)(void *arg, const char *ns, const char *pod,
                               char *why, size_t whylen);
 void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg);
 
-/* ---- The progress and migration API (issue 12). The controller sets these
+/* Prioritize scores every pod that is not a gang member drake planned by
+ * drake's fragmentation score (extender/score.h), reading the pod and the
+ * candidates through fn (the controller: reconciler_place_view), with the
+ * typical task shapes learnt from the last window pods scored. Unset (the
+ * default): such pods score 0 on every node. DRAKE_EINVAL or DRAKE_ENOMEM
+ * with msg when the learner cannot be made. */
+typedef drake_err (*ext_place_fn)(void *arg, const char *ns, const char *pod,
+                                  const char *const *candidates, size_t n,
+                                  struct place_models *models, struct place_task *task,
+                                  struct place_node *nodes, bool *known, char *why, size_t whylen);
+drake_err ext_server_set_scoring(struct ext_server *s, ext_place_fn fn, void *arg, size_t window,
+                                 char *msg, size_t msglen) DRAKE_MUST_CHECK;
+
+/* ---- The progress and migration API. The controller sets these
  * hooks; unset, the three endpoints answer 503. Each hook runs on the loop,
  * after the caller was authenticated (and, for a migration, authorised), and
  * returns at once. */
@@ -100,7 +115,7 @@ struct ext_progress {
 	 * caller with a client certificate (a trusted in-cluster agent; a
 	 * certificate names no pod) names ns and pod in the body, and pod_uid
 	 * is then "". */
-	char ns[64], pod[254], pod_uid[64];
+	char ns[64], pod[KUBE_NAME_MAX + 1], pod_uid[64];
 	int64_t step; /* global step, >= 0 */
 	double value; /* metric value, finite */
 	bool loss;    /* metric kind: true = loss-like (lower is better), false = accuracy-like */
@@ -115,9 +130,9 @@ typedef drake_err (*ext_progress_fn)(void *arg, const struct ext_progress *p, ch
 void ext_server_set_progress(struct ext_server *s, ext_progress_fn fn, void *arg);
 
 struct ext_migration_req {
-	char ns[64], pod[254];
-	char away[254]; /* "" = from wherever it is */
-	char onto[254]; /* "" = the policy picks */
+	char ns[64], pod[KUBE_NAME_MAX + 1];
+	char away[KUBE_NAME_MAX + 1]; /* "" = from wherever it is */
+	char onto[KUBE_NAME_MAX + 1]; /* "" = the policy picks */
 	bool pause_job; /* a PS or chief may move (the job stops training meanwhile) */
 	char user[256]; /* the authorised caller (TokenReview username), for the record */
 };

@@ -4,8 +4,10 @@
  * Pods that carry admission's plan (gang/protocol.h) are pinned to their
  * planned node (gang.h); a node whose victims include a running job's PS or
  * chief, or would take its workers below their minimum, is dropped from the
- * preempt answer (preempt_guard.h). Every other pod passes through: all
- * candidates, score 0, victims as given. Bind lives in bind.c.
+ * preempt answer (preempt_guard.h). Every other pod passes through filter
+ * (all candidates) and preempt (victims as given), and is scored by
+ * drake's fragmentation score when scoring is on (score.h), else 0. Bind
+ * lives in bind.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "extender/call.h"
 #include "extender/gang.h"
 #include "extender/preempt_guard.h"
+#include "extender/score.h"
 #include "kube/informer.h"
 
 static int decode_status(drake_err e)
@@ -100,15 +103,23 @@ void verb_prioritize(struct ext_call *call)
 		ext_args_release(&args);
 		return;
 	}
+	struct ext_scorer *sc = call_scorer(call);
 	int64_t *scores = NULL;
-	if (m.planned_node &&
+	if ((m.planned_node || sc) &&
 	    !(scores = calloc(args.n_nodes ? args.n_nodes : 1, sizeof(*scores)))) {
 		call_reply_error(call, 500, "out of memory");
-	} else {
-		if (scores)
-			gang_prioritize(&m, &args, scores);
-		call_reply_json(call, 200, ext_prioritize_encode(&args, scores), false);
+		ext_args_release(&args);
+		return;
 	}
+	char why[256], q[300];
+	if (m.planned_node)
+		gang_prioritize(&m, &args, scores);
+	else if (sc && !ext_scorer_score(sc, args.pod.ns, args.pod.name, args.pod.uid,
+	                                 (const char *const *)args.node_names, args.n_nodes, scores,
+	                                 why, sizeof(why)))
+		log_debug("prioritize_unscored", "pod=%s/%s why=%s", args.pod.ns, args.pod.name,
+		          drake_log_quote(why, q, sizeof(q)));
+	call_reply_json(call, 200, ext_prioritize_encode(&args, scores), false);
 	free(scores);
 	ext_args_release(&args);
 }

@@ -274,6 +274,7 @@ drake_err drake_round(const struct drake_cluster *c, const struct drake_round_jo
 	memset(out, 0, sizeof(*out));
 	out->next = INFINITY;
 	out->reserved_for = -1;
+	out->dragon_last_action = o->dragon_last_action;
 	struct round_ctx x = {.jobs = jobs, .n = n, .now = now, .o = o, .out = out, .cur = c};
 	drake_cluster_init(&x.c);
 	x.w = calloc(n + 1, sizeof(*x.w));

@@ -28,7 +28,8 @@
  *  4. A new job kube-scheduler refused is held while it backs off (HOLD,
  *     BACKOFF), unless something it may wait for changed.
  *  5. The other new jobs and the running ones go through drake_scale_step
- *     (gang/scale.h): ADMIT, SHRINK, GROW. A running job is scaled only
+ *     (gang/scale.h), or DRAGON's rules (gang/dragon_step.h) with policy
+ *     DRAKE_POLICY_DRAGON: ADMIT, SHRINK, GROW. A running job is scaled only
  *     when every member is placed and worker 0 is one of them (worker 0 is
  *     slot 0 and is never given away). A job some member of which has
  *     Succeeded is ending: the step sees its live members' room as about
@@ -131,7 +132,17 @@ struct drake_round_job {
 	double changed; /* when what it may wait for last changed; 0 never */
 };
 
+/* Whose rules decide step 5. */
+enum drake_round_policy {
+	DRAKE_POLICY_DRAKE,  /* gang/scale.h's step */
+	DRAKE_POLICY_DRAGON, /* DRAGON's (gang/dragon_step.h): first fit over the nodes in name
+	                        order, one admission per round, ScaleDown for a starving head,
+	                        ScaleUp after idle_after; starve_after and idle_after from scale */
+};
+
 struct drake_round_opts {
+	enum drake_round_policy policy;
+	double dragon_last_action; /* DRAGON's action timer, as the last round left it */
 	struct drake_scale_opts scale;
 	long pace_budget;  /* admitted pods that may wait for kube-scheduler; <= 0: unpaced */
 	long pace_unbound; /* admitted pods waiting for it now */
@@ -222,9 +233,10 @@ struct drake_round {
 	size_t n;
 	struct drake_round_status *jobs; /* one per job passed in */
 	size_t n_jobs;
-	double next;      /* the round would decide differently then; INFINITY: never */
-	size_t held;      /* waves held by pacing */
-	int reserved_for; /* the starving job whose nodes are held for it, -1 none */
+	double next;               /* the round would decide differently then; INFINITY: never */
+	size_t held;               /* waves held by pacing */
+	int reserved_for;          /* the starving job whose nodes are held for it, -1 none */
+	double dragon_last_action; /* DRAGON's action timer after the round (opts' otherwise) */
 };
 
 /* One round over c and jobs[0..n) at now. Fails only on DRAKE_ENOMEM. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang/dragon_step.h"
 #include "gang/elastic.h"
 #include "gang/pace.h"
 #include "gang/round_internal.h"
@@ -78,6 +79,25 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->worker_node = w->w_node;
 	v->last_scaled = w->rec && j->rec.at > 0 ? j->rec.at : v->admitted;
 	return true;
+}
+
+/* Step 5 by DRAGON's rules: its node order is the snapshot's (by name), its
+ * action timer the round's in and out. */
+static drake_err dragon(struct round_ctx *x, struct drake_admission_entry *e, size_t ne,
+                        const struct drake_running_job *v, size_t nv, struct drake_step *st)
+{
+	int *order = malloc((x->cur->n + 1) * sizeof(*order));
+	if (!order)
+		return DRAKE_ENOMEM;
+	for (size_t i = 0; i < x->cur->n; i++)
+		order[i] = (int)i;
+	struct drake_dragon_opts d = {x->o->scale.starve_after, x->o->scale.idle_after};
+	struct drake_dragon_state ds = {x->o->dragon_last_action};
+	drake_err err =
+	    drake_dragon_step(x->cur, order, x->cur->n, e, ne, v, nv, x->now, &d, &ds, st);
+	x->out->dragon_last_action = ds.last_action;
+	free(order);
+	return err;
 }
 
 /* Members bound, and the first refusal, of a running job. */
@@ -201,9 +221,18 @@ static drake_err grow(struct round_ctx *x, const struct work *w, const struct dr
 	a->gain = g[0].gain;
 	a->members_before = w->n_members;
 	a->members_after = w->n_members + added;
-	snprintf(a->why, sizeof(a->why),
-	         "+%d worker%s on %s, modelled speed +%.0f%% (%d -> %d workers)", added,
-	         added == 1 ? "" : "s", where, a->gain * 100, a->members_before, a->members_after);
+	if (x->o->policy == DRAKE_POLICY_DRAGON)
+		snprintf(
+		    a->why, sizeof(a->why),
+		    "+%d worker%s on %s, DRAGON's ScaleUp after %.0f s without an action (%d -> "
+		    "%d workers)",
+		    added, added == 1 ? "" : "s", where, x->o->scale.idle_after, a->members_before,
+		    a->members_after);
+	else
+		snprintf(a->why, sizeof(a->why),
+		         "+%d worker%s on %s, modelled speed +%.0f%% (%d -> %d workers)", added,
+		         added == 1 ? "" : "s", where, a->gain * 100, a->members_before,
+		         a->members_after);
 	return DRAKE_OK;
 }
 
@@ -248,7 +277,9 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 			if (!strcmp(e[i].name, to))
 				v[k].gave_to_waiting = true;
 	}
-	if (!err)
+	if (!err && x->o->policy == DRAKE_POLICY_DRAGON)
+		err = dragon(x, e, ne, v, nv, &st);
+	else if (!err)
 		err = drake_scale_step(x->cur, e, ne, v, nv, x->now, &x->o->scale, &st);
 	if (!err) {
 		x->out->next = st.next < x->out->next ? st.next : x->out->next;

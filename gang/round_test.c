@@ -187,6 +187,32 @@ static void a_new_job_whose_uid_cannot_name_a_gang_is_held_as_invalid(void **sta
 	drake_cluster_release(&c);
 }
 
+static void
+with_dragons_policy_a_round_admits_one_job_by_first_fit_and_moves_its_timer(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:4 b:8:0"), 0);
+	struct tj t[2];
+	new_job(&t[0], "ml/a", NOW - 5, 2, 2, 2);
+	new_job(&t[1], "ml/b", NOW - 4, 2, 2, 2);
+	struct drake_round_opts o = opts();
+	struct drake_round r;
+	run(&c, t, 2, &o, &r); /* drake's: both, best fit */
+	assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 2);
+	assert_int_equal(only(&r, DRAKE_ROUND_ADMIT, 0)->pods[1].node, node(&c, "a"));
+	drake_round_release(&r);
+	o.policy = DRAKE_POLICY_DRAGON;
+	o.dragon_last_action = NOW - 100;
+	run(&c, t, 2, &o, &r); /* DRAGON's: the first, first fit, one a round */
+	assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 1);
+	const struct drake_round_action *a = only(&r, DRAKE_ROUND_ADMIT, 0);
+	assert_int_equal(a->pods[0].node, node(&c, "a"));
+	assert_true(r.dragon_last_action == NOW);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 static void the_workers_a_spec_asks_for_are_clamped_to_max(void **state)
 {
 	(void)state;
@@ -558,6 +584,8 @@ int main(void)
 	    cmocka_unit_test(
 	        an_ending_jobs_room_is_held_for_the_job_ahead_not_taken_by_a_small_one),
 	    cmocka_unit_test(a_new_job_whose_uid_cannot_name_a_gang_is_held_as_invalid),
+	    cmocka_unit_test(
+	        with_dragons_policy_a_round_admits_one_job_by_first_fit_and_moves_its_timer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-gang.sh - `make bench-gang` (issue 14): gang scheduling under
+# bench-gang.sh - `make bench-gang`: gang scheduling under
 # contention, drake against kube-scheduler's in-tree gang scheduling and
 # against no gang at all, on one cluster, one arm at a time.
 #

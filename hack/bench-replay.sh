@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-replay.sh - `make bench-replay` (issue 25): a window of a real trace
+# bench-replay.sh - `make bench-replay`: a window of a real trace
 # replayed on the local cluster against each arm in turn, run times by
 # drake's own speed model, beside `drake sim`'s prediction for the window.
 #

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench-sim.sh - replays the project's traces through drake sim and prints,
 # per row, drake / dragon for mean JCT, p95 JCT and makespan, side by side
-# from one run (issue 11's table). Every policy's full table, CSVs and
+# from one run (the policy table). Every policy's full table, CSVs and
 # plots land under OUT (bench/results/sim by default), one tag per row.
-# Then (issue 12) drake again on three rows with learning curves, with
+# Then drake again on three rows with learning curves, with
 # migrate/'s overload policy, and with both, against drake without (the
 # first section's drake), next to SpeCon's reported gains.
 #
@@ -45,7 +45,7 @@ for r in "${rows[@]}"; do
     }' "$out/$tag-summary.csv"
 done
 
-# ---- progress and migration (issue 12) ----
+# ---- progress and migration ----
 mig_rows=(gang53 itp-ts1 itp-ts0.5)
 variants=(
   "curves|--learning-curves"

@@ -68,6 +68,19 @@ has second '^        - --gang-resource=drake.dev/gang$' "gang-only by default: d
 render second-simple --set gangOnly=false
 hasnt second-simple 'managedResources' "gangOnly=false (simple mode): no managedResources"
 hasnt second-simple '--gang-resource' "gangOnly=false: no --gang-resource"
+has second-simple 'prioritizeVerb: prioritize' "gangOnly=false: the extender entry names prioritizeVerb"
+has second-simple '^ *weight: 50$' "gangOnly=false: prioritize weight 50"
+has second-simple '^        - --prioritize=true$' "gangOnly=false: drake gets --prioritize=true"
+hasnt second 'prioritizeVerb' "gang-only: no prioritizeVerb"
+has second '^        - --prioritize=false$' "gang-only: drake gets --prioritize=false"
+render second-prio --set prioritize.enabled=true,prioritize.weight=7
+has second-prio 'prioritizeVerb: prioritize' "prioritize.enabled=true in gang-only mode: prioritizeVerb"
+has second-prio '^ *weight: 7$' "prioritize.weight sets the entry's weight"
+render second-simple-noprio --set gangOnly=false,prioritize.enabled=false
+hasnt second-simple-noprio 'prioritizeVerb' "prioritize.enabled=false in simple mode: no prioritizeVerb"
+has second-simple-noprio '^        - --prioritize=false$' "prioritize.enabled=false: drake gets --prioritize=false"
+render second-simple-nogang --set gangOnly=false,flags.gang=false
+hasnt second-simple-nogang 'prioritizeVerb' "gangOnly=false with flags.gang=false: no prioritizeVerb (no node cache to score from)"
 has second 'readOnlyRootFilesystem: true' "read-only root"
 has second '^        - --client-ca=' "mTLS by default: drake gets --client-ca"
 has second 'path: /healthz' "mTLS: HTTPS liveness and startup probes on /healthz"
@@ -144,6 +157,10 @@ refused "an unknown top-level key" --set modee=extenderOnly
 refused "an unknown mode" --set mode=both
 refused "a string for a boolean" --set-string gangOnly=yes
 refused "an unknown flag" --set flags.gangBindTimeot=5s
+refused "a prioritize weight of 0" --set prioritize.weight=0
+refused "a string for prioritize.enabled" --set-string prioritize.enabled=yes
+refused "flags.prioritize (the chart sets it)" --set flags.prioritize=true
+refused "prioritize.enabled true with flags.gang false" --set prioritize.enabled=true,flags.gang=false
 refused "a flag the chart sets" --set flags.address=0.0.0.0
 refused "an unknown tls source" --set tls.source=vault
 refused "a port out of range" --set service.port=70000

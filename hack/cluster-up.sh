@@ -38,7 +38,9 @@
 #                    (DRAKE_NODE_MINIMAL=1); overrides the three counts above
 #   --mode MODE      gang: only pods requesting drake.dev/gang go through
 #                    drake (managedResources, ignoredByScheduler; default);
-#                    simple: every pod does (DRAKE_EXTENDER_MODE)
+#                    simple: every pod does (DRAKE_EXTENDER_MODE), and drake's
+#                    entry names prioritizeVerb (weight 50) for drake's score
+#                    unless DRAKE_PRIORITIZE=false
 #   --plain-scheduler  also run kube-schedulers without any extender, profiles
 #                    "plain-scheduler" and "plain-nobatch-scheduler" (the
 #                    latter with OpportunisticBatching off); bench-e2e compares
@@ -65,7 +67,7 @@
 #                    with the filter verb only (no prioritize, bind, preempt),
 #                    every pod, to tell the cost of each verb apart
 #   --prioritize-scheduler  also run "drake-prio-scheduler": drake with filter
-#                    and prioritize (drake's own entry leaves prioritize out)
+#                    and prioritize
 #                    but no bind verb (kube-scheduler binds), every pod: what
 #                    a prioritize round trip costs
 #   --trivial-extender  also run a trivial extender (process
@@ -402,10 +404,17 @@ else
   managed='  # simple mode: managedResources empty, so every pod reaches drake.
   managedResources: []'
 fi
+# prioritizeVerb: in simple mode, unless DRAKE_PRIORITIZE=false (drake
+# then answers 0 for every pod); never in gang-only mode
+prio_verb='  prioritizeVerb: prioritize
+  weight: 50'
+no_prio_verb='  # (no prioritizeVerb)'
+prio=$no_prio_verb
+if [ "$mode" = simple ] && [ "${DRAKE_PRIORITIZE:-auto}" != false ]; then prio=$prio_verb; fi
 render "$drake_root/config/drake-extender.yaml.tmpl" "$cluster_dir/drake-extender.yaml" \
   "DRAKE_PORT=$drake_port" "DRAKE_CA=$cluster_dir/drake-pki/ca.crt" \
   "DRAKE_CLIENT_CERT=$cluster_dir/drake-pki/client.crt" "DRAKE_CLIENT_KEY=$cluster_dir/drake-pki/client.key" \
-  "MANAGED_RESOURCES=$managed"
+  "MANAGED_RESOURCES=$managed" "PRIORITIZE=$prio"
 # render_sched OUT NAME EXTENDERS: a kube-scheduler configuration from
 # config/kube-scheduler.yaml.tmpl with this cluster's client limits and search
 render_sched() {
@@ -448,12 +457,13 @@ if [ "$gang_sched" = 1 ]; then
 fi
 simple_managed='  # every pod reaches the extender (simple mode)
   managedResources: []'
-# drake_entry OUT: drake's extender entry for every pod (simple mode)
+# drake_entry OUT [PRIORITIZE]: drake's extender entry for every pod (simple
+# mode), without prioritizeVerb unless PRIORITIZE gives its lines
 drake_entry() {
   render "$drake_root/config/drake-extender.yaml.tmpl" "$1" \
     "DRAKE_PORT=$drake_port" "DRAKE_CA=$cluster_dir/drake-pki/ca.crt" \
     "DRAKE_CLIENT_CERT=$cluster_dir/drake-pki/client.crt" "DRAKE_CLIENT_KEY=$cluster_dir/drake-pki/client.key" \
-    "MANAGED_RESOURCES=$simple_managed"
+    "MANAGED_RESOURCES=$simple_managed" "PRIORITIZE=${2:-$no_prio_verb}"
 }
 if [ "$simple_sched" = 1 ]; then
   drake_entry "$cluster_dir/drake-extender-simple.yaml"
@@ -469,11 +479,9 @@ if [ "$filter_sched" = 1 ]; then
   start_sched drake-filter-scheduler "$cluster_dir/kube-scheduler-filter.yaml" "$filter_sched_port"
 fi
 if [ "$prio_sched" = 1 ]; then
-  # drake's entry with prioritizeVerb (which it leaves out, see
-  # config/drake-extender.yaml.tmpl) and without bindVerb and preemptVerb
-  drake_entry "$cluster_dir/drake-extender-prio.yaml"
+  # drake's entry with prioritizeVerb and without bindVerb and preemptVerb
+  drake_entry "$cluster_dir/drake-extender-prio.yaml" "$prio_verb"
   sed -i -E '/^ *(bindVerb|preemptVerb):/d' "$cluster_dir/drake-extender-prio.yaml"
-  sed -i -E 's/^( *)filterVerb: filter$/&\n\1prioritizeVerb: prioritize\n\1weight: 20/' "$cluster_dir/drake-extender-prio.yaml"
   render_sched "$cluster_dir/kube-scheduler-prio.yaml" drake-prio-scheduler "$(cat "$cluster_dir/drake-extender-prio.yaml")"
   start_sched drake-prio-scheduler "$cluster_dir/kube-scheduler-prio.yaml" "$prio_sched_port"
 fi

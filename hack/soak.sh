@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # soak.sh - `make soak`: drake's TFJob controller and gang barrier in steady
-# state (issue 15). A gang-mode cluster with SOAK_NODES (200) standard kwok
+# state. A gang-mode cluster with SOAK_NODES (200) standard kwok
 # nodes plus cluster-up.sh's large, MIG and AMD ones; the Go driver
 # e2e/cmd/soak restarts drake with its controller (DRAKE_RECONCILE=true,
 # DRAKE_GANG_RESOURCE=drake.dev/gang) and, for SOAK_DURATION (30m), submits

@@ -11,7 +11,9 @@
  *   - labels under training.kubeflow.org/ (Kubeflow's replica labels);
  *     annotations under drake.dev/ and kubeshare/, and whether the pod has
  *     an annotations object at all (a JSON patch adds to it or creates it);
- *   - spec: nodeName, the schedulingGates' names in order, and the resource
+ *   - spec: nodeName, the nodeSelector's nvidia.com/gpu.product (the GPU
+ *     model a pod asks for, which prioritize's learnt shapes keep), the
+ *     schedulingGates' names in order, and the resource
  *     lists kube-scheduler counts (kube_res_spec: each app and init
  *     container's requests and limits, sidecar or not, and overhead);
  *   - status: phase, nominatedNodeName, conditions (type, status,
@@ -106,6 +108,8 @@ struct kube_pod {
 	/* the pod's only node constraint is a required node affinity whose
 	 * every term matches metadata.name (drake's --gang-pin writes one) */
 	bool name_pinned;
+	/* spec.nodeSelector["nvidia.com/gpu.product"], NULL when absent */
+	const char *gpu_product;
 	uint16_t n_labels, n_annotations, n_gates, n_conditions, n_statuses;
 	const struct kube_kv *labels, *annotations;
 	const char *const *gates; /* spec.schedulingGates[i].name (NULL: not a string) */

@@ -235,6 +235,9 @@ static void pod_walk(struct walk *w, const json_t *obj, struct kube_pod *p)
 		    json_object_get(spec, "affinity") != NULL ||
 		    json_array_size(json_object_get(spec, "topologySpreadConstraints")) > 0;
 		p->name_pinned = name_pinned(spec);
+		p->gpu_product =
+		    intern(w, str_of(json_object_get(json_object_get(spec, "nodeSelector"),
+		                                     "nvidia.com/gpu.product")));
 		p->node_name = intern(w, str_of(json_object_get(spec, "nodeName")));
 		p->nominated_node = intern(w, str_of(json_object_get(status, "nominatedNodeName")));
 		p->phase = intern(w, str_of(json_object_get(status, "phase")));
@@ -399,7 +402,7 @@ void kube_pod_free(struct kube_pod *p, struct kube_strpool *pool)
 		return;
 	const char *const one[] = {p->ns,        p->owner_uid,      p->owner_kind,
 	                           p->node_name, p->nominated_node, p->phase,
-	                           p->created,   p->deleted};
+	                           p->created,   p->deleted,        p->gpu_product};
 	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
 		kube_strpool_put(pool, one[i]);
 	for (size_t i = 0; i < p->n_labels; i++) {

@@ -52,14 +52,15 @@ static const struct pod_case {
      "\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-01-01T00:00:03.5Z\"}],"
      "\"hostIP\":\"10.1.0.11\",\"containerStatuses\":[{\"name\":\"tensorflow\",\"ready\":true,"
      "\"restartCount\":2,\"state\":{\"running\":{\"startedAt\":\"2026-01-01T00:00:05Z\"}}}]}}"},
-    {"a gated pod with a KubeShare share, an empty nodeName, two gates",
+    {"a gated pod with a KubeShare share, an empty nodeName, two gates, a GPU model",
      "{\"metadata\":{\"name\":\"job-2-ps-0\",\"namespace\":\"ml\",\"uid\":\"u2\","
      "\"resourceVersion\":\"7\",\"labels\":{\"training.kubeflow.org/replica-type\":\"ps\","
      "\"training.kubeflow.org/replica-index\":\"0\"},\"annotations\":{"
      "\"kubeshare/gpu_request\":\"0.5\",\"kubeshare/gpu_mem\":\"1073741824\","
      "\"kubeshare/GPUID\":\"qwert\"},\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"uid\":"
      "\"rs\"},{\"kind\":\"TFJob\",\"uid\":\"j2\",\"controller\":true}]%s},\"spec\":{"
-     "\"nodeName\":\"\",\"nodeSelector\":{},\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
+     "\"nodeName\":\"\",\"nodeSelector\":{\"nvidia.com/gpu.product\":\"NVIDIA-A100\"},"
+     "\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
      "\"drake.dev/gang\"}],\"containers\":[{\"name\":\"tensorflow\",\"resources\":{}}]},"
      "\"status\":{\"phase\":\"Pending\",\"nominatedNodeName\":\"gpu-b\"}}"},
     {"a deleting pod with init containers, a sidecar, overhead and number quantities",
@@ -186,6 +187,10 @@ static void check_pod(const json_t *o, const struct kube_pod *p)
 	                 json_object_size(json_object_get(spec, "nodeSelector")) ||
 	                     json_object_get(spec, "affinity") ||
 	                     json_array_size(json_object_get(spec, "topologySpreadConstraints")));
+	same_str("gpu product",
+	         json_string_value(json_object_get(json_object_get(spec, "nodeSelector"),
+	                                           "nvidia.com/gpu.product")),
+	         p->gpu_product);
 	same_str("phase", kube_obj_str(o, "status.phase"), p->phase);
 	same_str("spec.nodeName", kube_obj_str(o, "spec.nodeName"), p->node_name);
 	same_str("nominatedNodeName", kube_obj_str(o, "status.nominatedNodeName"),

@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay soak soak-short
+.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-frag soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -32,7 +32,10 @@ bench-e2e: $(DRAKE) ## pods bound/s on 1,000 kwok nodes: kube-scheduler alone vs
 	@hack/build-control-plane.sh etcd k8s kwok
 	@hack/bench-e2e.sh
 
-bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention (issue 14): drake vs in-tree GangScheduling vs no gang, and the cost of being an extender; table, CSV + PNG in bench/results/bench-gang/ (BENCH_GANG_SEEDS, BENCH_GANG_DEMAND, BENCH_GANG_ARGS)
+bench-frag: $(DRAKE) ## GPU fragmentation on 300 openb-shaped kwok nodes, simple mode, drake's score on prioritize vs kube-scheduler alone: GPU allocation at the first pod that fits nowhere, CSV in bench/results/ (BENCH_FRAG_NODES, BENCH_FRAG_SEEDS)
+	@hack/bench-frag.sh
+
+bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention: drake vs in-tree GangScheduling vs no gang, and the cost of being an extender; table, CSV + PNG in bench/results/bench-gang/ (BENCH_GANG_SEEDS, BENCH_GANG_DEMAND, BENCH_GANG_ARGS)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@DRAKE_TRIVIAL_EXTENDER_BIN=$(abspath $(O)/bench/extender_bench) hack/bench-gang.sh
 

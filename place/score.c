@@ -236,3 +236,23 @@ void place_normalize(const int64_t *scores, size_t n, int64_t max, int64_t *out)
 			                   (((double)s - (double)lo) / ((double)hi - (double)lo)));
 	}
 }
+
+void place_priorities(const struct place_node *nodes, const bool *known, size_t n,
+                      const struct place_task *t, const struct place_typical *ty, int64_t max,
+                      int64_t *out)
+{
+	struct place_ctx c = {ty, 0, 0};
+	for (size_t i = 0; i < n; i++) {
+		if (!known[i])
+			continue;
+		int64_t gpu = (int64_t)nodes[i].n_gpu * PLACE_GPU_MILLI;
+		c.max_cpu_milli =
+		    nodes[i].cpu_cap > c.max_cpu_milli ? nodes[i].cpu_cap : c.max_cpu_milli;
+		c.max_gpu_milli = gpu > c.max_gpu_milli ? gpu : c.max_gpu_milli;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int gpu;
+		out[i] = known[i] ? place_score_node(&nodes[i], t, &c, &gpu) : PLACE_NO_FIT;
+	}
+	place_normalize(out, n, max, out);
+}

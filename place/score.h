@@ -120,4 +120,15 @@ int64_t place_score_node(const struct place_node *n, const struct place_task *t,
  */
 void place_normalize(const int64_t *scores, size_t n, int64_t max, int64_t *out);
 
+/*
+ * One task's priorities over candidate nodes, as the extender's prioritize
+ * verb answers them: place_score_node on each node (known[i] false: a node
+ * the caller could not read, which scores as not fitting), with the largest
+ * known candidate's CPU and GPU capacity as c->max_*, then place_normalize
+ * onto 0..max. out has n entries.
+ */
+void place_priorities(const struct place_node *nodes, const bool *known, size_t n,
+                      const struct place_task *t, const struct place_typical *ty, int64_t max,
+                      int64_t *out);
+
 #endif

@@ -165,6 +165,32 @@ static struct place_typical *typical(const struct place_task *t, const int64_t *
 	return ty;
 }
 
+/* The prioritize verb's answer: the node that keeps a whole 8-GPU node
+ * free for the 8-GPU shapes gets the top priority and only it; a node the
+ * caller could not read and one the task does not fit get 0. */
+static void priorities_keep_whole_nodes_for_whole_node_shapes(void **state)
+{
+	(void)state;
+	const struct place_task shapes[] = {{8000, 16384, 1, 1000, ANY},
+	                                    {64000, 131072, 8, 1000, ANY}};
+	struct place_typical *ty = typical(shapes, (const int64_t[]){3, 1}, 2);
+	const int32_t half[8] = {0, 0, 0, 0, 1000, 1000, 1000, 1000};
+	struct place_node nodes[4] = {
+	    node(64000, 8, FREE8, 0, 0), /* whole and free */
+	    node(32000, 8, half, 0, 4),  /* four GPUs taken */
+	    node(32000, 8, half, 0, 4),  /* the same, but not read */
+	    node(4000, 8, FREE8, 0, 0),  /* too few cores */
+	};
+	const bool known[4] = {true, true, false, true};
+	int64_t out[4];
+	place_priorities(nodes, known, 4, &shapes[0], ty, 10, out);
+	assert_int_equal(out[1], 10);
+	assert_true(out[0] < 10);
+	assert_int_equal(out[2], 0);
+	assert_int_equal(out[3], 0);
+	free(ty);
+}
+
 static void fgd_takes_the_gpu_that_grows_fragmentation_least(void **state)
 {
 	(void)state;
@@ -329,6 +355,7 @@ int main(void)
 	    cmocka_unit_test(drake_keeps_cores_for_gpus_that_wait_for_work),
 	    cmocka_unit_test(drake_breaks_equal_points_toward_the_fuller_node),
 	    cmocka_unit_test(policies_are_found_by_name),
+	    cmocka_unit_test(priorities_keep_whole_nodes_for_whole_node_shapes),
 	};
 	struct CMUnitTest tests[NCASES(points_cases) + NCASES(norm_cases) + NCASES(fixed)];
 	size_t n = 0;

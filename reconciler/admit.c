@@ -169,6 +169,7 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 		out->waiting[out->n_waiting++] = x->invalid[i];
 	out->next = r->next;
 	out->n_held = r->held;
+	out->dragon_last_action = r->dragon_last_action;
 	return e;
 }
 
@@ -184,7 +185,9 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 	struct collect_ctx x = {.opts = opts, .pods = pods, .nodes = nodes, .c = &c};
 	if (!e)
 		e = admit_inputs_collect(tfjobs, &x);
-	struct drake_round_opts ro = {.pace_budget = opts->pace_budget,
+	struct drake_round_opts ro = {.policy = (enum drake_round_policy)opts->policy,
+	                              .dragon_last_action = opts->dragon_last_action,
+	                              .pace_budget = opts->pace_budget,
 	                              .pace_unbound = opts->pace_unbound};
 	if (opts->scale)
 		ro.scale = *opts->scale;

@@ -1,5 +1,5 @@
 /*
- * admit.h - admission for gang scheduling (issue 4): which waiting TFJobs
+ * admit.h - admission for gang scheduling: which waiting TFJobs
  * start now, with how many workers, on which nodes.
  *
  * One round looks at the whole cluster: it builds gang/'s snapshot from the
@@ -36,6 +36,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "kube/object.h"
 #include "gang/admission.h"
 #include "gang/cluster.h"
 #include "gang/nodefit.h"
@@ -48,15 +49,15 @@ struct kube_res_spec;
 struct json_t;
 
 struct admit_pod {
-	char name[254];
-	char node[254];
+	char name[KUBE_NAME_MAX + 1];
+	char node[KUBE_NAME_MAX + 1];
 	struct drake_share share;      /* milli 0: the pod shares no GPU */
 	char gpuid[DRAKE_VGPU_ID_MAX]; /* with a share: its vGPU on node */
 	enum drake_role role;
 };
 
 struct admit_wave {
-	char ns[64], job[254], uid[64];
+	char ns[64], job[KUBE_NAME_MAX + 1], uid[64];
 	char gang[128];               /* "<tfjob uid>.<wave>" */
 	int size;                     /* pods in the wave (a repair: the whole wave it rejoins) */
 	int n_pods;                   /* pods this wave ungates: size, or fewer for a repair */
@@ -67,7 +68,7 @@ struct admit_wave {
 };
 
 struct admit_waiting {
-	char ns[64], job[254];
+	char ns[64], job[KUBE_NAME_MAX + 1];
 	enum drake_admit_status status;
 	char why[DRAKE_WHY_MAX];
 	bool quiet; /* listed in GET /v1/jobs, no Event: an admitted wave that
@@ -81,7 +82,7 @@ struct admit_waiting {
 /* A node left out of the snapshot, and why ("status.allocatable cpu:
  * quantity "lots" has no digits"). */
 struct admit_skipped {
-	char node[254];
+	char node[KUBE_NAME_MAX + 1];
 	char why[200];
 };
 
@@ -102,12 +103,12 @@ void admit_skipped_release(struct admit_skipped_list *l);
  * its TFJob no longer lists, still running because their deletion was lost
  * (drake restarted after writing it): only deleted. */
 struct admit_scale {
-	char ns[64], job[254], uid[64];
+	char ns[64], job[KUBE_NAME_MAX + 1], uid[64];
 	bool grow;
-	int n;             /* workers removed or added */
-	char (*pods)[254]; /* scale-down: n pods, highest index first */
-	char *value;       /* drake.dev/scale's new value */
-	char *patch;       /* the merge patch writing it */
+	int n;                           /* workers removed or added */
+	char (*pods)[KUBE_NAME_MAX + 1]; /* scale-down: n pods, highest index first */
+	char *value;                     /* drake.dev/scale's new value */
+	char *patch;                     /* the merge patch writing it */
 	char why[DRAKE_WHY_MAX + 64];
 };
 
@@ -141,6 +142,7 @@ struct admit_result {
 	size_t n_ignored;
 	double next;   /* wall seconds of the next round a timer asks for; INFINITY: none */
 	size_t n_held; /* new waves pacing held (listed in waiting) */
+	double dragon_last_action; /* DRAGON's action timer after the round */
 };
 
 struct drake_scale_opts;
@@ -167,6 +169,10 @@ struct admit_options {
 	/* Each round's inputs and outputs are written here (round_codec.h), or
 	 * nowhere when NULL. */
 	struct decision_log *log;
+	/* Whose rules decide (an enum drake_round_policy: 0 drake's, 1
+	 * DRAGON's) and DRAGON's action timer as the last round left it. */
+	int policy;
+	double dragon_last_action;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.

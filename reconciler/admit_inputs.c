@@ -27,7 +27,7 @@ static void read_member(const struct collect_ctx *x, const struct tfjob *job, en
                         int i, struct drake_round_member *m)
 {
 	*m = (struct drake_round_member){.state = DRAKE_MEMBER_MISSING, .node = -1};
-	char name[254];
+	char name[KUBE_NAME_MAX + 1];
 	const struct kube_pod *pod = tf_replica_name(job, t, i, name, sizeof(name)) == DRAKE_OK
 	                                 ? kube_pods_get(x->pods, job->ns, name)
 	                                 : NULL;

@@ -602,7 +602,7 @@ static void test_a_member_whose_node_is_gone_is_replanned_without_taking_a_reser
 	world_release(&w);
 }
 
-/* ---- the snapshot reads real nodes (issue 10) ---- */
+/* ---- the snapshot reads real nodes ---- */
 
 /* A node as the API server reports a real GPU node (keys sorted): cpu,
  * memory and GPUs, and a handful of resources drake plans with only when

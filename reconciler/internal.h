@@ -31,6 +31,7 @@
 #include "reconciler/admit.h"
 #include "reconciler/decision_log.h"
 #include "reconciler/migration.h"
+#include "reconciler/place_view.h"
 #include "reconciler/reconciler.h"
 #include "tfjob/status.h"
 #include "tfjob/tfjob.h"
@@ -101,7 +102,7 @@ struct pending_wave {
  * re-admit the workers just given away), or until it is old enough to have
  * failed. */
 struct pending_scale {
-	char ns[64], job[254];
+	char ns[64], job[KUBE_NAME_MAX + 1];
 	const char *annotation; /* drake.dev/scale or drake.dev/migrations */
 	char *value;
 	long long sent_ms;
@@ -159,6 +160,8 @@ struct reconciler {
 	char *domain, *gang_resource;
 	struct kube_informer *jobs, *pods, *services, *nodes;
 	struct kube_informer *claims; /* with gang and watch_claims; never gates readiness */
+	/* Node states prioritize read, forgotten as pods and nodes change. */
+	struct place_view_memo place_memo;
 	/* What a refused job may wait for (gang/refusal.h): the last change of
 	 * a node that placement reads, and per namespace of a claim (a ring). */
 	double nodes_changed_s;
@@ -170,6 +173,7 @@ struct reconciler {
 	size_t nscaling;
 	double admit_at; /* a round the decision step's timers ask for (wall s) */
 	struct drake_pace pace;
+	double dragon_last_action; /* with --policy dragon: DRAGON's action timer */
 	struct decision_log *dlog; /* --decision-log, or NULL */
 	struct wait_note *waits;
 	size_t nwaits;

@@ -39,7 +39,7 @@ struct tf_move {
 	bool active;
 	enum tf_rtype type;
 	int index;
-	char from[254], to[254];
+	char from[KUBE_NAME_MAX + 1], to[KUBE_NAME_MAX + 1];
 	char uid[64];
 	double at;
 	char reason[200];
@@ -77,7 +77,7 @@ void tf_replica_key(enum tf_rtype t, int index, char *buf, size_t len);
 /* A decision, an outcome or a refusal, as GET /v1/migrations lists it. */
 struct tf_move_note {
 	double at;
-	char job[320], replica[32], from[254], to[254], by[128];
+	char job[320], replica[32], from[KUBE_NAME_MAX + 1], to[KUBE_NAME_MAX + 1], by[128];
 	char what[200];
 };
 /* {"migrations":[{"at":s,"job":...,"replica":...,"from":...,"to":...,

@@ -164,7 +164,7 @@ static void progress_gc(struct reconciler *r)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < r->nprogress; i++) {
-		char ns[64] = "", name[254] = "";
+		char ns[64] = "", name[KUBE_NAME_MAX + 1] = "";
 		sscanf(r->progress[i].key, "%63[^/]/%253s", ns, name);
 		struct json_t *obj = kube_informer_get(r->jobs, ns, name);
 		struct kube_meta m;
@@ -197,7 +197,7 @@ static void remember(struct reconciler *r, const char *job, const char *replica,
 
 /* What the controller keeps of a replica beside the policy's view of it. */
 struct replica_of {
-	char pod[254];
+	char pod[KUBE_NAME_MAX + 1];
 	char job[KEY_MAX]; /* "ns/name" */
 	struct tfjob tfjob;
 	enum tf_rtype type;
@@ -335,7 +335,7 @@ static bool add_job(struct json_t *obj, void *arg)
 	for (size_t k = 0; k < 3; k++) {
 		enum tf_rtype t = types[k];
 		for (int i = 0; i < tf_replica_slots(&job, t); i++) {
-			char name[254];
+			char name[KUBE_NAME_MAX + 1];
 			if (tf_replica_name(&job, t, i, name, sizeof(name)) != DRAKE_OK)
 				continue;
 			const struct kube_pod *pod =
@@ -544,7 +544,7 @@ static bool carry(struct json_t *obj, void *arg)
 	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK || !mg.moving.active)
 		return true;
 	const struct tf_move *mv = &mg.moving;
-	char name[254], k[32], msg[1024];
+	char name[KUBE_NAME_MAX + 1], k[32], msg[1024];
 	tf_replica_key(mv->type, mv->index, k, sizeof(k));
 	if (tf_replica_name(&job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
 		return true;

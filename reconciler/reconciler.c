@@ -63,9 +63,17 @@ static void svc_changed(void *obj, void *arg)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
 }
 
+/* The node a pod is charged to in prioritize's view changed. */
+static void pod_moved(struct reconciler *r, const struct kube_pod *p)
+{
+	if (p->node_name && *p->node_name)
+		place_view_memo_forget(&r->place_memo, p->node_name);
+}
+
 static void pod_changed(void *obj, void *arg)
 {
 	const struct kube_pod *p = obj;
+	pod_moved(arg, p);
 	const char *job = pod_job(p);
 	if (job)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
@@ -87,6 +95,7 @@ static void observed(struct reconciler *r, const char *ns, const char *job, enum
 static void pod_added(void *obj, void *arg)
 {
 	const struct kube_pod *p = obj;
+	pod_moved(arg, p);
 	const char *job = pod_job(p);
 	enum tf_rtype t;
 	int index;
@@ -118,6 +127,7 @@ static void job_updated(void *o, void *n, void *arg)
 static void node_changed(void *obj, void *arg)
 {
 	struct reconciler *r = arg;
+	place_view_memo_forget(&r->place_memo, ((const struct kube_node *)obj)->name);
 	r->admit_dirty = true;
 	r->nodes_changed_s = rec_now_s(r);
 }
@@ -125,6 +135,7 @@ static void node_changed(void *obj, void *arg)
 static void node_updated(void *o, void *n, void *arg)
 {
 	struct reconciler *r = arg;
+	place_view_memo_forget(&r->place_memo, ((const struct kube_node *)n)->name);
 	r->admit_dirty = true;
 	if (kube_node_placement_changed(o, n))
 		r->nodes_changed_s = rec_now_s(r);
@@ -172,6 +183,7 @@ static void svc_updated(void *o, void *n, void *arg)
 
 static void pod_updated(void *o, void *n, void *arg)
 {
+	pod_moved(arg, o);
 	pod_changed(n, arg);
 }
 
@@ -199,7 +211,7 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 	struct keyset batch = r->now;
 	memset(&r->now, 0, sizeof(r->now));
 	for (size_t i = 0; i < batch.n; i++) {
-		char ns[64] = "", name[254] = "";
+		char ns[64] = "", name[KUBE_NAME_MAX + 1] = "";
 		if (sscanf(batch.keys[i], "%63[^/]/%253s", ns, name) == 2)
 			rec_sync_job(r, ns, name);
 	}
@@ -292,6 +304,7 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->opts.progress = &r->prog;
 	r->admit_at = INFINITY;
 	drake_pace_init(&r->pace);
+	r->dragon_last_action = rec_now_s(r); /* DRAGON's controller starts its timer */
 	r->last_requeue_ms = rec_now_ms(r);
 	if (opts && opts->cluster_domain && *opts->cluster_domain)
 		r->domain = strdup(opts->cluster_domain);
@@ -407,6 +420,7 @@ void reconciler_free(struct reconciler *r)
 	kube_informer_free(r->services);
 	kube_informer_free(r->nodes);
 	kube_informer_free(r->claims);
+	place_view_memo_release(&r->place_memo);
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "place/place.h"
 
 struct event_base;
 struct kube_client;
@@ -33,9 +34,11 @@ struct reconciler_options {
 	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
 	                    after this; 0 = 1000 */
 	const char *gang_resource;  /* requested by gang pods (gang-only mode), or NULL */
-	bool gang;                  /* admission plans PS + workers before ungating them
-	                               (issue 4); false ungates them all at once */
+	bool gang;                  /* admission plans PS + workers before ungating them;
+	                               false ungates them all at once */
 	bool strict_fifo;           /* with gang: no backfill past a job that waits */
+	int policy;                 /* with gang: whose rules admit and scale (enum
+	                               drake_round_policy: 0 drake's, 1 DRAGON's) */
 	double gang_bind_timeout_s; /* the extender's bind barrier timeout; 0 = 15. Pacing
 	                               admits what kube-scheduler binds in half of it */
 	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
@@ -116,6 +119,16 @@ struct kube_informer *reconciler_pods(const struct reconciler *r);
 bool reconciler_replan(const struct reconciler *r, const char *ns, const char *pod,
                        const char *const *candidates, size_t n, char *node, size_t nodelen,
                        char *why, size_t whylen);
+/* For the extender's prioritize verb: the pod ns/pod's shape and each
+ * candidate's state from the caches (place_view.h), node states kept
+ * between calls until a pod on the node or the node changes. EINVAL with why when
+ * the caches are not synced, there is no node cache (--gang=false) or the
+ * pod cannot be read. */
+drake_err reconciler_place_view(struct reconciler *r, const char *ns, const char *pod,
+                                const char *const *candidates, size_t n,
+                                struct place_models *models, struct place_task *task,
+                                struct place_node *nodes, bool *known, char *why,
+                                size_t whylen) DRAKE_MUST_CHECK;
 /* What each waiting gang waits for, as JSON ({"jobs":[...]}); caller frees. */
 char *reconciler_jobs_json(const struct reconciler *r);
 

@@ -186,6 +186,10 @@ static const char *class_name(int i)
 	static const char *const s[] = {"incomplete", "new", "repair", "running"};
 	return s[i];
 }
+static const char *policy_name(int i)
+{
+	return i == DRAKE_POLICY_DRAGON ? "dragon" : "drake";
+}
 static const char *order_name(int i)
 {
 	return drake_victim_order_name((enum drake_victim_order)i);
@@ -478,9 +482,11 @@ static bool opts_dec(struct dec *d, json_t *in)
 	struct drake_scale_opts *s = &o->scale;
 	json_t *v = field(d, in, "in", "opts", JSON_OBJECT);
 	const char *p = "in.opts";
-	int order;
+	int order, policy;
 	int64_t budget, unbound;
-	if (!v || !get_bool(d, v, p, "backfill", &s->backfill) ||
+	if (!v || !get_enum(d, v, p, "policy", policy_name, DRAKE_POLICY_DRAGON + 1, &policy) ||
+	    !get_num(d, v, p, "dragonLastAction", &o->dragon_last_action) ||
+	    !get_bool(d, v, p, "backfill", &s->backfill) ||
 	    !get_num(d, v, p, "starveAfter", &s->starve_after) ||
 	    !get_num(d, v, p, "idleAfter", &s->idle_after) ||
 	    !get_i(d, v, p, "shrinkTries", 0, 1 << 20, &s->shrink_tries) ||
@@ -491,6 +497,7 @@ static bool opts_dec(struct dec *d, json_t *in)
 	    !get_int(d, v, p, "paceBudget", INT64_MIN, INT64_MAX, &budget) ||
 	    !get_int(d, v, p, "paceUnbound", INT64_MIN, INT64_MAX, &unbound))
 		return false;
+	o->policy = (enum drake_round_policy)policy;
 	s->shrink.order = (enum drake_victim_order)order;
 	o->pace_budget = (long)budget;
 	o->pace_unbound = (long)unbound;
@@ -583,7 +590,8 @@ static bool out_dec(struct dec *d, json_t *line)
 	json_t *out = field(d, line, "", "out", JSON_OBJECT);
 	int64_t held;
 	if (!out || !get_num_inf(d, out, "out", "next", &r->next) ||
-	    !get_int(d, out, "out", "held", 0, INT64_MAX, &held))
+	    !get_int(d, out, "out", "held", 0, INT64_MAX, &held) ||
+	    !get_num(d, out, "out", "dragonLastAction", &r->dragon_last_action))
 		return false;
 	r->held = (size_t)held;
 	json_t *acts = get_arr(d, out, "out", "actions", 0, false), *x;

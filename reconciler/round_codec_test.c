@@ -208,6 +208,11 @@ static void a_round_decoded_encodes_to_the_same_line(void **state)
 	o.pace_budget = 2;
 	o.pace_unbound = 0;
 	round_trip(&c, t, 2, 5000, &o, "admit hold");
+	/* DRAGON's rules decide, with its action timer */
+	o.policy = DRAKE_POLICY_DRAGON;
+	o.dragon_last_action = 4000;
+	o.pace_budget = 0;
+	round_trip(&c, t, 2, 5000, &o, "admit hold"); /* one admission a round */
 	drake_cluster_release(&c);
 }
 

@@ -40,7 +40,7 @@ struct json_t;
 
 struct tf_place {
 	int index;
-	char node[254];
+	char node[KUBE_NAME_MAX + 1];
 };
 
 struct tf_scale {

@@ -1,6 +1,7 @@
 /*
  * views.c - what the extender asks of the controller: a new node for a
- * gang member whose planned node kube-scheduler no longer offers, and what
+ * gang member whose planned node kube-scheduler no longer offers, the
+ * candidates' placement state for prioritize (place_view.h), and what
  * each waiting gang waits for (GET /v1/jobs).
  */
 #include "reconciler/internal.h"
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "kube/informer.h"
+#include "reconciler/place_view.h"
 
 bool reconciler_replan(const struct reconciler *r, const char *ns, const char *pod,
                        const char *const *candidates, size_t n, char *node, size_t nodelen,
@@ -21,6 +23,24 @@ bool reconciler_replan(const struct reconciler *r, const char *ns, const char *p
 	}
 	return admit_replan(kube_informer_cache(r->nodes), kube_informer_cache(r->pods), ns, pod,
 	                    candidates, n, node, nodelen, why, whylen) == DRAKE_OK;
+}
+
+drake_err reconciler_place_view(struct reconciler *r, const char *ns, const char *pod,
+                                const char *const *candidates, size_t n,
+                                struct place_models *models, struct place_task *task,
+                                struct place_node *nodes, bool *known, char *why, size_t whylen)
+{
+	if (!r || !r->nodes) {
+		snprintf(why, whylen, "no node cache (drake runs with --gang=false)");
+		return DRAKE_EINVAL;
+	}
+	if (!kube_informer_synced(r->nodes) || !kube_informer_synced(r->pods)) {
+		snprintf(why, whylen, "the controller's caches are not synced");
+		return DRAKE_EINVAL;
+	}
+	return place_view_build_memo(kube_informer_cache(r->nodes), kube_informer_cache(r->pods),
+	                             &r->place_memo, ns, pod, candidates, n, models, task, nodes,
+	                             known, why, whylen);
 }
 
 char *reconciler_jobs_json(const struct reconciler *r)

@@ -299,7 +299,9 @@ void rec_admit_pass(struct reconciler *r)
 	                           .changed_arg = r,
 	                           .pace_budget = budget,
 	                           .pace_unbound = unbound,
-	                           .log = r->dlog};
+	                           .log = r->dlog,
+	                           .policy = r->opts.policy,
+	                           .dragon_last_action = r->dragon_last_action};
 	struct admit_result res;
 	char msg[256];
 	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
@@ -308,6 +310,7 @@ void rec_admit_pass(struct reconciler *r)
 		log_error("admission_failed", "err=%s msg=\"%s\"", drake_strerror(e), msg);
 		return;
 	}
+	r->dragon_last_action = res.dragon_last_action;
 	note_skipped(r, &res.skipped);
 	free(r->running);
 	r->running = res.running;

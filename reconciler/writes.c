@@ -58,7 +58,7 @@ static void on_write_done(const struct kube_response *resp, void *arg)
 			log_warn("reconciler_write_failed", "job=%s what=%s status=%ld error=%s",
 			         w->key, w->what, resp->status, drake_log_quote(why, q, sizeof(q)));
 		}
-		char ns[64] = "", name[254] = "";
+		char ns[64] = "", name[KUBE_NAME_MAX + 1] = "";
 		sscanf(w->key, "%63[^/]/%253s", ns, name);
 		rec_enqueue(r, &r->later, ns, name);
 	}

@@ -9,9 +9,9 @@
  * resync (every dragon_resync seconds), when it runs once per TFJob, as
  * the workqueue does, stopping early once a run changes nothing.
  *
- * One run is gang/dragon_step.h's drake_dragon_step: ScaleDown for a
- * starving head, at most one admission by first fit, ScaleUp after
- * idle_after. Node order is a fresh
+ * One run is gang/dragon_step.h's drake_dragon_step, the step `drake serve
+ * --policy dragon` runs inside its round: ScaleDown for a starving head, at
+ * most one admission by first fit, ScaleUp after idle_after. Node order is a fresh
  * seeded shuffle each run (Go map order), or by name.
  */
 #include <stdlib.h>

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "kube/object.h"
 
 struct json_t;
 
@@ -68,12 +69,13 @@ struct tf_replica_spec {
 struct tf_refusal {
 	int tries; /* 0: no record (or a malformed one, ignored) */
 	double at_s, until_s;
-	char pod[254];
+	char pod[KUBE_NAME_MAX + 1];
 	char why[TF_REFUSAL_WHY_MAX];
 };
 
 struct tfjob {
-	char ns[64], name[254], uid[64]; /* name is at most TF_JOB_NAME_MAX once valid */
+	char ns[64], name[KUBE_NAME_MAX + 1],
+	    uid[64]; /* name is at most TF_JOB_NAME_MAX once valid */
 	struct tf_replica_spec rs[TF_NTYPES];
 	int min_instances, max_instances; /* workers; default Worker.replicas */
 	enum tf_clean clean;
@@ -88,10 +90,10 @@ struct tfjob {
 	 * required) when spec.min-instances is absent; priorityClass goes on
 	 * the pods; scheduleTimeoutSeconds bounds how long an admitted wave
 	 * may wait unbound. */
-	int min_available;         /* -1: unset */
-	long schedule_timeout_s;   /* -1: unset */
-	char priority_class[254];  /* "": unset */
-	struct tf_refusal refusal; /* TF_ANNOTATION_UNSCHEDULABLE */
+	int min_available;                      /* -1: unset */
+	long schedule_timeout_s;                /* -1: unset */
+	char priority_class[KUBE_NAME_MAX + 1]; /* "": unset */
+	struct tf_refusal refusal;              /* TF_ANNOTATION_UNSCHEDULABLE */
 };
 
 /* "ps", "worker", "chief", "evaluator". */

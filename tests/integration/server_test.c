@@ -670,6 +670,44 @@ static void test_a_bind_without_a_client_certificate_posts_nothing(void **state)
 	assert_int_equal(stop_drake(&d), 0);
 }
 
+/* drake's score on prioritize reads the controller's caches: asked for
+ * without them, drake refuses to start and says why, as it does a value
+ * that is none of auto, true, false. Without the flag (auto, no
+ * controller) prioritize answers 0 for every node (the goldens above). */
+static void test_prioritize_without_the_controller_is_refused_at_start(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *value, *says;
+	} cases[] = {{"true", "needs --reconcile and --gang"},
+	             {"maybe", "must be auto, true or false"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct drake d;
+		start_drake(&d, "prioritize", CERTS "/server.crt", CERTS "/server.key",
+		            CERTS "/ca.crt", "--prioritize", cases[i].value, NULL);
+		int status = 0;
+		pid_t done = 0;
+		for (int k = 0; k < 100 && !done; k++) { /* 5 s to exit */
+			done = waitpid(d.pid, &status, WNOHANG);
+			if (!done)
+				usleep(50000);
+		}
+		if (!done) {
+			stop_drake(&d);
+			fail_msg("--prioritize=%s: drake started instead of refusing",
+			         cases[i].value);
+		}
+		d.pid = 0;
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 2);
+		char *log = slurp(d.log);
+		if (!strstr(log, cases[i].says))
+			fail_msg("--prioritize=%s: the log does not say %s: %s", cases[i].value,
+			         cases[i].says, log);
+		free(log);
+	}
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -693,6 +731,7 @@ int main(void)
 	    cmocka_unit_test(test_sighup_reloads_certificates_without_dropping_the_listener),
 	    cmocka_unit_test(test_sigterm_answers_a_bind_in_flight_before_exiting),
 	    cmocka_unit_test(test_bind_reports_the_api_servers_own_message),
+	    cmocka_unit_test(test_prioritize_without_the_controller_is_refused_at_start),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -87,6 +87,10 @@ documents every line). Called with a dict: root, caFile/certFile/keyFile
 {{- $v := .root.Values -}}
 - urlPrefix: {{ include "drake.urlPrefix" .root | quote }}
   filterVerb: filter
+  {{- if eq (include "drake.prioritize" .root) "true" }}
+  prioritizeVerb: prioritize
+  weight: {{ $v.prioritize.weight }}
+  {{- end }}
   bindVerb: bind
   preemptVerb: preempt
   nodeCacheCapable: true
@@ -161,4 +165,22 @@ nothing under `helm template`. Computed once per render and kept in
 {{- $_ := set .Values "_drakeTLS" $r -}}
 {{- end -}}
 {{- toYaml .Values._drakeTLS -}}
+{{- end -}}
+
+{{/*
+Whether drake scores pods on prioritize: prioritize.enabled, or when it is
+null, simple mode (gangOnly false). drake's score reads the node cache its
+gang controller keeps, so flags.gang "false" turns the default off and
+refuses prioritize.enabled true. "true" or "false".
+*/}}
+{{- define "drake.prioritize" -}}
+{{- $e := .Values.prioritize.enabled -}}
+{{- $gang := ne (toString .Values.flags.gang) "false" -}}
+{{- if kindIs "invalid" $e -}}
+{{- ternary "true" "false" (and $gang (not .Values.gangOnly)) -}}
+{{- else if and $e (not $gang) -}}
+{{- fail "prioritize.enabled true needs drake's gang controller (flags.gang must not be false): the score reads its node cache" -}}
+{{- else -}}
+{{- ternary "true" "false" $e -}}
+{{- end -}}
 {{- end -}}

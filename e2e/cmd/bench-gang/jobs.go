@@ -1,6 +1,6 @@
 package main
 
-// The job list: the hard case of issue 14. Mixed sizes (1 to 64 GPUs, some
+// The job list: the hard case. Mixed sizes (1 to 64 GPUs, some
 // larger than any node), all arriving within --submit-window, so that the
 // total demand (--demand times the cluster's GPUs) waits in a queue, and each
 // running for a drawn time once its gang is whole. Every draw comes from the

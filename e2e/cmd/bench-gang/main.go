@@ -1,4 +1,4 @@
-// bench-gang is issue 14's contention benchmark: one cluster of kwok GPU
+// bench-gang is the gang contention benchmark: one cluster of kwok GPU
 // nodes, one job list per seed replayed against each arm in turn, the
 // cluster emptied between arms:
 //

@@ -157,7 +157,7 @@ func (b *bench) gangReport(base string, rs []armResult) {
 	}
 }
 
-// verdict prints issue 14's targets against the medians.
+// verdict prints the targets against the medians.
 func verdict(meds []armResult) {
 	by := map[string]armResult{}
 	for _, m := range meds {

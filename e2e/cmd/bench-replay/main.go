@@ -1,4 +1,4 @@
-// bench-replay is issue 25's trace replay: a window of a real trace run on
+// bench-replay is the trace replay: a window of a real trace run on
 // the local cluster's kwok nodes against each arm in turn, the cluster
 // emptied between arms, beside `drake sim`'s prediction for the same window,
 // cluster and model.
@@ -87,7 +87,7 @@ func main() {
 	flag.DurationVar(&o.budget, "arm-budget", 20*time.Minute, "an arm's time; the window's estimate, max(work / GPUs, longest job, span), is compressed to --fill of it")
 	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
 	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
-	arms := flag.String("arms", "drake,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
+	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
 	flag.DurationVar(&o.armTimeout, "arm-timeout", 0, "deadline of one arm (0: --arm-budget)")
 	flag.DurationVar(&o.stall, "stall", 90*time.Second, "deadlock: every job has arrived, no GPU is busy and no job started or ended for this long")
 	flag.DurationVar(&o.sample, "sample", time.Second, "sampling interval of the GPUs busy and held")

@@ -131,7 +131,7 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 	b.writeCSVs(base, rs, meds, pred)
 }
 
-// ratios: issue 25's targets, drake against the others on the cluster,
+// ratios: the targets, drake against the others on the cluster,
 // and the drake / dragon ratio against the simulator's.
 func (b *bench) ratios(meds []armResult, pred map[string]simFigures) {
 	by := map[string]armResult{}

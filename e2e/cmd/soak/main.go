@@ -1,5 +1,5 @@
 // soak runs drake's TFJob controller and gang barrier in steady state for a
-// long time and checks that nothing accumulates (issue 15's soak target).
+// long time and checks that nothing accumulates (the soak's target).
 //
 // hack/soak.sh starts a gang-mode cluster (default 200 standard kwok nodes
 // plus the large, MIG and AMD ones cluster-up.sh adds) and runs this driver,

@@ -30,8 +30,7 @@ type Arm struct {
 }
 
 // Arms: every arm the benchmarks know. dragon is drake serve --policy
-// dragon (DRAGON's rules through drake's admission, issue 25): refused
-// until that flag exists.
+// dragon (DRAGON's rules through drake's admission, barrier and backstop).
 var Arms = []Arm{
 	{Name: "drake", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true},
 	{Name: "dragon", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true,
