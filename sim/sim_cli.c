@@ -87,7 +87,7 @@ int sim_cli_main(int argc, char **argv)
 	     "(no trace is run; a partial last line and rounds with KubeShare shares are "
 	     "skipped and counted)"},
 	    {"trace", "DRAKE_SIM_TRACE", FLAG_STRING, &c.trace, NULL,
-	     "trace CSV (ITP or knavigator gang format, or your own; required)"},
+	     "trace CSV (ITP or knavigator gang format, or your own; required unless --replay)"},
 	    {"trace-format", "DRAKE_SIM_TRACE_FORMAT", FLAG_STRING, &trace_format, "auto",
 	     "auto (the header picks itp or gang; columns with --trace-columns), itp, gang, "
 	     "columns"},
@@ -190,7 +190,8 @@ int sim_cli_main(int argc, char **argv)
 		       "       drake sim placement --nodes FILE --tasks FILE [flags]\n\n"
 		       "Replays a trace through drake's own policy code in virtual time and\n"
 		       "compares the policies. See sim/README.md for the model. The placement\n"
-		       "study of GPU fragmentation is `drake sim placement --help`.\n\n"
+		       "study of GPU fragmentation is `drake sim placement --help`. --replay\n"
+		       "decides the rounds of drake serve's --decision-log again and compares.\n\n"
 		       "Your own CSV: name its columns; others are ignored, bad rows skipped\n"
 		       "and counted on stderr, rows sorted by submit time. For example:\n"
 		       "  drake sim --trace jobs.csv "
