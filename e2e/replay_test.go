@@ -1,12 +1,13 @@
 package e2e
 
-// The proof that the cluster's decisions are the round's (issue 24): drake
+// The proof that the cluster's decisions are the round's: drake
 // serve writes every admission round's inputs and outputs to its
 // --decision-log while a mixed batch runs (a rigid gang that starves and
 // takes workers from an elastic job, a worker of the running gang deleted
 // and repaired, the elastic job growing back once the gang is done), then
 // `drake sim --replay` decides every logged round again from its inputs
-// with the round's own code: no round may differ.
+// with the round's own code: no round may differ. Once with drake's rules,
+// once with DRAGON's (--policy dragon).
 
 import (
 	"bufio"
@@ -51,8 +52,39 @@ func logKinds(t *testing.T, path string) map[string]int {
 	return kinds
 }
 
+// setenv sets k for the rest of the test and restores it after.
+func setenv(t *testing.T, k, v string) {
+	old, had := os.LookupEnv(k)
+	os.Setenv(k, v)
+	t.Cleanup(func() {
+		if had {
+			os.Setenv(k, old)
+		} else {
+			os.Unsetenv(k)
+		}
+	})
+}
+
+// readHead is a file's first line.
+func readHead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return line
+}
+
 func TestDecisionLogReplaysWithoutDifference(t *testing.T) {
 	e := withReconciler(t)
+	// drake's rules, then DRAGON's (--policy dragon) in the same round
+	for _, policy := range []string{"drake", "dragon"} {
+		t.Run(policy, func(t *testing.T) { replayBatch(t, e, policy) })
+	}
+}
+
+func replayBatch(t *testing.T, e *env, policy string) {
 	nodes := e.nodeList(t)
 	if len(nodes) < 2 {
 		t.Skip("needs 2 nodes")
@@ -63,12 +95,12 @@ func TestDecisionLogReplaysWithoutDifference(t *testing.T) {
 	}
 	ns := e.namespace(t)
 	logPath := filepath.Join(logDir, "decision-"+ns+".log")
-	os.Setenv("DRAKE_DECISION_LOG", logPath)
+	// drake restarted as it was once the env is restored (cleanups run
+	// last in, first out)
+	t.Cleanup(func() { e.drakeCtl(t, "restart") })
+	setenv(t, "DRAKE_DECISION_LOG", logPath)
+	setenv(t, "DRAKE_POLICY", policy)
 	e.drakeCtl(t, "restart")
-	t.Cleanup(func() {
-		os.Unsetenv("DRAKE_DECISION_LOG")
-		e.drakeCtl(t, "restart")
-	})
 	waitGPUsIdle(t, e)
 
 	// Workers of half a node's GPUs: the elastic job a fills every such
@@ -103,6 +135,9 @@ func TestDecisionLogReplaysWithoutDifference(t *testing.T) {
 	// g ends; a grows back into the room
 	poll(t, 90*time.Second, "a grown back", func() (bool, error) { return logKinds(t, logPath)["grow"] > 0, nil })
 
+	if !strings.Contains(readHead(t, logPath), `"policy":"`+policy+`"`) {
+		t.Errorf("the log's first round is not decided by %s's rules", policy)
+	}
 	kinds := logKinds(t, logPath)
 	t.Logf("decision log %s: actions %v", logPath, kinds)
 	for _, k := range []string{"admit", "shrink", "repair", "grow"} {
