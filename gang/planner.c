@@ -100,6 +100,9 @@ drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size
 		                    DRAKE_GANG_MAX_REPLICAS);
 	if (total == 0)
 		return drake_errorf(DRAKE_EINVAL, why, len, "a job with no replicas");
+	if (req->n_keep < 0 || req->n_keep > DRAKE_GANG_MAX_KEEP || (req->n_keep && !req->keep))
+		return drake_errorf(DRAKE_EINVAL, why, len, "%d queue shapes; want 0..%d",
+		                    req->n_keep, DRAKE_GANG_MAX_KEEP);
 	return DRAKE_OK;
 }
 
@@ -126,7 +129,29 @@ struct view {
 	const struct drake_node *nodes;
 	uint64_t seed; /* new vGPU ids */
 	struct replica ps, wk, chief;
+	const struct drake_res *keep; /* the queue's shapes (drake_gang_req) */
+	int n_keep;
 };
+
+/* GPUs the queue's shapes can use in free f: per shape asking for GPUs,
+ * the copies that fit times their GPUs. */
+static int64_t usable(const struct view *v, const struct drake_res *f)
+{
+	int64_t u = 0;
+	for (int k = 0; k < v->n_keep; k++)
+		if (v->keep[k].gpu > 0)
+			u += drake_res_count_fit(&v->keep[k], f, 1 << 20) * v->keep[k].gpu;
+	return u;
+}
+
+/* usable() summed over the view's nodes. */
+static int64_t usable_all(const struct view *v)
+{
+	int64_t u = 0;
+	for (size_t i = 0; i < v->n; i++)
+		u += usable(v, &v->free[i]);
+	return u;
+}
 
 static struct drake_vgpus *vg_of(const struct view *v, size_t i)
 {
@@ -208,6 +233,15 @@ static double score_after(const struct view *v, size_t i, const struct replica *
 	return leftover(v, i, &t.free, t.vgp);
 }
 
+/* GPUs usable by the queue that placing k copies of r on node i loses. */
+static int64_t loss_of(const struct view *v, size_t i, const struct replica *r, int64_t k)
+{
+	struct trial t;
+	trial_init(&t, v, i);
+	take(v, i, &t.free, t.vgp, r, k, NULL);
+	return usable(v, &v->free[i]) - usable(v, &t.free);
+}
+
 /* How many copies of r fit on node i now, at most cap. */
 static int64_t room(const struct view *v, size_t i, const struct replica *r, int64_t cap)
 {
@@ -224,11 +258,13 @@ static void put(struct view *v, size_t i, const struct replica *r, int64_t k, in
 		nodes[(*count)++] = (int)i;
 }
 
-/* Pass 1: the whole job on one node, best fit. Returns the node or -1. */
+/* Pass 1: the whole job on one node, the one that loses the queue the
+ * fewest usable GPUs, then best fit. Returns the node or -1. */
 static long one_node(const struct view *v, const struct drake_gang_req *r)
 {
 	long best = -1;
 	double best_score = 0;
+	int64_t best_loss = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		struct trial t;
 		trial_init(&t, v, i);
@@ -242,9 +278,11 @@ static long one_node(const struct view *v, const struct drake_gang_req *r)
 			continue;
 		take(v, i, &t.free, t.vgp, &v->wk, r->want_workers, NULL);
 		double s = leftover(v, i, &t.free, t.vgp);
-		if (best < 0 || s < best_score) {
+		int64_t loss = usable(v, &v->free[i]) - usable(v, &t.free);
+		if (best < 0 || loss < best_loss || (loss == best_loss && s < best_score)) {
 			best = (long)i;
 			best_score = s;
+			best_loss = loss;
 		}
 	}
 	return best;
@@ -360,11 +398,12 @@ static void place(struct view *v, const struct drake_gang_req *r, struct placed 
 	put(v, (size_t)home, &v->wk, k, o->w, o->w_pick, &o->nw);
 	rest -= (int)k;
 
-	/* Fill outward: the tightest node that takes all the rest, else the
-	 * node that takes the most, until done or out of nodes. */
+	/* Fill outward: the node that takes all the rest losing the queue the
+	 * fewest GPUs, then the tightest; else the node that takes the most
+	 * (then loses the fewest), until done or out of nodes. */
 	while (rest > 0) {
 		long pick = -1, big = -1;
-		int64_t big_k = 0;
+		int64_t big_k = 0, pick_loss = 0, big_loss = 0;
 		double pick_score = 0;
 		for (size_t i = 0; i < v->n; i++) {
 			if ((long)i == home)
@@ -372,15 +411,19 @@ static void place(struct view *v, const struct drake_gang_req *r, struct placed 
 			int64_t c = room(v, i, &v->wk, rest);
 			if (c == 0)
 				continue;
+			int64_t loss = v->n_keep ? loss_of(v, i, &v->wk, c) : 0;
 			if (c == rest) {
 				double s = score_after(v, i, &v->wk, c);
-				if (pick < 0 || s < pick_score) {
+				if (pick < 0 || loss < pick_loss ||
+				    (loss == pick_loss && s < pick_score)) {
 					pick = (long)i;
 					pick_score = s;
+					pick_loss = loss;
 				}
-			} else if (c > big_k) {
+			} else if (c > big_k || (c == big_k && loss < big_loss)) {
 				big = (long)i;
 				big_k = c;
+				big_loss = loss;
 			}
 		}
 		if (pick < 0 && big < 0)
@@ -389,6 +432,113 @@ static void place(struct view *v, const struct drake_gang_req *r, struct placed 
 		int64_t c = pick >= 0 ? rest : big_k;
 		put(v, (size_t)at, &v->wk, c, o->w, o->w_pick, &o->nw);
 		rest -= (int)c;
+	}
+}
+
+/* Key of a node for the next replica of place_keep(): less loss, then a
+ * node the job uses, then tighter; by name last (the walk's order). */
+struct keep_key {
+	int64_t loss;
+	bool mine;
+	double left;
+};
+
+static bool keep_better(const struct keep_key *a, const struct keep_key *b)
+{
+	if (a->loss != b->loss)
+		return a->loss < b->loss;
+	if (a->mine != b->mine)
+		return a->mine;
+	return a->left < b->left;
+}
+
+/* The node for k copies of r by keep_key (-1: none takes them). mine marks
+ * the job's nodes; mine_list[0..n_mine) lists them, looked at first: a
+ * node of the job that loses nothing is the best any node can be but for
+ * tightness, so the other nodes are walked only when none does. */
+static long keep_pick(const struct view *v, const struct replica *r, int64_t k, const bool *mine,
+                      const int *mine_list, int n_mine)
+{
+	long best = -1;
+	struct keep_key bk = {0};
+	for (int m = 0; m < n_mine; m++) {
+		size_t i = (size_t)mine_list[m];
+		if (room(v, i, r, k) < k || loss_of(v, i, r, k) > 0)
+			continue;
+		struct keep_key key = {0, true, score_after(v, i, r, k)};
+		if (best < 0 || keep_better(&key, &bk)) {
+			best = (long)i;
+			bk = key;
+		}
+	}
+	if (best >= 0)
+		return best;
+	for (size_t i = 0; i < v->n; i++) {
+		if (room(v, i, r, k) < k)
+			continue;
+		struct keep_key key = {loss_of(v, i, r, k), mine[i], score_after(v, i, r, k)};
+		if (best < 0 || keep_better(&key, &bk)) {
+			best = (long)i;
+			bk = key;
+		}
+	}
+	return best;
+}
+
+/*
+ * The placement that keeps room for the queue: the workers one by one
+ * (keep_pick), then all PS on one node by the same key (else one by one),
+ * then the chief beside the first PS when it fits (else by the key); a
+ * worker on the PS's node becomes worker 0. Consumes the view like place();
+ * mine (v->n entries, all false) is scratch, mine_list too.
+ */
+static void place_keep(struct view *v, const struct drake_gang_req *r, struct placed *o, bool *mine,
+                       int *mine_list)
+{
+	int n_mine = 0;
+	o->nps = o->nw = o->nchief = 0;
+	for (int n = 0; n < r->want_workers; n++) {
+		long at = keep_pick(v, &v->wk, 1, mine, mine_list, n_mine);
+		if (at < 0)
+			break;
+		put(v, (size_t)at, &v->wk, 1, o->w, NULL, &o->nw);
+		if (!mine[at]) {
+			mine[at] = true;
+			mine_list[n_mine++] = (int)at;
+		}
+	}
+	if (o->nw < r->min_workers)
+		return;
+	long home = r->n_ps ? keep_pick(v, &v->ps, r->n_ps, mine, mine_list, n_mine) : -1;
+	if (home >= 0) {
+		put(v, (size_t)home, &v->ps, r->n_ps, o->ps, NULL, &o->nps);
+	} else {
+		for (int n = 0; n < r->n_ps; n++) {
+			long at = keep_pick(v, &v->ps, 1, mine, mine_list, n_mine);
+			if (at < 0)
+				return;
+			put(v, (size_t)at, &v->ps, 1, o->ps, NULL, &o->nps);
+		}
+		if (r->n_ps)
+			home = o->ps[0];
+	}
+	if (r->n_chief) {
+		long at = home >= 0 && room(v, (size_t)home, &v->chief, 1) == 1
+		              ? home
+		              : keep_pick(v, &v->chief, 1, mine, mine_list, n_mine);
+		if (at < 0)
+			return;
+		int count = 0;
+		put(v, (size_t)at, &v->chief, 1, &o->chief, NULL, &count);
+		o->nchief = count;
+	}
+	/* worker 0 coordinates: beside the PS when one is there */
+	for (int n = 0; home >= 0 && n < o->nw; n++) {
+		if (o->w[n] == home) {
+			o->w[n] = o->w[0];
+			o->w[0] = (int)home;
+			break;
+		}
 	}
 }
 
@@ -570,6 +720,47 @@ static drake_err no_node_for(const struct drake_cluster *c, const struct drake_g
 	return DRAKE_OK;
 }
 
+/* o holds place()'s plan, v what it left. Tries place_keep() and, when it
+ * leaves the queue more usable GPUs on no more nodes, puts its plan in o
+ * instead (it places every worker that fits, so never fewer than o). Only
+ * for jobs that share no GPU (there are no vGPU picks to carry). */
+static drake_err keep_room(const struct drake_cluster *c, const struct drake_gang_req *req,
+                           struct view *v, struct placed *o, char *why, size_t len)
+{
+	int64_t first = usable_all(v);
+	struct placed k = {.ps = malloc(((size_t)req->n_ps + 1) * sizeof(int)),
+	                   .w = malloc(((size_t)req->want_workers + 1) * sizeof(int))};
+	bool *mine = calloc(c->n + 1, sizeof(bool));
+	int *mine_list = malloc((c->n + 1) * sizeof(int));
+	drake_err err = DRAKE_OK;
+	if (!k.ps || !k.w || !mine || !mine_list) {
+		err = drake_errorf(DRAKE_ENOMEM, why, len, "out of memory planning");
+		goto out;
+	}
+	fill_view(v, c, 0);
+	place_keep(v, req, &k, mine, mine_list);
+	if (placed_all(req, &k) && usable_all(v) > first &&
+	    span(k.ps, k.nps, k.w, k.nw, k.nchief, k.chief) <=
+	        span(o->ps, o->nps, o->w, o->nw, o->nchief, o->chief)) {
+		int *t = o->ps;
+		o->ps = k.ps;
+		k.ps = t;
+		t = o->w;
+		o->w = k.w;
+		k.w = t;
+		o->nps = k.nps;
+		o->nw = k.nw;
+		o->nchief = k.nchief;
+		o->chief = k.chief;
+	}
+out:
+	free(k.ps);
+	free(k.w);
+	free(mine);
+	free(mine_list);
+	return err;
+}
+
 drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang_req *req,
                           struct drake_plan *out, char *why, size_t len)
 {
@@ -579,7 +770,9 @@ drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang
 	struct view v = {.seed = req->vgpu_seed,
 	                 .ps = {req->ps, req->ps_share, req->ps_ok},
 	                 .wk = {req->worker, req->worker_share, req->worker_ok},
-	                 .chief = {req->chief, req->chief_share, req->chief_ok}};
+	                 .chief = {req->chief, req->chief_share, req->chief_ok},
+	                 .keep = req->keep,
+	                 .n_keep = req->n_keep};
 	if ((err = no_node_for(c, req, &v, why, len)))
 		return err;
 	bool ps_share = req->ps_share.milli > 0, w_share = req->worker_share.milli > 0;
@@ -602,6 +795,9 @@ drake_err drake_plan_gang(const struct drake_cluster *c, const struct drake_gang
 	}
 	fill_view(&v, c, 0);
 	place(&v, req, &o);
+	if (placed_all(req, &o) && v.n_keep > 0 && !v.vg &&
+	    (err = keep_room(c, req, &v, &o, why, len)))
+		goto out;
 	if (placed_all(req, &o)) {
 		*out = (struct drake_plan){
 		    .n_ps = o.nps,

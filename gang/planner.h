@@ -26,6 +26,19 @@
  * is then found by packing their shares first fit onto the node's open
  * vGPUs and new ones, and the plan names each replica's vGPU.
  *
+ * Room for the queue: when the request names the shapes the queue needs
+ * (keep), a node's room counts by the GPUs those shapes can use in it: per
+ * shape asking for GPUs, how many copies fit its free room times their
+ * GPUs, summed over shapes. The one-node pass prefers, among the nodes
+ * that take the whole job, the one that loses the fewest such GPUs, and
+ * the fill outward, among the nodes it would take anyway, likewise. Then a
+ * second placement is tried: worker by worker onto the node that loses the
+ * fewest (a node the job already uses first, then the tightest), the PS
+ * beside its workers. It places every worker that fits anywhere, so at
+ * least as many as the first; it wins when it leaves the queue more usable
+ * GPUs and spans no more nodes (a job's locality is not traded for the
+ * queue's room). It is not tried for a job whose replicas share GPUs.
+ *
  * Pure: reads the snapshot, never changes it. Scratch memory is freed
  * before returning; the plan's arrays belong to the caller, who frees them
  * with drake_plan_release().
@@ -39,6 +52,7 @@
 #include "gang/vgpu.h"
 
 #define DRAKE_GANG_MAX_REPLICAS 4096
+#define DRAKE_GANG_MAX_KEEP     64 /* queue shapes a request may name */
 
 /* One job's shape: n_ps parameter servers, an optional chief (TFJob's
  * Chief or Master replica: n_chief 0 or 1) and between min_workers and
@@ -64,6 +78,11 @@ struct drake_gang_req {
 	 * node. A node marked tainted is open to a role only through its mask.
 	 * Borrowed; they must match the snapshot planned on. */
 	const unsigned char *ps_ok, *worker_ok, *chief_ok;
+	/* What the queue needs (see "Room for the queue" above): the replica
+	 * shapes of the jobs waiting or lately arrived, each listed once.
+	 * NULL or n_keep 0: no preference. Borrowed. */
+	const struct drake_res *keep;
+	int n_keep;
 };
 
 /* A placement: node indexes into the snapshot. The chief, when the job has

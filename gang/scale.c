@@ -25,6 +25,7 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	o->shrink.lonely_first = true;
 	drake_speed_defaults(&o->speed);
 	o->ending_hold = 10;
+	o->keep_window = 60;
 }
 
 /* A running job as the step changes it. */
@@ -48,6 +49,8 @@ struct step {
 	double now;
 	double soon_until; /* the earliest end of an ending job's hold */
 	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
+	struct drake_res keep[DRAKE_GANG_MAX_KEEP]; /* the queue's shapes (keep_shapes) */
+	int n_keep;
 };
 
 static drake_err push(struct step *s, struct drake_action a)
@@ -366,6 +369,46 @@ static drake_err hold_ending(struct step *s, struct drake_cluster *soon,
 	return DRAKE_OK;
 }
 
+/* ---- room for the queue ---- */
+
+static void keep_add(struct step *s, const struct drake_res *r, int n)
+{
+	if (n <= 0 || r->gpu <= 0 || s->n_keep == DRAKE_GANG_MAX_KEEP)
+		return;
+	for (int k = 0; k < s->n_keep; k++)
+		if (memcmp(&s->keep[k], r, sizeof(*r)) == 0)
+			return;
+	s->keep[s->n_keep++] = *r;
+}
+
+/* The shapes the planner keeps room for (planner.h, "Room for the
+ * queue"): every replica asking for GPUs of the waiting jobs, then of the
+ * running jobs admitted within keep_window, newest first; at most
+ * DRAKE_GANG_MAX_KEEP, the first come kept. */
+static drake_err keep_shapes(struct step *s, const struct drake_admission_entry *w, size_t nw)
+{
+	s->n_keep = 0;
+	if (s->o->keep_window < 0)
+		return DRAKE_OK;
+	for (size_t i = 0; i < nw; i++) {
+		keep_add(s, &w[i].req.worker, w[i].req.want_workers);
+		keep_add(s, &w[i].req.ps, w[i].req.n_ps);
+		keep_add(s, &w[i].req.chief, w[i].req.n_chief);
+	}
+	int *ix = youngest_first(s);
+	if (!ix)
+		return DRAKE_ENOMEM;
+	for (size_t k = 0; k < s->nr; k++) {
+		const struct drake_running_job *j = &s->r[ix[k]];
+		if (s->now - j->admitted > s->o->keep_window)
+			break;
+		keep_add(s, &j->worker, j->n_workers);
+		keep_add(s, &j->ps, j->n_ps);
+	}
+	free(ix);
+	return DRAKE_OK;
+}
+
 /* Waiting entry x of index i, in FIFO order: starts it if it fits, by
  * shrinking running jobs if it starves, or holds nodes for it (starving:
  * reserve(); fitting once the ending jobs are gone: hold_ending() on
@@ -375,7 +418,13 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
                            struct drake_step *out)
 {
 	const struct drake_scale_opts *o = s->o;
+	const struct drake_res *keep = x->req.keep;
+	int n_keep = x->req.n_keep;
+	x->req.keep = s->keep;
+	x->req.n_keep = s->n_keep;
 	drake_err e = drake_admit_one(&s->c, x, o->backfill, avail);
+	x->req.keep = keep;
+	x->req.n_keep = n_keep;
 	if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
 		e = rejected(s, x, DRAKE_ELIMIT, x->why);
 	if (e)
@@ -421,6 +470,8 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	struct drake_cluster soon;
 	bool have_soon;
 	drake_err e = soon_build(s, &soon, &have_soon);
+	if (!e)
+		e = keep_shapes(s, w, nw);
 	int tries = 0;
 	bool blocked = false;
 	for (size_t i = 0; !e && i < nw; i++) {

@@ -8,7 +8,9 @@
  * One step, in FIFO order of the waiting jobs:
  *
  *  1. A job whose PS, chief and min workers fit starts (best-fit packing,
- *     gang/planner.h). Smaller jobs behind one that does not fit may start
+ *     gang/planner.h, keeping room for the shapes of the waiting jobs and
+ *     of those admitted within keep_window: planner.h, "Room for the
+ *     queue"). Smaller jobs behind one that does not fit may start
  *     (backfill), except on the room of a job that is ending: once a
  *     running job's first member has ended, for ending_hold seconds its
  *     room belongs to the waiting jobs, in FIFO order, that fit once it is
@@ -70,11 +72,16 @@ struct drake_scale_opts {
 	struct drake_shrink_opts shrink;
 	struct drake_speed speed; /* node_gpus is taken from the snapshot */
 	double ending_hold;       /* seconds an ending job's room is held for the queue; 0: never */
+	/* Admission plans keep room for the queue's shapes (planner.h): the
+	 * waiting jobs' and those of the jobs admitted within keep_window
+	 * seconds; negative: no preference. */
+	double keep_window;
 };
 
 /* scale_opts of `drake serve` and `drake sim` alike: backfill, 30 s, 60 s,
  * 4 tries, newest first, lonely first, the default speed model, an ending
- * job's room held 10 s. */
+ * job's room held 10 s, room kept for the shapes of the queue and of the
+ * jobs admitted in the last 60 s. */
 void drake_scale_defaults(struct drake_scale_opts *o);
 
 enum drake_act_kind { DRAKE_ACT_ADMIT, DRAKE_ACT_SHRINK, DRAKE_ACT_GROW };

@@ -82,13 +82,15 @@ if [ -x build/release/drake ] && [ -f "$values" ]; then
     in_f && /^  [a-zA-Z0-9]+:/ {sub(/:.*/, ""); sub(/^ +/, ""); print}' "$values")
   for f in "${dflags[@]}"; do
     camel=$(sed -E 's/-([a-z])/\U\1/g' <<<"$f")
-    printf '%s\n' "${ckeys[@]}" | grep -qx -- "$camel" ||
+    # a here-string, not a pipe: grep -q stops at the first match, and under
+    # pipefail printf's SIGPIPE would make a key that is there look absent
+    grep -qx -- "$camel" <<<"$(printf '%s\n' "${ckeys[@]}")" ||
       grep -qE "^ *# +flag --$f:" "$values" ||
       { echo "    $values has neither flags.$camel nor a '# flag --$f:' line"; fail=1; }
   done
   for k in "${ckeys[@]}"; do
     kebab=$(sed -E 's/([A-Z])/-\L\1/g' <<<"$k")
-    printf '%s\n' "${dflags[@]}" | grep -qx -- "$kebab" ||
+    grep -qx -- "$kebab" <<<"$(printf '%s\n' "${dflags[@]}")" ||
       { echo "    $values: flags.$k is no drake serve flag (--$kebab)"; fail=1; }
   done
 else

@@ -180,15 +180,15 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 	}
 	const struct drake_scale_opts *so = &o->scale;
 	json_t *opts = json_pack(
-	    "{s:s,s:f,s:b,s:f,s:f,s:i,s:s,s:b,s:{s:f,s:f,s:f,s:i},s:f,s:I,s:I}", "policy",
+	    "{s:s,s:f,s:b,s:f,s:f,s:i,s:s,s:b,s:{s:f,s:f,s:f,s:i},s:f,s:f,s:I,s:I}", "policy",
 	    o->policy == DRAKE_POLICY_DRAGON ? "dragon" : "drake", "dragonLastAction",
 	    o->dragon_last_action, "backfill", so->backfill, "starveAfter", so->starve_after,
 	    "idleAfter", so->idle_after, "shrinkTries", so->shrink_tries, "victimOrder",
 	    drake_victim_order_name(so->shrink.order), "lonelyFirst", so->shrink.lonely_first,
 	    "speed", "scalingLoss", so->speed.scaling_loss, "localityPenalty",
 	    so->speed.locality_penalty, "rescalePause", so->speed.rescale_pause, "nodeGpus",
-	    so->speed.node_gpus, "endingHold", so->ending_hold, "paceBudget",
-	    (json_int_t)o->pace_budget, "paceUnbound", (json_int_t)o->pace_unbound);
+	    so->speed.node_gpus, "endingHold", so->ending_hold, "keepWindow", so->keep_window,
+	    "paceBudget", (json_int_t)o->pace_budget, "paceUnbound", (json_int_t)o->pace_unbound);
 	json_t *names = json_array();
 	for (int i = 0; names && i < c->names.n; i++)
 		json_array_append_new(names, json_string(c->names.name[i]));
