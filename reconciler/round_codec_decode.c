@@ -494,6 +494,7 @@ static bool opts_dec(struct dec *d, json_t *in)
 	              &order) ||
 	    !get_bool(d, v, p, "lonelyFirst", &s->shrink.lonely_first) ||
 	    !get_num(d, v, p, "endingHold", &s->ending_hold) ||
+	    !get_num(d, v, p, "keepWindow", &s->keep_window) ||
 	    !get_int(d, v, p, "paceBudget", INT64_MIN, INT64_MAX, &budget) ||
 	    !get_int(d, v, p, "paceUnbound", INT64_MIN, INT64_MAX, &unbound))
 		return false;

@@ -163,6 +163,7 @@ static void a_round_decoded_encodes_to_the_same_line(void **state)
 	struct drake_round_opts o = {.pace_budget = 8, .pace_unbound = 1};
 	drake_scale_defaults(&o.scale);
 	o.scale.starve_after = 30.5;
+	o.scale.keep_window = 45;
 	struct tj t[3];
 	/* a running job on a: a record with a scale-up's place and a give,
 	 * a migration in flight, progress */
