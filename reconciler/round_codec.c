@@ -5,7 +5,8 @@
  * is an index into "nodes", an action's job an index into "jobs".
  *
  * Not written: the snapshot's open vGPUs (KubeShare shares) and measured
- * node usage; a replay of a round with shares needs them.
+ * node usage (the round does not read it); a replay refuses a round with
+ * shares. The decoder is round_codec_decode.c.
  */
 #include "reconciler/round_codec.h"
 

@@ -1,5 +1,6 @@
 /* round_codec_test.c - a decision round as a JSON line: what a replay
- * needs of its inputs and outputs is there, by name and by index. */
+ * needs of its inputs and outputs is there, by name and by index; decoded,
+ * it encodes to the same line; a malformed line is refused naming the field. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gang/gang_testutil.h"
 #include "reconciler/round_codec.h"
@@ -69,10 +71,220 @@ static void a_round_is_one_line_with_its_inputs_and_actions(void **state)
 	drake_cluster_release(&c);
 }
 
+#define MAXW 4
+
+/* A job and the storage its input borrows (as gang/round_test.c builds
+ * them): one PS, workers of one GPU. */
+struct tj {
+	struct drake_round_job j;
+	struct drake_round_member m[2 + MAXW];
+	unsigned char member[MAXW];
+	struct drake_round_place place[2];
+};
+
+static void new_job(struct tj *t, const char *name, double created, int min, int want)
+{
+	memset(t, 0, sizeof(*t));
+	t->j.name = name;
+	t->j.uid = name + 3;
+	t->j.created = created;
+	t->j.req = gpu_job(1, min, want);
+	t->j.max_workers = MAXW;
+	t->j.ps = t->m;
+	t->j.workers = t->m + 1;
+	t->j.progress = -1;
+	for (int i = 0; i < 2 + MAXW; i++)
+		t->m[i] = (struct drake_round_member){.state = DRAKE_MEMBER_WAITING, .node = -1};
+}
+
+static void running_job(struct tj *t, const char *name, double admitted, const char *gang, int n)
+{
+	new_job(t, name, admitted, 1, n);
+	t->j.admitted = admitted;
+	for (int k = 0; k <= n; k++) {
+		t->m[k] = (struct drake_round_member){.state = DRAKE_MEMBER_PLACED,
+		                                      .node = 0,
+		                                      .bound = true,
+		                                      .gang = gang,
+		                                      .gang_size = 1 + n,
+		                                      .name = k ? "w" : "ps"};
+		if (k)
+			t->member[k - 1] = 1;
+	}
+	t->j.rec = (struct drake_round_record){
+	    .present = true, .gang = gang, .member = t->member, .n = n, .at = admitted};
+}
+
+/* encode -> decode -> encode gives the same line, and the decoded outputs
+ * are the round's. */
+static void round_trip(const struct drake_cluster *c, struct tj *t, size_t n, double now,
+                       const struct drake_round_opts *o, const char *expect_kinds)
+{
+	struct drake_round_job jobs[4];
+	for (size_t i = 0; i < n; i++)
+		jobs[i] = t[i].j;
+	struct drake_round r;
+	assert_int_equal(drake_round(c, jobs, n, now, o, &r), DRAKE_OK);
+	char kinds[128] = "";
+	for (size_t i = 0; i < r.n; i++)
+		snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s", i ? " " : "",
+		         drake_round_kind_name(r.act[i].kind));
+	assert_string_equal(kinds, expect_kinds);
+	char *line = round_log_line(c, jobs, n, now, o, &r);
+	assert_non_null(line);
+	struct round_log_entry e;
+	char msg[256];
+	assert_int_equal(round_log_decode(line, &e, msg, sizeof(msg)), DRAKE_OK);
+	char *again = round_log_line(&e.c, e.jobs, e.n, e.now, &e.opts, &e.out);
+	assert_non_null(again);
+	assert_string_equal(again, line);
+	/* and the round decided again from the decoded inputs is the same */
+	struct drake_round r2;
+	assert_int_equal(drake_round(&e.c, e.jobs, e.n, e.now, &e.opts, &r2), DRAKE_OK);
+	char *third = round_log_line(&e.c, e.jobs, e.n, e.now, &e.opts, &r2);
+	assert_string_equal(third, line);
+	free(third);
+	drake_round_release(&r2);
+	free(again);
+	round_log_entry_release(&e);
+	free(line);
+	drake_round_release(&r);
+}
+
+static void a_round_decoded_encodes_to_the_same_line(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:4:4 b:8:8 c:2:0!"), 0);
+	c.nodes[1].tainted = true;
+	c.nodes[1].gpu_mem = 16 * GIB;
+	int ext = drake_res_name_index(&c.names, "example.com/fpga", true);
+	c.nodes[0].alloc.ext[ext] = 2;
+	struct drake_round_opts o = {.pace_budget = 8, .pace_unbound = 1};
+	drake_scale_defaults(&o.scale);
+	o.scale.starve_after = 30.5;
+	o.scale.keep_window = 45;
+	struct tj t[3];
+	/* a running job on a: a record with a scale-up's place and a give,
+	 * a migration in flight, progress */
+	running_job(&t[0], "ml/run", 100, "run.100", 4);
+	t[0].place[0] = (struct drake_round_place){.index = 3, .node = "a"};
+	t[0].j.rec.place = t[0].place;
+	t[0].j.rec.n_place = 1;
+	t[0].j.rec.gave_to = "ml/old";
+	t[0].j.move = (struct drake_round_move){
+	    .active = true, .role = DRAKE_ROLE_WORKER, .index = 2, .to = "b"};
+	t[0].j.progress = 0.25;
+	t[0].j.slow = true;
+	/* a starving job with a chief, a node mask, an extended resource,
+	 * a kube-scheduler refusal and a change since */
+	new_job(&t[1], "ml/starving", 5000 - 100, 2, 2);
+	t[1].j.req = with_chief(t[1].j.req, 0);
+	t[1].j.req.worker.ext[ext] = 0;
+	t[1].j.ps = t[1].m;
+	t[1].j.chief = t[1].m + 1;
+	t[1].j.workers = t[1].m + 2;
+	static const unsigned char mask[3] = {1, 1, 0};
+	t[1].j.req.worker_ok = mask;
+	t[1].j.refusal = (struct drake_refusal_record){.tries = 2, .at_s = 4000, .until_s = 4010};
+	t[1].j.refused_pod = "starving-worker-0";
+	t[1].j.refused_why = "0/3 nodes are available";
+	t[1].j.changed = 4500;
+	t[1].m[0].refused = "Insufficient cpu";
+	round_trip(&c, t, 2, 5000, &o, "admit shrink");
+	/* growth into idle GPUs, and a worker the record no longer lists */
+	drake_cluster_release(&c);
+	assert_int_equal(cluster_from(&c, "a:8:4"), 0);
+	running_job(&t[0], "ml/run", 100, "run.100", 3);
+	running_job(&t[2], "ml/stray", 200, "stray.200", 3);
+	t[2].member[2] = 0;
+	t[2].j.rec.n = 2;
+	round_trip(&c, t, 1, 5000, &o, "grow");
+	round_trip(&c, t + 2, 1, 5000, &o, "grow release");
+	/* paced: the second wave held */
+	drake_cluster_release(&c);
+	assert_int_equal(cluster_from(&c, "a:8:0"), 0);
+	new_job(&t[0], "ml/a", 10, 1, 1);
+	new_job(&t[1], "ml/b", 20, 1, 1);
+	o.pace_budget = 2;
+	o.pace_unbound = 0;
+	round_trip(&c, t, 2, 5000, &o, "admit hold");
+	/* DRAGON's rules decide, with its action timer */
+	o.policy = DRAKE_POLICY_DRAGON;
+	o.dragon_last_action = 4000;
+	o.pace_budget = 0;
+	round_trip(&c, t, 2, 5000, &o, "admit hold"); /* one admission a round */
+	drake_cluster_release(&c);
+}
+
+/* A valid line with one substring replaced. */
+static char *mutate(const char *line, const char *from, const char *to)
+{
+	const char *at = strstr(line, from);
+	assert_non_null(at);
+	char *s = malloc(strlen(line) + strlen(to) + 1);
+	assert_non_null(s);
+	memcpy(s, line, (size_t)(at - line));
+	strcpy(s + (at - line), to);
+	strcat(s, at + strlen(from));
+	return s;
+}
+
+static void a_malformed_line_is_refused_naming_the_field(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:0 b:8:8"), 0);
+	struct tj t;
+	new_job(&t, "ml/a", 5, 1, 2);
+	struct drake_round_opts o = {.pace_budget = 64};
+	drake_scale_defaults(&o.scale);
+	struct drake_round r;
+	assert_int_equal(drake_round(&c, &t.j, 1, 100, &o, &r), DRAKE_OK);
+	char *line = round_log_line(&c, &t.j, 1, 100, &o, &r);
+	assert_non_null(line);
+	static const struct {
+		const char *from, *to, *msg;
+	} cases[] = {
+	    {"{\"now\":100.0,", "{", "now: missing"},
+	    {"\"state\":\"waiting\"", "\"state\":\"gone\"",
+	     "in.jobs[0].ps[0].state: unknown value \"gone\""},
+	    {"\"maxWorkers\":4", "\"maxWorkers\":3",
+	     "in.jobs[0].workers: expected 3 entries, found 4"},
+	    {"\"kind\":\"admit\"", "\"kind\":7", "out.actions[0].kind: expected a string"},
+	    {"\"node\":0", "\"node\":9", "out.actions[0].pods[0].node: out of range"},
+	    {"\"paceBudget\":64", "\"paceBudget\":\"64\"",
+	     "in.opts.paceBudget: expected an integer"},
+	    {"\"gpu\":8}", "\"gpu\":8,\"x\":1}",
+	     "in.nodes[0].alloc: a resource not named in in.resources"},
+	    {"\"class\":\"new\"", "\"class\":\"old\"", "out.jobs[0].class: unknown value"},
+	};
+	char msg[256];
+	struct round_log_entry e;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *bad = mutate(line, cases[i].from, cases[i].to);
+		assert_int_equal(round_log_decode(bad, &e, msg, sizeof(msg)), DRAKE_EINVAL);
+		if (!strstr(msg, cases[i].msg))
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", i, msg, cases[i].msg);
+		free(bad);
+	}
+	/* cut mid-line, as rotation or a crash leaves it */
+	line[strlen(line) / 2] = 0;
+	assert_int_equal(round_log_decode(line, &e, msg, sizeof(msg)), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "not JSON"));
+	assert_int_equal(round_log_decode("[]", &e, msg, sizeof(msg)), DRAKE_EINVAL);
+	assert_string_equal(msg, "line: expected an object");
+	free(line);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_round_is_one_line_with_its_inputs_and_actions),
+	    cmocka_unit_test(a_round_decoded_encodes_to_the_same_line),
+	    cmocka_unit_test(a_malformed_line_is_refused_naming_the_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/migrate_flags.h"
 #include "common/scale_flags.h"
+#include "sim/decision_replay.h"
 #include "sim/jobs_json.h"
 #include "sim/migrator.h"
 #include "sim/placement_cli.h"
@@ -77,10 +78,16 @@ int sim_cli_main(int argc, char **argv)
 	sim_config_defaults(&c.cfg);
 	struct sim_model *m = &c.cfg.model;
 	struct sim_curve_opts *cv = &c.cfg.curves;
-	const char *trace_format = NULL, *trace_columns = NULL;
+	const char *trace_format = NULL, *trace_columns = NULL, *replay = NULL;
 	const struct flag flags[] = {
+	    {"replay", "DRAKE_SIM_REPLAY", FLAG_STRING, &replay, "",
+	     "a --decision-log FILE of drake serve: decide every logged round again with the "
+	     "round's code and compare with what was logged; prints each differing round's "
+	     "first difference and a summary, exits 1 on any difference or malformed line "
+	     "(no trace is run; a partial last line and rounds with KubeShare shares are "
+	     "skipped and counted)"},
 	    {"trace", "DRAKE_SIM_TRACE", FLAG_STRING, &c.trace, NULL,
-	     "trace CSV (ITP or knavigator gang format, or your own; required)"},
+	     "trace CSV (ITP or knavigator gang format, or your own; required unless --replay)"},
 	    {"trace-format", "DRAKE_SIM_TRACE_FORMAT", FLAG_STRING, &trace_format, "auto",
 	     "auto (the header picks itp or gang; columns with --trace-columns), itp, gang, "
 	     "columns"},
@@ -179,10 +186,12 @@ int sim_cli_main(int argc, char **argv)
 	}
 	if (oc == FLAGS_HELP) {
 		printf("usage: drake sim --trace FILE [flags]\n"
+		       "       drake sim --replay DECISION_LOG\n"
 		       "       drake sim placement --nodes FILE --tasks FILE [flags]\n\n"
 		       "Replays a trace through drake's own policy code in virtual time and\n"
 		       "compares the policies. See sim/README.md for the model. The placement\n"
-		       "study of GPU fragmentation is `drake sim placement --help`.\n\n"
+		       "study of GPU fragmentation is `drake sim placement --help`. --replay\n"
+		       "decides the rounds of drake serve's --decision-log again and compares.\n\n"
 		       "Your own CSV: name its columns; others are ignored, bad rows skipped\n"
 		       "and counted on stderr, rows sorted by submit time. For example:\n"
 		       "  drake sim --trace jobs.csv "
@@ -197,8 +206,12 @@ int sim_cli_main(int argc, char **argv)
 		return 2;
 	}
 	drake_log_set_level(lvl);
+	if (replay && *replay) {
+		struct decision_replay_counts counts;
+		return decision_replay(replay, stdout, &counts);
+	}
 	if (!c.trace || !*c.trace) {
-		fprintf(stderr, "drake sim: --trace is required (see --help)\n");
+		fprintf(stderr, "drake sim: --trace or --replay is required (see --help)\n");
 		return 2;
 	}
 	if (scale_flags_finish(&c.scale, msg, sizeof(msg)) ||
