@@ -26,8 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 
 	"drake.invalid/e2e/internal/gangbench"
 	"drake.invalid/e2e/internal/kit"
@@ -94,14 +92,7 @@ type armRun struct {
 	ctx     context.Context
 }
 
-func (r *armRun) onPod(obj any, deleted bool) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
+func (r *armRun) onPod(p *corev1.Pod, deleted bool) {
 	now := time.Now()
 	name := p.Labels[kit.JobLabel]
 	r.gangs.Apply(p, deleted, now)
@@ -223,16 +214,8 @@ func (b *bench) runArm(a gangbench.Arm, seed uint64, jobs []jobSpec) armResult {
 	r := &armRun{b: b, a: a, ns: ns, gangs: g, jobs: map[string]*jobState{}, ctx: ctx}
 	ictx, icancel := context.WithCancel(ctx)
 	defer icancel()
-	f := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns))
-	inf := f.Core().V1().Pods().Informer()
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { r.onPod(obj, false) },
-		UpdateFunc: func(_, obj any) { r.onPod(obj, false) },
-		DeleteFunc: func(obj any) { r.onPod(obj, true) },
-	})
-	f.Start(ictx.Done())
-	if !cache.WaitForCacheSync(ictx.Done(), inf.HasSynced) {
-		res.err = "pod informer did not sync"
+	if err := gangbench.WatchPods(ictx, b.cs, ns, r.onPod); err != nil {
+		res.err = err.Error()
 		return res
 	}
 
