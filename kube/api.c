@@ -47,14 +47,24 @@ drake_err kube_resource_path(const struct kube_resource *r, char *buf, size_t le
 	return DRAKE_OK;
 }
 
-static drake_err send(struct kube_client *c, const char *method, const struct kube_resource *r,
-                      const char *ctype, const char *body, kube_response_cb cb, void *arg)
+/* first: queued ahead of the client's waiting requests (kube_request_first). */
+static drake_err send_to(struct kube_client *c, bool first, const char *method,
+                         const struct kube_resource *r, const char *ctype, const char *body,
+                         kube_response_cb cb, void *arg)
 {
 	char path[KUBE_API_PATH_MAX];
 	drake_err e = kube_resource_path(r, path, sizeof(path));
 	if (e != DRAKE_OK)
 		return e;
-	return kube_request(c, method, path, ctype, body, body ? strlen(body) : 0, cb, arg);
+	size_t len = body ? strlen(body) : 0;
+	return first ? kube_request_first(c, method, path, ctype, body, len, cb, arg)
+	             : kube_request(c, method, path, ctype, body, len, cb, arg);
+}
+
+static drake_err send(struct kube_client *c, const char *method, const struct kube_resource *r,
+                      const char *ctype, const char *body, kube_response_cb cb, void *arg)
+{
+	return send_to(c, false, method, r, ctype, body, cb, arg);
 }
 
 drake_err kube_create(struct kube_client *c, const struct kube_resource *r, const char *json,
@@ -108,12 +118,7 @@ drake_err kube_json_patch_first(struct kube_client *c, const struct kube_resourc
 {
 	if (!json)
 		return DRAKE_EINVAL;
-	char path[KUBE_API_PATH_MAX];
-	drake_err e = kube_resource_path(r, path, sizeof(path));
-	if (e != DRAKE_OK)
-		return e;
-	return kube_request_first(c, "PATCH", path, "application/json-patch+json", json,
-	                          strlen(json), cb, arg);
+	return send_to(c, true, "PATCH", r, "application/json-patch+json", json, cb, arg);
 }
 
 drake_err kube_bind(struct kube_client *c, const char *ns, const char *pod, const char *node,
