@@ -107,7 +107,11 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 	drake_err e = DRAKE_OK;
 	bool head_starves = nw > 0 && now - w[0].created >= o->starve_after;
 	bool scaled_down = false;
-	if (head_starves) {
+	if (head_starves && o->scale_down_waits) {
+		snprintf(w[0].why, sizeof(w[0].why),
+		         "waiting: the workers of the last change are still leaving");
+		w[0].status = DRAKE_ADMIT_WAITING;
+	} else if (head_starves) {
 		e = scale_down(c, order, n_order, &w[0], r, nr, &x, &scaled_down);
 		st->last_action = now; /* even when ScaleDown failed */
 	}

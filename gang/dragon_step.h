@@ -39,6 +39,10 @@
 struct drake_dragon_opts {
 	double starve_after; /* seconds the head waits before ScaleDown (DRAGON: 30) */
 	double idle_after;   /* seconds without an action before ScaleUp (DRAGON: 60) */
+	/* This run only: pods a change removed are still leaving their nodes;
+	 * a starving head waits for them (no ScaleDown, no admission, the
+	 * action timer untouched). */
+	bool scale_down_waits;
 };
 
 /* DRAGON's action timer: when a run last acted (or tried ScaleDown). */

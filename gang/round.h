@@ -31,7 +31,12 @@
  *     (gang/scale.h), or DRAGON's rules (gang/dragon_step.h) with policy
  *     DRAKE_POLICY_DRAGON: ADMIT, SHRINK, GROW. A running job is scaled only
  *     when every member is placed and worker 0 is one of them (worker 0 is
- *     slot 0 and is never given away). A job some member of which has
+ *     slot 0 and is never given away). While a pod of any job is leaving
+ *     (deleted, still on its node: kube-scheduler charges it until it is
+ *     gone), no job gives workers (no SHRINK, no DRAGON ScaleDown): the
+ *     snapshot does not show yet the room the last change frees, and a
+ *     shrink decided on it would take more than the waiting job needs. A
+ *     job some member of which has
  *     Succeeded is ending: the step sees its live members' room as about
  *     to free (and never scales it). Growth adds the lowest worker indexes
  *     that are gated and not members.
@@ -78,6 +83,7 @@ struct drake_round_member {
 	int node;            /* PLACED: snapshot index bound to or planned on; -1 unknown */
 	bool bound;          /* it has a node */
 	bool finished;       /* Succeeded or Failed */
+	bool leaving;        /* being deleted and still on its node (state MISSING) */
 	double ended;        /* when it Succeeded (s); 0: it has not, or when is not known */
 	const char *gang;    /* its drake.dev/gang with a gang size, NULL none */
 	int gang_size;       /* its drake.dev/gang-size */

@@ -81,6 +81,20 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	return true;
 }
 
+/* Some pod of some job is leaving its node (rule 5: nobody gives workers). */
+static bool round_leaving(const struct round_ctx *x)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		const struct drake_round_job *j = &x->jobs[i];
+		const int n[DRAKE_NROLES] = {j->req.n_ps, j->req.n_chief, j->max_workers};
+		for (int r = 0; r < DRAKE_NROLES; r++)
+			for (int k = 0; k < n[r]; k++)
+				if (round_member(j, (enum drake_role)r, k)->leaving)
+					return true;
+	}
+	return false;
+}
+
 /* Step 5 by DRAGON's rules: its node order is the snapshot's (by name), its
  * action timer the round's in and out. */
 static drake_err dragon(struct round_ctx *x, struct drake_admission_entry *e, size_t ne,
@@ -91,7 +105,8 @@ static drake_err dragon(struct round_ctx *x, struct drake_admission_entry *e, si
 		return DRAKE_ENOMEM;
 	for (size_t i = 0; i < x->cur->n; i++)
 		order[i] = (int)i;
-	struct drake_dragon_opts d = {x->o->scale.starve_after, x->o->scale.idle_after};
+	struct drake_dragon_opts d = {x->o->scale.starve_after, x->o->scale.idle_after,
+	                              round_leaving(x)};
 	struct drake_dragon_state ds = {x->o->dragon_last_action};
 	drake_err err =
 	    drake_dragon_step(x->cur, order, x->cur->n, e, ne, v, nv, x->now, &d, &ds, st);
@@ -279,8 +294,11 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 	}
 	if (!err && x->o->policy == DRAKE_POLICY_DRAGON)
 		err = dragon(x, e, ne, v, nv, &st);
-	else if (!err)
-		err = drake_scale_step(x->cur, e, ne, v, nv, x->now, &x->o->scale, &st);
+	else if (!err) {
+		struct drake_scale_opts so = x->o->scale;
+		so.shrinks_wait = round_leaving(x);
+		err = drake_scale_step(x->cur, e, ne, v, nv, x->now, &so, &st);
+	}
 	if (!err) {
 		x->out->next = st.next < x->out->next ? st.next : x->out->next;
 		x->out->reserved_for = st.reserved_for >= 0 ? (int)entry_job[st.reserved_for] : -1;

@@ -480,6 +480,41 @@ static void a_starving_job_takes_the_highest_worker_indexes_never_worker_0(void 
 	drake_cluster_release(&c);
 }
 
+static void nobody_gives_workers_while_pods_of_the_last_change_are_leaving(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:5:5"), 0); /* 4 members and one leaving */
+	struct tj t[2];
+	const int nodes[4] = {0, 0, 0, 0};
+	running_job(&t[0], "ml/run", 100, 1, 5, "run.100", 0, nodes, 4);
+	t[0].j.workers[4] = (struct drake_round_member){
+	    .state = DRAKE_MEMBER_MISSING, .node = 0, .bound = true, .leaving = true};
+	new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
+	const enum drake_round_policy policies[] = {DRAKE_POLICY_DRAKE, DRAKE_POLICY_DRAGON};
+	for (size_t p = 0; p < 2; p++) {
+		struct drake_round_opts o = opts();
+		o.policy = policies[p];
+		o.dragon_last_action = NOW - 10; /* no ScaleUp yet */
+		struct drake_round r;
+		t[0].j.workers[4].leaving = true;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(count(&r, DRAKE_ROUND_SHRINK), 0);
+		assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 0);
+		assert_non_null(strstr(only(&r, DRAKE_ROUND_HOLD, 1)->why, "still leaving"));
+		if (o.policy ==
+		    DRAKE_POLICY_DRAGON) /* the head waits; the timer does not restart */
+			assert_true(r.dragon_last_action == NOW - 10);
+		drake_round_release(&r);
+		/* gone (its GPU still counted here): the starving job takes workers */
+		t[0].j.workers[4].leaving = false;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(only(&r, DRAKE_ROUND_SHRINK, 0)->for_job, 1);
+		drake_round_release(&r);
+	}
+	drake_cluster_release(&c);
+}
+
 static void growth_takes_the_lowest_gated_worker_that_is_not_a_member(void **state)
 {
 	(void)state;
@@ -578,6 +613,7 @@ int main(void)
 	    cmocka_unit_test(a_refused_job_backs_off_until_its_delay_or_a_change),
 	    cmocka_unit_test(once_a_wave_is_paced_every_wave_behind_it_is_held),
 	    cmocka_unit_test(a_starving_job_takes_the_highest_worker_indexes_never_worker_0),
+	    cmocka_unit_test(nobody_gives_workers_while_pods_of_the_last_change_are_leaving),
 	    cmocka_unit_test(growth_takes_the_lowest_gated_worker_that_is_not_a_member),
 	    cmocka_unit_test(placed_workers_the_record_no_longer_lists_are_released),
 	    cmocka_unit_test(an_admitted_job_with_nothing_bound_waits_for_kube_scheduler),

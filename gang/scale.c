@@ -431,7 +431,11 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 		return e;
 	if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && *tries < o->shrink_tries) {
 		(*tries)++;
-		if ((e = shrink_for(s, x, (int)i)))
+		if (o->shrinks_wait)
+			snprintf(x->why, sizeof(x->why),
+			         "waited %.0f s; the workers of the last change are still leaving",
+			         s->now - x->created);
+		else if ((e = shrink_for(s, x, (int)i)))
 			return e;
 		if (x->status == DRAKE_ADMIT_STARTED)
 			drake_cluster_free_sum(&s->c, avail);

@@ -23,7 +23,10 @@
  *     workers from running jobs (drake_shrink_for: never below min, never a
  *     PS or worker 0, lonely workers first, only if the whole job then
  *     fits, fewest removals) and starts. At most shrink_tries jobs try per
- *     step.
+ *     step (the controller runs another round after its own changes, and
+ *     `drake sim` decides again at the same instant, so the next ones try
+ *     then). Not while shrinks_wait: pods of the last change still hold
+ *     their nodes.
  *  3. The first starving job that cannot start even so is given the nodes
  *     it will run on: its plan on the cluster with every running gang taken
  *     away. Nothing behind it, and no growth, may place a pod on those
@@ -76,6 +79,10 @@ struct drake_scale_opts {
 	 * waiting jobs' and those of the jobs admitted within keep_window
 	 * seconds; negative: no preference. */
 	double keep_window;
+	/* This step only (the round sets it): pods a change removed are still
+	 * leaving their nodes, so no job gives workers (a starving job still
+	 * gets its nodes held, rule 3). */
+	bool shrinks_wait;
 };
 
 /* scale_opts of `drake serve` and `drake sim` alike: backfill, 30 s, 60 s,

@@ -55,8 +55,12 @@ static void read_member(const struct collect_ctx *x, const struct tfjob *job, en
 	const struct kube_condition *c = kube_pod_condition_of(pod, "PodScheduled");
 	if (!m->bound && c && c->reason && !strcmp(c->reason, "Unschedulable"))
 		m->refused = c->message;
-	if (meta.deleting || strcmp(meta.owner_uid ? meta.owner_uid : "", job->uid) != 0)
+	if (strcmp(meta.owner_uid ? meta.owner_uid : "", job->uid) != 0)
 		return;
+	if (meta.deleting) {
+		m->leaving = m->node >= 0; /* kube-scheduler charges it until it is gone */
+		return;
+	}
 	bool unscheduled = !m->bound && (!pod->phase || !strcmp(pod->phase, "Pending"));
 	m->state = unscheduled && !planned ? DRAKE_MEMBER_WAITING : DRAKE_MEMBER_PLACED;
 }

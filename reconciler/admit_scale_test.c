@@ -99,6 +99,50 @@ static void test_a_starving_job_gets_workers_highest_index_first_and_the_record_
 	world_release(&w);
 }
 
+/* A worker of job being deleted, still on node (the kubelet has not
+ * stopped it yet). */
+static void leaving_worker(struct world *w, const char *job, int i, const char *node)
+{
+	char b[1024];
+	snprintf(b, sizeof(b),
+	         "{\"metadata\":{\"name\":\"%s-worker-%d\",\"namespace\":\"ml\",\"uid\":"
+	         "\"p-%s-worker-%d\",\"resourceVersion\":\"2\",\"deletionTimestamp\":"
+	         "\"2023-11-14T22:20:00Z\",\"ownerReferences\":[{\"apiVersion\":"
+	         "\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":\"uid-%s\","
+	         "\"controller\":true}]},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":"
+	         "\"tensorflow\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\","
+	         "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+	         job, i, job, i, job, job, node);
+	put(&w->pods, b);
+}
+
+static void test_nobody_gives_workers_while_a_deleted_worker_still_holds_its_gpu(void **s)
+{
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 5, 2, 6,
+	        "{\"gang\":\"uid-run.1\",\"workers\":[0,1,2,3,4]}");
+	running(&w, "run", 5, 6, "gpu-a");
+	leaving_worker(&w, "run", 5, "gpu-a"); /* 6 of 8 GPUs held */
+	elastic(&w, "late", "2023-11-14T22:10:00Z", 4, 4, 4, NULL);
+	for (int i = 0; i < 4; i++)
+		pod(&w, "late", "worker", i, 1, NULL, NULL);
+	pod(&w, "late", "ps", 0, 0, NULL, NULL);
+	struct admit_result res;
+	round_of(&w, true, &res);
+	assert_int_equal(res.n_scales, 0);
+	assert_int_equal(res.n_waves, 0);
+	admit_result_release(&res);
+	/* once it is gone, late takes workers (2 free, 2 given) */
+	kube_cache_drop(&w.pods, kube_cache_remove(&w.pods, "ml", "run-worker-5"));
+	round_of(&w, true, &res);
+	assert_non_null(scale_of(&res, "run"));
+	assert_int_equal(res.n_waves, 1);
+	admit_result_release(&res);
+	world_release(&w);
+}
+
 static void test_the_record_decides_members_gated_others_wait_and_strays_go(void **s)
 {
 	struct world w;
@@ -237,6 +281,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(
 	        test_a_starving_job_gets_workers_highest_index_first_and_the_record_says_so),
+	    cmocka_unit_test(test_nobody_gives_workers_while_a_deleted_worker_still_holds_its_gpu),
 	    cmocka_unit_test(test_the_record_decides_members_gated_others_wait_and_strays_go),
 	    cmocka_unit_test(test_growth_records_where_then_the_next_round_puts_them_there),
 	    cmocka_unit_test(test_the_record_of_an_earlier_wave_is_ignored),

@@ -192,6 +192,14 @@ static void a_round_decoded_encodes_to_the_same_line(void **state)
 	t[1].j.changed = 4500;
 	t[1].m[0].refused = "Insufficient cpu";
 	round_trip(&c, t, 2, 5000, &o, "admit shrink");
+	/* the same while a worker of the last change is still leaving: it waits */
+	drake_cluster_release(&c);
+	assert_int_equal(cluster_from(&c, "a:4:4"), 0);
+	running_job(&t[0], "ml/run", 100, "run.100", 3);
+	t[0].m[4] = (struct drake_round_member){
+	    .state = DRAKE_MEMBER_MISSING, .node = 0, .bound = true, .leaving = true, .name = "w"};
+	new_job(&t[1], "ml/starving", 5000 - 100, 2, 2);
+	round_trip(&c, t, 2, 5000, &o, "hold");
 	/* growth into idle GPUs, and a worker the record no longer lists */
 	drake_cluster_release(&c);
 	assert_int_equal(cluster_from(&c, "a:8:4"), 0);

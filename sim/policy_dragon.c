@@ -115,7 +115,8 @@ static drake_err run_once(struct sim *s, struct dragon_pstate *p, bool *acted)
 		e[i].created = j->submit;
 		e[i].req = j->req;
 	}
-	struct drake_dragon_opts o = {cfg->scale.starve_after, cfg->scale.idle_after};
+	/* the sim's removed pods leave at once: nothing is ever leaving */
+	struct drake_dragon_opts o = {cfg->scale.starve_after, cfg->scale.idle_after, false};
 	struct drake_dragon_state ds = {p->last_action};
 	struct drake_step st = {0};
 	if (!err)

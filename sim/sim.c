@@ -209,6 +209,7 @@ drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 	memcpy(j->ps_node, p->ps_node, (size_t)p->n_ps * sizeof(int));
 	j->n_workers = p->n_workers;
 	memcpy(j->worker_node, p->worker_node, (size_t)p->n_workers * sizeof(int));
+	s->changes++;
 	drake_plan_charge(&s->c, &j->req, p, 1);
 	return begin_running(s, ji);
 }
@@ -229,6 +230,7 @@ drake_err sim_bind_pod(struct sim *s, int ji, bool ps, int node)
 		drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 		s->held += j->req.worker.gpu;
 	}
+	s->changes++;
 	j->pods_bound++;
 	if (j->pods_bound < j->req.n_ps + j->req.want_workers)
 		return DRAKE_OK;
@@ -248,6 +250,7 @@ void sim_remove_worker(struct sim *s, int ji, int slot)
 	j->moved_at[slot] = j->moved_at[j->n_workers - 1];
 	j->n_workers--;
 	s->busy -= j->req.worker.gpu;
+	s->changes++;
 	s->scale_down++;
 }
 
@@ -263,6 +266,7 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	j->worker_node[j->n_workers++] = node;
 	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 	s->busy += j->req.worker.gpu;
+	s->changes++;
 	s->scale_up++;
 	return DRAKE_OK;
 }
@@ -298,6 +302,7 @@ drake_err sim_move_worker(struct sim *s, int ji, int slot, int node)
 	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 	j->moves[slot]++;
 	j->moved_at[slot] = s->now;
+	s->changes++;
 	s->moves++;
 	return charge_pause(s, ji);
 }
@@ -381,6 +386,10 @@ static drake_err handle(struct sim *s, const struct sim_ev *ev)
 	}
 	return DRAKE_OK;
 }
+
+/* Decisions at one instant that each changed something, at most: a policy
+ * that never settles is stopped here and reported (sim_rounds_capped). */
+#define SIM_ROUNDS_MAX 64
 
 static double cpu_seconds(void)
 {
@@ -542,15 +551,29 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 		}
 		if ((err = sim_report_samples(&s, msg, mlen)))
 			break;
-		double c0 = cpu_seconds();
-		err = policy->decide(&s, pstate);
-		if (!err && mig && mig->decide)
-			err = mig->decide(&s, mig->state);
-		double dc = cpu_seconds() - c0;
-		out->policy_cpu_s += dc;
-		if (dc > out->policy_cpu_max_s)
-			out->policy_cpu_max_s = dc;
-		out->decisions++;
+		/* The controller runs another round after each of its own
+		 * changes (the pods it ungated, deleted or created come back
+		 * through its watch), so a decision that changed something is
+		 * followed at once by another, until one changes nothing: a
+		 * round's limits (shrink_tries, DRAGON's one admission per run)
+		 * bound a round on both sides, not an instant. */
+		size_t rounds = 0, before;
+		do {
+			before = s.changes;
+			double c0 = cpu_seconds();
+			err = policy->decide(&s, pstate);
+			if (!err && mig && mig->decide)
+				err = mig->decide(&s, mig->state);
+			double dc = cpu_seconds() - c0;
+			out->policy_cpu_s += dc;
+			if (dc > out->policy_cpu_max_s)
+				out->policy_cpu_max_s = dc;
+			out->decisions++;
+			s.n_arrived = 0; /* arrivals are news to the first decision only */
+		} while (!err && s.changes != before && ++rounds < SIM_ROUNDS_MAX);
+		if (!err && rounds == SIM_ROUNDS_MAX && !out->rounds_capped++)
+			log_warn("sim_rounds_capped", "policy=%s t=%.0f rounds=%d", policy->name,
+			         s.now, SIM_ROUNDS_MAX);
 		if (err) {
 			drake_errorf(err, msg, mlen, "policy %s failed at t=%.0f", policy->name,
 			             s.now);

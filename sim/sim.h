@@ -139,8 +139,9 @@ struct sim_result {
 	size_t deadlock_jobs;
 	int64_t deadlock_gpus;
 	size_t scale_up_events, scale_down_events;
-	size_t moves; /* sim_move_worker calls */
-	size_t decisions;
+	size_t moves;         /* sim_move_worker calls */
+	size_t decisions;     /* policy calls, re-decisions at the same instant included */
+	size_t rounds_capped; /* instants where decisions did not settle within the cap */
 	double policy_cpu_s, policy_cpu_max_s;
 	struct sim_sample *samples;
 	size_t n_samples;
