@@ -67,6 +67,15 @@ static const struct admit_scale *scale_of(const struct admit_result *r, const ch
 	return NULL;
 }
 
+/* A starving job: created long before now, a PS and 4 workers of 1 GPU. */
+static void late(struct world *w)
+{
+	elastic(w, "late", "2023-11-14T22:10:00Z", 4, 4, 4, NULL);
+	for (int i = 0; i < 4; i++)
+		pod(w, "late", "worker", i, 1, NULL, NULL);
+	pod(w, "late", "ps", 0, 0, NULL, NULL);
+}
+
 static void test_a_starving_job_gets_workers_highest_index_first_and_the_record_says_so(void **s)
 {
 	struct world w;
@@ -74,11 +83,7 @@ static void test_a_starving_job_gets_workers_highest_index_first_and_the_record_
 	node(&w, "gpu-a", 8);
 	elastic(&w, "run", "2023-11-14T22:00:00Z", 6, 2, 6, NULL);
 	running(&w, "run", 6, 6, "gpu-a"); /* 6 of 8 GPUs */
-	/* created long before now: starving; needs 4 GPUs, 2 are free */
-	elastic(&w, "late", "2023-11-14T22:10:00Z", 4, 4, 4, NULL);
-	for (int i = 0; i < 4; i++)
-		pod(&w, "late", "worker", i, 1, NULL, NULL);
-	pod(&w, "late", "ps", 0, 0, NULL, NULL);
+	late(&w);                          /* starving; needs 4 GPUs, 2 are free */
 	struct admit_result res;
 	round_of(&w, true, &res);
 	const struct admit_scale *sc = scale_of(&res, "run");
@@ -99,23 +104,6 @@ static void test_a_starving_job_gets_workers_highest_index_first_and_the_record_
 	world_release(&w);
 }
 
-/* A worker of job being deleted, still on node (the kubelet has not
- * stopped it yet). */
-static void leaving_worker(struct world *w, const char *job, int i, const char *node)
-{
-	char b[1024];
-	snprintf(b, sizeof(b),
-	         "{\"metadata\":{\"name\":\"%s-worker-%d\",\"namespace\":\"ml\",\"uid\":"
-	         "\"p-%s-worker-%d\",\"resourceVersion\":\"2\",\"deletionTimestamp\":"
-	         "\"2023-11-14T22:20:00Z\",\"ownerReferences\":[{\"apiVersion\":"
-	         "\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":\"uid-%s\","
-	         "\"controller\":true}]},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":"
-	         "\"tensorflow\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\","
-	         "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}",
-	         job, i, job, i, job, job, node);
-	put(&w->pods, b);
-}
-
 static void test_nobody_gives_workers_while_a_deleted_worker_still_holds_its_gpu(void **s)
 {
 	struct world w;
@@ -124,11 +112,10 @@ static void test_nobody_gives_workers_while_a_deleted_worker_still_holds_its_gpu
 	elastic(&w, "run", "2023-11-14T22:00:00Z", 5, 2, 6,
 	        "{\"gang\":\"uid-run.1\",\"workers\":[0,1,2,3,4]}");
 	running(&w, "run", 5, 6, "gpu-a");
-	leaving_worker(&w, "run", 5, "gpu-a"); /* 6 of 8 GPUs held */
-	elastic(&w, "late", "2023-11-14T22:10:00Z", 4, 4, 4, NULL);
-	for (int i = 0; i < 4; i++)
-		pod(&w, "late", "worker", i, 1, NULL, NULL);
-	pod(&w, "late", "ps", 0, 0, NULL, NULL);
+	/* worker 5, deleted, still on gpu-a: 6 of 8 GPUs held */
+	pod_meta(&w, "run", "worker", 5, 1, "gpu-a", "gpu-a", 6,
+	         ",\"deletionTimestamp\":\"2023-11-14T22:20:00Z\"");
+	late(&w);
 	struct admit_result res;
 	round_of(&w, true, &res);
 	assert_int_equal(res.n_scales, 0);

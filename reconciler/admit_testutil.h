@@ -93,9 +93,10 @@ static inline void job(struct world *w, const char *name, const char *created, i
 }
 
 /* A pod of a job: gated, or planned on / bound to a node as a member of
- * the job's wave "uid-<job>.1" of gang_size pods. */
-static inline void pod_in(struct world *w, const char *job, const char *type, int i, int gpu,
-                          const char *planned, const char *bound, int gang_size)
+ * the job's wave "uid-<job>.1" of gang_size pods; meta: more metadata
+ * fields (",\"deletionTimestamp\":...") or "". */
+static inline void pod_meta(struct world *w, const char *job, const char *type, int i, int gpu,
+                            const char *planned, const char *bound, int gang_size, const char *meta)
 {
 	char b[2048], ann[256] = "", node[128] = "", gates[128] = "";
 	if (planned)
@@ -112,12 +113,18 @@ static inline void pod_in(struct world *w, const char *job, const char *type, in
 	    b, sizeof(b),
 	    "{\"metadata\":{\"name\":\"%s-%s-%d\",\"namespace\":\"ml\",\"uid\":\"p-%s-%s-%d\","
 	    "\"resourceVersion\":\"1\",\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\","
-	    "\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":\"uid-%s\",\"controller\":true}]%s},"
+	    "\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":\"uid-%s\",\"controller\":true}]%s%s},"
 	    "\"spec\":{%s%s\"containers\":[{\"name\":\"tensorflow\",\"resources\":{\"limits\":"
 	    "{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"%d\"}}}]},"
 	    "\"status\":{\"phase\":\"Pending\"}}",
-	    job, type, i, job, type, i, job, job, ann, node, gates, gpu);
+	    job, type, i, job, type, i, job, job, meta, ann, node, gates, gpu);
 	put(&w->pods, b);
+}
+
+static inline void pod_in(struct world *w, const char *job, const char *type, int i, int gpu,
+                          const char *planned, const char *bound, int gang_size)
+{
+	pod_meta(w, job, type, i, gpu, planned, bound, gang_size, "");
 }
 
 /* pod_in a wave of 3 (a PS and two workers). */
