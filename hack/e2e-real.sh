@@ -411,6 +411,7 @@ for j in json.load(sys.stdin).get("running", []):
   fi
   before=$(fingerprint conv fresh)
   w1_node=$(k get pod -n "$jobs_ns" conv-worker-1 -o jsonpath='{.spec.nodeName}')
+  t_late=$SECONDS
   tfjob late 10ms workers=1 min=1 max=1 gpu=4 | k apply -n "$jobs_ns" -f - >/dev/null
   if eventually 120 event_on conv ScaledDown; then
     msg=$(event_on conv ScaledDown)
@@ -423,7 +424,7 @@ for j in json.load(sys.stdin).get("running", []):
     bad "conv was not shrunk for late: $(drake_get /v1/jobs 2>&1)"
   fi
   if eventually 120 started late 2; then
-    ok "late started whole (1 PS + 1 worker) $((SECONDS - t0))s into the case"
+    ok "late started whole (1 PS + 1 worker) $((SECONDS - t_late))s after it was submitted"
   else
     bad "late did not start: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
   fi
@@ -439,7 +440,7 @@ for j in json.load(sys.stdin).get("running", []):
   else
     bad "conv's PS never saw worker 1 leave: $(tail -5 "$work/conv-ps.log")"
   fi
-  finish late "$t0"
+  finish late "$t_late"
   # fresh gave nothing; only conv's worker 1 went: every other replica of
   # conv and fresh is the pod it was (uid, restarts, container)
   after=$(fingerprint conv fresh)
