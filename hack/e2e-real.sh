@@ -380,7 +380,9 @@ for j in json.load(sys.stdin).get("running", []):
     [ -z "$c" ] || [ "$c" = "$(tail -n 1 "$work/conv-classes")" ] || echo "$c" >>"$work/conv-classes"
     grep -q '^converged' "$work/conv-classes"
   }
-  if eventually 240 watch_class; then
+  # two workers: the path depends on timing, and so does when the plateau
+  # first holds still for 6 reports (20 s to 75 s in five runs)
+  if eventually 300 watch_class; then
     ok "drake classed conv converged on its plateau: $(grep -m1 '^converged' "$work/conv-classes")"
   else
     bad "conv was never classed converged: $(tr '\n' ';' <"$work/conv-classes")"
