@@ -381,7 +381,7 @@ for j in json.load(sys.stdin).get("running", []):
     grep -q '^converged' "$work/conv-classes"
   }
   # two workers: the path depends on timing, and so does when the plateau
-  # first holds still for 6 reports (20 s to 75 s in five runs)
+  # first holds still for 6 reports (20 s to 75 s after the first in four runs)
   if eventually 300 watch_class; then
     ok "drake classed conv converged on its plateau: $(grep -m1 '^converged' "$work/conv-classes")"
   else
