@@ -446,7 +446,7 @@ for j in json.load(sys.stdin).get("running", []):
   # conv and fresh is the pod it was (uid, restarts, container)
   after=$(fingerprint conv fresh)
   if event_on fresh ScaledDown >/dev/null 2>&1; then
-    bad "fresh was shrunk too: $(event_on fresh ScaledDown)"
+    bad "fresh gave a worker: $(event_on fresh ScaledDown)"
   else
     ok "fresh, newer but still learning, gave no worker (no ScaledDown on it)"
   fi
