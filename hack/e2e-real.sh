@@ -29,10 +29,15 @@
 #      move the PS that does not say "pauseJob": true is refused (409).
 #   4. Progress: drake refuses a forged token, a token for another audience,
 #      a pod's token used for another pod and the token of a pod no TFJob
-#      owns; one worker's real learning curve is classed progressing while
-#      it climbs and converged on its plateau (GET /v1/jobs), with
-#      --progress-window 5 (the default 10 never sees this curve's noisy
-#      plateau as converged).
+#      owns; a job's real learning curve (two workers) is classed
+#      progressing while it climbs and converged on its plateau (GET
+#      /v1/jobs), with --progress-window 5 (the default 10 never sees this
+#      curve's noisy plateau as converged). The converged job yields: with
+#      it and a newer, still learning job filling the GPUs, a third job
+#      that fits nowhere starves, and drake takes the worker it needs from
+#      the converged job, not from the newer one (which newest-first would
+#      pick); the third job starts whole on the freed GPUs and trains to its
+#      target, and no replica but the one given is replaced or restarted.
 #   5. drake's leader pod deleted mid-training: the standby takes the Lease,
 #      no training pod is recreated or restarted, and the job still reaches
 #      its target and Succeeds.
@@ -309,13 +314,35 @@ if want 3; then
   eventually 60 no_pods mig || true
 fi
 
-# --- 4. progress from a real curve -------------------------------------------------
+# --- 4. progress from a real curve, and the converged job yielding -------------------
+# fingerprint JOB...: "name uid restarts container" of each pod of the JOBs: a
+# recreated or restarted replica changes its line
+fingerprint() {
+  local j
+  for j in "$@"; do
+    k get pods -n "$jobs_ns" -l "training.kubeflow.org/job-name=$j" \
+      -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].containerID}{"\n"}{end}'
+  done | sort
+}
+# running_entry JOB: JOB's entry in GET /v1/jobs' "running" list, as JSON
+running_entry() {
+  drake_get /v1/jobs | python3 -c '
+import json, sys
+for j in json.load(sys.stdin).get("running", []):
+    if j["job"] == sys.argv[1]:
+        print(json.dumps(j, sort_keys=True))' "$jobs_ns/$1" | grep .
+}
 if want 4; then
   t0=$SECONDS
-  # one worker (a deterministic path), a target it cannot reach, a step cap
-  # past its plateau; a report after every evaluation (every 100 steps)
-  submit conv 10ms 2 workers=1 min=1 max=1 target=0.999 steps=6000 TRAIN_REPORT_INTERVAL=1s
+  # conv: two workers of 4 GPUs (min 1), a target it cannot reach and a step
+  # cap it does not reach in this case (it is deleted at the end); a report
+  # after every evaluation (every 100 steps)
+  submit conv 10ms 3 workers=2 min=1 max=2 gpu=4 target=0.999 steps=200000 TRAIN_REPORT_INTERVAL=1s
   follow_ps conv
+  # fresh, admitted after conv: two workers of 4 GPUs (min 1) on the other 8
+  # GPUs; a second a step, so it is far from any plateau (and from 3
+  # reports) while this case runs
+  submit fresh 1s 3 workers=2 min=1 max=2 gpu=4
   pod_uid() { k get pod -n "$2" "$1" -o jsonpath='{.metadata.uid}'; }
   own=$(k create token default -n "$jobs_ns" --audience drake --duration 10m \
     --bound-object-kind Pod --bound-object-name conv-worker-0 --bound-object-uid "$(pod_uid conv-worker-0 "$jobs_ns")")
@@ -336,8 +363,10 @@ if want 4; then
   read -r code body < <(drake_post /v1/progress "$foreign" "$report")
   if [ "$code" = 403 ]; then ok "the token of a pod no TFJob owns (drake's) is refused: $code $body"; else bad "drake's own pod's token: $code $body; want 403"; fi
   # the class drake gives conv, from GET /v1/jobs, beside the accuracy
-  # reported: "class step value" lines as they change
+  # reported: "class step value" lines as they change (and each report
+  # seen, with the time it was seen, in conv-reports)
   : >"$work/conv-classes"
+  : >"$work/conv-reports"
   watch_class() {
     local c
     c=$(drake_get /v1/jobs | python3 -c '
@@ -346,10 +375,14 @@ for j in json.load(sys.stdin).get("running", []):
     p = j.get("progress")
     if j["job"].endswith("/conv") and p:
         print(p["class"], p["step"], p["value"])')
+    [ -z "$c" ] || [ "$(cut -d' ' -f2- <<<"$c")" = "$(tail -n 1 "$work/conv-reports" | cut -d' ' -f2-)" ] ||
+      echo "$(date +%s.%N) $(cut -d' ' -f2- <<<"$c")" >>"$work/conv-reports"
     [ -z "$c" ] || [ "$c" = "$(tail -n 1 "$work/conv-classes")" ] || echo "$c" >>"$work/conv-classes"
     grep -q '^converged' "$work/conv-classes"
   }
-  if eventually 240 watch_class; then
+  # two workers: the path depends on timing, and so does when the plateau
+  # first holds still for 6 reports (20 s to 75 s after the first in four runs)
+  if eventually 300 watch_class; then
     ok "drake classed conv converged on its plateau: $(grep -m1 '^converged' "$work/conv-classes")"
   else
     bad "conv was never classed converged: $(tr '\n' ';' <"$work/conv-classes")"
@@ -365,9 +398,74 @@ for j in json.load(sys.stdin).get("running", []):
   else
     bad "conv's first class was ${first:-none}: $(tr '\n' ';' <"$work/conv-classes")"
   fi
-  if eventually 300 succeeded conv; then ok "conv Succeeded at its step cap"; else bad "conv did not succeed: $(k get tfjob -n "$jobs_ns" conv -o jsonpath='{.status}' 2>&1)"; fi
+
+  # The converged job yields (gang/elastic.h: a job whose progress is
+  # slowing or converged gives workers to a starving job before any other;
+  # drake's victim order, newest first, would otherwise take fresh's). conv
+  # and fresh fill the 16 GPUs; late (a worker of 4 GPUs) fits nowhere.
+  conv_e=$(running_entry conv || true)
+  fresh_e=$(running_entry fresh || true)
+  if [[ "$conv_e" == *'"slow": true'* ]] && [[ "$fresh_e" != *'"slow": true'* ]] &&
+    [[ "$conv_e" == *'"workers": 2'* ]] && [[ "$fresh_e" == *'"workers": 2'* ]]; then
+    ok "before late: GET /v1/jobs has conv slow and fresh not, two workers each: $conv_e $fresh_e"
+  else
+    bad "before late: conv $conv_e, fresh $fresh_e; want conv slow, fresh not, two workers each"
+  fi
+  before=$(fingerprint conv fresh)
+  w1_node=$(k get pod -n "$jobs_ns" conv-worker-1 -o jsonpath='{.spec.nodeName}')
+  t_late=$SECONDS
+  tfjob late 10ms workers=1 min=1 max=1 gpu=4 | k apply -n "$jobs_ns" -f - >/dev/null
+  # either job shrunk: the rule says which
+  shrunk() { event_on conv ScaledDown || event_on fresh ScaledDown; }
+  if ! eventually 120 shrunk; then
+    bad "no job was shrunk for late: $(drake_get /v1/jobs 2>&1)"
+  elif msg=$(event_on conv ScaledDown) && [[ "$msg" == *"gave 1 worker to $jobs_ns/late"* ]]; then
+    ok "the converged job gave way: ScaledDown on conv: $msg"
+  else
+    bad "ScaledDown on conv: \"${msg:-none}\", on fresh: \"$(event_on fresh ScaledDown || true)\"; want conv to give 1 worker to $jobs_ns/late"
+  fi
+  if eventually 120 started late 2; then
+    ok "late started whole (1 PS + 1 worker) $((SECONDS - t_late))s after it was submitted"
+  else
+    bad "late did not start: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
+  fi
+  follow_ps late
+  late_node=$(k get pod -n "$jobs_ns" late-worker-0 -o jsonpath='{.spec.nodeName}' || true)
+  if [ "$late_node" = "$w1_node" ]; then
+    ok "late's worker runs on $late_node, on the GPUs conv's worker 1 left"
+  else
+    bad "late's worker is on ${late_node:-no node}; conv's worker 1 was on $w1_node"
+  fi
+  if eventually 60 in_ps_log conv 'ps: worker 1 left at step'; then
+    ok "conv's worker 1's process exited: $(grep -m1 'ps: worker 1 left' "$work/conv-ps.log" | cut -d' ' -f2-)"
+  else
+    bad "conv's PS never saw worker 1 leave: $(tail -5 "$work/conv-ps.log")"
+  fi
+  finish late "$t_late"
+  # fresh gave nothing; only conv's worker 1 went: every other replica of
+  # conv and fresh is the pod it was (uid, restarts, container)
+  after=$(fingerprint conv fresh)
+  if event_on fresh ScaledDown >/dev/null 2>&1; then
+    bad "fresh gave a worker: $(event_on fresh ScaledDown)"
+  else
+    ok "fresh, newer but still learning, gave no worker (no ScaledDown on it)"
+  fi
+  kept=$(grep -v '^conv-worker-1 ' <<<"$before")
+  if [ "$(grep -v '^conv-worker-1 ' <<<"$after")" = "$kept" ] &&
+    [ "$(grep '^conv-worker-1 ' <<<"$after" | cut -d' ' -f2)" != "$(grep '^conv-worker-1 ' <<<"$before" | cut -d' ' -f2)" ]; then
+    ok "only conv-worker-1 was replaced; conv's PS and worker 0 and fresh's 3 pods are unchanged"
+  else
+    bad "pods before late: $before; after: $after"
+  fi
+  if in_ps_log conv 'workers=1 '; then
+    ok "conv trains on with one worker: $(grep -m1 'workers=1 ' "$work/conv-ps.log" | cut -d' ' -f2-)"
+  else
+    bad "conv's PS never trained with 1 worker: $(tail -3 "$work/conv-ps.log")"
+  fi
+  k delete tfjob -n "$jobs_ns" conv fresh late --wait=false >/dev/null 2>&1 || true
   stop_follow conv
   eventually 60 no_pods conv || true
+  eventually 60 no_pods fresh || true
 fi
 
 # --- 5. the leader deleted mid-training --------------------------------------------
@@ -375,14 +473,9 @@ if want 5; then
   t0=$SECONDS
   submit job2 150ms 5
   follow_ps job2
-  # uid, restart count and container of each pod: a recreated or restarted
-  # replica changes it, one that finishes does not
-  fingerprint() {
-    k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job2 \
-      -o jsonpath='{range .items[*]}{.metadata.uid} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].containerID}{"\n"}{end}' | sort
-  }
   eventually 60 in_ps_log job2 accuracy || true
-  before=$(fingerprint)
+  # (fingerprint: a replica that finishes keeps its line)
+  before=$(fingerprint job2)
   leader=$(lease_holder)
   k delete pod -n "$ns" "$leader" --wait=false >/dev/null
   if eventually 120 led_by_other "$leader"; then ok "the standby took the Lease while job2 trained"; else bad "no new leader after $leader's pod was deleted"; fi
@@ -391,7 +484,7 @@ if want 5; then
   changed=""
   watch_job2() {
     local fp
-    fp=$(fingerprint)
+    fp=$(fingerprint job2)
     [ "$(grep -c . <<<"$fp")" != 5 ] || [ "$fp" = "$before" ] || changed=$fp
     succeeded job2
   }

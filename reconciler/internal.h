@@ -275,10 +275,11 @@ void rec_migrate_pass(struct reconciler *r);
 /* The job's replicas report it slowing or converged; *frac its fraction of
  * steps (-1 unknown). */
 bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac);
-/* The class and latest sample of job key (uid) for GET /v1/jobs; false
- * when none of its replicas has reported. */
+/* The class and latest sample of job key (uid) for GET /v1/jobs, and
+ * whether that class is slow (what the next round will read); false, and
+ * not slow, when none of its replicas has reported. */
 bool rec_job_progress(const struct reconciler *r, const char *key, const char *uid,
-                      const char **cls, long long *step, double *value);
+                      const char **cls, bool *slow, long long *step, double *value);
 
 /* ---- waves.c ---- */
 

@@ -147,13 +147,15 @@ bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *f
 }
 
 bool rec_job_progress(const struct reconciler *r, const char *key, const char *uid,
-                      const char **cls, long long *step, double *value)
+                      const char **cls, bool *slow, long long *step, double *value)
 {
 	const struct rec_progress *e = progress_of(r, key, uid);
+	*slow = false;
 	if (!e || e->p.n == 0)
 		return false;
 	const struct mig_sample *s = &e->p.ring[(e->p.head + e->p.n - 1) % MIG_RING];
 	*cls = mig_class_name(e->p.cls);
+	*slow = mig_class_slow(e->p.cls);
 	*step = (long long)s->step;
 	*value = s->value;
 	return true;

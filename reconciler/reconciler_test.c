@@ -945,6 +945,42 @@ static void test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view(void 
 	free(json);
 }
 
+/* A report that turns a running job's class to converged starts no round;
+ * GET /v1/jobs still marks the job slow at once, as the class it shows. */
+static void test_the_jobs_view_marks_a_job_slow_with_the_class_it_shows(void **state)
+{
+	struct env *e = *state;
+	e->jobs = JOB("", 4);
+	e->pods = GANG_PODS(BOUND, BOUND, BOUND, BOUND, BOUND);
+	e->services = SVCS4;
+	start_gang(e, 10);
+	run_until(e, "never", 1, 1);
+	char *json = reconciler_jobs_json(e->rec);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "{\"job\":\"default/job1\""));
+	assert_null(strstr(json, "\"slow\""));
+	free(json);
+	/* the accuracy climbs for 12 reports, then is flat: window 10 (the
+	 * default) slows it on the 10th flat report, converges it on the 11th */
+	char why[256];
+	for (int i = 0; i < 23; i++) {
+		double v = i < 12 ? 0.05 * (i + 1) : 0.6;
+		assert_int_equal(reconciler_progress(e->rec, "default", "job1-worker-0", NULL,
+		                                     100 * i, v, false, 0, 1000 + i, why,
+		                                     sizeof(why)),
+		                 DRAKE_OK);
+		json = reconciler_jobs_json(e->rec);
+		assert_non_null(json);
+		bool slow = strstr(json, "\"slow\":true") != NULL;
+		bool shown = strstr(json, "\"class\":\"slowing\"") ||
+		             strstr(json, "\"class\":\"converged\"");
+		assert_int_equal(slow, shown);
+		if (i == 22)
+			assert_non_null(strstr(json, "\"class\":\"converged\""));
+		free(json);
+	}
+}
+
 static void test_a_member_terminating_on_a_ready_node_is_left_to_its_kubelet(void **state)
 {
 	struct env *e = *state;
@@ -1252,6 +1288,7 @@ int main(void)
 	    T(test_a_replacement_deleted_before_a_pass_sees_it_is_created_again_at_once),
 	    T(test_a_replacement_the_caches_never_show_does_not_hold_back_the_roll_back),
 	    T(test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view),
+	    T(test_the_jobs_view_marks_a_job_slow_with_the_class_it_shows),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

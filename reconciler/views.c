@@ -59,7 +59,10 @@ char *reconciler_jobs_json(const struct reconciler *r)
 		notes[k].why = r->waits[i].why;
 		k++;
 	}
-	/* the running jobs with their progress as reported by now */
+	/* the running jobs with their progress as reported by now: the class
+	 * and "slow" both from the latest report, not "slow" from the last
+	 * round (a report that changes the class starts no round, so the two
+	 * would disagree until something else did) */
 	size_t nr = r ? r->nrunning : 0;
 	struct admit_running *run = nr ? malloc(nr * sizeof(*run)) : NULL;
 	if (nr && !run) {
@@ -68,8 +71,8 @@ char *reconciler_jobs_json(const struct reconciler *r)
 	}
 	for (size_t i = 0; i < nr; i++) {
 		run[i] = r->running[i];
-		if (!rec_job_progress(r, run[i].key, run[i].uid, &run[i].progress, &run[i].step,
-		                      &run[i].value))
+		if (!rec_job_progress(r, run[i].key, run[i].uid, &run[i].progress, &run[i].slow,
+		                      &run[i].step, &run[i].value))
 			run[i].progress = NULL;
 	}
 	char *out = admit_waiting_json(notes, k, r ? &r->skipped : NULL, run, nr);
