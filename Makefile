@@ -139,7 +139,7 @@ bench-extender: $(DRAKE) $(O)/bench/extender_bench ## extender latency vs a triv
 bench-prioritize: $(O)/bench/prioritize_bench ## drake's work per prioritize call with its score on, 100 to 5,000 openb nodes
 	@mkdir -p bench/results && $(O)/bench/prioritize_bench $(TRACES) bench/results/prioritize.csv
 
-bench-memory: $(DRAKE) $(O)/bench/memory_bench ## RSS with 5,000 nodes and 50,000 pods cached, and relist time
+bench-memory: $(DRAKE) $(O)/bench/memory_bench ## RSS with 5,000 nodes and 50,000 pods cached, relist time, controller CPU per pass
 	@$(O)/bench/memory_bench --drake $(DRAKE) $(BENCH_ARGS)
 
 BENCH_LOAD_SECONDS ?= 300
