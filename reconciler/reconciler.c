@@ -25,6 +25,7 @@
 #include "kube/object.h"
 #include "kube/pod.h"
 #include "reconciler/internal.h"
+#include "reconciler/pass_world.h"
 #include "tfjob/pod_codec.h"
 
 /* ---- informer handlers: mark the owning job dirty ---- */
@@ -435,6 +436,8 @@ void reconciler_free(struct reconciler *r)
 	kube_informer_free(r->nodes);
 	kube_informer_free(r->claims);
 	place_view_memo_release(&r->place_memo);
+	pass_world_release(r->world);
+	free(r->world);
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);
