@@ -84,6 +84,12 @@ $(DRAKE): $(MAIN_OBJ) $(O)/libdrake.a
 $(O)/%_test: $(O)/%_test.o $(O)/libdrake.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# Tests that count calls into the library (how often a pass decodes a
+# TFJob, builds a world or a snapshot) through the linker's wrappers.
+$(O)/reconciler/pass_world_test: LDFLAGS += -Wl,--wrap=tfjob_decode
+$(O)/reconciler/reconciler_test: LDFLAGS += -Wl,--wrap=tfjob_decode,--wrap=rec_admit_pass \
+	-Wl,--wrap=pass_world_build,--wrap=admit_snapshot
+
 $(O)/bench/%: $(O)/bench/%.o $(O)/libdrake.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
