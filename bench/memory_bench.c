@@ -20,8 +20,11 @@
  * debug logging. After the pass that follows the sync, each pass is
  * started by one pod's MODIFIED watch event (one job synced, then the
  * admission round and the migration step over every job), and its CPU
- * time is read from drake's controller_pass line. Prints the median and
- * writes one CSV row per pass.
+ * time is read from drake's controller_pass line. Then --filters filter
+ * calls of a gang member, timed on the wall: with its planned node
+ * offered, and without it, so drake re-plans it (the re-plan's cost is
+ * the difference). Prints the medians and writes them to --pass-csv, one
+ * row per pass and one per filter median.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +43,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <curl/curl.h>
 
 #include "bench/bench_util.h"
 #include "common/flags.h"
@@ -537,10 +542,13 @@ static double median(double *v, size_t n)
 /* Starts drake against the kubeconfig kc, its log on log_path; the
  * controller phase adds --migrate (both consumers of a pass) and debug
  * logging (its controller_pass lines). */
+static int drake_port; /* the extender's, of the drake running */
+
 static pid_t start_drake(const char *drake, const char *kc, bool controller)
 {
 	char port[16];
-	snprintf(port, sizeof(port), "%d", bench_free_port());
+	drake_port = bench_free_port();
+	snprintf(port, sizeof(port), "%d", drake_port);
 	const char *dargv[] = {drake,
 	                       "serve",
 	                       "--port",
@@ -643,12 +651,101 @@ static bool synced_seen(void *arg)
 	return seen;
 }
 
+static size_t sink(char *p, size_t sz, size_t n, void *arg)
+{
+	return sz * n;
+}
+
+/* One filter call for worker 0 of job 1, a gang member planned on
+ * gpu-node-00000, offered three nodes (with replan, not that one: drake
+ * re-plans it; every node of this world is tainted, so the re-plan reads
+ * its snapshot, finds no schedulable room and says so); its wall time, or
+ * -1. */
+static double filter_once(CURL *h, bool replan)
+{
+	char body[2048];
+	snprintf(
+	    body, sizeof(body),
+	    "{\"Pod\":{\"metadata\":{\"name\":\"job-00001-worker-0\",\"namespace\":\"team-1\","
+	    "\"uid\":\"10000000-0000-4000-8000-000000000009\",\"labels\":{"
+	    "\"training.kubeflow.org/job-name\":\"job-00001\","
+	    "\"training.kubeflow.org/replica-type\":\"worker\","
+	    "\"training.kubeflow.org/replica-index\":\"0\"},\"annotations\":{"
+	    "\"drake.dev/planned-node\":\"gpu-node-00000\",\"drake.dev/gang\":"
+	    "\"20000000-0000-4000-8000-000000000001.1767225600\",\"drake.dev/gang-size\":\"8\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	    "\"name\":\"job-00001\",\"uid\":\"20000000-0000-4000-8000-000000000001\","
+	    "\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"tensorflow\","
+	    "\"image\":\"tf\",\"resources\":{\"requests\":{\"cpu\":\"8\",\"memory\":\"64Gi\","
+	    "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}},"
+	    "\"Nodes\":null,\"NodeNames\":[\"%s\",\"gpu-node-01002\",\"gpu-node-01008\"]}",
+	    replan ? "gpu-node-01001" : "gpu-node-00000");
+	char url[128];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/scheduler/filter", drake_port);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	double t0 = bench_now();
+	CURLcode rc = curl_easy_perform(h);
+	double t = bench_now() - t0;
+	long code = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK || code != 200) {
+		fprintf(stderr, "memory_bench: filter: %s (HTTP %ld)\n", curl_easy_strerror(rc),
+		        code);
+		return -1;
+	}
+	return t;
+}
+
+/* Median wall time of n filter calls on one connection (the first call,
+ * which connects, untimed); -1 when one fails. */
+static double filter_median(bool replan, int n)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	double *v = calloc((size_t)n, sizeof(double)), m = -1;
+	if (!h || !hdrs || !v)
+		goto out;
+	curl_easy_setopt(h, CURLOPT_CAINFO, DIR "/certs/ca.crt");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	if (filter_once(h, replan) < 0)
+		goto out;
+	for (int i = 0; i < n; i++)
+		if ((v[i] = filter_once(h, replan)) < 0)
+			goto out;
+	m = median(v, (size_t)n);
+out:
+	free(v);
+	curl_slist_free_all(hdrs);
+	if (h)
+		curl_easy_cleanup(h);
+	return m;
+}
+
+/* drake's gang_replanned and gang_replan_failed lines. */
+static size_t replanned_lines(void)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096];
+	size_t n = 0;
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "msg=gang_replanned ") || strstr(line, "msg=gang_replan_failed ");
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* The controller phase: the world with its TFJobs and services, drake with
  * --migrate; after the pass that follows the sync, `passes` passes each
  * started by one pod's MODIFIED event, each one job synced, then the
- * admission round and the migration step over every job. Prints the median
- * CPU per pass and writes one CSV row per pass. */
-static int controller_phase(int lfd, const char *drake, const char *kc, int passes, const char *csv)
+ * admission round and the migration step over every job. Then `filters`
+ * filter calls of a gang member with its planned node offered, and as many
+ * with it not offered, which drake re-plans. Prints the medians and writes
+ * one CSV row per pass and one per filter median. */
+static int controller_phase(int lfd, const char *drake, const char *kc, int passes, int filters,
+                            const char *csv)
 {
 	jobs_world = true;
 	writes = 0;
@@ -672,7 +769,7 @@ static int controller_phase(int lfd, const char *drake, const char *kc, int pass
 		fprintf(stderr, "memory_bench: cannot write %s\n", csv);
 		goto done;
 	}
-	fprintf(out, "pass,nodes,pods,tfjobs,jobs_synced,cpu_seconds\n");
+	fprintf(out, "measure,index,nodes,pods,tfjobs,seconds\n");
 	unsigned writes_before = writes;
 	int got = 0;
 	for (int tries = 0; got < passes && tries < passes * 3; tries++) {
@@ -689,8 +786,7 @@ static int controller_phase(int lfd, const char *drake, const char *kc, int pass
 		if (synced != 1)
 			continue; /* a resync's pass, not the one this event started */
 		cpu[got++] = c;
-		fprintf(out, "%d,%zu,%zu,%zu,%zu,%.6f\n", got, n_nodes, n_pods, n_pods / 8, synced,
-		        c);
+		fprintf(out, "pass_cpu,%d,%zu,%zu,%zu,%.6f\n", got, n_nodes, n_pods, n_pods / 8, c);
 	}
 	if (got < passes) {
 		fprintf(stderr, "memory_bench: only %d of %d passes were one job's\n", got, passes);
@@ -704,6 +800,29 @@ static int controller_phase(int lfd, const char *drake, const char *kc, int pass
 	printf("controller pass (one job changed; admission round and migration step over %zu "
 	       "TFJobs), median of %d:\n  CPU %.1f ms (min %.1f, max %.1f)\n",
 	       n_pods / 8, passes, median(cpu, (size_t)passes) * 1e3, lo * 1e3, hi * 1e3);
+	if (filters > 0) {
+		size_t before = replanned_lines();
+		double plain = filter_median(false, filters), moved = filter_median(true, filters);
+		size_t replanned = replanned_lines() - before;
+		if (plain < 0 || moved < 0) {
+			fprintf(stderr, "memory_bench: filter calls failed; see %s\n", log_path);
+			goto done;
+		}
+		if (replanned != (size_t)filters + 1) {
+			fprintf(stderr,
+			        "memory_bench: %zu of %d filter calls tried a re-plan; see %s\n",
+			        replanned, filters + 1, log_path);
+			goto done;
+		}
+		printf("filter of a gang member (wall, HTTPS on loopback), median of %d:\n"
+		       "  %.2f ms with its planned node offered, %.2f ms with a re-plan (refused: "
+		       "every node is tainted)\n",
+		       filters, plain * 1e3, moved * 1e3);
+		fprintf(out, "filter_wall_median,0,%zu,%zu,%zu,%.6f\n", n_nodes, n_pods, n_pods / 8,
+		        plain);
+		fprintf(out, "filter_replan_wall_median,0,%zu,%zu,%zu,%.6f\n", n_nodes, n_pods,
+		        n_pods / 8, moved);
+	}
 	if (writes)
 		printf("  note: drake wrote %u times (%u during the passes): the world is not at "
 		       "rest\n",
@@ -722,7 +841,7 @@ int main(int argc, char **argv)
 {
 	const char *drake = "build/release/drake", *csv = "bench/results/memory.csv";
 	const char *pass_csv = "bench/results/controller-pass.csv";
-	int relists = 5, passes = 9;
+	int relists = 5, passes = 9, filters = 21;
 	bool memory = true;
 	double target_mb = 100;
 	const struct flag flags[] = {
@@ -737,6 +856,8 @@ int main(int argc, char **argv)
 	    {"memory", NULL, FLAG_BOOL, &memory, "true", "run the memory and relist phase"},
 	    {"passes", NULL, FLAG_INT, &passes, "9",
 	     "controller passes timed after it (0: no controller phase)"},
+	    {"filters", NULL, FLAG_INT, &filters, "21",
+	     "filter calls timed after the passes, with and without a re-plan (0: none)"},
 	    {"pass-csv", NULL, FLAG_STRING, &pass_csv, "bench/results/controller-pass.csv",
 	     "where the controller phase's CSV goes"},
 	};
@@ -752,9 +873,15 @@ int main(int argc, char **argv)
 		flags_usage(stdout, flags, nflags);
 		return 0;
 	}
-	if (relists < 1 || n_nodes == 0 || passes < 0 || n_pods < 8) {
+	if (relists < 1 || n_nodes == 0 || passes < 0 || filters < 0 || n_pods < 8) {
 		fprintf(stderr, "memory_bench: --relists and --nodes must be positive, --pods at "
-		                "least 8, --passes at least 0\n");
+		                "least 8, --passes and --filters at least 0\n");
+		return 2;
+	}
+	if (passes && filters && (n_nodes < 5000 || n_pods < 50000)) {
+		fprintf(stderr,
+		        "memory_bench: --filters needs the full world (5000 nodes, 50000 "
+		        "pods): its member and nodes are named; --filters 0 for a smaller one\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -787,7 +914,7 @@ int main(int argc, char **argv)
 	fclose(k);
 
 	if (!memory) {
-		int prc = passes ? controller_phase(lfd, drake, kc, passes, pass_csv) : 0;
+		int prc = passes ? controller_phase(lfd, drake, kc, passes, filters, pass_csv) : 0;
 		close(lfd);
 		return prc;
 	}
@@ -863,7 +990,7 @@ done:
 		fclose(out_csv);
 	stop_drake(pid);
 	if (rc == 0 && passes)
-		rc = controller_phase(lfd, drake, kc, passes, pass_csv);
+		rc = controller_phase(lfd, drake, kc, passes, filters, pass_csv);
 	close(lfd);
 	return rc;
 }

@@ -25,12 +25,12 @@
 
 static int decodes;
 
-drake_err __real_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed,
-                              char *msg, size_t msglen);
-drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed,
-                              char *msg, size_t msglen);
-drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed,
-                              char *msg, size_t msglen)
+drake_err __real_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
+                              size_t msglen);
+drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
+                              size_t msglen);
+drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
+                              size_t msglen)
 {
 	decodes++;
 	return __real_tfjob_decode(obj, job, managed, msg, msglen);
@@ -88,7 +88,8 @@ static void test_a_world_decodes_every_tfjob_once_and_keeps_drakes_with_their_re
 	assert_null(job_named(&pw, "theirs"));
 	assert_null(job_named(&pw, "bad"));
 	const struct pass_job *plain = job_named(&pw, "plain"), *moved = job_named(&pw, "moved");
-	const struct pass_job *paused = job_named(&pw, "paused"), *broken = job_named(&pw, "broken");
+	const struct pass_job *paused = job_named(&pw, "paused"),
+	                      *broken = job_named(&pw, "broken");
 	assert_non_null(plain);
 	assert_non_null(paused);
 	assert_true(paused->job.suspend); /* carry() still reads a suspended job's move */
@@ -120,8 +121,8 @@ static void test_a_world_decodes_every_tfjob_once_and_keeps_drakes_with_their_re
 	world_release(&w);
 }
 
-static void test_admission_over_a_world_decodes_nothing_again_and_decides_as_over_the_caches(
-    void **state)
+static void
+test_admission_over_a_world_decodes_nothing_again_and_decides_as_over_the_caches(void **state)
 {
 	struct world w;
 	world_init(&w);
@@ -138,8 +139,8 @@ static void test_admission_over_a_world_decodes_nothing_again_and_decides_as_ove
 	assert_int_equal(pass_world_build(&pw, &w.nodes, &w.pods, &w.jobs, msg, sizeof(msg)),
 	                 DRAKE_OK);
 	decodes = 0;
-	assert_int_equal(admit_round_world(&pw, &w.pods, &w.nodes, &o, &over_world, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_round_world(&pw, &w.pods, &w.nodes, &o, &over_world, msg, sizeof(msg)), DRAKE_OK);
 	assert_int_equal(decodes, 0);
 	assert_int_equal(over_world.n_waves, over_caches.n_waves);
 	assert_true(over_world.n_waves >= 2); /* first, and third behind second */
