@@ -9,6 +9,8 @@
  *   backstop.c    the gang invariant's backstop: a gang below its per-role
  *                 minimum is repaired or rolled back (gang/backstop.h decides)
  *   waves.c       the admission loop: rounds, pacing, waves in flight
+ *   pass_world.c  one round's snapshot and decoded TFJobs (pass_world.h),
+ *                 lent to admission and migration
  *   views.c       what the extender asks of the controller
  *
  * Ownership: struct reconciler owns everything below; reconciler_free()
@@ -193,9 +195,9 @@ struct reconciler {
 	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
 	/* The last admission round's snapshot, for the filter's re-plan
 	 * (views.c), with this round's waves charged where they are planned;
-	 * NULL until the first round. passes counts the rounds. */
+	 * NULL until the first round; rounds counts them. */
 	struct pass_world *world;
-	unsigned long passes;
+	unsigned long rounds;
 	size_t moves_head, nmoves;
 	struct owned *owned;   /* scratch for one pass (large) */
 	struct svc_seen *svcs; /* the same */

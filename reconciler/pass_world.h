@@ -48,7 +48,7 @@ struct pass_world {
 	struct admit_skipped_list skipped; /* the nodes left out of c */
 	struct pass_job *jobs;             /* cache order */
 	size_t n;
-	unsigned long gen; /* the pass that built it: 1, 2, ... (0: none yet) */
+	unsigned long gen; /* the round that kept it: 1, 2, ... (0: not kept) */
 	double built_s;    /* when, on the controller's clock */
 };
 

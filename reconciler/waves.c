@@ -318,7 +318,7 @@ static void charge_wave(struct reconciler *r, struct pass_world *w, const struct
 static void keep_world(struct reconciler *r, struct pass_world *w)
 {
 	pass_world_drop_jobs(w); /* they borrow the TFJob cache */
-	w->gen = ++r->passes;
+	w->gen = ++r->rounds;
 	pass_world_release(r->world);
 	free(r->world);
 	r->world = w;
