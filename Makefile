@@ -84,6 +84,12 @@ $(DRAKE): $(MAIN_OBJ) $(O)/libdrake.a
 $(O)/%_test: $(O)/%_test.o $(O)/libdrake.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# Tests that count calls into the library (how often a pass decodes a
+# TFJob, builds a world or a snapshot) through the linker's wrappers.
+$(O)/reconciler/pass_world_test: LDFLAGS += -Wl,--wrap=tfjob_decode
+$(O)/reconciler/reconciler_test: LDFLAGS += -Wl,--wrap=tfjob_decode,--wrap=rec_admit_pass \
+	-Wl,--wrap=pass_world_build,--wrap=admit_snapshot
+
 $(O)/bench/%: $(O)/bench/%.o $(O)/libdrake.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -139,7 +145,7 @@ bench-extender: $(DRAKE) $(O)/bench/extender_bench ## extender latency vs a triv
 bench-prioritize: $(O)/bench/prioritize_bench ## drake's work per prioritize call with its score on, 100 to 5,000 openb nodes
 	@mkdir -p bench/results && $(O)/bench/prioritize_bench $(TRACES) bench/results/prioritize.csv
 
-bench-memory: $(DRAKE) $(O)/bench/memory_bench ## RSS with 5,000 nodes and 50,000 pods cached, and relist time
+bench-memory: $(DRAKE) $(O)/bench/memory_bench ## RSS with 5,000 nodes and 50,000 pods cached, relist time, controller CPU per pass
 	@$(O)/bench/memory_bench --drake $(DRAKE) $(BENCH_ARGS)
 
 BENCH_LOAD_SECONDS ?= 300

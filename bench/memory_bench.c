@@ -12,6 +12,19 @@
  * event, as an etcd compaction does, and reads each relist's duration from
  * drake's informer_resynced lines. Prints the figures (medians over the
  * relists) and writes one CSV row per relist.
+ *
+ * Then the controller phase (--passes, 0 to skip): the same nodes and pods
+ * with their 6,250 TFJobs (managed by drake, with the status drake would
+ * write) and their services, so the controller has every job to consider
+ * and nothing to write; a second `drake serve --reconcile --migrate` with
+ * debug logging. After the pass that follows the sync, each pass is
+ * started by one pod's MODIFIED watch event (one job synced, then the
+ * admission round and the migration step over every job), and its CPU
+ * time is read from drake's controller_pass line. Then --filters filter
+ * calls of a gang member, timed on the wall: with its planned node
+ * offered, and without it, so drake re-plans it (the re-plan's cost is
+ * the difference). Prints the medians and writes them to --pass-csv, one
+ * row per pass and one per filter median.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +43,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <curl/curl.h>
 
 #include "bench/bench_util.h"
 #include "common/flags.h"
@@ -152,9 +167,10 @@ static void node_json(struct buf *b, size_t i)
 	put(b, "]}}");
 }
 
-static void pod_json(struct buf *b, size_t i)
+/* Pod i is replica i % 8 of job i / 8: its PS, then workers 0 to 6. */
+static void pod_json(struct buf *b, size_t i, int orv)
 {
-	size_t job = i / 8;
+	size_t job = i / 8, index = i % 8 ? i % 8 - 1 : 0;
 	bool ps = i % 8 == 0;
 	put(b,
 	    "{\"metadata\":{\"name\":\"job-%05zu-%s-%zu\",\"namespace\":\"team-%zu\","
@@ -168,8 +184,8 @@ static void pod_json(struct buf *b, size_t i)
 	    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
 	    "\"name\":\"job-%05zu\",\"uid\":\"20000000-0000-4000-8000-%012zu\","
 	    "\"controller\":true,\"blockOwnerDeletion\":true}]%s},",
-	    job, ps ? "ps" : "worker", i % 8, job % 40, i, OBJECT_RV, job, ps ? "ps" : "worker",
-	    i % 8, job, job, managed_fields ? managed : "");
+	    job, ps ? "ps" : "worker", index, job % 40, i, orv, job, ps ? "ps" : "worker", index,
+	    job, job, managed_fields ? managed : "");
 	put(b,
 	    "\"spec\":{\"nodeName\":\"gpu-node-%05zu\",\"schedulerName\":\"default-scheduler\","
 	    "\"restartPolicy\":\"Never\",\"serviceAccountName\":\"default\","
@@ -194,7 +210,7 @@ static void pod_json(struct buf *b, size_t i)
 	    "\"token\"}}]}}],\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":"
 	    "\"Exists\",\"effect\":\"NoSchedule\"},{\"key\":\"dedicated\",\"operator\":\"Equal\","
 	    "\"value\":\"training\",\"effect\":\"NoSchedule\"}]},",
-	    i % n_nodes, job, job % 40, job, job % 40, job, job % 40, ps ? "ps" : "worker", i % 8,
+	    i % n_nodes, job, job % 40, job, job % 40, job, job % 40, ps ? "ps" : "worker", index,
 	    ps ? 0 : 1, ps ? 0 : 1);
 	put(b, "\"status\":{\"phase\":\"Running\",\"conditions\":[");
 	static const char *const conds[] = {"Initialized", "Ready", "ContainersReady",
@@ -216,6 +232,66 @@ static void pod_json(struct buf *b, size_t i)
 	    i, i);
 }
 
+/* The controller phase's world adds each pod's TFJob (1 PS and 7 workers,
+ * managed by drake, with the status drake would write for it) and each
+ * replica's headless service, so a pass has nothing to write. */
+static bool jobs_world;
+
+static void tfjob_json(struct buf *b, size_t job)
+{
+	put(b,
+	    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":"
+	    "\"job-%05zu\",\"namespace\":\"team-%zu\",\"uid\":\"20000000-0000-4000-8000-%012zu\","
+	    "\"resourceVersion\":\"%d\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+	    "\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"Running\"},\"tfReplicaSpecs\":{",
+	    job, job % 40, job, OBJECT_RV);
+	for (int w = 0; w < 2; w++)
+		put(b,
+		    "%s\"%s\":{\"replicas\":%d,\"restartPolicy\":\"Never\",\"template\":{\"spec\":"
+		    "{\"containers\":[{\"name\":\"tensorflow\",\"image\":"
+		    "\"registry.example.com/ml/tf-train:2.15.0-gpu\",\"resources\":{\"requests\":"
+		    "{\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":\"%d\"},\"limits\":{"
+		    "\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":\"%d\"}}}]}}}",
+		    w ? "," : "", w ? "Worker" : "PS", w ? 7 : 1, w, w);
+	put(b, "}},\"status\":{\"conditions\":[");
+	static const char *const conds[][2] = {{"Created", "TFJobCreated"},
+	                                       {"Running", "TFJobRunning"}};
+	for (int c = 0; c < 2; c++)
+		put(b,
+		    "%s{\"type\":\"%s\",\"status\":\"True\",\"reason\":\"%s\",\"message\":"
+		    "\"TFJob team-%zu/job-%05zu is "
+		    "%s.\",\"lastUpdateTime\":\"2026-01-01T00:00:0%dZ\","
+		    "\"lastTransitionTime\":\"2026-01-01T00:00:0%dZ\"}",
+		    c ? "," : "", conds[c][0], conds[c][1], job % 40, job,
+		    c ? "running" : "created", c, c);
+	put(b, "],\"replicaStatuses\":{");
+	for (int w = 0; w < 2; w++)
+		put(b,
+		    "%s\"%s\":{\"active\":%d,\"succeeded\":0,\"failed\":0,\"selector\":"
+		    "\"training.kubeflow.org/operator-name=tfjob-controller,"
+		    "training.kubeflow.org/job-name=job-%05zu,training.kubeflow.org/"
+		    "replica-type=%s\"}",
+		    w ? "," : "", w ? "Worker" : "PS", w ? 7 : 1, job, w ? "worker" : "ps");
+	put(b, "},\"startTime\":\"2026-01-01T00:00:00Z\"}}");
+}
+
+static void service_json(struct buf *b, size_t i)
+{
+	size_t job = i / 8, index = i % 8 ? i % 8 - 1 : 0;
+	const char *type = i % 8 ? "worker" : "ps";
+	put(b,
+	    "{\"metadata\":{\"name\":\"job-%05zu-%s-%zu\",\"namespace\":\"team-%zu\","
+	    "\"uid\":\"30000000-0000-4000-8000-%012zu\",\"resourceVersion\":\"%d\","
+	    "\"labels\":{\"training.kubeflow.org/job-name\":\"job-%05zu\","
+	    "\"training.kubeflow.org/replica-type\":\"%s\","
+	    "\"training.kubeflow.org/replica-index\":\"%zu\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	    "\"name\":\"job-%05zu\",\"uid\":\"20000000-0000-4000-8000-%012zu\","
+	    "\"controller\":true}]},\"spec\":{\"clusterIP\":\"None\",\"ports\":[{\"name\":"
+	    "\"tfjob-port\",\"port\":2222}]}}",
+	    job, type, index, job % 40, i, OBJECT_RV, job, type, index, job, job);
+}
+
 /* ---- the API server ---- */
 
 enum watch_kind { W_NONE, W_NODES, W_PODS, W_OTHER };
@@ -230,6 +306,7 @@ struct conn {
 static struct conn conns[MAX_CONNS];
 static size_t n_conns;
 static unsigned watches_started[4];
+static unsigned writes; /* requests other than GET */
 
 static void write_all(int fd, const char *p, size_t n)
 {
@@ -255,9 +332,13 @@ static void reply(int fd, int code, const char *body, size_t len)
 	write_all(fd, body, len);
 }
 
-static void list_page(int fd, bool nodes, const char *query)
+enum list_kind { L_NODES, L_PODS, L_TFJOBS, L_SERVICES };
+
+static void list_page(int fd, enum list_kind kind, const char *query)
 {
-	size_t total = nodes ? n_nodes : n_pods, limit = 500, from = 0;
+	static const char *const kinds[] = {"NodeList", "PodList", "TFJobList", "ServiceList"};
+	size_t total = kind == L_NODES ? n_nodes : kind == L_TFJOBS ? n_pods / 8 : n_pods;
+	size_t limit = 500, from = 0;
 	const char *l = strstr(query, "limit="), *c = strstr(query, "continue=");
 	if (l)
 		limit = strtoul(l + 6, NULL, 10);
@@ -267,10 +348,8 @@ static void list_page(int fd, bool nodes, const char *query)
 		limit = 500;
 	static struct buf b;
 	b.len = 0;
-	put(&b,
-	    "{\"kind\":\"%sList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
-	    "\"%d\"",
-	    nodes ? "Node" : "Pod", rv);
+	put(&b, "{\"kind\":\"%s\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"%d\"",
+	    kinds[kind], rv);
 	size_t to = from + limit < total ? from + limit : total;
 	if (to < total)
 		put(&b, ",\"continue\":\"%zu\"", to);
@@ -278,10 +357,12 @@ static void list_page(int fd, bool nodes, const char *query)
 	for (size_t i = from; i < to; i++) {
 		if (i > from)
 			put(&b, ",");
-		if (nodes)
-			node_json(&b, i);
-		else
-			pod_json(&b, i);
+		switch (kind) {
+		case L_NODES: node_json(&b, i); break;
+		case L_PODS: pod_json(&b, i, OBJECT_RV); break;
+		case L_TFJOBS: tfjob_json(&b, i); break;
+		case L_SERVICES: service_json(&b, i); break;
+		}
 	}
 	put(&b, "]}");
 	reply(fd, 200, b.p, b.len);
@@ -302,13 +383,19 @@ static void handle(struct conn *k, const char *method, const char *path)
 		watches_started[k->watch]++;
 		return;
 	}
+	bool tfjobs = strncmp(path, "/apis/kubeflow.org/v1/tfjobs", 28) == 0;
+	bool services = strncmp(path, "/api/v1/services", 16) == 0;
 	if (strcmp(method, "GET") == 0 && (nodes || pods)) {
-		list_page(k->fd, nodes, q);
+		list_page(k->fd, nodes ? L_NODES : L_PODS, q);
 		return;
 	}
-	if (strcmp(method, "GET") == 0 &&
-	    (strncmp(path, "/api/v1/services", 16) == 0 ||
-	     strncmp(path, "/apis/kubeflow.org/v1/tfjobs", 28) == 0)) {
+	if (strcmp(method, "GET") == 0 && jobs_world && (tfjobs || services)) {
+		list_page(k->fd, tfjobs ? L_TFJOBS : L_SERVICES, q);
+		return;
+	}
+	if (strcmp(method, "GET") != 0)
+		writes++; /* the controller phase's world is built to need none */
+	if (strcmp(method, "GET") == 0 && (services || tfjobs)) {
 		char body[160];
 		int n = snprintf(body, sizeof(body),
 		                 "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"%d\"},"
@@ -452,10 +539,310 @@ static double median(double *v, size_t n)
 	return n ? v[n / 2] : 0;
 }
 
+/* Starts drake against the kubeconfig kc, its log on log_path; the
+ * controller phase adds --migrate (both consumers of a pass) and debug
+ * logging (its controller_pass lines). */
+static int drake_port; /* the extender's, of the drake running */
+
+static pid_t start_drake(const char *drake, const char *kc, bool controller)
+{
+	char port[16];
+	drake_port = bench_free_port();
+	snprintf(port, sizeof(port), "%d", drake_port);
+	const char *dargv[] = {drake,
+	                       "serve",
+	                       "--port",
+	                       port,
+	                       "--tls-cert",
+	                       DIR "/certs/server.crt",
+	                       "--tls-key",
+	                       DIR "/certs/server.key",
+	                       "--kubeconfig",
+	                       kc,
+	                       "--reconcile",
+	                       "--log-level",
+	                       controller ? "debug" : "info",
+	                       controller ? "--migrate" : NULL,
+	                       NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	unsetenv("DRAKE_KUBECONFIG");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	pid_t pid;
+	if (posix_spawn(&pid, drake, &fa, NULL, (char *const *)dargv, environ) != 0) {
+		fprintf(stderr, "memory_bench: cannot start %s\n", drake);
+		pid = -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+static void stop_drake(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	for (size_t i = 0; i < n_conns; i++)
+		if (conns[i].fd >= 0) {
+			close(conns[i].fd);
+			conns[i].fd = -1;
+		}
+	memset(watches_started, 0, sizeof(watches_started));
+}
+
+/* Sends a MODIFIED event of pod i (a new resourceVersion, nothing else
+ * changed) on every pods watch: its job's key goes dirty and one pass runs. */
+static void pod_modified(size_t i)
+{
+	static struct buf b;
+	b.len = 0;
+	put(&b, "{\"type\":\"MODIFIED\",\"object\":");
+	pod_json(&b, i, ++rv);
+	put(&b, "}\n");
+	char head[32];
+	int n = snprintf(head, sizeof(head), "%zx\r\n", b.len);
+	for (size_t k = 0; k < n_conns; k++)
+		if (conns[k].fd >= 0 && conns[k].watch == W_PODS) {
+			write_all(conns[k].fd, head, (size_t)n);
+			write_all(conns[k].fd, b.p, b.len);
+			write_all(conns[k].fd, "\r\n", 2);
+		}
+}
+
+/* Counts drake's controller_pass lines; the last one's jobs synced and CPU. */
+static size_t pass_lines(size_t *synced, double *cpu_s)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096];
+	size_t n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "msg=controller_pass "))
+			continue;
+		n++;
+		const char *s = strstr(line, " synced="), *c = strstr(line, " cpu_s=");
+		if (s && synced)
+			*synced = strtoul(s + 8, NULL, 10);
+		if (c && cpu_s)
+			*cpu_s = strtod(c + 7, NULL);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+struct pass_wait {
+	size_t want;
+};
+
+static bool passes_seen(void *arg)
+{
+	return pass_lines(NULL, NULL) >= ((struct pass_wait *)arg)->want;
+}
+
+static bool synced_seen(void *arg)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096];
+	bool seen = false;
+	while (f && !seen && fgets(line, sizeof(line), f))
+		seen = strstr(line, "msg=reconciler_synced ") != NULL;
+	if (f)
+		fclose(f);
+	return seen;
+}
+
+static size_t sink(char *p, size_t sz, size_t n, void *arg)
+{
+	return sz * n;
+}
+
+/* One filter call for worker 0 of job 1, a gang member planned on
+ * gpu-node-00000, offered three nodes (with replan, not that one: drake
+ * re-plans it; every node of this world is tainted, so the re-plan reads
+ * its snapshot, finds no schedulable room and says so); its wall time, or
+ * -1. */
+static double filter_once(CURL *h, bool replan)
+{
+	char body[2048];
+	snprintf(
+	    body, sizeof(body),
+	    "{\"Pod\":{\"metadata\":{\"name\":\"job-00001-worker-0\",\"namespace\":\"team-1\","
+	    "\"uid\":\"10000000-0000-4000-8000-000000000009\",\"labels\":{"
+	    "\"training.kubeflow.org/job-name\":\"job-00001\","
+	    "\"training.kubeflow.org/replica-type\":\"worker\","
+	    "\"training.kubeflow.org/replica-index\":\"0\"},\"annotations\":{"
+	    "\"drake.dev/planned-node\":\"gpu-node-00000\",\"drake.dev/gang\":"
+	    "\"20000000-0000-4000-8000-000000000001.1767225600\",\"drake.dev/gang-size\":\"8\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	    "\"name\":\"job-00001\",\"uid\":\"20000000-0000-4000-8000-000000000001\","
+	    "\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"tensorflow\","
+	    "\"image\":\"tf\",\"resources\":{\"requests\":{\"cpu\":\"8\",\"memory\":\"64Gi\","
+	    "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}},"
+	    "\"Nodes\":null,\"NodeNames\":[\"%s\",\"gpu-node-01002\",\"gpu-node-01008\"]}",
+	    replan ? "gpu-node-01001" : "gpu-node-00000");
+	char url[128];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/scheduler/filter", drake_port);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	double t0 = bench_now();
+	CURLcode rc = curl_easy_perform(h);
+	double t = bench_now() - t0;
+	long code = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK || code != 200) {
+		fprintf(stderr, "memory_bench: filter: %s (HTTP %ld)\n", curl_easy_strerror(rc),
+		        code);
+		return -1;
+	}
+	return t;
+}
+
+/* Median wall time of n filter calls on one connection (the first call,
+ * which connects, untimed); -1 when one fails. */
+static double filter_median(bool replan, int n)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	double *v = calloc((size_t)n, sizeof(double)), m = -1;
+	if (!h || !hdrs || !v)
+		goto out;
+	curl_easy_setopt(h, CURLOPT_CAINFO, DIR "/certs/ca.crt");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	if (filter_once(h, replan) < 0)
+		goto out;
+	for (int i = 0; i < n; i++)
+		if ((v[i] = filter_once(h, replan)) < 0)
+			goto out;
+	m = median(v, (size_t)n);
+out:
+	free(v);
+	curl_slist_free_all(hdrs);
+	if (h)
+		curl_easy_cleanup(h);
+	return m;
+}
+
+/* drake's gang_replanned and gang_replan_failed lines. */
+static size_t replanned_lines(void)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096];
+	size_t n = 0;
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "msg=gang_replanned ") || strstr(line, "msg=gang_replan_failed ");
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The controller phase: the world with its TFJobs and services, drake with
+ * --migrate; after the pass that follows the sync, `passes` passes each
+ * started by one pod's MODIFIED event, each one job synced, then the
+ * admission round and the migration step over every job. Then `filters`
+ * filter calls of a gang member with its planned node offered, and as many
+ * with it not offered, which drake re-plans. Prints the medians and writes
+ * one CSV row per pass and one per filter median. */
+static int controller_phase(int lfd, const char *drake, const char *kc, int passes, int filters,
+                            const char *csv)
+{
+	jobs_world = true;
+	writes = 0;
+	log_path = DIR "/controller-drake.log";
+	pid_t pid = start_drake(drake, kc, true);
+	if (pid < 0)
+		return 1;
+	int rc = 1;
+	double *cpu = calloc((size_t)passes, sizeof(double));
+	FILE *out = NULL;
+	struct pass_wait first = {1};
+	if (!serve(lfd, 300, synced_seen, NULL) || !serve(lfd, 300, passes_seen, &first)) {
+		fprintf(stderr, "memory_bench: no controller pass in 300 s; see %s\n", log_path);
+		goto done;
+	}
+	/* the pass after the sync syncs every job; wait until the passes stop */
+	for (size_t seen = 0, now; (now = pass_lines(NULL, NULL)) != seen; seen = now)
+		serve(lfd, 2, NULL, NULL);
+	out = fopen(csv, "w");
+	if (!cpu || !out) {
+		fprintf(stderr, "memory_bench: cannot write %s\n", csv);
+		goto done;
+	}
+	fprintf(out, "measure,index,nodes,pods,tfjobs,seconds\n");
+	unsigned writes_before = writes;
+	int got = 0;
+	for (int tries = 0; got < passes && tries < passes * 3; tries++) {
+		struct pass_wait next = {pass_lines(NULL, NULL) + 1};
+		pod_modified((size_t)(got * 8 * 97 + 1) % n_pods);
+		if (!serve(lfd, 60, passes_seen, &next)) {
+			fprintf(stderr, "memory_bench: no pass 60 s after a pod's event; see %s\n",
+			        log_path);
+			goto done;
+		}
+		size_t synced = 0;
+		double c = 0;
+		pass_lines(&synced, &c);
+		if (synced != 1)
+			continue; /* a resync's pass, not the one this event started */
+		cpu[got++] = c;
+		fprintf(out, "pass_cpu,%d,%zu,%zu,%zu,%.6f\n", got, n_nodes, n_pods, n_pods / 8, c);
+	}
+	if (got < passes) {
+		fprintf(stderr, "memory_bench: only %d of %d passes were one job's\n", got, passes);
+		goto done;
+	}
+	double lo = cpu[0], hi = cpu[0];
+	for (int i = 0; i < passes; i++) {
+		lo = cpu[i] < lo ? cpu[i] : lo;
+		hi = cpu[i] > hi ? cpu[i] : hi;
+	}
+	printf("controller pass (one job changed; admission round and migration step over %zu "
+	       "TFJobs), median of %d:\n  CPU %.1f ms (min %.1f, max %.1f)\n",
+	       n_pods / 8, passes, median(cpu, (size_t)passes) * 1e3, lo * 1e3, hi * 1e3);
+	if (filters > 0) {
+		size_t before = replanned_lines();
+		double plain = filter_median(false, filters), moved = filter_median(true, filters);
+		size_t replanned = replanned_lines() - before;
+		if (plain < 0 || moved < 0) {
+			fprintf(stderr, "memory_bench: filter calls failed; see %s\n", log_path);
+			goto done;
+		}
+		if (replanned != (size_t)filters + 1) {
+			fprintf(stderr,
+			        "memory_bench: %zu of %d filter calls tried a re-plan; see %s\n",
+			        replanned, filters + 1, log_path);
+			goto done;
+		}
+		printf("filter of a gang member (wall, HTTPS on loopback), median of %d:\n"
+		       "  %.2f ms with its planned node offered, %.2f ms with a re-plan (refused: "
+		       "every node is tainted)\n",
+		       filters, plain * 1e3, moved * 1e3);
+		fprintf(out, "filter_wall_median,0,%zu,%zu,%zu,%.6f\n", n_nodes, n_pods, n_pods / 8,
+		        plain);
+		fprintf(out, "filter_replan_wall_median,0,%zu,%zu,%zu,%.6f\n", n_nodes, n_pods,
+		        n_pods / 8, moved);
+	}
+	if (writes)
+		printf("  note: drake wrote %u times (%u during the passes): the world is not at "
+		       "rest\n",
+		       writes, writes - writes_before);
+	printf("csv: %s\n", csv);
+	rc = 0;
+done:
+	if (out)
+		fclose(out);
+	free(cpu);
+	stop_drake(pid);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *drake = "build/release/drake", *csv = "bench/results/memory.csv";
-	int relists = 5;
+	const char *pass_csv = "bench/results/controller-pass.csv";
+	int relists = 5, passes = 9, filters = 21;
+	bool memory = true;
 	double target_mb = 100;
 	const struct flag flags[] = {
 	    {"drake", NULL, FLAG_STRING, &drake, "build/release/drake", "the drake binary"},
@@ -466,6 +853,13 @@ int main(int argc, char **argv)
 	    {"managed-fields", NULL, FLAG_BOOL, &managed_fields, "false",
 	     "give every object the managedFields a real API server returns"},
 	    {"target-mb", NULL, FLAG_DOUBLE, &target_mb, "100", "RSS target, MB, for the verdict"},
+	    {"memory", NULL, FLAG_BOOL, &memory, "true", "run the memory and relist phase"},
+	    {"passes", NULL, FLAG_INT, &passes, "9",
+	     "controller passes timed after it (0: no controller phase)"},
+	    {"filters", NULL, FLAG_INT, &filters, "21",
+	     "filter calls timed after the passes, with and without a re-plan (0: none)"},
+	    {"pass-csv", NULL, FLAG_STRING, &pass_csv, "bench/results/controller-pass.csv",
+	     "where the controller phase's CSV goes"},
 	};
 	const size_t nflags = sizeof(flags) / sizeof(flags[0]);
 	enum flags_outcome out;
@@ -479,8 +873,15 @@ int main(int argc, char **argv)
 		flags_usage(stdout, flags, nflags);
 		return 0;
 	}
-	if (relists < 1 || n_nodes == 0) {
-		fprintf(stderr, "memory_bench: --relists and --nodes must be positive\n");
+	if (relists < 1 || n_nodes == 0 || passes < 0 || filters < 0 || n_pods < 8) {
+		fprintf(stderr, "memory_bench: --relists and --nodes must be positive, --pods at "
+		                "least 8, --passes and --filters at least 0\n");
+		return 2;
+	}
+	if (passes && filters && (n_nodes < 5000 || n_pods < 50000)) {
+		fprintf(stderr,
+		        "memory_bench: --filters needs the full world (5000 nodes, 50000 "
+		        "pods): its member and nodes are named; --filters 0 for a smaller one\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -512,26 +913,14 @@ int main(int argc, char **argv)
 	        ntohs(a.sin_port));
 	fclose(k);
 
-	char port[16];
-	snprintf(port, sizeof(port), "%d", bench_free_port());
-	const char *dargv[] = {drake,          "serve",
-	                       "--port",       port,
-	                       "--tls-cert",   DIR "/certs/server.crt",
-	                       "--tls-key",    DIR "/certs/server.key",
-	                       "--kubeconfig", kc,
-	                       "--reconcile",  "--log-level",
-	                       "info",         NULL};
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	unsetenv("DRAKE_KUBECONFIG");
-	unsetenv("KUBERNETES_SERVICE_HOST");
-	pid_t pid;
-	if (posix_spawn(&pid, drake, &fa, NULL, (char *const *)dargv, environ) != 0) {
-		fprintf(stderr, "memory_bench: cannot start %s\n", drake);
-		return 1;
+	if (!memory) {
+		int prc = passes ? controller_phase(lfd, drake, kc, passes, filters, pass_csv) : 0;
+		close(lfd);
+		return prc;
 	}
-	posix_spawn_file_actions_destroy(&fa);
+	pid_t pid = start_drake(drake, kc, false);
+	if (pid < 0)
+		return 1;
 
 	int rc = 1;
 	FILE *out_csv = NULL;
@@ -599,11 +988,9 @@ int main(int argc, char **argv)
 done:
 	if (out_csv)
 		fclose(out_csv);
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	for (size_t i = 0; i < n_conns; i++)
-		if (conns[i].fd >= 0)
-			close(conns[i].fd);
+	stop_drake(pid);
+	if (rc == 0 && passes)
+		rc = controller_phase(lfd, drake, kc, passes, filters, pass_csv);
 	close(lfd);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * admit.c - one admission round over every drake-managed TFJob (see
  * admit.h). Every decision is gang/round.h's: this file builds the
- * snapshot, has each TFJob and its pods read once into the round's inputs
+ * round's inputs from the pass's world (pass_world.h: the snapshot and the
+ * TFJobs decoded once, shared with migration) and each job's pods
  * (admit_inputs.c), calls drake_round(), and turns the actions it returns
  * into waves of pods to ungate, scale records to write and notes of what
  * waits.
@@ -27,6 +28,7 @@
 #include "kube/pod.h"
 #include "reconciler/admit_inputs.h"
 #include "reconciler/decision_log.h"
+#include "reconciler/pass_world.h"
 #include "reconciler/round_codec.h"
 
 /* A wave from a REPAIR or ADMIT action. */
@@ -173,18 +175,27 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 	return e;
 }
 
-drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
-                      const struct kube_cache *nodes, const struct admit_options *opts,
-                      struct admit_result *out, char *msg, size_t msglen)
+drake_err admit_round_world(const struct pass_world *w, const struct kube_cache *pods,
+                            const struct kube_cache *nodes, const struct admit_options *opts,
+                            struct admit_result *out, char *msg, size_t msglen)
 {
 	memset(out, 0, sizeof(*out));
 	out->next = INFINITY;
-	struct drake_cluster c;
-	drake_cluster_init(&c);
-	drake_err e = admit_snapshot(nodes, pods, tfjobs, &c, &out->skipped, msg, msglen);
-	struct collect_ctx x = {.opts = opts, .pods = pods, .nodes = nodes, .c = &c};
+	const struct drake_cluster *c = &w->c;
+	drake_err e = DRAKE_OK;
+	if (w->skipped.n) { /* the caller keeps the list past the world */
+		out->skipped.v = malloc(w->skipped.n * sizeof(*out->skipped.v));
+		if (!out->skipped.v)
+			e = DRAKE_ENOMEM;
+		else
+			memcpy(out->skipped.v, w->skipped.v,
+			       w->skipped.n * sizeof(*out->skipped.v));
+		out->skipped.n = out->skipped.cap = out->skipped.v ? w->skipped.n : 0;
+	}
+	out->skipped.unlisted = w->skipped.unlisted;
+	struct collect_ctx x = {.opts = opts, .pods = pods, .nodes = nodes, .c = c};
 	if (!e)
-		e = admit_inputs_collect(tfjobs, &x);
+		e = admit_inputs_collect(w, &x);
 	struct drake_round_opts ro = {.policy = (enum drake_round_policy)opts->policy,
 	                              .dragon_last_action = opts->dragon_last_action,
 	                              .pace_budget = opts->pace_budget,
@@ -196,22 +207,37 @@ drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *
 	ro.scale.backfill = opts->backfill;
 	struct drake_round r = {0};
 	if (!e)
-		e = drake_round(&c, x.in, x.n, (double)opts->now_s, &ro, &r);
+		e = drake_round(c, x.in, x.n, (double)opts->now_s, &ro, &r);
 	if (!e && opts->log) {
-		char *line = round_log_line(&c, x.in, x.n, (double)opts->now_s, &ro, &r);
+		char *line = round_log_line(c, x.in, x.n, (double)opts->now_s, &ro, &r);
 		decision_log_write(opts->log, line);
 		free(line);
 	}
 	if (!e)
-		e = apply(&c, &x, &r, (double)opts->now_s, out);
+		e = apply(c, &x, &r, (double)opts->now_s, out);
 	drake_round_release(&r);
 	admit_inputs_release(&x);
-	drake_cluster_release(&c);
 	if (e) {
 		if (e == DRAKE_ENOMEM)
 			drake_errorf(e, msg, msglen, "out of memory in admission");
 		admit_result_release(out);
 	}
+	return e;
+}
+
+drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
+                      const struct kube_cache *nodes, const struct admit_options *opts,
+                      struct admit_result *out, char *msg, size_t msglen)
+{
+	struct pass_world w;
+	drake_err e = pass_world_build(&w, nodes, pods, tfjobs, msg, msglen);
+	if (e) {
+		memset(out, 0, sizeof(*out));
+		out->next = INFINITY;
+	} else {
+		e = admit_round_world(&w, pods, nodes, opts, out, msg, msglen);
+	}
+	pass_world_release(&w);
 	return e;
 }
 

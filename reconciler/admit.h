@@ -183,6 +183,13 @@ struct admit_options {
 drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
                       const struct kube_cache *nodes, const struct admit_options *opts,
                       struct admit_result *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
+/* The same round over a pass's world (pass_world.h: its snapshot and
+ * decoded jobs, borrowed read-only); pods and nodes are the caches it was
+ * built from. out->skipped is a copy of the world's. */
+struct pass_world;
+drake_err admit_round_world(const struct pass_world *w, const struct kube_cache *pods,
+                            const struct kube_cache *nodes, const struct admit_options *opts,
+                            struct admit_result *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 void admit_result_release(struct admit_result *r);
 
 /* ---- JSON side (admit_codec.c, nodes_codec.c) ---- */
@@ -251,6 +258,16 @@ drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache
                          const struct kube_cache *tfjobs, struct drake_cluster *c,
                          struct admit_skipped_list *skipped, char *msg,
                          size_t msglen) DRAKE_MUST_CHECK;
+/* The same with the names of jobs[0..njobs)'s templates: the TFJobs a
+ * pass decoded (pass_world.h), instead of decoding the cache again. */
+struct pass_job;
+drake_err admit_snapshot_jobs(const struct kube_cache *nodes, const struct kube_cache *pods,
+                              const struct pass_job *jobs, size_t njobs, struct drake_cluster *c,
+                              struct admit_skipped_list *skipped, char *msg,
+                              size_t msglen) DRAKE_MUST_CHECK;
+/* True when every extended resource the pod requests is named in names
+ * (a snapshot with that table counts all of the pod's requests). */
+bool admit_pod_names_known(const struct kube_pod *pod, const struct drake_res_names *names);
 
 /* The requests of a pod (its spec), as admit_spec_requests counts them. */
 drake_err admit_pod_requests(const struct kube_pod *pod, const struct drake_res_names *names,
@@ -268,6 +285,12 @@ drake_err admit_pod_requests(const struct kube_pod *pod, const struct drake_res_
 drake_err admit_replan(const struct kube_cache *nodes, const struct kube_cache *pods,
                        const char *ns, const char *name, const char *const *candidates, size_t n,
                        char *node, size_t nodelen, char *why, size_t whylen) DRAKE_MUST_CHECK;
+/* The same on a snapshot already built (c, e.g. the last pass's);
+ * ENOTFOUND when the pod requests a resource c's table does not name (c
+ * cannot count it: the caller re-plans with admit_replan instead). */
+drake_err admit_replan_on(const struct drake_cluster *c, const struct kube_cache *pods,
+                          const char *ns, const char *name, const char *const *candidates, size_t n,
+                          char *node, size_t nodelen, char *why, size_t whylen) DRAKE_MUST_CHECK;
 
 /* True when pods[i] of w is the first of the wave on its node: counting
  * these counts the wave's nodes, in the order they are first named. */

@@ -36,6 +36,7 @@
 #include "kube/object.h"
 #include "kube/pod.h"
 #include "kube/strpool.h"
+#include "reconciler/pass_world.h"
 #include "reconciler/requests.h"
 #include "tfjob/pod_codec.h"
 #include "tfjob/tfjob.h"
@@ -186,35 +187,31 @@ static void want_list(const struct kube_qty *list, size_t n, void *arg)
 /* The names a TFJob's gang (PS, chief, workers) asks for. A job asking
  * for more than the table holds can never be placed, so it takes no slot
  * from the others. */
-static bool want_job(json_t *obj, void *arg)
+static void want_job(const struct pass_job *j, struct wants *w)
 {
-	struct wants *w = arg;
-	struct tfjob job;
-	bool managed;
-	char msg[DRAKE_WHY_MAX];
-	if (tfjob_decode(obj, &job, &managed, msg, sizeof(msg)) != DRAKE_OK || !managed ||
-	    job.suspend)
-		return true;
+	const struct tfjob *job = &j->job;
+	if (job->suspend)
+		return;
 	struct wants one = {0};
 	const enum tf_rtype gang[] = {TF_PS, TF_CHIEF, TF_WORKER};
 	struct kube_res_spec *specs[3] = {NULL, NULL, NULL};
+	char msg[DRAKE_WHY_MAX];
 	for (size_t t = 0; t < sizeof(gang) / sizeof(gang[0]); t++) {
-		if (!job.rs[gang[t]].present)
+		if (!job->rs[gang[t]].present)
 			continue;
 		/* A template the record cannot hold asks for nothing it can
 		 * plan: admission refuses it when it counts its requests. */
-		if (kube_res_spec_decode(json_object_get(job.rs[gang[t]].tmpl, "spec"), w->pool,
+		if (kube_res_spec_decode(json_object_get(job->rs[gang[t]].tmpl, "spec"), w->pool,
 		                         &specs[t], msg, sizeof(msg)) == DRAKE_OK)
 			requests_foreach_list(specs[t], want_list, &one);
 	}
-	w->since = admit_created(obj);
+	w->since = j->created;
 	for (size_t i = 0; one.n <= DRAKE_RES_MAX_EXT && i < one.n; i++)
 		want_name(w, one.v[i].name);
 	w->nomem |= one.nomem;
 	free(one.v);
 	for (size_t t = 0; t < 3; t++)
 		kube_res_spec_free(specs[t], w->pool);
-	return !w->nomem;
 }
 
 /* True for a pod admission ungated: drake's gate is gone and a TFJob
@@ -266,15 +263,15 @@ static int by_since(const void *a, const void *b)
 
 /* Interns the names requests use, oldest request first, as far as the
  * table holds them. */
-static drake_err intern_wanted(const struct kube_cache *tfjobs, const struct kube_cache *pods,
-                               struct drake_res_names *names)
+static drake_err intern_wanted(const struct pass_job *jobs, size_t njobs, bool by_jobs,
+                               const struct kube_cache *pods, struct drake_res_names *names)
 {
 	struct kube_strpool pool;
 	kube_strpool_init(&pool);
-	struct wants w = {.pool = tfjobs ? &pool : NULL};
-	if (tfjobs)
-		kube_cache_foreach(tfjobs, want_job, &w);
-	else
+	struct wants w = {.pool = by_jobs ? &pool : NULL};
+	for (size_t i = 0; by_jobs && i < njobs && !w.nomem; i++)
+		want_job(&jobs[i], &w);
+	if (!by_jobs)
 		kube_pods_foreach(pods, want_pod, &w);
 	if (!w.nomem && w.n > 1)
 		qsort(w.v, w.n, sizeof(w.v[0]), by_since);
@@ -432,12 +429,13 @@ static int by_node(const void *a, const void *b)
 	              ((const struct admit_skipped *)b)->node);
 }
 
-drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                         const struct kube_cache *tfjobs, struct drake_cluster *c,
-                         struct admit_skipped_list *skipped, char *msg, size_t msglen)
+static drake_err snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                          const struct pass_job *jobs, size_t njobs, bool by_jobs,
+                          struct drake_cluster *c, struct admit_skipped_list *skipped, char *msg,
+                          size_t msglen)
 {
 	struct snap_ctx s = {c, skipped, msg, msglen, DRAKE_OK};
-	if (intern_wanted(tfjobs, pods, &c->names) != DRAKE_OK)
+	if (intern_wanted(jobs, njobs, by_jobs, pods, &c->names) != DRAKE_OK)
 		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory reading requests");
 	kube_nodes_foreach(nodes, add_node, &s);
 	if (s.err)
@@ -449,6 +447,55 @@ drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache
 	if (skipped && skipped->n > 1)
 		qsort(skipped->v, skipped->n, sizeof(skipped->v[0]), by_node);
 	return DRAKE_OK;
+}
+
+drake_err admit_snapshot_jobs(const struct kube_cache *nodes, const struct kube_cache *pods,
+                              const struct pass_job *jobs, size_t njobs, struct drake_cluster *c,
+                              struct admit_skipped_list *skipped, char *msg, size_t msglen)
+{
+	return snapshot(nodes, pods, jobs, njobs, true, c, skipped, msg, msglen);
+}
+
+drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                         const struct kube_cache *tfjobs, struct drake_cluster *c,
+                         struct admit_skipped_list *skipped, char *msg, size_t msglen)
+{
+	if (!tfjobs)
+		return snapshot(nodes, pods, NULL, 0, false, c, skipped, msg, msglen);
+	struct pass_job *jobs;
+	size_t n;
+	drake_err e = pass_jobs_decode(tfjobs, &jobs, &n);
+	if (e)
+		e = drake_errorf(e, msg, msglen, "out of memory decoding TFJobs");
+	else
+		e = snapshot(nodes, pods, jobs, n, true, c, skipped, msg, msglen);
+	pass_jobs_release(jobs, n);
+	return e;
+}
+
+struct names_ctx {
+	const struct drake_res_names *names;
+	bool all;
+};
+
+static void known_list(const struct kube_qty *list, size_t n, void *arg)
+{
+	struct names_ctx *x = arg;
+	for (size_t i = 0; i < n; i++) {
+		if (!requests_ext_name(list[i].name))
+			continue;
+		bool found = false;
+		for (int k = 0; k < x->names->n && !found; k++)
+			found = !strcmp(x->names->name[k], list[i].name);
+		x->all &= found;
+	}
+}
+
+bool admit_pod_names_known(const struct kube_pod *pod, const struct drake_res_names *names)
+{
+	struct names_ctx x = {names, true};
+	requests_foreach_list(&pod->res, known_list, &x);
+	return x.all;
 }
 
 void admit_skipped_release(struct admit_skipped_list *l)

@@ -1,6 +1,6 @@
 /*
- * admit_inputs.c - the round's inputs from the caches (admit_inputs.h):
- * each TFJob decoded once, its replicas' pods read into members (state,
+ * admit_inputs.c - the round's inputs (admit_inputs.h): each TFJob the
+ * pass decoded (pass_world.h), its replicas' pods read into members (state,
  * node, wave, kube-scheduler's refusal), its drake.dev/scale record, the
  * move a migration has in flight, its refusal backoff and progress.
  */
@@ -15,6 +15,7 @@
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "kube/pod.h"
+#include "reconciler/pass_world.h"
 
 static bool finished(const struct kube_pod *pod)
 {
@@ -65,7 +66,7 @@ static void read_member(const struct collect_ctx *x, const struct tfjob *job, en
 	m->state = unscheduled && !planned ? DRAKE_MEMBER_WAITING : DRAKE_MEMBER_PLACED;
 }
 
-static drake_err job_request(struct drake_cluster *c, const struct tfjob *job,
+static drake_err job_request(const struct drake_cluster *c, const struct tfjob *job,
                              struct drake_gang_req *req, char *msg, size_t msglen)
 {
 	memset(req, 0, sizeof(*req));
@@ -154,7 +155,7 @@ static double gang_time(const char *gang)
 
 /* Reads what the round needs of one job into cd: its members, record and
  * move (strings borrowed from the caches or held in cd). */
-static drake_err read_job(struct collect_ctx *x, const struct json_t *obj, struct candidate *cd)
+static drake_err read_job(struct collect_ctx *x, const struct pass_job *pj, struct candidate *cd)
 {
 	const struct tfjob *job = &cd->job;
 	int n_ps = cd->req.n_ps, n_chief = cd->req.n_chief, max = job->max_instances;
@@ -170,16 +171,15 @@ static drake_err read_job(struct collect_ctx *x, const struct json_t *obj, struc
 		            : i < n_ps + n_chief ? i - n_ps
 		                                 : i - n_ps - n_chief,
 		            &cd->members[i]);
-	if (tf_scale_decode(obj, job, &cd->scale, cd->scale_why, sizeof(cd->scale_why)) !=
+	if (tf_scale_decode(pj->obj, job, &cd->scale, cd->scale_why, sizeof(cd->scale_why)) !=
 	    DRAKE_EINVAL)
 		cd->scale_why[0] = '\0';
 	cd->place = calloc((size_t)cd->scale.n_place + 1, sizeof(*cd->place));
 	if (!cd->place)
 		return DRAKE_ENOMEM;
-	struct tf_migrations mg;
-	char mwhy[DRAKE_WHY_MAX];
-	if (tf_migrations_decode(obj, job, &mg, mwhy, sizeof(mwhy)) == DRAKE_OK)
-		cd->move = mg.moving;
+	const struct tf_migrations *mg = pass_job_migrations(pj);
+	if (mg)
+		cd->move = mg->moving;
 	return DRAKE_OK;
 }
 
@@ -231,9 +231,8 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 		in->changed = o->changed(o->changed_arg, job->ns);
 }
 
-static bool collect(struct json_t *obj, void *arg)
+static bool collect(const struct pass_job *pj, struct collect_ctx *x)
 {
-	struct collect_ctx *x = arg;
 	if (x->n + x->n_invalid == x->cap) { /* either list may take this job */
 		size_t cap = x->cap ? x->cap * 2 : 16;
 		struct candidate *c = realloc(x->cand, cap * sizeof(*c));
@@ -250,11 +249,10 @@ static bool collect(struct json_t *obj, void *arg)
 	}
 	struct candidate *cd = &x->cand[x->n];
 	memset(cd, 0, sizeof(*cd));
-	bool managed;
 	char msg[DRAKE_WHY_MAX];
-	if (tfjob_decode(obj, &cd->job, &managed, msg, sizeof(msg)) != DRAKE_OK || !managed ||
-	    cd->job.suspend)
-		return true; /* the reconciler reports invalid jobs itself */
+	if (pj->job.suspend)
+		return true;
+	cd->job = pj->job;
 	drake_err err = job_request(x->c, &cd->job, &cd->req, msg, sizeof(msg));
 	if (!err)
 		err = node_masks(x, cd, &cd->req, msg, sizeof(msg));
@@ -264,9 +262,9 @@ static bool collect(struct json_t *obj, void *arg)
 		return true;
 	}
 	snprintf(cd->key, sizeof(cd->key), "%s/%s", cd->job.ns, cd->job.name);
-	cd->created = admit_created(obj);
+	cd->created = pj->created;
 	if (!err)
-		err = read_job(x, obj, cd);
+		err = read_job(x, pj, cd);
 	if (err) {
 		release_candidate(cd);
 		x->err = err;
@@ -276,9 +274,11 @@ static bool collect(struct json_t *obj, void *arg)
 	return true;
 }
 
-drake_err admit_inputs_collect(const struct kube_cache *tfjobs, struct collect_ctx *x)
+drake_err admit_inputs_collect(const struct pass_world *w, struct collect_ctx *x)
 {
-	kube_cache_foreach(tfjobs, collect, x);
+	for (size_t i = 0; i < w->n; i++)
+		if (!collect(&w->jobs[i], x))
+			break;
 	if (!x->err && !(x->in = calloc(x->n + 1, sizeof(*x->in))))
 		x->err = DRAKE_ENOMEM;
 	for (size_t i = 0; !x->err && i < x->n; i++)

@@ -1,6 +1,7 @@
 /*
- * admit_inputs.h - what admit.c's round reads from the caches: each
- * drake-managed TFJob once, as gang/round.h's input (admit_inputs.c).
+ * admit_inputs.h - what admit.c's round reads from the pass's world and
+ * the pod cache: each drake-managed TFJob the pass decoded, as
+ * gang/round.h's input (admit_inputs.c).
  *
  * Ownership: admit_inputs_collect() fills in, which admit_inputs_release()
  * frees; the round's inputs borrow strings from the caches, which must not
@@ -34,7 +35,7 @@ struct candidate {
 struct collect_ctx {
 	const struct admit_options *opts;
 	const struct kube_cache *pods, *nodes;
-	struct drake_cluster *c;
+	const struct drake_cluster *c;
 	struct candidate *cand;
 	struct drake_round_job *in;
 	size_t n, cap;
@@ -43,10 +44,10 @@ struct collect_ctx {
 	drake_err err;
 };
 
-/* Reads every drake-managed, unsuspended TFJob of tfjobs into x (whose
- * opts, pods, nodes and c, the snapshot, the caller sets). */
-drake_err admit_inputs_collect(const struct kube_cache *tfjobs,
-                               struct collect_ctx *x) DRAKE_MUST_CHECK;
+/* Reads every unsuspended job of the pass's world w into x (whose opts,
+ * pods, nodes and c, w's snapshot, the caller sets). */
+struct pass_world;
+drake_err admit_inputs_collect(const struct pass_world *w, struct collect_ctx *x) DRAKE_MUST_CHECK;
 void admit_inputs_release(struct collect_ctx *x);
 
 /* A waiting note for job. */

@@ -9,6 +9,8 @@
  *   backstop.c    the gang invariant's backstop: a gang below its per-role
  *                 minimum is repaired or rolled back (gang/backstop.h decides)
  *   waves.c       the admission loop: rounds, pacing, waves in flight
+ *   pass_world.c  one round's snapshot and decoded TFJobs (pass_world.h),
+ *                 lent to admission and migration
  *   views.c       what the extender asks of the controller
  *
  * Ownership: struct reconciler owns everything below; reconciler_free()
@@ -191,6 +193,11 @@ struct reconciler {
 	size_t nprogress;
 	struct tf_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
 	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
+	/* The last admission round's snapshot, for the filter's re-plan
+	 * (views.c), with this round's waves charged where they are planned;
+	 * NULL until the first round; rounds counts them. */
+	struct pass_world *world;
+	unsigned long rounds;
 	size_t moves_head, nmoves;
 	struct owned *owned;   /* scratch for one pass (large) */
 	struct svc_seen *svcs; /* the same */
@@ -270,8 +277,10 @@ void rec_backstop_forget(struct reconciler *r, const char *key);
 
 /* ---- migrations.c ---- */
 
-/* Carries out moves in flight; starts one the policy decides (--migrate). */
-void rec_migrate_pass(struct reconciler *r);
+/* Carries out moves in flight; starts one the policy decides (--migrate).
+ * pw is the pass's world, the one admission read. */
+struct pass_world;
+void rec_migrate_pass(struct reconciler *r, const struct pass_world *pw);
 /* The job's replicas report it slowing or converged; *frac its fraction of
  * steps (-1 unknown). */
 bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac);
@@ -283,6 +292,12 @@ bool rec_job_progress(const struct reconciler *r, const char *key, const char *u
 
 /* ---- waves.c ---- */
 
+/* One pass's world from the caches (pass_world.h), with the measured node
+ * usage laid over its snapshot (only migration reads it). */
+drake_err rec_pass_world(struct reconciler *r, struct pass_world *w, char *msg,
+                         size_t msglen) DRAKE_MUST_CHECK;
+/* Builds the pass's world, runs the admission round and the migration
+ * step over it, and keeps its snapshot in r->world for the re-plan. */
 void rec_admit_pass(struct reconciler *r);
 
 #endif

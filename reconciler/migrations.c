@@ -4,11 +4,12 @@
  * policy (migrate/migrate.h) or an explicit request decides, and carrying
  * each out from its record on the TFJob (reconciler/migration.h).
  *
- * Each pass builds the world migrate/step.h's round reads (the snapshot,
- * every bound replica with its job's progress class, the waiting jobs,
- * whether a move is in flight or a record has not settled) and starts the
- * move it returns; when to move, and what, is the round's alone. A move
- * is in flight from its record until its replacement is bound.
+ * Each pass builds the world migrate/step.h's round reads (the pass's
+ * snapshot and decoded TFJobs, pass_world.h, shared with admission; every
+ * bound replica with its job's progress class, the waiting jobs, whether a
+ * move is in flight or a record has not settled) and starts the move it
+ * returns; when to move, and what, is the round's alone. A move is in
+ * flight from its record until its replacement is bound.
  *
  * A move is started by writing its record; each pass then makes the
  * cluster match the record: the pod with the recorded uid is deleted,
@@ -34,6 +35,7 @@
 #include "migrate/progress.h"
 #include "migrate/step.h"
 #include "reconciler/migration.h"
+#include "reconciler/pass_world.h"
 #include "tfjob/pod_codec.h"
 
 /* A move that has not finished this long after it started is given up
@@ -200,8 +202,8 @@ static void remember(struct reconciler *r, const char *job, const char *replica,
 /* What the controller keeps of a replica beside the policy's view of it. */
 struct replica_of {
 	char pod[KUBE_NAME_MAX + 1];
-	char job[KEY_MAX]; /* "ns/name" */
-	struct tfjob tfjob;
+	char job[KEY_MAX];         /* "ns/name" */
+	const struct tfjob *tfjob; /* the pass world's */
 	enum tf_rtype type;
 	int index;
 };
@@ -216,9 +218,9 @@ struct waiting_of {
 /* The world migrate/step.h reads, and what the controller keeps beside
  * it to carry a move out. */
 struct rec_world {
-	struct drake_cluster c;
-	struct mig_replica *r; /* what migrate/ reads, contiguous */
-	struct replica_of *of; /* the same replicas, index for index */
+	const struct drake_cluster *c; /* the pass world's snapshot */
+	struct mig_replica *r;         /* what migrate/ reads, contiguous */
+	struct replica_of *of;         /* the same replicas, index for index */
 	size_t n, cap;
 	bool any_moving;
 	struct waiting_of *wof; /* the waiting jobs, oldest first once built */
@@ -228,7 +230,6 @@ struct rec_world {
 
 static void world_release(struct rec_world *w)
 {
-	drake_cluster_release(&w->c);
 	free(w->r);
 	free(w->of);
 	free(w->wof);
@@ -267,16 +268,17 @@ static bool type_req(const struct rec_world *w, const struct tfjob *job, enum tf
 	struct drake_share sh;
 	const struct json_t *tmpl = job->rs[t].tmpl;
 	return tmpl &&
-	       admit_template_requests(tmpl, &w->c.names, out, why, sizeof(why)) == DRAKE_OK &&
+	       admit_template_requests(tmpl, &w->c->names, out, why, sizeof(why)) == DRAKE_OK &&
 	       admit_template_share(tmpl, &sh, why, sizeof(why)) == DRAKE_OK && sh.milli == 0;
 }
 
 /* A job whose pods all still carry drake's gate waits for admission (as
  * admit.h has it): its gang, as the planner sees it, is kept for the
  * better-placement rule. */
-static drake_err add_waiting(struct rec_world *w, const struct json_t *obj, const struct tfjob *job)
+static drake_err add_waiting(struct rec_world *w, const struct pass_job *pj)
 {
-	struct waiting_of x = {.created = admit_created(obj)};
+	const struct tfjob *job = &pj->job;
+	struct waiting_of x = {.created = pj->created};
 	struct drake_gang_req *q = &x.req;
 	snprintf(x.job, sizeof(x.job), "%s/%s", job->ns, job->name);
 	if (!job->rs[TF_WORKER].present || !type_req(w, job, TF_WORKER, &q->worker))
@@ -314,34 +316,31 @@ static int by_created(const void *a, const void *b)
 }
 
 /* The bound, live members of one running job, as the policy sees them. */
-static bool add_job(struct json_t *obj, void *arg)
+static bool add_job(const struct pass_job *pj, struct add_ctx *x)
 {
-	struct add_ctx *x = arg;
-	struct tfjob job;
-	bool managed;
+	const struct tfjob *job = &pj->job;
 	char why[DRAKE_WHY_MAX];
-	if (tfjob_decode(obj, &job, &managed, why, sizeof(why)) != DRAKE_OK || !managed ||
-	    job.suspend)
+	if (job->suspend)
 		return true;
-	struct tf_migrations mg;
-	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK)
+	const struct tf_migrations *mg = pass_job_migrations(pj);
+	if (!mg)
 		return true; /* a broken record: no move until it is fixed */
-	if (mg.moving.active)
+	if (mg->moving.active)
 		x->w->any_moving = true;
 	double frac;
-	enum mig_class cls = class_of(x->r, &job, &frac);
-	double admitted = admit_created(obj), waved = 0; /* waved: its first wave */
+	enum mig_class cls = class_of(x->r, job, &frac);
+	double admitted = pj->created, waved = 0; /* waved: its first wave */
 	int live[DRAKE_NROLES] = {0}, seen = 0, gated = 0, done = 0;
 	size_t first = x->w->n;
 	const enum tf_rtype types[] = {TF_PS, TF_CHIEF, TF_WORKER};
 	for (size_t k = 0; k < 3; k++) {
 		enum tf_rtype t = types[k];
-		for (int i = 0; i < tf_replica_slots(&job, t); i++) {
+		for (int i = 0; i < tf_replica_slots(job, t); i++) {
 			char name[KUBE_NAME_MAX + 1];
-			if (tf_replica_name(&job, t, i, name, sizeof(name)) != DRAKE_OK)
+			if (tf_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
 				continue;
 			const struct kube_pod *pod =
-			    kube_pods_get(kube_informer_cache(x->r->pods), job.ns, name);
+			    kube_pods_get(kube_informer_cache(x->r->pods), job->ns, name);
 			struct kube_meta m = {0};
 			const char *phase = pod ? pod->phase : NULL;
 			seen += pod != NULL;
@@ -350,12 +349,12 @@ static bool add_job(struct json_t *obj, void *arg)
 			if (pod)
 				kube_pod_meta(pod, &m);
 			if (!pod || m.deleting || !m.node_name || !*m.node_name || !m.owner_uid ||
-			    strcmp(m.owner_uid, job.uid) ||
+			    strcmp(m.owner_uid, job->uid) ||
 			    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
 				continue;
-			int node = drake_cluster_find(&x->w->c, m.node_name);
+			int node = drake_cluster_find(x->w->c, m.node_name);
 			struct drake_res req;
-			if (node < 0 || admit_pod_requests(pod, &x->w->c.names, &req, why,
+			if (node < 0 || admit_pod_requests(pod, &x->w->c->names, &req, why,
 			                                   sizeof(why)) != DRAKE_OK)
 				continue;
 			if (!grow_world(x->w)) {
@@ -367,7 +366,7 @@ static bool add_job(struct json_t *obj, void *arg)
 			enum drake_role role = (enum drake_role)tf_role_of(t);
 			live[role]++;
 			double last;
-			int count = tf_migrations_count(&mg, t, i, &last);
+			int count = tf_migrations_count(mg, t, i, &last);
 			struct drake_gang_id g; /* its wave: the second admission made it */
 			double at =
 			    drake_gang_id_parse(kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG), &g,
@@ -378,7 +377,7 @@ static bool add_job(struct json_t *obj, void *arg)
 				waved = at;
 			struct replica_of *of = &x->w->of[n];
 			snprintf(of->pod, sizeof(of->pod), "%s", name);
-			snprintf(of->job, sizeof(of->job), "%s/%s", job.ns, job.name);
+			snprintf(of->job, sizeof(of->job), "%s/%s", job->ns, job->name);
 			of->tfjob = job;
 			of->type = t;
 			of->index = i;
@@ -396,31 +395,29 @@ static bool add_job(struct json_t *obj, void *arg)
 		}
 	}
 	int min[DRAKE_NROLES] = {0};
-	min[DRAKE_ROLE_PS] = job.rs[TF_PS].present ? job.rs[TF_PS].replicas : 0;
-	min[DRAKE_ROLE_CHIEF] = job.rs[TF_CHIEF].present && job.rs[TF_CHIEF].replicas > 0;
-	min[DRAKE_ROLE_WORKER] = job.min_instances;
+	min[DRAKE_ROLE_PS] = job->rs[TF_PS].present ? job->rs[TF_PS].replicas : 0;
+	min[DRAKE_ROLE_CHIEF] = job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0;
+	min[DRAKE_ROLE_WORKER] = job->min_instances;
 	for (size_t i = first; i < x->w->n; i++) {
 		x->w->r[i].role_live = live[x->w->r[i].role];
 		x->w->r[i].role_min = min[x->w->r[i].role];
 		x->w->r[i].admitted = waved > 0 ? waved : admitted;
 	}
 	if (x->w->n == first && seen > 0 && gated == seen && done == 0 &&
-	    (x->err = add_waiting(x->w, obj, &job)) != DRAKE_OK)
+	    (x->err = add_waiting(x->w, pj)) != DRAKE_OK)
 		return false;
 	return true;
 }
 
-static drake_err build_world(struct reconciler *r, struct rec_world *w, char *why, size_t len)
+static drake_err build_world(struct reconciler *r, const struct pass_world *pw, struct rec_world *w,
+                             char *why, size_t len)
 {
 	memset(w, 0, sizeof(*w));
-	drake_cluster_init(&w->c);
-	drake_err e = admit_snapshot(kube_informer_cache(r->nodes), kube_informer_cache(r->pods),
-	                             kube_informer_cache(r->jobs), &w->c, NULL, why, len);
-	if (e)
-		return e;
-	rec_usage_apply(r, &w->c);
+	w->c = &pw->c;
 	struct add_ctx x = {r, w, DRAKE_OK};
-	kube_cache_foreach(kube_informer_cache(r->jobs), add_job, &x);
+	for (size_t i = 0; i < pw->n; i++)
+		if (!add_job(&pw->jobs[i], &x))
+			break;
 	for (size_t i = 0; i < w->n; i++) {
 		w->r[i].job = w->of[i].job;
 		w->r[i].pod = w->of[i].pod;
@@ -473,7 +470,7 @@ static drake_err start_move(struct reconciler *r, const struct rec_world *w,
                             char *why, size_t len)
 {
 	const struct replica_of *of = &w->of[d->replica];
-	const struct tfjob *job = &of->tfjob;
+	const struct tfjob *job = of->tfjob;
 	struct json_t *obj = kube_informer_get(r->jobs, job->ns, job->name);
 	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job->ns, of->pod);
 	struct tf_migrations mg;
@@ -493,8 +490,8 @@ static drake_err start_move(struct reconciler *r, const struct rec_world *w,
 		return drake_errorf(DRAKE_ESTATE, why, len, "the job's migration record is full");
 	struct tf_move *mv = &mg.moving;
 	*mv = (struct tf_move){.active = true, .type = t, .index = index, .at = now};
-	snprintf(mv->from, sizeof(mv->from), "%s", w->c.nodes[d->from].name);
-	snprintf(mv->to, sizeof(mv->to), "%s", w->c.nodes[d->to].name);
+	snprintf(mv->from, sizeof(mv->from), "%s", w->c->nodes[d->from].name);
+	snprintf(mv->to, sizeof(mv->to), "%s", w->c->nodes[d->to].name);
 	snprintf(mv->uid, sizeof(mv->uid), "%s", m.uid);
 	snprintf(mv->reason, sizeof(mv->reason), "%s", d->why);
 	snprintf(mv->by, sizeof(mv->by), "%s", by);
@@ -534,23 +531,19 @@ static void end_move(struct reconciler *r, const struct tfjob *job, struct tf_mi
 }
 
 /* One job's move in flight, carried one step further. */
-static bool carry(struct json_t *obj, void *arg)
+static void carry(struct reconciler *r, const struct pass_job *pj)
 {
-	struct reconciler *r = arg;
-	struct tfjob job;
-	bool managed;
-	char why[DRAKE_WHY_MAX];
-	if (tfjob_decode(obj, &job, &managed, why, sizeof(why)) != DRAKE_OK || !managed)
-		return true;
-	struct tf_migrations mg;
-	if (tf_migrations_decode(obj, &job, &mg, why, sizeof(why)) != DRAKE_OK || !mg.moving.active)
-		return true;
+	const struct tf_migrations *rec = pass_job_migrations(pj);
+	if (!rec || !rec->moving.active)
+		return;
+	const struct tfjob *job = &pj->job;
+	struct tf_migrations mg = *rec; /* end_move writes it back changed */
 	const struct tf_move *mv = &mg.moving;
 	char name[KUBE_NAME_MAX + 1], k[32], msg[1024];
 	tf_replica_key(mv->type, mv->index, k, sizeof(k));
-	if (tf_replica_name(&job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
-		return true;
-	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job.ns, name);
+	if (tf_replica_name(job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
+		return;
+	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job->ns, name);
 	struct kube_meta m = {0};
 	bool have = pod != NULL;
 	if (pod)
@@ -558,10 +551,10 @@ static bool carry(struct json_t *obj, void *arg)
 	if (have && !strcmp(m.uid, mv->uid)) {
 		if (!m.deleting) {
 			struct kube_resource res;
-			rec_pod_res(&job, name, &res);
-			rec_write(r, &job, OP_DELETE, &res, NULL, mv->uid, "migrate");
+			rec_pod_res(job, name, &res);
+			rec_write(r, job, OP_DELETE, &res, NULL, mv->uid, "migrate");
 		}
-		return true;
+		return;
 	}
 	if (have && m.node_name && *m.node_name && !m.deleting) {
 		snprintf(msg, sizeof(msg), "%s moved from %s to %s%s%s", k, mv->from, m.node_name,
@@ -569,32 +562,32 @@ static bool carry(struct json_t *obj, void *arg)
 		         strcmp(m.node_name, mv->to) ? mv->to : "");
 		if (strcmp(m.node_name, mv->to))
 			strncat(msg, ")", sizeof(msg) - strlen(msg) - 1);
-		end_move(r, &job, &mg, "Migrated", "Normal", msg);
-		return true;
+		end_move(r, job, &mg, "Migrated", "Normal", msg);
+		return;
 	}
 	if (rec_now_s(r) - mv->at > MOVE_TIMEOUT_S) {
 		snprintf(msg, sizeof(msg), "%s: gave up moving it from %s to %s after %.0f s", k,
 		         mv->from, mv->to, MOVE_TIMEOUT_S);
-		end_move(r, &job, &mg, "MigrationAbandoned", "Warning", msg);
+		end_move(r, job, &mg, "MigrationAbandoned", "Warning", msg);
 	}
-	return true;
 }
 
-void rec_migrate_pass(struct reconciler *r)
+void rec_migrate_pass(struct reconciler *r, const struct pass_world *pw)
 {
 	if (!r->opts.gang)
 		return;
 	progress_gc(r);
-	kube_cache_foreach(kube_informer_cache(r->jobs), carry, r);
+	for (size_t i = 0; i < pw->n; i++)
+		carry(r, &pw->jobs[i]);
 	if (!r->opts.migrate)
 		return;
 	struct rec_world w;
 	char why[DRAKE_WHY_MAX];
-	if (build_world(r, &w, why, sizeof(why)) != DRAKE_OK) {
+	if (build_world(r, pw, &w, why, sizeof(why)) != DRAKE_OK) {
 		world_release(&w);
 		return;
 	}
-	const struct mig_world in = {.c = &w.c,
+	const struct mig_world in = {.c = w.c,
 	                             .r = w.r,
 	                             .nr = w.n,
 	                             .wait = w.wait,
@@ -608,6 +601,12 @@ void rec_migrate_pass(struct reconciler *r)
 	    start_move(r, &w, &out.move, "policy", NULL, 0, why, sizeof(why)) != DRAKE_OK)
 		log_warn("migration_not_started", "why=\"%s\"", why);
 	world_release(&w);
+}
+
+static void worlds_release(struct rec_world *w, struct pass_world *pw)
+{
+	world_release(w);
+	pass_world_release(pw);
 }
 
 drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *pod_name,
@@ -624,42 +623,45 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 			    "a migration in %s was just recorded and is not in drake's "
 			    "cache yet; ask again in a moment",
 			    ns);
-	struct rec_world w;
-	drake_err e = build_world(r, &w, why, len);
+	struct pass_world pw;
+	struct rec_world w = {0};
+	drake_err e = rec_pass_world(r, &pw, why, len);
+	if (!e)
+		e = build_world(r, &pw, &w, why, len);
 	if (e) {
-		world_release(&w);
+		worlds_release(&w, &pw);
 		return e == DRAKE_ENOMEM ? e : DRAKE_ESTATE; /* why says what */
 	}
 	size_t i = 0;
 	char key[KEY_MAX];
-	while (i < w.n && !(strcmp(w.of[i].pod, pod_name) == 0 && !strcmp(w.of[i].tfjob.ns, ns)))
+	while (i < w.n && !(strcmp(w.of[i].pod, pod_name) == 0 && !strcmp(w.of[i].tfjob->ns, ns)))
 		i++;
 	if (i == w.n) {
-		world_release(&w);
+		worlds_release(&w, &pw);
 		return drake_errorf(DRAKE_EINVAL, why, len,
 		                    "%s/%s is no bound replica of a running TFJob drake manages",
 		                    ns, pod_name);
 	}
 	snprintf(key, sizeof(key), "%s", w.of[i].job);
-	int away_i = away && *away ? drake_cluster_find(&w.c, away) : -1;
-	int onto_i = onto && *onto ? drake_cluster_find(&w.c, onto) : -1;
+	int away_i = away && *away ? drake_cluster_find(w.c, away) : -1;
+	int onto_i = onto && *onto ? drake_cluster_find(w.c, onto) : -1;
 	if ((away && *away && away_i < 0) || (onto && *onto && onto_i < 0)) {
-		world_release(&w);
+		worlds_release(&w, &pw);
 		return drake_errorf(DRAKE_ESTATE, why, len, "no node %s in drake's snapshot",
 		                    away_i < 0 && away && *away ? away : onto);
 	}
 	struct mig_decision d;
-	e = mig_explicit(&w.c, w.r, w.n, i, away_i, onto_i, pause_job, rec_now_s(r), &r->mig, &d,
+	e = mig_explicit(w.c, w.r, w.n, i, away_i, onto_i, pause_job, rec_now_s(r), &r->mig, &d,
 	                 why, len);
 	if (!e)
 		e = start_move(r, &w, &d, user && *user ? user : "request", id, idlen, why, len);
 	if (e == DRAKE_ESTATE) {
 		char replica[32];
 		tf_replica_key(w.of[i].type, w.of[i].index, replica, sizeof(replica));
-		remember(r, key, replica, w.c.nodes[w.r[i].node].name, onto ? onto : "",
+		remember(r, key, replica, w.c->nodes[w.r[i].node].name, onto ? onto : "",
 		         user && *user ? user : "request", why);
 	}
-	world_release(&w);
+	worlds_release(&w, &pw);
 	return e;
 }
 

@@ -6,6 +6,10 @@
  * the next pass), a restart over a healthy job (nothing created or deleted),
  * a failed OnFailure pod (deleted for recreation), cleanPodPolicy, an
  * invalid job and a job managed by another controller.
+ *
+ * The linker wraps tfjob_decode, rec_admit_pass, pass_world_build and
+ * admit_snapshot (Makefile) so that a test can count what one round does:
+ * the TFJobs it decodes, the worlds and snapshots it builds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +27,72 @@
 
 #include "kube/client.h"
 #include "reconciler/reconciler.h"
+#include "tfjob/tfjob.h"
+
+/* ---- counted through the linker's wrappers ---- */
+
+struct kube_cache;
+struct drake_cluster;
+struct admit_skipped_list;
+struct pass_world;
+
+static struct {
+	int decodes, worlds, snapshots;
+	int rounds;        /* rec_admit_pass calls that built a world */
+	int round_decodes; /* the most TFJob decodes one such call made */
+} calls;
+
+drake_err __real_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *m,
+                              size_t len);
+drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *m,
+                              size_t len);
+drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *m,
+                              size_t len)
+{
+	calls.decodes++;
+	return __real_tfjob_decode(obj, job, managed, m, len);
+}
+
+drake_err __real_pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
+                                  const struct kube_cache *pods, const struct kube_cache *tfjobs,
+                                  char *m, size_t len);
+drake_err __wrap_pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
+                                  const struct kube_cache *pods, const struct kube_cache *tfjobs,
+                                  char *m, size_t len);
+drake_err __wrap_pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
+                                  const struct kube_cache *pods, const struct kube_cache *tfjobs,
+                                  char *m, size_t len)
+{
+	calls.worlds++;
+	return __real_pass_world_build(w, nodes, pods, tfjobs, m, len);
+}
+
+drake_err __real_admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                                const struct kube_cache *tfjobs, struct drake_cluster *c,
+                                struct admit_skipped_list *skipped, char *m, size_t len);
+drake_err __wrap_admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                                const struct kube_cache *tfjobs, struct drake_cluster *c,
+                                struct admit_skipped_list *skipped, char *m, size_t len);
+drake_err __wrap_admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
+                                const struct kube_cache *tfjobs, struct drake_cluster *c,
+                                struct admit_skipped_list *skipped, char *m, size_t len)
+{
+	calls.snapshots++;
+	return __real_admit_snapshot(nodes, pods, tfjobs, c, skipped, m, len);
+}
+
+void __real_rec_admit_pass(struct reconciler *r);
+void __wrap_rec_admit_pass(struct reconciler *r);
+void __wrap_rec_admit_pass(struct reconciler *r)
+{
+	int decodes = calls.decodes, worlds = calls.worlds;
+	__real_rec_admit_pass(r);
+	if (calls.worlds == worlds)
+		return; /* held: a wave or a record still settling */
+	calls.rounds++;
+	if (calls.decodes - decodes > calls.round_decodes)
+		calls.round_decodes = calls.decodes - decodes;
+}
 
 struct env {
 	struct event_base *base;
@@ -115,6 +185,7 @@ static void on_http(struct evhttp_request *req, void *arg)
 
 static int setup(void **state)
 {
+	memset(&calls, 0, sizeof(calls));
 	struct env *e = calloc(1, sizeof(*e));
 	e->base = event_base_new();
 	e->http = evhttp_new(e->base);
@@ -1248,6 +1319,119 @@ static void test_measured_usage_makes_a_node_hot_that_requests_do_not(void **sta
 	                                  "0.67 measured"));
 }
 
+static void test_one_round_decodes_each_tfjob_once_for_admission_and_migration(void **state)
+{
+	struct env *e = *state;
+	/* the lonely worker of the policy test: the round's migration step
+	 * runs, and moves it, over the world admission read */
+	e->pods =
+	    GANG_POD("ps", 0, ON("n2", "")) "," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(
+	        "worker", 1,
+	        ON("n2",
+	           WITH_GPU)) "," GANG_POD("worker", 2,
+	                                   ON("n2",
+	                                      WITH_GPU)) "," GANG_POD("worker", 3,
+	                                                              ON("n1",
+	                                                                 WITH_GPU)) "," FILLER;
+	start_migrating(e);
+	assert_true(run_until(e, TFJOB_PATCH, 1, 5) >= 1);
+	assert_non_null(strstr(e->bodies, "\"reason\":\"MigrationStarted\""));
+	assert_true(calls.rounds >= 1);
+	assert_int_equal(calls.round_decodes, 1); /* one TFJob, one decode, one snapshot */
+	assert_int_equal(calls.snapshots, 0);     /* none but the worlds' */
+}
+
+static void test_the_replan_reads_the_last_rounds_snapshot_and_builds_one_before_any(void **state)
+{
+	struct env *e = *state;
+	/* job1 bound on n2, worker-3 planned on n1, which kube-scheduler no
+	 * longer offers; n3 and n4 are empty */
+	e->pods =
+	    GANG_POD("ps", 0, ON("n2", "")) "," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(
+	        "worker", 1,
+	        ON("n2",
+	           WITH_GPU)) "," GANG_POD("worker", 2,
+	                                   ON("n2",
+	                                      WITH_GPU)) "," GANG_POD("worker", 3,
+	                                                              ON("n1",
+	                                                                 WITH_GPU)) "," FILLER;
+	e->jobs = JOB_GPU;
+	e->services = SVCS4;
+	e->nodes = GPU_NODE("n1") "," GPU_NODE("n2") "," GPU_NODE("n3") "," GPU_NODE("n4");
+	e->clock = 1767225600;
+	e->step = 1;
+	struct reconciler_options ro = {.requeue_ms = 100,
+	                                .gang = true,
+	                                .standby = true, /* caches, no pass */
+	                                .gang_bind_timeout_s = 15,
+	                                .clock = test_clock,
+	                                .clock_arg = e};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+	run_until(e, "never", 1, 1);
+	assert_true(reconciler_synced(e->rec));
+	const char *cand[] = {"n3", "n4"};
+	char node[64] = "", why[256] = "";
+	assert_int_equal(calls.worlds, 0);
+	assert_true(reconciler_replan(e->rec, "default", "job1-worker-3", cand, 2, node,
+	                              sizeof(node), why, sizeof(why)));
+	assert_string_equal(node, "n3");
+	assert_int_equal(calls.snapshots, 1); /* no round yet: a snapshot of its own */
+	reconciler_lead(e->rec);
+	run_until(e, "never", 1, 1);
+	assert_true(calls.rounds >= 1);
+	node[0] = '\0';
+	assert_true(reconciler_replan(e->rec, "default", "job1-worker-3", cand, 2, node,
+	                              sizeof(node), why, sizeof(why)));
+	assert_string_equal(node, "n3");
+	assert_int_equal(calls.snapshots, 1); /* the round's, kept */
+	/* no candidate it knows: why names the snapshot it read */
+	const char *full[] = {"n9"};
+	assert_false(reconciler_replan(e->rec, "default", "job1-worker-0", full, 1, node,
+	                               sizeof(node), why, sizeof(why)));
+	assert_non_null(strstr(why, "snapshot of round"));
+}
+
+/* a gated pod of job1 asking for a worker's GPU */
+#define GATED_GPU                                                                                  \
+	",\"spec\":{\"schedulingGates\":[{\"name\":\"drake.dev/"                                   \
+	"gang\"}],\"containers\":[{\"name\":"                                                      \
+	"\"tensorflow\",\"image\":\"tf\"," GPU_RES "}]},\"status\":{\"phase\":\"Pending\"}"
+/* an admitted member of another job, planned on n0 (gone), of five GPUs */
+#define FIVE_GPUS_PLANNED_ON_N0                                                                    \
+	"{\"metadata\":{\"name\":\"big-worker-0\",\"namespace\":\"default\",\"uid\":\"uid-big\","  \
+	"\"resourceVersion\":\"4\",\"annotations\":{\"drake.dev/planned-node\":\"n0\"},"           \
+	"\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"big\",\"uid\":\"uid-bigjob\","        \
+	"\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\","        \
+	"\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":"        \
+	"\"5\"}}}]},\"status\":{\"phase\":\"Pending\"}}"
+
+static void test_the_kept_snapshot_charges_the_rounds_own_waves_where_planned(void **state)
+{
+	struct env *e = *state;
+	/* job1's five gated pods (four one-GPU workers) go as one wave onto
+	 * n1, the only node (8 GPUs); the cache never shows their plan */
+	e->jobs = JOB_GPU;
+	e->services = SVCS4;
+	e->pods = OWNED("Pod", "ps", 0, GATED) "," OWNED("Pod", "worker", 0, GATED_GPU) "," OWNED(
+	    "Pod", "worker", 1,
+	    GATED_GPU) "," OWNED("Pod", "worker", 2,
+	                         GATED_GPU) "," OWNED("Pod", "worker", 3,
+	                                              GATED_GPU) "," FIVE_GPUS_PLANNED_ON_N0;
+	e->nodes = GPU_NODE("n1");
+	start_gang(e, 0.1);
+	assert_int_equal(run_until(e, POD_PATCH, 5, 5), 5);
+	assert_true(calls.rounds >= 1);
+	/* five GPUs do not fit beside the wave's four: the re-plan says so,
+	 * as it would once the cache shows the wave's plan */
+	const char *cand[] = {"n1"};
+	char node[64] = "", why[256] = "";
+	assert_false(reconciler_replan(e->rec, "default", "big-worker-0", cand, 1, node,
+	                               sizeof(node), why, sizeof(why)));
+	assert_non_null(strstr(why, "room"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1289,6 +1473,9 @@ int main(void)
 	    T(test_a_replacement_the_caches_never_show_does_not_hold_back_the_roll_back),
 	    T(test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view),
 	    T(test_the_jobs_view_marks_a_job_slow_with_the_class_it_shows),
+	    T(test_one_round_decodes_each_tfjob_once_for_admission_and_migration),
+	    T(test_the_replan_reads_the_last_rounds_snapshot_and_builds_one_before_any),
+	    T(test_the_kept_snapshot_charges_the_rounds_own_waves_where_planned),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /*
  * views.c - what the extender asks of the controller: a new node for a
- * gang member whose planned node kube-scheduler no longer offers, the
+ * gang member whose planned node kube-scheduler no longer offers (on the
+ * last admission round's snapshot, kept by waves.c), the
  * candidates' placement state for prioritize (place_view.h), and what
  * each waiting gang waits for (GET /v1/jobs).
  */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "kube/informer.h"
+#include "reconciler/pass_world.h"
 #include "reconciler/place_view.h"
 
 bool reconciler_replan(const struct reconciler *r, const char *ns, const char *pod,
@@ -21,8 +23,21 @@ bool reconciler_replan(const struct reconciler *r, const char *ns, const char *p
 		snprintf(why, whylen, "the controller's caches are not synced");
 		return false;
 	}
-	return admit_replan(kube_informer_cache(r->nodes), kube_informer_cache(r->pods), ns, pod,
-	                    candidates, n, node, nodelen, why, whylen) == DRAKE_OK;
+	const struct kube_cache *pods = kube_informer_cache(r->pods);
+	if (r->world) { /* the last round's snapshot: see waves.c */
+		drake_err e = admit_replan_on(&r->world->c, pods, ns, pod, candidates, n, node,
+		                              nodelen, why, whylen);
+		if (e == DRAKE_OK)
+			return true;
+		if (e != DRAKE_ENOTFOUND) {
+			size_t len = strlen(why);
+			snprintf(why + len, whylen - len, " (snapshot of round %lu, %.0f s old)",
+			         r->world->gen, rec_now_s(r) - r->world->built_s);
+			return false;
+		}
+	}
+	return admit_replan(kube_informer_cache(r->nodes), pods, ns, pod, candidates, n, node,
+	                    nodelen, why, whylen) == DRAKE_OK;
 }
 
 drake_err reconciler_place_view(struct reconciler *r, const char *ns, const char *pod,

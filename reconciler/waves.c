@@ -6,6 +6,11 @@
  * atomic ungate patch per pod, an Event, the plan on the TFJob), tells
  * waiting jobs why once per reason, and follows the waves in flight until
  * kube-scheduler has bound them.
+ *
+ * A round builds the pass's world once (pass_world.h) and lends it to
+ * admission, then to migration; its snapshot is kept afterwards, with the
+ * round's own waves charged where they are planned, for the filter's
+ * re-plan (views.c) until the next round replaces it.
  */
 #include "reconciler/internal.h"
 
@@ -20,8 +25,9 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "kube/pod.h"
-#include "tfjob/pod_codec.h"
+#include "reconciler/pass_world.h"
 #include "reconciler/scale.h"
+#include "tfjob/pod_codec.h"
 
 /*
  * Follows the admitted waves: *unbound gets how many of their pods still wait
@@ -276,6 +282,48 @@ static double changed_of(void *arg, const char *ns)
 	return rec_changed_s(arg, ns);
 }
 
+drake_err rec_pass_world(struct reconciler *r, struct pass_world *w, char *msg, size_t msglen)
+{
+	drake_err e =
+	    pass_world_build(w, kube_informer_cache(r->nodes), kube_informer_cache(r->pods),
+	                     kube_informer_cache(r->jobs), msg, msglen);
+	if (!e)
+		rec_usage_apply(r, &w->c);
+	w->built_s = rec_now_s(r);
+	return e;
+}
+
+/* Charges a wave just admitted to the kept snapshot where it is planned,
+ * as the next snapshot will once the cache shows its plan: a re-plan in
+ * between takes none of its room. */
+static void charge_wave(struct reconciler *r, struct pass_world *w, const struct admit_wave *wv)
+{
+	for (int i = 0; i < wv->n_pods; i++) {
+		const struct admit_pod *p = &wv->pods[i];
+		const struct kube_pod *pod =
+		    kube_pods_get(kube_informer_cache(r->pods), wv->ns, p->name);
+		int node = drake_cluster_find(&w->c, p->node);
+		struct drake_res req;
+		char why[DRAKE_WHY_MAX];
+		if (!pod || node < 0 ||
+		    admit_pod_requests(pod, &w->c.names, &req, why, sizeof(why)) != DRAKE_OK)
+			continue;
+		drake_cluster_charge(&w->c, (size_t)node, &req, 1);
+		if (p->share.milli > 0 && p->gpuid[0])
+			drake_cluster_charge_vgpu(&w->c, (size_t)node, p->gpuid, &p->share, 1);
+	}
+}
+
+/* Keeps w's snapshot for the re-plan in place of the last round's. */
+static void keep_world(struct reconciler *r, struct pass_world *w)
+{
+	pass_world_drop_jobs(w); /* they borrow the TFJob cache */
+	w->gen = ++r->rounds;
+	pass_world_release(r->world);
+	free(r->world);
+	r->world = w;
+}
+
 void rec_admit_pass(struct reconciler *r)
 {
 	if (!r->opts.gang || !kube_informer_synced(r->nodes))
@@ -304,10 +352,16 @@ void rec_admit_pass(struct reconciler *r)
 	                           .dragon_last_action = r->dragon_last_action};
 	struct admit_result res;
 	char msg[256];
-	drake_err e = admit_round(kube_informer_cache(r->jobs), kube_informer_cache(r->pods),
-	                          kube_informer_cache(r->nodes), &ao, &res, msg, sizeof(msg));
+	struct pass_world *w = calloc(1, sizeof(*w));
+	drake_err e = w ? rec_pass_world(r, w, msg, sizeof(msg))
+	                : drake_errorf(DRAKE_ENOMEM, msg, sizeof(msg), "out of memory");
+	if (!e)
+		e = admit_round_world(w, kube_informer_cache(r->pods),
+		                      kube_informer_cache(r->nodes), &ao, &res, msg, sizeof(msg));
 	if (e) {
 		log_error("admission_failed", "err=%s msg=\"%s\"", drake_strerror(e), msg);
+		pass_world_release(w);
+		free(w);
 		return;
 	}
 	r->dragon_last_action = res.dragon_last_action;
@@ -334,6 +388,7 @@ void rec_admit_pass(struct reconciler *r)
 	if (res.n_held)
 		log_debug("gang_paced", "held=%zu unbound=%ld budget=%ld rate=%.1f", res.n_held,
 		          unbound, budget, r->pace.rate);
+	size_t new_waves = r->npending; /* this round's go after it */
 	for (size_t i = 0; i < res.n_waves; i++) {
 		apply_wave(r, &res.waves[i]);
 		struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
@@ -346,5 +401,8 @@ void rec_admit_pass(struct reconciler *r)
 		res.waves[i].pods = NULL; /* now owned by the pending list */
 	}
 	admit_result_release(&res);
-	rec_migrate_pass(r);
+	rec_migrate_pass(r, w); /* the snapshot admission read, as before its waves */
+	for (size_t i = new_waves; i < r->npending; i++)
+		charge_wave(r, w, &r->pending[i].w);
+	keep_world(r, w);
 }
