@@ -189,7 +189,9 @@ static drake_err drake_decide(struct sim *s, void *state)
 		err = drake_round(sim_cluster(s), in.jobs, in.n, sim_now(s), &o, &r);
 	if (!err)
 		err = apply(s, &in, &r);
-	if (!err && r.next < INFINITY)
+	/* not at this instant: the loop decides again while decisions change
+	 * something, and the same state decides the same */
+	if (!err && r.next < INFINITY && r.next > sim_now(s))
 		err = sim_wake_at(s, r.next);
 	drake_round_release(&r);
 	inputs_release(&in);
