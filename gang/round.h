@@ -36,6 +36,8 @@
  *     gone), no job gives workers (no SHRINK, no DRAGON ScaleDown): the
  *     snapshot does not show yet the room the last change frees, and a
  *     shrink decided on it would take more than the waiting job needs. A
+ *     pod still there DRAKE_LEAVING_STUCK seconds past its deletion time
+ *     is stuck (a lost kubelet, a finalizer) and holds nothing back. A
  *     job some member of which has
  *     Succeeded is ending: the step sees its live members' room as about
  *     to free (and never scales it). Growth adds the lowest worker indexes
@@ -84,6 +86,7 @@ struct drake_round_member {
 	bool bound;          /* it has a node */
 	bool finished;       /* Succeeded or Failed */
 	bool leaving;        /* being deleted and still on its node (state MISSING) */
+	double leaving_by;   /* leaving: its deletionTimestamp, when it should be gone; 0 unknown */
 	double ended;        /* when it Succeeded (s); 0: it has not, or when is not known */
 	const char *gang;    /* its drake.dev/gang with a gang size, NULL none */
 	int gang_size;       /* its drake.dev/gang-size */
@@ -137,6 +140,9 @@ struct drake_round_job {
 	const char *refused_pod, *refused_why;
 	double changed; /* when what it may wait for last changed; 0 never */
 };
+
+/* Seconds past its deletion time after which a leaving pod is stuck. */
+#define DRAKE_LEAVING_STUCK 30.0
 
 /* Whose rules decide step 5. */
 enum drake_round_policy {

@@ -81,16 +81,21 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	return true;
 }
 
-/* Some pod of some job is leaving its node (rule 5: nobody gives workers). */
+/* Some pod of some job is leaving its node, and not stuck (rule 5:
+ * nobody gives workers). */
 static bool round_leaving(const struct round_ctx *x)
 {
 	for (size_t i = 0; i < x->n; i++) {
 		const struct drake_round_job *j = &x->jobs[i];
 		const int n[DRAKE_NROLES] = {j->req.n_ps, j->req.n_chief, j->max_workers};
 		for (int r = 0; r < DRAKE_NROLES; r++)
-			for (int k = 0; k < n[r]; k++)
-				if (round_member(j, (enum drake_role)r, k)->leaving)
+			for (int k = 0; k < n[r]; k++) {
+				const struct drake_round_member *m =
+				    round_member(j, (enum drake_role)r, k);
+				if (m->leaving && (m->leaving_by <= 0 ||
+				                   x->now < m->leaving_by + DRAKE_LEAVING_STUCK))
 					return true;
+			}
 	}
 	return false;
 }

@@ -506,6 +506,17 @@ static void nobody_gives_workers_while_pods_of_the_last_change_are_leaving(void 
 		    DRAKE_POLICY_DRAGON) /* the head waits; the timer does not restart */
 			assert_true(r.dragon_last_action == NOW - 10);
 		drake_round_release(&r);
+		/* due to be gone 29 s ago: still leaving */
+		t[0].j.workers[4].leaving_by = NOW - DRAKE_LEAVING_STUCK + 1;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(count(&r, DRAKE_ROUND_SHRINK), 0);
+		drake_round_release(&r);
+		/* stuck past that (a lost kubelet, a finalizer): it holds nothing back */
+		t[0].j.workers[4].leaving_by = NOW - DRAKE_LEAVING_STUCK;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(only(&r, DRAKE_ROUND_SHRINK, 0)->for_job, 1);
+		drake_round_release(&r);
+		t[0].j.workers[4].leaving_by = 0;
 		/* gone (its GPU still counted here): the starving job takes workers */
 		t[0].j.workers[4].leaving = false;
 		run(&c, t, 2, &o, &r);

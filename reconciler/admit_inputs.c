@@ -60,6 +60,7 @@ static void read_member(const struct collect_ctx *x, const struct tfjob *job, en
 		return;
 	if (meta.deleting) {
 		m->leaving = m->node >= 0; /* kube-scheduler charges it until it is gone */
+		m->leaving_by = admit_time(pod->deleted);
 		return;
 	}
 	bool unscheduled = !m->bound && (!pod->phase || !strcmp(pod->phase, "Pending"));

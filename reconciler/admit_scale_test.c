@@ -121,6 +121,12 @@ static void test_nobody_gives_workers_while_a_deleted_worker_still_holds_its_gpu
 	assert_int_equal(res.n_scales, 0);
 	assert_int_equal(res.n_waves, 0);
 	admit_result_release(&res);
+	/* due to be gone 13 minutes ago: stuck, it holds nothing back */
+	pod_meta(&w, "run", "worker", 5, 1, "gpu-a", "gpu-a", 6,
+	         ",\"deletionTimestamp\":\"2023-11-14T22:00:00Z\"");
+	round_of(&w, true, &res);
+	assert_non_null(scale_of(&res, "run"));
+	admit_result_release(&res);
 	/* once it is gone, late takes workers (2 free, 2 given) */
 	kube_cache_drop(&w.pods, kube_cache_remove(&w.pods, "ml", "run-worker-5"));
 	round_of(&w, true, &res);

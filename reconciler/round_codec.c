@@ -71,11 +71,12 @@ static json_t *members_json(const struct drake_round_member *m, int n)
 	json_t *a = json_array();
 	for (int i = 0; a && i < n; i++)
 		json_array_append_new(
-		    a, json_pack("{s:s,s:i,s:b,s:b,s:b,s:f,s:o,s:i,s:o,s:o}", "state",
+		    a, json_pack("{s:s,s:i,s:b,s:b,s:b,s:f,s:f,s:o,s:i,s:o,s:o}", "state",
 		                 states[m[i].state], "node", m[i].node, "bound", m[i].bound,
-		                 "finished", m[i].finished, "leaving", m[i].leaving, "ended",
-		                 m[i].ended, "gang", str(m[i].gang), "gangSize", m[i].gang_size,
-		                 "name", str(m[i].name), "refused", str(m[i].refused)));
+		                 "finished", m[i].finished, "leaving", m[i].leaving, "leavingBy",
+		                 m[i].leaving_by, "ended", m[i].ended, "gang", str(m[i].gang),
+		                 "gangSize", m[i].gang_size, "name", str(m[i].name), "refused",
+		                 str(m[i].refused)));
 	return a;
 }
 

@@ -310,6 +310,7 @@ static bool members_dec(struct dec *d, json_t *o, const char *path, const char *
 		    !get_bool(d, x, p, "bound", &m[i].bound) ||
 		    !get_bool(d, x, p, "finished", &m[i].finished) ||
 		    !get_bool(d, x, p, "leaving", &m[i].leaving) ||
+		    !get_num(d, x, p, "leavingBy", &m[i].leaving_by) ||
 		    !get_num(d, x, p, "ended", &m[i].ended) ||
 		    !get_str(d, x, p, "gang", true, &m[i].gang) ||
 		    !get_i(d, x, p, "gangSize", 0, 1 << 20, &m[i].gang_size) ||
