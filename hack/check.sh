@@ -6,7 +6,8 @@
 # fuzz smoke run of every libFuzzer target, and the end-to-end suite on a
 # real control plane (with the chart installed for real), the chart with
 # drake's own image on real nodes (make chart-e2e-real), real training on
-# them (make e2e-real), and a 2-minute
+# them (make e2e-real), a few jobs of the trace replay per arm (make
+# bench-replay-smoke), and a 2-minute
 # soak (make soak-short: steady-state TFJobs, drake's RSS and descriptors
 # flat; about 3.5 minutes with the cluster). Every step runs
 # even when an earlier one failed, so one CI run shows every problem. The
@@ -51,6 +52,9 @@ if grep -q '^chart-e2e-real:' mk/*.mk 2>/dev/null; then
 fi
 if grep -q '^e2e-real:' mk/*.mk 2>/dev/null; then
   step train make e2e-real
+fi
+if grep -q '^bench-replay-smoke:' mk/*.mk 2>/dev/null; then
+  step replay make bench-replay-smoke
 fi
 if grep -q '^soak-short:' mk/*.mk 2>/dev/null; then
   step soak make soak-short

@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-frag soak soak-short
+.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-replay-smoke bench-frag soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -42,6 +42,11 @@ bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention: drake 
 bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes: drake vs in-tree gang scheduling vs no gang, run times by drake's speed model, beside drake sim's prediction; table, CSVs + PNG in bench/results/bench-replay/ (BENCH_REPLAY_ARGS)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@hack/bench-replay.sh
+
+bench-replay-smoke: $(DRAKE) ## make check's trace replay: 6 jobs on 4 kwok nodes, every arm; asserts every job finishes, no partial gang (but under no-gang) and every logged round of drake's arms replays the same
+	@hack/build-control-plane.sh etcd k8s kwok
+	@BENCH_REPLAY_NODES=4 BENCH_REPLAY_OUT=build/bench-replay-smoke \
+		BENCH_REPLAY_ARGS="--jobs 6 --arm-budget 2m --min-load 1 --decision-logs --check $(BENCH_REPLAY_ARGS)" hack/bench-replay.sh
 
 SOAK_DURATION ?= 30m
 soak: $(DRAKE) ## steady-state TFJobs on 200 kwok nodes for SOAK_DURATION (30m): every job Succeeded, no partial gang, drake's RSS and fds flat (CSV + PNG in bench/results/soak/)

@@ -241,6 +241,8 @@ type armResult struct {
 	pauses                   int
 	deadlock                 bool
 	err                      string
+	replayed, differing      int   // --decision-logs: the arm's logged rounds
+	replayErr                error // --decision-logs: the replay could not run
 	series                   []sample
 	perJob                   []jobRecord
 }
@@ -257,7 +259,7 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 	for _, p := range []*float64{&res.meanJCT, &res.medJCT, &res.p95JCT, &res.meanQueue, &res.makespan, &res.util} {
 		*p = math.NaN()
 	}
-	if err := b.drakeFor(a); err != nil {
+	if err := b.drakeFor(a, run); err != nil {
 		res.err = err.Error()
 		return res
 	}

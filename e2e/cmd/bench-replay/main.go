@@ -55,6 +55,7 @@ type opts struct {
 	arms                            []gangbench.Arm
 	armTimeout, stall, sample, late time.Duration
 	root, clusterDir, out           string
+	decisionLogs, check             bool
 }
 
 type bench struct {
@@ -68,6 +69,7 @@ type bench struct {
 	speed    speedModel
 	drakeEnv string // the DRAKE_<FLAG> settings drake runs with now
 	drakeUp  bool
+	logFile  string // --decision-logs: the arm's decision log, "" none
 }
 
 func fail(format string, a ...any) {
@@ -96,6 +98,8 @@ func main() {
 	flag.StringVar(&o.root, "root", ".", "drake's source tree")
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-replay"), "folder of the CSVs and PNG")
+	flag.BoolVar(&o.decisionLogs, "decision-logs", false, "drake arms write a decision log (--cluster-dir/decisions-RUN-ARM.jsonl) that drake sim --replay decides again after the arm; differences are printed (they cost the arm some CPU)")
+	flag.BoolVar(&o.check, "check", false, "exit 1 unless every arm finished every job, no arm but no-gang held a partial gang beyond --window, and (with --decision-logs) every logged round replays the same")
 	flag.Parse()
 	if o.drake == "" {
 		o.drake = gangbench.DrakeBinary(o.root, os.Getenv("DRAKE_BIN"))
@@ -180,10 +184,83 @@ func main() {
 			fmt.Printf("run %d, arm %s (kube-scheduler %q)\n", run, a.Name, a.Scheduler)
 			r := b.runArm(a, run, jobs)
 			fmt.Printf("  %s\n", r.line())
+			if b.logFile != "" && r.err == "" {
+				r.replayed, r.differing, r.replayErr = b.replay(b.logFile)
+				fmt.Printf("  %s\n", r.replayLine())
+			}
 			results = append(results, r)
 		}
 	}
 	b.report(base, w, results, pred)
+	if o.check {
+		n, bad := checkResults(results)
+		for _, m := range bad {
+			fmt.Printf("bench-replay: --check: %s\n", m)
+		}
+		fmt.Printf("bench-replay: %d passed, %d failed\n", n-len(bad), len(bad))
+		if len(bad) > 0 {
+			os.Exit(1)
+		}
+	}
+}
+
+// replay: drake sim --replay over an arm's decision log (its rotated part
+// first): rounds replayed and differing.
+func (b *bench) replay(log string) (replayed, differing int, err error) {
+	for _, f := range []string{log + ".1", log} {
+		if _, serr := os.Stat(f); serr != nil {
+			continue
+		}
+		out, rerr := exec.Command(b.o.drake, "sim", "--replay", f).CombinedOutput()
+		var read, rep, diff, skip int
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		last := lines[len(lines)-1]
+		at := strings.LastIndex(last, ": ")
+		if at < 0 {
+			return replayed, differing, fmt.Errorf("drake sim --replay %s: %v: %s", f, rerr, last)
+		}
+		if _, serr := fmt.Sscanf(last[at+2:], "%d rounds read, %d replayed, %d differing, %d skipped", &read, &rep, &diff, &skip); serr != nil {
+			return replayed, differing, fmt.Errorf("drake sim --replay %s: %v: %s", f, rerr, last)
+		}
+		if diff > 0 {
+			fmt.Printf("%s\n", strings.Join(lines[:min(len(lines), 6)], "\n"))
+		}
+		replayed += rep
+		differing += diff
+	}
+	if replayed == 0 {
+		return 0, 0, fmt.Errorf("%s: no round logged", log)
+	}
+	return replayed, differing, nil
+}
+
+// checkResults: what --check asserts of each arm's run (checks made,
+// and the failures): it ran; every job finished; no partial gang beyond
+// the window (but under no-gang); with --decision-logs, every logged round
+// replays the same.
+func checkResults(results []armResult) (int, []string) {
+	n := 0
+	var bad []string
+	check := func(ok bool, format string, a ...any) {
+		n++
+		if !ok {
+			bad = append(bad, fmt.Sprintf(format, a...))
+		}
+	}
+	for _, r := range results {
+		id := fmt.Sprintf("run %d %s", r.run, r.arm)
+		if check(r.err == "", "%s: %s", id, r.err); r.err != "" {
+			continue
+		}
+		check(r.done == r.jobs, "%s: %d of %d jobs done", id, r.done, r.jobs)
+		if r.arm != "no-gang" {
+			check(r.partialLate == 0, "%s: %.0f GPU-s held by partial gangs beyond the window", id, r.partialLate)
+		}
+		if r.replayErr != nil || r.replayed > 0 {
+			check(r.replayErr == nil && r.differing == 0, "%s: %s", id, r.replayLine())
+		}
+	}
+	return n, bad
 }
 
 func fmtBytes(v int64) string {
@@ -225,15 +302,26 @@ func (b *bench) readNodes() error {
 // drakeFor restarts drake with the arm's settings when a TFJob arm needs
 // other ones than it runs with (the first TFJob arm turns its controller
 // on).
-func (b *bench) drakeFor(a gangbench.Arm) error {
+func (b *bench) drakeFor(a gangbench.Arm, run int) error {
+	b.logFile = ""
 	if !a.TFJobs {
 		return nil
 	}
-	env := strings.Join(a.DrakeEnv, " ")
+	settings := a.DrakeEnv
+	if b.o.decisionLogs {
+		b.logFile = filepath.Join(b.o.clusterDir, fmt.Sprintf("decisions-%d-%s.jsonl", run, a.Name))
+		for _, f := range []string{b.logFile, b.logFile + ".1"} {
+			if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		settings = append(append([]string(nil), settings...), "DRAKE_DECISION_LOG="+b.logFile)
+	}
+	env := strings.Join(settings, " ")
 	if b.drakeUp && env == b.drakeEnv {
 		return nil
 	}
-	took, err := kit.EnableReconciler(b.o.root, a.DrakeEnv...)
+	took, err := kit.EnableReconciler(b.o.root, settings...)
 	if err != nil {
 		return err
 	}

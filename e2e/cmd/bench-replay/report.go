@@ -34,6 +34,13 @@ func (r armResult) line() string {
 		cell(100*r.util, 1), r.partialGPUs, r.partialLate, r.pauses, dl)
 }
 
+func (r armResult) replayLine() string {
+	if r.replayErr != nil {
+		return "decision log: " + r.replayErr.Error()
+	}
+	return fmt.Sprintf("decision log: %d rounds replayed by drake sim --replay, %d differing", r.replayed, r.differing)
+}
+
 // the figures of the table: name, the cluster's value, drake sim's
 // summary.csv column
 type figure struct {
