@@ -1231,20 +1231,24 @@ static void start_migrating(struct env *e)
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
 }
 
+/* worker-3 alone on n1 beside a pod of six GPUs; the PS and the other
+ * workers on n2 */
+#define LONELY_WORKER_3                                                                            \
+	GANG_POD("ps", 0, ON("n2", ""))                                                            \
+	"," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(                                \
+	    "worker", 1,                                                                           \
+	    ON("n2", WITH_GPU)) "," GANG_POD("worker", 2,                                          \
+	                                     ON("n2",                                              \
+	                                        WITH_GPU)) "," GANG_POD("worker", 3,               \
+	                                                                ON("n1",                   \
+	                                                                   WITH_GPU)) "," FILLER
+
 static void test_the_policy_moves_a_lonely_worker_off_a_hot_shared_node_onto_its_ps(void **state)
 {
 	struct env *e = *state;
 	/* worker-3 alone on n1 beside a pod of six GPUs; the PS and the other
 	 * workers on n2 */
-	e->pods =
-	    GANG_POD("ps", 0, ON("n2", "")) "," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(
-	        "worker", 1,
-	        ON("n2",
-	           WITH_GPU)) "," GANG_POD("worker", 2,
-	                                   ON("n2",
-	                                      WITH_GPU)) "," GANG_POD("worker", 3,
-	                                                              ON("n1",
-	                                                                 WITH_GPU)) "," FILLER;
+	e->pods = LONELY_WORKER_3;
 	start_migrating(e);
 	assert_true(run_until(e, TFJOB_PATCH, 1, 5) >= 1);
 	assert_non_null(
@@ -1324,15 +1328,7 @@ static void test_one_round_decodes_each_tfjob_once_for_admission_and_migration(v
 	struct env *e = *state;
 	/* the lonely worker of the policy test: the round's migration step
 	 * runs, and moves it, over the world admission read */
-	e->pods =
-	    GANG_POD("ps", 0, ON("n2", "")) "," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(
-	        "worker", 1,
-	        ON("n2",
-	           WITH_GPU)) "," GANG_POD("worker", 2,
-	                                   ON("n2",
-	                                      WITH_GPU)) "," GANG_POD("worker", 3,
-	                                                              ON("n1",
-	                                                                 WITH_GPU)) "," FILLER;
+	e->pods = LONELY_WORKER_3;
 	start_migrating(e);
 	assert_true(run_until(e, TFJOB_PATCH, 1, 5) >= 1);
 	assert_non_null(strstr(e->bodies, "\"reason\":\"MigrationStarted\""));
@@ -1346,15 +1342,7 @@ static void test_the_replan_reads_the_last_rounds_snapshot_and_builds_one_before
 	struct env *e = *state;
 	/* job1 bound on n2, worker-3 planned on n1, which kube-scheduler no
 	 * longer offers; n3 and n4 are empty */
-	e->pods =
-	    GANG_POD("ps", 0, ON("n2", "")) "," GANG_POD("worker", 0, ON("n2", WITH_GPU)) "," GANG_POD(
-	        "worker", 1,
-	        ON("n2",
-	           WITH_GPU)) "," GANG_POD("worker", 2,
-	                                   ON("n2",
-	                                      WITH_GPU)) "," GANG_POD("worker", 3,
-	                                                              ON("n1",
-	                                                                 WITH_GPU)) "," FILLER;
+	e->pods = LONELY_WORKER_3;
 	e->jobs = JOB_GPU;
 	e->services = SVCS4;
 	e->nodes = GPU_NODE("n1") "," GPU_NODE("n2") "," GPU_NODE("n3") "," GPU_NODE("n4");
