@@ -7,6 +7,7 @@ package e2e
 // progress reports are authenticated and refused with reasons.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -230,6 +232,26 @@ func TestMigrateLeavesPackedJobsAloneAndBringsALonelyWorkerBackToItsPS(t *testin
 			mid.UID, mid.Spec.NodeName, orig.UID, orig.Spec.NodeName, spare)
 	}
 
+	// The policy's move below is held half-done on purpose: a finalizer
+	// keeps m1-worker-1 terminating once drake deletes it, so the kill
+	// lands after the move is recorded and before it can end, however
+	// fast the rest of the move is (without it the whole move takes
+	// about 0.1 s on kwok, and the kill may land after its end).
+	const hold = "e2e.drake.dev/hold"
+	setFinalizers := func(fin string) {
+		patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, fin)
+		if _, err := e.client.CoreV1().Pods(ns).Patch(ctxFor(t, 10*time.Second), "m1-worker-1",
+			types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("set finalizers %s on m1-worker-1: %v", fin, err)
+		}
+	}
+	setFinalizers(`["` + hold + `"]`)
+	t.Cleanup(func() {
+		if p, err := e.client.CoreV1().Pods(ns).Get(context.Background(), "m1-worker-1", metav1.GetOptions{}); err == nil && p.UID == mid.UID {
+			setFinalizers("null")
+		}
+	})
+
 	// (c) Pods drake does not move fill Y but for 1 cpu: Y is contended
 	// (m1's worker beside them) and the most loaded node, above mean + 1
 	// standard deviation.
@@ -258,9 +280,22 @@ func TestMigrateLeavesPackedJobsAloneAndBringsALonelyWorkerBackToItsPS(t *testin
 		}
 		return len(evs) >= 2, nil
 	})
+	// drake has deleted the held pod (the move's first step once its
+	// record is in drake's cache) before it is killed.
+	poll(t, 60*time.Second, "m1-worker-1 terminating", func() (bool, error) {
+		return e.getPod(t, ns, "m1-worker-1").DeletionTimestamp != nil, nil
+	})
 	killDrake(t, e)
 	t.Logf("drake SIGKILLed while moving m1 worker-1 from %s to %s: %s", spare, packed, policy.Message)
+	for _, ev := range e.migrationEvents(t, ns, "Migrated") {
+		if ev.InvolvedObject.Name == "m1" && strings.HasPrefix(ev.Message, "worker-1 moved from "+spare) {
+			t.Fatalf("the move ended while its pod was still terminating: %s", ev.Message)
+		}
+	}
 	e.drakeCtl(t, "start")
+	// The restarted drake reads the move from its record; the pod goes
+	// once its finalizer does, and the move ends from there.
+	setFinalizers("null")
 	for _, want := range []string{"by policy", "its PS's node", "(2 -> 1 nodes"} {
 		if !strings.Contains(policy.Message, want) {
 			t.Errorf("the policy's move says %q; want it to say %q", policy.Message, want)
