@@ -55,7 +55,8 @@ func (j replayJob) roles(a gangbench.Arm) (ps, workers gangbench.Replica) {
 
 type podView struct {
 	role, node string
-	running    bool // bound, Running, not being deleted
+	bound      bool // on a node, not being deleted, not ended
+	running    bool // bound and Running
 	ended      bool // Succeeded or Failed
 	annotated  bool
 }
@@ -84,12 +85,22 @@ type armRun struct {
 	patchErr atomic.Int64
 }
 
-// state: the job's running workers, nodes (PS included) and rate now.
-func (r *armRun) state(jr *jobRun) (rate float64, members string) {
+// state: the job's rate now and its members, a key of its workers and
+// their nodes. The members are the workers bound and not being deleted,
+// whether or not their kubelet has said Running yet: membership changes
+// when the controller and the scheduler act (a wave bound, a shrink's
+// deletions, a grow's binds), as in the simulator, and not again as each
+// pod of a wave turns Running a little later (counted so, a job that
+// starts at its minimum paid a rescale pause for each later worker of its
+// own first wave). The rate counts what runs: the PS and workers Running.
+func jobState(pods map[string]*podView, wantPS, minWorkers int, rate func(workers, nodes int) float64) (float64, string) {
 	ps, w := 0, 0
 	nodes := map[string]bool{}
 	var mem []string
-	for name, p := range jr.pods {
+	for name, p := range pods {
+		if p.bound && p.role == "worker" {
+			mem = append(mem, name+"@"+p.node)
+		}
 		if !p.running {
 			continue
 		}
@@ -99,15 +110,20 @@ func (r *armRun) state(jr *jobRun) (rate float64, members string) {
 			ps++
 		case "worker":
 			w++
-			mem = append(mem, name+"@"+p.node)
 		}
 	}
 	sort.Strings(mem)
-	members = strings.Join(mem, ",")
-	if ps < jr.j.sj.PS || w < jr.j.minWorkers(r.a) || w == 0 {
+	members := strings.Join(mem, ",")
+	if ps < wantPS || w < minWorkers || w == 0 {
 		return 0, members
 	}
-	return r.b.speed.rate(w, jr.j.sj.GPUsPerWorker, len(nodes)), members
+	return rate(w, len(nodes)), members
+}
+
+func (r *armRun) state(jr *jobRun) (float64, string) {
+	return jobState(jr.pods, jr.j.sj.PS, jr.j.minWorkers(r.a), func(w, n int) float64 {
+		return r.b.speed.rate(w, jr.j.sj.GPUsPerWorker, n)
+	})
 }
 
 func (r *armRun) onPod(p *corev1.Pod, deleted bool) {
@@ -127,7 +143,8 @@ func (r *armRun) onPod(p *corev1.Pod, deleted bool) {
 	}
 	v.node = p.Spec.NodeName
 	v.ended = p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	v.running = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
+	v.bound = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName != ""
+	v.running = v.bound && p.Status.Phase == corev1.PodRunning
 	if deleted {
 		delete(jr.pods, p.Name)
 	}

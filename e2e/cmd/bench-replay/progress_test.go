@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -73,5 +74,37 @@ func TestTheSpeedModelIsDrakes(t *testing.T) {
 	}
 	if m.rate(0, 1, 1) != 0 {
 		t.Fatal("T(0) != 0")
+	}
+}
+
+// A wave of eight workers (minimum four) bound together whose pods turn
+// Running one by one: the job starts at its fourth worker and speeds up
+// as the rest run, with no rescale pause. A shrink's deletions, ms apart,
+// cost one pause.
+func TestAWaveTurningRunningPodByPodCostsNoPause(t *testing.T) {
+	pods := map[string]*podView{"ps-0": {role: "ps", node: "n0", bound: true, running: true}}
+	rate := func(w, n int) float64 { return float64(w) }
+	p := progress{work: 1000}
+	step := func(s float64) {
+		r, m := jobState(pods, 1, 4, rate)
+		p.set(at(s), r, m, 10*time.Second)
+	}
+	for i := 0; i < 8; i++ {
+		pods[fmt.Sprintf("worker-%d", i)] = &podView{role: "worker", node: "n0", bound: true}
+	}
+	step(0)
+	for i := 0; i < 8; i++ {
+		pods[fmt.Sprintf("worker-%d", i)].running = true
+		step(1 + 0.5*float64(i))
+	}
+	if p.started != at(2.5) || p.pauses != 0 || p.rate != 8 {
+		t.Fatalf("started %v, pauses %d, rate %v; want 2.5s, 0, 8", p.started.Sub(t0), p.pauses, p.rate)
+	}
+	for i := 4; i < 8; i++ { // a shrink to four
+		pods[fmt.Sprintf("worker-%d", i)].bound, pods[fmt.Sprintf("worker-%d", i)].running = false, false
+		step(30 + 0.001*float64(i))
+	}
+	if p.pauses != 4 || p.pausedUntil != at(40.007) {
+		t.Fatalf("after the shrink: pauses %d, paused until %v; want 4 changes ending 40.007s", p.pauses, p.pausedUntil.Sub(t0))
 	}
 }
