@@ -312,23 +312,28 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 	r.mu.Unlock()
 	var subErr atomic.Value
 	var subWG sync.WaitGroup
+	// The arrival process itself. Jobs are created one at a time in the
+	// trace's order, as a user's kubectl apply would: jobs of one instant
+	// then carry creation times in that order (ties in the second broken
+	// by name, r000 first), so FIFO serves them as the simulator does.
+	// Created concurrently, they reached the API server in any order, and
+	// gang53's 32-pod head job waited a wave behind smaller ones.
+	subWG.Add(1)
 	go func() {
+		defer subWG.Done()
 		for _, j := range jobs {
-			time.Sleep(time.Until(start.Add(j.at))) // the arrival process itself
-			if ictx.Err() != nil {
+			select {
+			case <-ictx.Done():
 				return
+			case <-time.After(time.Until(start.Add(j.at))):
 			}
 			r.mu.Lock()
 			r.jobs[j.name] = &jobRun{j: j, submitted: time.Now(), pods: map[string]*podView{}, prog: progress{work: j.sj.Work}}
 			r.mu.Unlock()
 			g.Expect(j.name, kit.Need{"ps": j.sj.PS, "worker": j.minWorkers(a)})
-			subWG.Add(1)
-			go func() {
-				defer subWG.Done()
-				if err := r.submit(j); err != nil {
-					subErr.CompareAndSwap(nil, fmt.Sprintf("submit %s: %v", j.name, err))
-				}
-			}()
+			if err := r.submit(j); err != nil {
+				subErr.CompareAndSwap(nil, fmt.Sprintf("submit %s: %v", j.name, err))
+			}
 		}
 	}()
 
