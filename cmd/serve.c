@@ -183,49 +183,66 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
-static bool on_ready(void *arg, char *why, size_t whylen)
+/*
+ * What the extender asks of the controller: one table (extender/controller.h)
+ * filled with the reconciler's answers. The table's operations take the
+ * void * they were installed with and the reconciler's take its struct, and
+ * C does not allow calling one through the other's type, so each entry is a
+ * one-line typed adapter; progress and migrate also unpack the extender's
+ * request, which the reconciler does not know.
+ */
+static bool ctl_ready(void *rec, char *why, size_t whylen)
 {
-	struct serve *sv = arg;
-	return reconciler_ready(sv->rec, why, whylen);
+	return reconciler_ready(rec, why, whylen);
 }
 
-static drake_err progress(void *arg, const struct ext_progress *p, char *why, size_t len)
+static drake_err ctl_progress(void *rec, const struct ext_progress *p, char *why, size_t len)
 {
-	return reconciler_progress(arg, p->ns, p->pod, p->pod_uid, p->step, p->value, p->loss,
+	return reconciler_progress(rec, p->ns, p->pod, p->pod_uid, p->step, p->value, p->loss,
 	                           p->total_steps, p->t, why, len);
 }
 
-static drake_err migrate(void *arg, const struct ext_migration_req *r, char *id, size_t idlen,
-                         char *why, size_t len)
+static drake_err ctl_migrate(void *rec, const struct ext_migration_req *r, char *id, size_t idlen,
+                             char *why, size_t len)
 {
-	return reconciler_migrate(arg, r->ns, r->pod, r->away, r->onto, r->pause_job, r->user, id,
+	return reconciler_migrate(rec, r->ns, r->pod, r->away, r->onto, r->pause_job, r->user, id,
 	                          idlen, why, len);
 }
 
-static char *migrations_json(void *arg)
+static char *ctl_migrations_json(void *rec)
 {
-	return reconciler_migrations_json(arg);
+	return reconciler_migrations_json(rec);
 }
 
-static char *jobs_json(void *arg)
+static char *ctl_jobs_json(void *rec)
 {
-	return reconciler_jobs_json(arg);
+	return reconciler_jobs_json(rec);
 }
 
-static drake_err place_view(void *arg, const char *ns, const char *pod,
-                            const char *const *candidates, size_t n, struct place_models *models,
-                            struct place_task *task, struct place_node *nodes, bool *known,
-                            char *why, size_t whylen)
+static drake_err ctl_place_view(void *rec, const char *ns, const char *pod,
+                                const char *const *candidates, size_t n,
+                                struct place_models *models, struct place_task *task,
+                                struct place_node *nodes, bool *known, char *why, size_t whylen)
 {
-	return reconciler_place_view(arg, ns, pod, candidates, n, models, task, nodes, known, why,
+	return reconciler_place_view(rec, ns, pod, candidates, n, models, task, nodes, known, why,
 	                             whylen);
 }
 
-static bool replan(void *arg, const char *ns, const char *pod, const char *const *candidates,
-                   size_t n, char *node, size_t nodelen, char *why, size_t whylen)
+static bool ctl_replan(void *rec, const char *ns, const char *pod, const char *const *candidates,
+                       size_t n, char *node, size_t nodelen, char *why, size_t whylen)
 {
-	return reconciler_replan(arg, ns, pod, candidates, n, node, nodelen, why, whylen);
+	return reconciler_replan(rec, ns, pod, candidates, n, node, nodelen, why, whylen);
 }
+
+static const struct ext_controller reconciler_ops = {
+    .ready = ctl_ready,
+    .progress = ctl_progress,
+    .migrate = ctl_migrate,
+    .migrations_json = ctl_migrations_json,
+    .jobs_json = ctl_jobs_json,
+    .place_view = ctl_place_view,
+    .replan = ctl_replan,
+};
 
 /* Frees what serve_main made, in dependency order. */
 static void serve_release(struct serve *sv)
@@ -642,16 +659,11 @@ int serve_main(int argc, char **argv)
 			event_base_free(sv.base);
 			return 1;
 		}
-		ext_server_set_ready(sv.server, on_ready, &sv);
+		ext_server_set_controller(sv.server, &reconciler_ops, sv.rec);
 		/* The gang verbs read the controller's pod cache. */
 		ext_server_set_pods(sv.server, reconciler_pods(sv.rec));
-		ext_server_set_jobs(sv.server, jobs_json, sv.rec);
-		ext_server_set_progress(sv.server, progress, sv.rec);
-		ext_server_set_migrations(sv.server, migrate, migrations_json, sv.rec);
-		ext_server_set_replan(sv.server, replan, sv.rec);
-		if (prioritize &&
-		    ext_server_set_scoring(sv.server, place_view, sv.rec, o.prioritize_window, msg,
-		                           sizeof(msg)) != DRAKE_OK) {
+		if (prioritize && ext_server_set_scoring(sv.server, o.prioritize_window, msg,
+		                                         sizeof(msg)) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --prioritize: %s\n", msg);
 			serve_release(&sv);
 			return 1;

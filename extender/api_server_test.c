@@ -1,12 +1,14 @@
 /*
  * api_server_test.c - the progress and migration API end to end inside one
- * process: drake's real HTTPS server (mTLS on) with the controller's hooks
- * set to recording fakes, its real API client, and a scripted API server
- * (plain HTTP, libevent) that answers TokenReviews and SubjectAccessReviews,
- * all on one event loop that the test turns while libcurl talks to the
- * server. `drake serve` sets these hooks only with the controller, so this
- * is where what reaches a hook, and every status in between, is checked;
- * tests/integration checks the real binary without them (503).
+ * process: drake's real HTTPS server (mTLS on) with a controller table
+ * (extender/controller.h) of recording fakes, its real API client, and a
+ * scripted API server (plain HTTP, libevent) that answers TokenReviews and
+ * SubjectAccessReviews, all on one event loop that the test turns while
+ * libcurl talks to the server. `drake serve` installs a controller only
+ * with --reconcile, so this is where what reaches its operations, and
+ * every status in between, is checked, as is what each route answers with
+ * an operation missing; tests/integration checks the real binary without
+ * a controller (503).
  *
  * Certificates come from hack/gen-certs.sh under build/unit-certs/.
  */
@@ -52,7 +54,7 @@ struct env {
 	struct req *watch; /* requests pump's until functions look at */
 	int n_watch;
 	/* what the hooks saw */
-	int progress_calls, migrate_calls;
+	int progress_calls, migrate_calls, view_calls;
 	struct ext_progress progress;
 	struct ext_migration_req migration;
 };
@@ -229,6 +231,10 @@ static char *on_list(void *arg)
 	return strdup("{\"migrations\":[{\"id\":\"ml/job-worker-1@1763880000\"}]}");
 }
 
+/* The controller these tests install: the API's three operations. */
+static const struct ext_controller api_ops = {
+    .progress = on_progress, .migrate = on_migrate, .migrations_json = on_list};
+
 /* ---- set-up ---- */
 
 static struct env *env_new(bool with_kube, bool with_hooks)
@@ -265,10 +271,8 @@ static struct env *env_new(bool with_kube, bool with_hooks)
 	if (!e->srv)
 		fail_msg("ext_server_new: %s", msg);
 	e->port = ext_server_port(e->srv);
-	if (with_hooks) {
-		ext_server_set_progress(e->srv, on_progress, e);
-		ext_server_set_migrations(e->srv, on_migrate, on_list, e);
-	}
+	if (with_hooks)
+		ext_server_set_controller(e->srv, &api_ops, e);
 	return e;
 }
 
@@ -797,7 +801,7 @@ static void test_metrics_count_reports_and_migrations_by_outcome(void **state)
 	expect(&r, 200, "drake_request_errors_total{verb=\"progress\"} 1\n"); /* 202 is none */
 }
 
-/* ---- without hooks, without an API server, at shutdown ---- */
+/* ---- without a controller, without an API server, at shutdown ---- */
 
 static void test_without_the_controller_every_endpoint_answers_503(void **state)
 {
@@ -808,6 +812,97 @@ static void test_without_the_controller_every_endpoint_answers_503(void **state)
 	expect(&r, 503, "migrations need drake's TFJob controller");
 	r = send_req(e, "GET", "/v1/migrations", NULL, NULL, true);
 	expect(&r, 503, "migrations need drake's TFJob controller");
+	assert_int_equal(e->token_reviews, 0);
+	env_free(e);
+}
+
+/* The controller's other operations: /readyz, /v1/jobs and filter's
+ * re-plan answer from them; an operation the table leaves NULL, or no table
+ * at all (drake serve without --reconcile), gets the extender's own answer. */
+static bool not_synced(void *arg, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "pods cache not synced: watch failed, relisting");
+	return false;
+}
+
+static char *two_jobs(void *arg)
+{
+	return strdup("{\"jobs\":[{\"name\":\"a\"},{\"name\":\"b\"}]}");
+}
+
+static bool onto_gpu_b(void *arg, const char *ns, const char *pod, const char *const *candidates,
+                       size_t n, char *node, size_t nodelen, char *why, size_t whylen)
+{
+	snprintf(node, nodelen, "gpu-b");
+	return true;
+}
+
+/* Counts the calls and cannot say: every node scores 0. */
+static drake_err no_view(void *arg, const char *ns, const char *pod, const char *const *candidates,
+                         size_t n, struct place_models *models, struct place_task *task,
+                         struct place_node *nodes, bool *known, char *why, size_t whylen)
+{
+	((struct env *)arg)->view_calls++;
+	snprintf(why, whylen, "pod %s/%s is not in the cache", ns, pod);
+	return DRAKE_EINVAL;
+}
+
+#define PLAIN_POD                                                                                  \
+	"{\"Pod\":{\"metadata\":{\"name\":\"plain\",\"namespace\":\"ml\",\"uid\":\"u1\"}},"        \
+	"\"NodeNames\":[\"gpu-a\",\"gpu-b\"]}"
+
+#define MEMBER_GONE                                                                                \
+	"{\"Pod\":{\"metadata\":{\"name\":\"job-worker-0\",\"namespace\":\"ml\","                  \
+	"\"annotations\":{\"drake.dev/planned-node\":\"gpu-gone\",\"drake.dev/gang\":"             \
+	"\"uid.1\",\"drake.dev/gang-size\":\"2\"}}},\"NodeNames\":[\"gpu-a\",\"gpu-b\"]}"
+
+static void test_the_controllers_operations_answer_and_missing_ones_the_extender(void **state)
+{
+	struct env *e = env_new(true, false);
+	char msg[256];
+	struct resp r;
+	/* No controller: the extender alone. */
+	r = send_req(e, "GET", "/readyz", NULL, NULL, false);
+	expect(&r, 200, "ok");
+	r = send_req(e, "GET", "/v1/jobs", NULL, NULL, true);
+	expect(&r, 200, "{\"jobs\":[]}");
+	r = send_req(e, "POST", "/scheduler/filter", MEMBER_GONE, NULL, true);
+	expect(&r, 200, "\"NodeNames\":[]");
+	assert_int_equal(ext_server_set_scoring(e->srv, 16, msg, sizeof(msg)), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "--reconcile"));
+
+	/* A table with four operations: they answer, the API's are still 503. */
+	static const struct ext_controller some = {.ready = not_synced,
+	                                           .jobs_json = two_jobs,
+	                                           .replan = onto_gpu_b,
+	                                           .place_view = no_view};
+	ext_server_set_controller(e->srv, &some, e);
+	assert_int_equal(ext_server_set_scoring(e->srv, 16, msg, sizeof(msg)), DRAKE_OK);
+	r = send_req(e, "POST", "/scheduler/prioritize", PLAIN_POD, NULL, true);
+	expect(&r, 200, "\"Score\":0");
+	assert_int_equal(e->view_calls, 1);
+	r = send_req(e, "GET", "/readyz", NULL, NULL, false);
+	expect(&r, 503, "pods cache not synced: watch failed, relisting");
+	r = send_req(e, "GET", "/v1/jobs", NULL, NULL, true);
+	expect(&r, 200, "{\"name\":\"b\"}");
+	r = send_req(e, "POST", "/scheduler/filter", MEMBER_GONE, NULL, true);
+	expect(&r, 200, "\"NodeNames\":[\"gpu-b\"]");
+	r = progress(e, REPORT, "pod-worker-0", false);
+	expect(&r, 503, "progress reports need drake's TFJob controller");
+	r = send_req(e, "GET", "/v1/migrations", NULL, NULL, true);
+	expect(&r, 503, "migrations need drake's TFJob controller");
+
+	/* Taken out again: the extender alone once more, the score off. */
+	ext_server_set_controller(e->srv, NULL, e);
+	r = send_req(e, "POST", "/scheduler/prioritize", PLAIN_POD, NULL, true);
+	expect(&r, 200, "\"Score\":0");
+	assert_int_equal(e->view_calls, 1);
+	r = send_req(e, "GET", "/readyz", NULL, NULL, false);
+	expect(&r, 200, "ok");
+	r = send_req(e, "GET", "/v1/jobs", NULL, NULL, true);
+	expect(&r, 200, "{\"jobs\":[]}");
+	r = send_req(e, "POST", "/scheduler/filter", MEMBER_GONE, NULL, true);
+	expect(&r, 200, "\"NodeNames\":[]");
 	assert_int_equal(e->token_reviews, 0);
 	env_free(e);
 }
@@ -888,6 +983,7 @@ int main(void)
 	    T(test_the_migration_list_is_the_hooks_and_needs_a_certificate),
 	    T(test_metrics_count_reports_and_migrations_by_outcome),
 	    cmocka_unit_test(test_without_the_controller_every_endpoint_answers_503),
+	    cmocka_unit_test(test_the_controllers_operations_answer_and_missing_ones_the_extender),
 	    cmocka_unit_test(test_without_an_api_server_a_token_cannot_be_checked),
 	    T(test_a_report_whose_review_outlives_the_server_is_answered_and_dropped),
 	};

@@ -16,7 +16,7 @@
 #include <sys/queue.h>
 
 #include "common/log.h"
-#include "extender/gang.h"
+#include "extender/member.h"
 #include "gang/protocol.h"
 #include "gang/roles.h"
 #include "kube/cache.h"
@@ -173,10 +173,10 @@ static bool count_bound(const struct kube_pod *obj, void *arg)
 	const char *phase = obj->phase;
 	if (phase && strcmp(phase, "Failed") == 0)
 		return true;
-	struct gang_member m;
+	struct ext_member m;
 	char why[256];
-	if (gang_member_of_pod(obj, &m, why, sizeof(why)) != DRAKE_OK || !m.planned_node ||
-	    gang_member_check(&m, c->bar->ns, why, sizeof(why)) != DRAKE_OK)
+	if (ext_member_of_pod(obj, &m, why, sizeof(why)) != DRAKE_OK || !m.planned_node ||
+	    ext_member_check(&m, c->bar->ns, why, sizeof(why)) != DRAKE_OK)
 		return true;
 	c->roles.n[m.role]++;
 	c->n++;
@@ -377,7 +377,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	barrier_fail(bar, msg);
 }
 
-static struct barrier *barrier_new(struct barrier_reg *g, const struct gang_member *m)
+static struct barrier *barrier_new(struct barrier_reg *g, const struct ext_member *m)
 {
 	struct barrier *bar = calloc(1, sizeof(*bar));
 	if (!bar)
@@ -387,7 +387,7 @@ static struct barrier *barrier_new(struct barrier_reg *g, const struct gang_memb
 	bar->size = m->size;
 	TAILQ_INIT(&bar->waiters);
 	bar->id = strdup(m->gang);
-	struct drake_gang_id id; /* gang_member_of read it: no error here */
+	struct drake_gang_id id; /* ext_member_of read it: no error here */
 	bar->owner_uid = drake_gang_id_parse(m->gang, &id, NULL, 0) ? NULL : strdup(id.uid);
 	bar->ns = strdup(m->ns);
 	if (asprintf(&bar->job, "%s/%s", m->ns, m->job) < 0)
@@ -404,7 +404,7 @@ static struct barrier *barrier_new(struct barrier_reg *g, const struct gang_memb
 	return bar;
 }
 
-static void refuse(struct barrier_reg *g, const struct gang_member *m, void *req, const char *why)
+static void refuse(struct barrier_reg *g, const struct ext_member *m, void *req, const char *why)
 {
 	char msg[768];
 	snprintf(msg, sizeof(msg),
@@ -417,12 +417,12 @@ static void refuse(struct barrier_reg *g, const struct gang_member *m, void *req
 	g->ops->answer(req, msg);
 }
 
-void barrier_join(struct barrier_reg *g, const struct kube_cache *pods, const struct gang_member *m,
+void barrier_join(struct barrier_reg *g, const struct kube_cache *pods, const struct ext_member *m,
                   void *req)
 {
 	g->pods = pods;
 	char why[512];
-	if (gang_member_check(m, NULL, why, sizeof(why)) != DRAKE_OK) {
+	if (ext_member_check(m, NULL, why, sizeof(why)) != DRAKE_OK) {
 		refuse(g, m, req, why);
 		return;
 	}
@@ -431,7 +431,7 @@ void barrier_join(struct barrier_reg *g, const struct kube_cache *pods, const st
 		if (bar->phase == WAITING && strcmp(bar->id, m->gang) == 0)
 			break;
 	}
-	if (bar && gang_member_check(m, bar->ns, why, sizeof(why)) != DRAKE_OK) {
+	if (bar && ext_member_check(m, bar->ns, why, sizeof(why)) != DRAKE_OK) {
 		refuse(g, m, req, why);
 		return;
 	}

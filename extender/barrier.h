@@ -15,7 +15,7 @@
  * (deleted); the controller recreates them gated and admission plans the
  * job again.
  *
- * A pod joins only the wave it really belongs to (gang_member_check): a copy
+ * A pod joins only the wave it really belongs to (ext_member_check): a copy
  * of a member, or a pod elsewhere carrying the same annotations, is answered
  * with an error and never counts.
  *
@@ -35,7 +35,7 @@
 
 struct event_base;
 struct kube_cache;
-struct gang_member;
+struct ext_member;
 
 /* Called once a request's Binding has been posted: error NULL on success. */
 typedef void (*barrier_posted_fn)(void *req, const char *error, void *arg);
@@ -78,7 +78,7 @@ void barrier_stats(const struct barrier_reg *g, struct barrier_stats *out);
  * members bound before (a wave cut short by a restart, or a repair wave);
  * it must stay valid while the registry lives. m is read during the call
  * only. */
-void barrier_join(struct barrier_reg *g, const struct kube_cache *pods, const struct gang_member *m,
+void barrier_join(struct barrier_reg *g, const struct kube_cache *pods, const struct ext_member *m,
                   void *req);
 
 #endif

@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "extender/barrier.h"
-#include "extender/gang.h"
+#include "extender/member.h"
 #include "gang/protocol.h"
 #include "kube/cache.h"
 #include "kube/pod.h"
@@ -117,22 +117,22 @@ static int teardown(void **state)
 static const struct drake_roles ps1_worker2 = {{1, 0, 2}};
 
 /* A member of TFJob ml/mnist (uid job-uid), wave job-uid.1 of size n. */
-static struct gang_member member(const char *name, int role, long size,
-                                 const struct drake_roles *min)
+static struct ext_member member(const char *name, int role, long size,
+                                const struct drake_roles *min)
 {
-	return (struct gang_member){.planned_node = "gpu-a",
-	                            .gang = "job-uid.1",
-	                            .job = "mnist",
-	                            .size = size,
-	                            .has_min_roles = min != NULL,
-	                            .min_roles = min ? *min : (struct drake_roles){{0}},
-	                            .role = role,
-	                            .ns = "ml",
-	                            .name = name,
-	                            .owner_uid = "job-uid"};
+	return (struct ext_member){.planned_node = "gpu-a",
+	                           .gang = "job-uid.1",
+	                           .job = "mnist",
+	                           .size = size,
+	                           .has_min_roles = min != NULL,
+	                           .min_roles = min ? *min : (struct drake_roles){{0}},
+	                           .role = role,
+	                           .ns = "ml",
+	                           .name = name,
+	                           .owner_uid = "job-uid"};
 }
 
-static void join(struct env *e, struct req *q, struct gang_member m)
+static void join(struct env *e, struct req *q, struct ext_member m)
 {
 	q->name = m.name;
 	q->held = true;
@@ -319,7 +319,7 @@ static void pods_that_are_not_the_member_they_claim_are_refused_and_do_not_count
 	struct env *e = *state;
 	struct req w0 = {0}, other_ns = {0}, foreign = {0}, copy = {0}, w1 = {0};
 	join(e, &w0, member("mnist-worker-0", DRAKE_ROLE_WORKER, 2, NULL));
-	struct gang_member m = member("mnist-worker-1", DRAKE_ROLE_WORKER, 2, NULL);
+	struct ext_member m = member("mnist-worker-1", DRAKE_ROLE_WORKER, 2, NULL);
 	m.ns = "elsewhere";
 	join(e, &other_ns, m);
 	m = member("mnist-worker-1", DRAKE_ROLE_WORKER, 2, NULL);
@@ -346,7 +346,7 @@ static void a_copy_arriving_first_opens_no_wave(void **state)
 {
 	struct env *e = *state;
 	struct req copy = {0}, w0 = {0}, w1 = {0};
-	struct gang_member m = member("mnist-worker-1", DRAKE_ROLE_WORKER, 2, NULL);
+	struct ext_member m = member("mnist-worker-1", DRAKE_ROLE_WORKER, 2, NULL);
 	m.owner_uid = "";
 	join(e, &copy, m);
 	assert_non_null(strstr(copy.answer, "has no controller owner"));

@@ -19,7 +19,7 @@
 #include "common/log.h"
 #include "extender/barrier.h"
 #include "extender/call.h"
-#include "extender/gang.h"
+#include "extender/member.h"
 #include "kube/api.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -270,7 +270,7 @@ static bool safe_name(const char *s)
 }
 
 /* Routes a bind once the pod's plan is known. */
-static void route(struct bind_state *b, const struct gang_member *m)
+static void route(struct bind_state *b, const struct ext_member *m)
 {
 	if (!m->planned_node) {
 		bind_post(b, on_plain_bound, NULL);
@@ -321,7 +321,7 @@ static void on_pod_fetched(const struct kube_response *r, void *arg)
 	}
 	struct ext_pod pod;
 	char *node = NULL;
-	struct gang_member m;
+	struct ext_member m;
 	drake_err e = ext_pod_object_decode(r->body, r->body_len, call_limits(b->call), &pod, &node,
 	                                    err, sizeof(err));
 	if (!e && b->args.pod_uid[0] && strcmp(pod.uid, b->args.pod_uid) != 0) {
@@ -330,7 +330,7 @@ static void on_pod_fetched(const struct kube_response *r, void *arg)
 		e = DRAKE_ECONFLICT;
 	}
 	if (!e)
-		e = gang_member_of(&pod, &m, err, sizeof(err));
+		e = ext_member_of(&pod, &m, err, sizeof(err));
 	if (e)
 		bind_answer(b, err);
 	else
@@ -341,7 +341,7 @@ static void on_pod_fetched(const struct kube_response *r, void *arg)
 }
 
 static drake_err member_from_cache(struct kube_informer *pods, const struct ext_bind_args *a,
-                                   struct gang_member *m, bool *found, char *why, size_t whylen)
+                                   struct ext_member *m, bool *found, char *why, size_t whylen)
 {
 	*found = false;
 	const struct kube_pod *obj =
@@ -354,7 +354,7 @@ static drake_err member_from_cache(struct kube_informer *pods, const struct ext_
 	if (!obj || (a->pod_uid[0] && strcmp(obj->uid, a->pod_uid) != 0) || obj->n_gates > 0)
 		return DRAKE_OK;
 	*found = true;
-	return gang_member_of_pod(obj, m, why, whylen);
+	return ext_member_of_pod(obj, m, why, whylen);
 }
 
 void verb_bind(struct ext_call *call)
@@ -394,7 +394,7 @@ void verb_bind(struct ext_call *call)
 	call->verb_state = b;
 	call->verb_state_free = bind_detach;
 
-	struct gang_member m;
+	struct ext_member m;
 	bool found;
 	e = member_from_cache(call_pods(call), &b->args, &m, &found, msg, sizeof(msg));
 	if (e) {

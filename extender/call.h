@@ -56,7 +56,7 @@ const struct ext_limits *call_limits(const struct ext_call *call);
 struct kube_client *call_kube(const struct ext_call *call);
 struct kube_informer *call_pods(const struct ext_call *call);
 struct bind_service *call_binds(const struct ext_call *call);
-/* The server's re-plan hook (ext_server_set_replan); false when unset. */
+/* The controller's re-plan (controller.h); false with why when it has none. */
 bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
                  const char *const *candidates, size_t n, char *node, size_t nodelen, char *why,
                  size_t whylen);
@@ -72,17 +72,11 @@ void call_add_header(struct ext_call *call, const char *name, const char *value)
  * against drake's client CA (always false without --client-ca). */
 bool call_client_verified(const struct ext_call *call);
 
-/* The progress and migration API: tokens, reviews, rate limits (access.h),
- * and the controller's hooks (server.h; NULL when unset). */
+/* The progress and migration API's tokens, reviews and rate limits (access.h). */
 struct access_service *call_access(const struct ext_call *call);
-struct ext_api_hooks {
-	ext_progress_fn progress;
-	void *progress_arg;
-	ext_migrate_fn migrate;
-	ext_migrations_fn migrations;
-	void *migrations_arg;
-};
-const struct ext_api_hooks *call_api_hooks(const struct ext_call *call);
+/* The controller's operations (controller.h; every one NULL when none is
+ * installed), and in *arg the argument they take. */
+const struct ext_controller *call_controller(const struct ext_call *call, void **arg);
 
 /* The verbs (verbs.c). Each answers its call exactly once, now or later. */
 void verb_filter(struct ext_call *call);

@@ -29,9 +29,10 @@ static void on_authorised(struct access_req *r)
 	snprintf(m.onto, sizeof(m.onto), "%s", b->onto);
 	m.pause_job = b->pause_job;
 	snprintf(m.user, sizeof(m.user), "%s", r->who.user);
-	const struct ext_api_hooks *h = call_api_hooks(r->call);
+	void *arg;
+	const struct ext_controller *ctl = call_controller(r->call, &arg);
 	char id[256] = "", why[512] = "", q[600];
-	drake_err e = h->migrate(h->migrations_arg, &m, id, sizeof(id), why, sizeof(why));
+	drake_err e = ctl->migrate(arg, &m, id, sizeof(id), why, sizeof(why));
 	switch (e) {
 	case DRAKE_OK:
 		log_info("migration_requested", "pod=%s/%s away=%s onto=%s user=%s id=%s", m.ns,
@@ -66,7 +67,8 @@ static void on_authenticated(struct access_req *r)
 
 void verb_migrations_post(struct ext_call *call)
 {
-	if (!call_api_hooks(call)->migrate) {
+	void *arg;
+	if (!call_controller(call, &arg)->migrate) {
 		access_refuse(call, API_MIGRATION, 503, API_UNAVAILABLE, 0,
 		              "migrations need drake's TFJob controller (drake serve --reconcile), "
 		              "and none has registered for them");
@@ -99,13 +101,14 @@ void verb_migrations_post(struct ext_call *call)
 
 void verb_migrations_get(struct ext_call *call)
 {
-	const struct ext_api_hooks *h = call_api_hooks(call);
-	if (!h->migrations) {
+	void *arg;
+	const struct ext_controller *ctl = call_controller(call, &arg);
+	if (!ctl->migrations_json) {
 		call_reply_error(
 		    call, 503,
 		    "migrations need drake's TFJob controller (drake serve --reconcile), "
 		    "and none has registered for them");
 		return;
 	}
-	call_reply_json(call, 200, h->migrations(h->migrations_arg), false);
+	call_reply_json(call, 200, ctl->migrations_json(arg), false);
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "extender/gang.h"
+#include "extender/member.h"
 #include "gang/preempt.h"
 #include "gang/protocol.h"
 #include "kube/cache.h"
@@ -24,12 +24,12 @@ static bool in_list(const char *uid, char *const *uids, size_t n)
 
 /* A gang member of pod obj that passes the membership check in ns (ns NULL:
  * its own); false for anything else. */
-static bool real_member(const struct kube_pod *obj, const char *ns, struct gang_member *m)
+static bool real_member(const struct kube_pod *obj, const char *ns, struct ext_member *m)
 {
 	char why[256];
 	return kube_pod_annotation(obj, DRAKE_ANNOTATION_GANG) &&
-	       gang_member_of_pod(obj, m, why, sizeof(why)) == DRAKE_OK && m->planned_node &&
-	       gang_member_check(m, ns ? ns : m->ns, why, sizeof(why)) == DRAKE_OK;
+	       ext_member_of_pod(obj, m, why, sizeof(why)) == DRAKE_OK && m->planned_node &&
+	       ext_member_check(m, ns ? ns : m->ns, why, sizeof(why)) == DRAKE_OK;
 }
 
 /* One job's counts. */
@@ -45,7 +45,7 @@ struct job_ctx {
 static bool count_member(const struct kube_pod *obj, void *arg)
 {
 	struct job_ctx *c = arg;
-	struct gang_member m;
+	struct ext_member m;
 	struct kube_meta meta;
 	kube_pod_meta(obj, &meta);
 	if (!real_member(obj, c->ns, &m) || !meta.node_name || meta.deleting)
@@ -82,7 +82,7 @@ struct guard_ctx {
 static bool guard_pod(const struct kube_pod *obj, void *arg)
 {
 	struct guard_ctx *c = arg;
-	struct gang_member m;
+	struct ext_member m;
 	if (!in_list(obj->uid, c->uids, c->n_uids) || !real_member(obj, NULL, &m))
 		return true;
 	for (size_t i = 0; i < c->n_checked; i++)

@@ -8,8 +8,8 @@
  * API server (access.h; cached for a minute), or, with a client certificate
  * signed by drake's client CA, by the body's namespace and pod; a token may
  * report only for its own pod. Then the pod's rate limit (1 a second, burst
- * 5), then the controller's hook. Every refusal is answered before the hook
- * runs, so a refused report changes nothing.
+ * 5), then the controller's progress operation (controller.h). Every
+ * refusal is answered before it runs, so a refused report changes nothing.
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,9 +38,10 @@ static void deliver(struct ext_call *call, const struct api_progress_body *b, co
 	snprintf(p.ns, sizeof(p.ns), "%s", ns);
 	snprintf(p.pod, sizeof(p.pod), "%s", pod);
 	snprintf(p.pod_uid, sizeof(p.pod_uid), "%s", pod_uid);
-	const struct ext_api_hooks *h = call_api_hooks(call);
+	void *arg;
+	const struct ext_controller *ctl = call_controller(call, &arg);
 	char why[512] = "";
-	drake_err e = h->progress(h->progress_arg, &p, why, sizeof(why));
+	drake_err e = ctl->progress(arg, &p, why, sizeof(why));
 	if (e == DRAKE_EINVAL) {
 		access_refuse(call, API_PROGRESS, 403, API_UNKNOWN_REPLICA, 0, "%s",
 		              why[0] ? why : "the pod is not a replica of a TFJob drake manages");
@@ -77,7 +78,8 @@ static void on_token_checked(struct access_req *r)
 
 void verb_progress(struct ext_call *call)
 {
-	if (!call_api_hooks(call)->progress) {
+	void *arg;
+	if (!call_controller(call, &arg)->progress) {
 		access_refuse(
 		    call, API_PROGRESS, 503, API_UNAVAILABLE, 0,
 		    "progress reports need drake's TFJob controller (drake serve --reconcile), "

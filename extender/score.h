@@ -1,7 +1,7 @@
 /*
  * score.h - the prioritize verb's answer for a pod that is not a gang
  * member drake planned (plain pods in simple mode, KubeShare shares that
- * are no TFJob's; a planned member keeps its planned node, gang.h, and
+ * are no TFJob's; a planned member keeps its planned node, member.h, and
  * filter leaves it no other): drake's fragmentation score
  * (place/score.h) over the candidates, with the typical task shapes learnt
  * from the pods scored so far (place/learn.h).

@@ -55,17 +55,12 @@ struct ext_server {
 	struct bind_service *binds;
 	struct access_service *access;
 	struct conns *conns;
-	struct ext_api_hooks api;
+	const struct ext_controller *ctl; /* never NULL: no_controller when none is set */
+	void *ctl_arg;
 	struct metrics metrics;
 	struct call_list calls;
 	size_t n_calls;
-	size_t n_writing; /* replies handed to evhttp and not yet flushed */
-	ext_ready_fn ready_fn;
-	void *ready_arg;
-	char *(*jobs_fn)(void *);
-	void *jobs_arg;
-	ext_replan_fn replan_fn;
-	void *replan_arg;
+	size_t n_writing;          /* replies handed to evhttp and not yet flushed */
 	struct ext_scorer *scorer; /* NULL: prioritize scores 0 */
 	int port;
 	bool draining;
@@ -296,24 +291,21 @@ bool call_replan(const struct ext_call *call, const char *ns, const char *pod,
                  size_t whylen)
 {
 	const struct ext_server *s = call->srv;
-	if (!s->replan_fn) {
+	if (!s->ctl->replan) {
 		snprintf(why, whylen, "no controller to re-plan it");
 		return false;
 	}
-	return s->replan_fn(s->replan_arg, ns, pod, candidates, n, node, nodelen, why, whylen);
+	return s->ctl->replan(s->ctl_arg, ns, pod, candidates, n, node, nodelen, why, whylen);
 }
 
-void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg)
+drake_err ext_server_set_scoring(struct ext_server *s, size_t window, char *msg, size_t msglen)
 {
-	s->replan_fn = fn;
-	s->replan_arg = arg;
-}
-
-drake_err ext_server_set_scoring(struct ext_server *s, ext_place_fn fn, void *arg, size_t window,
-                                 char *msg, size_t msglen)
-{
-	struct ext_scorer *sc = fn ? ext_scorer_new(fn, arg, window, msg, msglen) : NULL;
-	if (fn && !sc)
+	if (!s->ctl->place_view)
+		return drake_errorf(DRAKE_EINVAL, msg, msglen,
+		                    "drake's score needs the TFJob controller's view of the "
+		                    "cluster (drake serve --reconcile)");
+	struct ext_scorer *sc = ext_scorer_new(s->ctl->place_view, s->ctl_arg, window, msg, msglen);
+	if (!sc)
 		return window >= 1 && window <= PLACE_LEARN_WINDOW_MAX ? DRAKE_ENOMEM
 		                                                       : DRAKE_EINVAL;
 	ext_scorer_free(s->scorer);
@@ -358,23 +350,27 @@ struct access_service *call_access(const struct ext_call *call)
 	return call->srv->access;
 }
 
-const struct ext_api_hooks *call_api_hooks(const struct ext_call *call)
+const struct ext_controller *call_controller(const struct ext_call *call, void **arg)
 {
-	return &call->srv->api;
+	*arg = call->srv->ctl_arg;
+	return call->srv->ctl;
 }
 
-void ext_server_set_progress(struct ext_server *s, ext_progress_fn fn, void *arg)
-{
-	s->api.progress = fn;
-	s->api.progress_arg = arg;
-}
+/* Where a server starts, and what NULL installs: every answer the
+ * extender gives alone (controller.h). */
+static const struct ext_controller no_controller;
 
-void ext_server_set_migrations(struct ext_server *s, ext_migrate_fn post, ext_migrations_fn list,
-                               void *arg)
+void ext_server_set_controller(struct ext_server *s, const struct ext_controller *ops, void *arg)
 {
-	s->api.migrate = post;
-	s->api.migrations = list;
-	s->api.migrations_arg = arg;
+	s->ctl = ops ? ops : &no_controller;
+	s->ctl_arg = ops ? arg : NULL;
+	if (s->scorer && s->ctl->place_view) {
+		s->scorer->view = s->ctl->place_view;
+		s->scorer->arg = s->ctl_arg;
+	} else if (s->scorer) {
+		ext_scorer_free(s->scorer);
+		s->scorer = NULL;
+	}
 }
 
 static void on_healthz(struct ext_call *call)
@@ -392,7 +388,7 @@ static void on_readyz(struct ext_call *call)
 	}
 	if (s->standby[0])
 		snprintf(why, sizeof(why), "%s", s->standby);
-	if (s->standby[0] || (s->ready_fn && !s->ready_fn(s->ready_arg, why, sizeof(why)))) {
+	if (s->standby[0] || (s->ctl->ready && !s->ctl->ready(s->ctl_arg, why, sizeof(why)))) {
 		char line[310];
 		int n = snprintf(line, sizeof(line), "%s\n", why);
 		call_reply_text(call, 503, "text/plain", line,
@@ -424,14 +420,8 @@ static void on_metrics(struct ext_call *call)
 static void on_jobs(struct ext_call *call)
 {
 	struct ext_server *s = call->srv;
-	char *json = s->jobs_fn ? s->jobs_fn(s->jobs_arg) : strdup("{\"jobs\":[]}");
+	char *json = s->ctl->jobs_json ? s->ctl->jobs_json(s->ctl_arg) : strdup("{\"jobs\":[]}");
 	call_reply_json(call, 200, json, false);
-}
-
-void ext_server_set_jobs(struct ext_server *s, char *(*fn)(void *arg), void *arg)
-{
-	s->jobs_fn = fn;
-	s->jobs_arg = arg;
 }
 
 /* The route of path and method (HEAD finds GET). NULL when there is none;
@@ -655,6 +645,7 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	s->base = base;
 	s->cfg = *cfg;
 	s->kube = kube;
+	s->ctl = &no_controller;
 	s->prefix = normalise_prefix(cfg->prefix);
 	s->cert_file = dup_or_null(cfg->cert_file);
 	s->key_file = dup_or_null(cfg->key_file);
@@ -754,12 +745,6 @@ drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen)
 void ext_server_set_standby(struct ext_server *s, const char *why)
 {
 	snprintf(s->standby, sizeof(s->standby), "%s", why ? why : "");
-}
-
-void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg)
-{
-	s->ready_fn = fn;
-	s->ready_arg = arg;
 }
 
 static void answer_all(struct ext_server *s, int code, const char *why)

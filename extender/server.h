@@ -2,7 +2,10 @@
  * server.h - drake's HTTPS server: one evhttp on the caller's event_base,
  * TLS through libevent's OpenSSL bufferevents, routes under a prefix for the
  * four extender verbs plus /healthz, /readyz, /metrics, /v1/jobs, and the
- * progress and migration API (/v1/progress, /v1/migrations). With a client
+ * progress and migration API (/v1/progress, /v1/migrations). What only the
+ * TFJob controller can say (readiness of its caches, /v1/jobs, the progress
+ * and migration API, a member's re-plan, the view drake's score reads)
+ * comes through the one table it installs (controller.h). With a client
  * CA (mTLS), every request needs a verified client certificate except
  * GET /healthz and GET /readyz, which the kubelet's probes make without one,
  * and POST /v1/progress and /v1/migrations, whose callers may prove who they
@@ -20,9 +23,8 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "kube/object.h"
 #include "extender/codec.h"
-#include "place/place.h"
+#include "extender/controller.h"
 
 struct event_base;
 struct kube_client;
@@ -63,10 +65,10 @@ int ext_server_port(const struct ext_server *s);
  * connections use the new context; open ones keep theirs. */
 drake_err ext_server_reload_tls(struct ext_server *s, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 
-/* /readyz answers 200 only when fn returns true (fn NULL: always ready).
- * fn may write a reason into why. */
-typedef bool (*ext_ready_fn)(void *arg, char *why, size_t whylen);
-void ext_server_set_ready(struct ext_server *s, ext_ready_fn fn, void *arg);
+/* Installs the controller (controller.h): ops and arg are borrowed and
+ * must outlive the server; NULL ops for none, which is also where a new
+ * server starts (the extender-only answers listed there). */
+void ext_server_set_controller(struct ext_server *s, const struct ext_controller *ops, void *arg);
 
 /* Marks this replica a standby (why: for the 503s, e.g. "standby: drake-0
  * leads") or, with NULL, one that acts. A standby answers /healthz and
@@ -79,73 +81,15 @@ void ext_server_set_standby(struct ext_server *s, const char *why);
  * none. The server does not own it; it must outlive the server or be unset. */
 void ext_server_set_pods(struct ext_server *s, struct kube_informer *pods);
 
-/* GET /v1/jobs answers with fn(arg): a malloc'd JSON document saying what
- * each waiting gang waits for. Unset: {"jobs":[]}. */
-void ext_server_set_jobs(struct ext_server *s, char *(*fn)(void *arg), void *arg);
-
-/* Filter asks fn for another node when a gang member's planned node is not
- * among the candidates: fn fills node and returns true, or fills why and
- * returns false (the filter then refuses every node). Unset: it refuses. */
-typedef bool (*ext_replan_fn)(void *arg, const char *ns, const char *pod,
-                              const char *const *candidates, size_t n, char *node, size_t nodelen,
-                              char *why, size_t whylen);
-void ext_server_set_replan(struct ext_server *s, ext_replan_fn fn, void *arg);
-
-/* Prioritize scores every pod that is not a gang member drake planned by
- * drake's fragmentation score (extender/score.h), reading the pod and the
- * candidates through fn (the controller: reconciler_place_view), with the
- * typical task shapes learnt from the last window pods scored. Unset (the
- * default): such pods score 0 on every node. DRAKE_EINVAL or DRAKE_ENOMEM
- * with msg when the learner cannot be made. */
-typedef drake_err (*ext_place_fn)(void *arg, const char *ns, const char *pod,
-                                  const char *const *candidates, size_t n,
-                                  struct place_models *models, struct place_task *task,
-                                  struct place_node *nodes, bool *known, char *why, size_t whylen);
-drake_err ext_server_set_scoring(struct ext_server *s, ext_place_fn fn, void *arg, size_t window,
-                                 char *msg, size_t msglen) DRAKE_MUST_CHECK;
-
-/* ---- The progress and migration API. The controller sets these
- * hooks; unset, the three endpoints answer 503. Each hook runs on the loop,
- * after the caller was authenticated (and, for a migration, authorised), and
- * returns at once. */
-
-/* A progress report from a replica, after authentication. */
-struct ext_progress {
-	/* Who: from the caller's verified bearer token, never from the body. A
-	 * caller with a client certificate (a trusted in-cluster agent; a
-	 * certificate names no pod) names ns and pod in the body, and pod_uid
-	 * is then "". */
-	char ns[64], pod[KUBE_NAME_MAX + 1], pod_uid[64];
-	int64_t step; /* global step, >= 0 */
-	double value; /* metric value, finite */
-	bool loss;    /* metric kind: true = loss-like (lower is better), false = accuracy-like */
-	int64_t total_steps; /* 0 when not given */
-	double t;            /* server receive time, seconds since the epoch */
-};
-/* Returns DRAKE_OK (accepted, 202), DRAKE_EINVAL (rejected, 403: why, e.g.
- * "pod ml/x is not a replica of a TFJob drake manages"), other errors as
- * 500. why is NUL-terminated and empty on entry. */
-typedef drake_err (*ext_progress_fn)(void *arg, const struct ext_progress *p, char *why,
-                                     size_t len);
-void ext_server_set_progress(struct ext_server *s, ext_progress_fn fn, void *arg);
-
-struct ext_migration_req {
-	char ns[64], pod[KUBE_NAME_MAX + 1];
-	char away[KUBE_NAME_MAX + 1]; /* "" = from wherever it is */
-	char onto[KUBE_NAME_MAX + 1]; /* "" = the policy picks */
-	bool pause_job; /* a PS or chief may move (the job stops training meanwhile) */
-	char user[256]; /* the authorised caller (TokenReview username), for the record */
-};
-/* DRAKE_OK: accepted, 202 (*id filled, e.g. "ml/job-worker-1@1763880000");
- * DRAKE_ESTATE: refused by policy, 409 (why); DRAKE_EINVAL: no such
- * replica, 404 (why); other errors as 500. */
-typedef drake_err (*ext_migrate_fn)(void *arg, const struct ext_migration_req *r, char *id,
-                                    size_t idlen, char *why, size_t len);
-/* GET /v1/migrations: a malloc'd JSON document, like the jobs hook (NULL:
- * out of memory, 500). */
-typedef char *(*ext_migrations_fn)(void *arg);
-void ext_server_set_migrations(struct ext_server *s, ext_migrate_fn post, ext_migrations_fn list,
-                               void *arg);
+/* Turns drake's fragmentation score on for prioritize (extender/score.h):
+ * every pod that is not a gang member drake planned is scored over the
+ * candidates the controller's place_view describes, with the typical task
+ * shapes learnt from the last window pods scored. Off (the default): such
+ * pods score 0 on every node. DRAKE_EINVAL with msg when the controller
+ * has no place_view or window is out of range, DRAKE_ENOMEM with msg. A
+ * controller installed later without place_view turns the score off. */
+drake_err ext_server_set_scoring(struct ext_server *s, size_t window, char *msg,
+                                 size_t msglen) DRAKE_MUST_CHECK;
 
 /* Stops accepting connections; calls done once every received request has
  * been answered, or when shutdown_grace runs out (then the rest get 503). */

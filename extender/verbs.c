@@ -2,7 +2,7 @@
  * verbs.c - filter, prioritize, preempt and bind.
  *
  * Pods that carry admission's plan (gang/protocol.h) are pinned to their
- * planned node (gang.h); a node whose victims include a running job's PS or
+ * planned node (member.h); a node whose victims include a running job's PS or
  * chief, or would take its workers below their minimum, is dropped from the
  * preempt answer (preempt_guard.h). Every other pod passes through filter
  * (all candidates) and preempt (victims as given), and is scored by
@@ -15,7 +15,7 @@
 
 #include "common/log.h"
 #include "extender/call.h"
-#include "extender/gang.h"
+#include "extender/member.h"
 #include "extender/preempt_guard.h"
 #include "extender/score.h"
 #include "kube/informer.h"
@@ -27,14 +27,14 @@ static int decode_status(drake_err e)
 
 /* Decodes ExtenderArgs and the pod's gang plan; on failure answers the call
  * and returns false. The caller releases args either way. */
-static bool decode_member(struct ext_call *call, struct ext_args *args, struct gang_member *m)
+static bool decode_member(struct ext_call *call, struct ext_args *args, struct ext_member *m)
 {
 	char msg[512];
-	*m = (struct gang_member){0};
+	*m = (struct ext_member){0};
 	drake_err e =
 	    ext_args_decode(call->body, call->body_len, call_limits(call), args, msg, sizeof(msg));
 	if (!e)
-		e = gang_member_of(&args->pod, m, msg, sizeof(msg));
+		e = ext_member_of(&args->pod, m, msg, sizeof(msg));
 	if (e)
 		call_reply_error(call, decode_status(e), "%s", msg);
 	return e == DRAKE_OK;
@@ -47,8 +47,8 @@ static bool decode_member(struct ext_call *call, struct ext_args *args, struct g
  * that takes no other gang's reservation; m then names that node. The bind
  * barrier keys on the gang, not the node, so the wave completes there.
  */
-static void replan_if_gone(struct ext_call *call, const struct ext_args *args,
-                           struct gang_member *m, char *node, size_t len)
+static void replan_if_gone(struct ext_call *call, const struct ext_args *args, struct ext_member *m,
+                           char *node, size_t len)
 {
 	for (size_t i = 0; i < args->n_nodes; i++)
 		if (!strcmp(args->node_names[i], m->planned_node))
@@ -70,7 +70,7 @@ static void replan_if_gone(struct ext_call *call, const struct ext_args *args,
 void verb_filter(struct ext_call *call)
 {
 	struct ext_args args;
-	struct gang_member m;
+	struct ext_member m;
 	if (!decode_member(call, &args, &m)) {
 		ext_args_release(&args);
 		return;
@@ -85,7 +85,8 @@ void verb_filter(struct ext_call *call)
 		char moved[256];
 		if (m.planned_node) {
 			replan_if_gone(call, &args, &m, moved, sizeof(moved));
-			gang_filter(&m, &args.pod, &args, verdicts, reasons, why, sizeof(why));
+			ext_member_filter(&m, &args.pod, &args, verdicts, reasons, why,
+			                  sizeof(why));
 		}
 		struct ext_filter_result res = {.verdicts = verdicts, .reasons = reasons};
 		call_reply_json(call, 200, ext_filter_encode(&args, &res), false);
@@ -98,7 +99,7 @@ void verb_filter(struct ext_call *call)
 void verb_prioritize(struct ext_call *call)
 {
 	struct ext_args args;
-	struct gang_member m;
+	struct ext_member m;
 	if (!decode_member(call, &args, &m)) {
 		ext_args_release(&args);
 		return;
@@ -113,7 +114,7 @@ void verb_prioritize(struct ext_call *call)
 	}
 	char why[256], q[300];
 	if (m.planned_node)
-		gang_prioritize(&m, &args, scores);
+		ext_member_prioritize(&m, &args, scores);
 	else if (sc && !ext_scorer_score(sc, args.pod.ns, args.pod.name, args.pod.uid,
 	                                 (const char *const *)args.node_names, args.n_nodes, scores,
 	                                 why, sizeof(why)))

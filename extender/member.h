@@ -1,5 +1,5 @@
 /*
- * gang.h - what admission's plan says about a pod, and the filter and
+ * member.h - what admission's plan says about a pod, and the filter and
  * prioritize answers for gang members (internal to extender/).
  *
  * Admission plans a wave of a TFJob's pods and writes the plan on each pod
@@ -11,11 +11,11 @@
  * member). The bind barrier (barrier.h) and the preemption guard
  * (preempt_guard.h) build on these.
  *
- * Ownership: a gang_member borrows every string from the pod or object it
+ * Ownership: an ext_member borrows every string from the pod or object it
  * was read from, and is valid only as long as that is.
  */
-#ifndef DRAKE_EXTENDER_GANG_H
-#define DRAKE_EXTENDER_GANG_H
+#ifndef DRAKE_EXTENDER_MEMBER_H
+#define DRAKE_EXTENDER_MEMBER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,12 +27,8 @@
 
 struct kube_pod;
 
-/* Kubeflow's replica-type label: the role of a pod admitted by a drake that
- * did not write drake.dev/role ("ps", "worker", "chief" or "master"). */
-#define GANG_LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
-
 /* What a pod's annotations say; strings are borrowed from the pod. */
-struct gang_member {
+struct ext_member {
 	const char *planned_node; /* NULL: not a pod drake places */
 	const char *gang;         /* wave id "<tfjob uid>.<wave>" */
 	const char *job;          /* job-name label, or "" */
@@ -50,12 +46,12 @@ struct gang_member {
  * annotations are present but malformed. The role comes from drake.dev/role,
  * else from the replica-type label; the per-role minimum from
  * drake.dev/gang-min-roles (absent on pods an older drake admitted). */
-drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why,
-                         size_t whylen) DRAKE_MUST_CHECK;
+drake_err ext_member_of(const struct ext_pod *pod, struct ext_member *m, char *why,
+                        size_t whylen) DRAKE_MUST_CHECK;
 
 /* The same from a pod of the informer cache (its record). */
-drake_err gang_member_of_pod(const struct kube_pod *pod, struct gang_member *m, char *why,
-                             size_t whylen) DRAKE_MUST_CHECK;
+drake_err ext_member_of_pod(const struct kube_pod *pod, struct ext_member *m, char *why,
+                            size_t whylen) DRAKE_MUST_CHECK;
 
 /* Is m the member of its wave it claims to be? Its controller owner is the
  * TFJob whose uid starts the gang id, its role is known, its name is
@@ -64,17 +60,18 @@ drake_err gang_member_of_pod(const struct kube_pod *pod, struct gang_member *m, 
  * (kubectl debug --copy-to, the annotations on a pod elsewhere) is not.
  * DRAKE_EINVAL with why saying what is wrong. m must be a member
  * (planned_node set). */
-drake_err gang_member_check(const struct gang_member *m, const char *wave_ns, char *why,
-                            size_t whylen) DRAKE_MUST_CHECK;
+drake_err ext_member_check(const struct ext_member *m, const char *wave_ns, char *why,
+                           size_t whylen) DRAKE_MUST_CHECK;
 
 /* Filter for a member: its planned node passes when it is a candidate; every
  * other candidate fails as unresolvable with a reason naming the job. Every
  * reasons[i] points at buf. */
-void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
-                 const struct ext_args *args, enum ext_verdict *verdicts, const char **reasons,
-                 char *buf, size_t buflen);
+void ext_member_filter(const struct ext_member *m, const struct ext_pod *pod,
+                       const struct ext_args *args, enum ext_verdict *verdicts,
+                       const char **reasons, char *buf, size_t buflen);
 
 /* Prioritize for a member: planned node EXT_MAX_SCORE, the rest 0. */
-void gang_prioritize(const struct gang_member *m, const struct ext_args *args, int64_t *scores);
+void ext_member_prioritize(const struct ext_member *m, const struct ext_args *args,
+                           int64_t *scores);
 
 #endif

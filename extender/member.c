@@ -1,9 +1,9 @@
 /*
- * gang.c - reading admission's plan from a pod, checking that a pod is the
+ * member.c - reading admission's plan from a pod, checking that a pod is the
  * member it claims to be, and filter and prioritize for members (see
- * gang.h and gang/protocol.h).
+ * member.h and gang/protocol.h).
  */
-#include "extender/gang.h"
+#include "extender/member.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 
 #include "gang/protocol.h"
 #include "kube/pod.h"
+#include "tfjob/tfjob.h"
 
 static drake_err parse_count(const char *s, long max, long *out)
 {
@@ -26,9 +27,9 @@ static drake_err parse_count(const char *s, long max, long *out)
 	return DRAKE_OK;
 }
 
-drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char *why, size_t whylen)
+drake_err ext_member_of(const struct ext_pod *pod, struct ext_member *m, char *why, size_t whylen)
 {
-	*m = (struct gang_member){.role = -1};
+	*m = (struct ext_member){.role = -1};
 	const char *planned = ext_pod_annotation(pod, DRAKE_ANNOTATION_PLANNED_NODE);
 	if (!planned)
 		return DRAKE_OK;
@@ -73,14 +74,13 @@ drake_err gang_member_of(const struct ext_pod *pod, struct gang_member *m, char 
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s: %s must be ps, chief or worker, not \"%.32s\"",
 		                    pod->ns, pod->name, DRAKE_ANNOTATION_ROLE, role);
-	m->role =
-	    role ? (int)r : drake_role_of_replica_type(ext_pod_label(pod, GANG_LABEL_REPLICA_TYPE));
+	m->role = role ? (int)r : drake_role_of_replica_type(ext_pod_label(pod, TF_LABEL_TYPE));
 	m->planned_node = planned;
 	return DRAKE_OK;
 }
 
-drake_err gang_member_of_pod(const struct kube_pod *obj, struct gang_member *m, char *why,
-                             size_t whylen)
+drake_err ext_member_of_pod(const struct kube_pod *obj, struct ext_member *m, char *why,
+                            size_t whylen)
 {
 	struct kube_meta meta;
 	kube_pod_meta(obj, &meta);
@@ -98,11 +98,11 @@ drake_err gang_member_of_pod(const struct kube_pod *obj, struct gang_member *m, 
 	struct ext_label lab[2];
 	size_t nl = 0;
 	const char *job = kube_pod_label(obj, DRAKE_LABEL_JOB_NAME);
-	const char *type = kube_pod_label(obj, GANG_LABEL_REPLICA_TYPE);
+	const char *type = kube_pod_label(obj, TF_LABEL_TYPE);
 	if (job)
 		lab[nl++] = (struct ext_label){DRAKE_LABEL_JOB_NAME, (char *)job};
 	if (type)
-		lab[nl++] = (struct ext_label){GANG_LABEL_REPLICA_TYPE, (char *)type};
+		lab[nl++] = (struct ext_label){TF_LABEL_TYPE, (char *)type};
 	/* A view: the strings stay the record's, so m may borrow them. */
 	struct ext_pod view = {.name = (char *)meta.name,
 	                       .ns = (char *)meta.ns,
@@ -112,7 +112,7 @@ drake_err gang_member_of_pod(const struct kube_pod *obj, struct gang_member *m, 
 	                       .n_labels = nl,
 	                       .annotations = ann,
 	                       .n_annotations = n};
-	return gang_member_of(&view, m, why, whylen);
+	return ext_member_of(&view, m, why, whylen);
 }
 
 /* "<job>-<word>-<index>", index a decimal without leading zeros. */
@@ -127,8 +127,8 @@ static bool named_as(const char *name, const char *job, const char *word)
 	return nd > 0 && nd <= 6 && d[nd] == '\0' && (d[0] != '0' || nd == 1);
 }
 
-drake_err gang_member_check(const struct gang_member *m, const char *wave_ns, char *why,
-                            size_t whylen)
+drake_err ext_member_check(const struct ext_member *m, const char *wave_ns, char *why,
+                           size_t whylen)
 {
 	struct drake_gang_id id;
 	char msg[200];
@@ -152,7 +152,7 @@ drake_err gang_member_check(const struct gang_member *m, const char *wave_ns, ch
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s has no role: neither %s nor a %s label of ps, chief "
 		                    "or worker",
-		                    m->ns, m->name, DRAKE_ANNOTATION_ROLE, GANG_LABEL_REPLICA_TYPE);
+		                    m->ns, m->name, DRAKE_ANNOTATION_ROLE, TF_LABEL_TYPE);
 	const char *word = drake_role_name((enum drake_role)m->role);
 	if (!m->job[0] || !(named_as(m->name, m->job, word) ||
 	                    (m->role == DRAKE_ROLE_CHIEF && named_as(m->name, m->job, "master"))))
@@ -164,9 +164,9 @@ drake_err gang_member_check(const struct gang_member *m, const char *wave_ns, ch
 	return DRAKE_OK;
 }
 
-void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
-                 const struct ext_args *args, enum ext_verdict *verdicts, const char **reasons,
-                 char *buf, size_t buflen)
+void ext_member_filter(const struct ext_member *m, const struct ext_pod *pod,
+                       const struct ext_args *args, enum ext_verdict *verdicts,
+                       const char **reasons, char *buf, size_t buflen)
 {
 	bool found = false;
 	for (size_t i = 0; i < args->n_nodes; i++) {
@@ -186,7 +186,7 @@ void gang_filter(const struct gang_member *m, const struct ext_pod *pod,
 		         pod->ns, m->job, m->planned_node, pod->name, m->gang);
 }
 
-void gang_prioritize(const struct gang_member *m, const struct ext_args *args, int64_t *scores)
+void ext_member_prioritize(const struct ext_member *m, const struct ext_args *args, int64_t *scores)
 {
 	for (size_t i = 0; i < args->n_nodes; i++)
 		scores[i] = strcmp(args->node_names[i], m->planned_node) == 0 ? EXT_MAX_SCORE : 0;

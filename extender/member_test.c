@@ -1,4 +1,4 @@
-/* gang_test.c - reading admission's plan from a pod, telling a member from
+/* member_test.c - reading admission's plan from a pod, telling a member from
  * a copy of one, and the filter and prioritize answers for gang members. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,8 +9,9 @@
 
 #include <cmocka.h>
 
-#include "extender/gang.h"
+#include "extender/member.h"
 #include "gang/protocol.h"
+#include "tfjob/tfjob.h"
 
 static struct ext_pod pod_with(struct ext_label *ann, size_t n)
 {
@@ -65,9 +66,9 @@ static void test_plans_are_read_and_malformed_ones_refused(void **state)
 			ann[n++] =
 			    (struct ext_label){DRAKE_ANNOTATION_GANG_MIN, (char *)cases[i].min};
 		struct ext_pod pod = pod_with(ann, n);
-		struct gang_member m;
+		struct ext_member m;
 		char why[256] = "";
-		drake_err e = gang_member_of(&pod, &m, why, sizeof(why));
+		drake_err e = ext_member_of(&pod, &m, why, sizeof(why));
 		if (e != cases[i].want || (cases[i].why && !strstr(why, cases[i].why)))
 			fail_msg("case %zu: got %d \"%s\"", i, e, why);
 		if (e == DRAKE_OK && cases[i].planned) {
@@ -86,18 +87,18 @@ static void test_filter_passes_only_the_planned_node(void **state)
 	char *names[] = {"gpu-a", "gpu-b", "gpu-c"};
 	struct ext_args args = {.node_cache_mode = true, .n_nodes = 3, .node_names = names};
 	struct ext_pod pod = pod_with(NULL, 0);
-	struct gang_member m = {
+	struct ext_member m = {
 	    .planned_node = "gpu-b", .gang = "uid.1", .job = "mnist", .size = 2, .min = 2};
 	enum ext_verdict v[3];
 	const char *why[3];
 	char buf[256];
-	gang_filter(&m, &pod, &args, v, why, buf, sizeof(buf));
+	ext_member_filter(&m, &pod, &args, v, why, buf, sizeof(buf));
 	assert_int_equal(v[0], EXT_FAIL_UNRESOLVABLE);
 	assert_int_equal(v[1], EXT_PASS);
 	assert_int_equal(v[2], EXT_FAIL_UNRESOLVABLE);
 	assert_string_equal(why[0], "tfjob ml/mnist: gang uid.1 reserves gpu-b for mnist-worker-1");
 	int64_t s[3];
-	gang_prioritize(&m, &args, s);
+	ext_member_prioritize(&m, &args, s);
 	assert_int_equal(s[0], 0);
 	assert_int_equal(s[1], EXT_MAX_SCORE);
 	assert_int_equal(s[2], 0);
@@ -108,12 +109,12 @@ static void test_filter_without_the_planned_node_rejects_all_and_says_why(void *
 	char *names[] = {"gpu-a", "gpu-c"};
 	struct ext_args args = {.node_cache_mode = true, .n_nodes = 2, .node_names = names};
 	struct ext_pod pod = pod_with(NULL, 0);
-	struct gang_member m = {
+	struct ext_member m = {
 	    .planned_node = "gpu-b", .gang = "uid.1", .job = "mnist", .size = 2, .min = 2};
 	enum ext_verdict v[2];
 	const char *why[2];
 	char buf[256];
-	gang_filter(&m, &pod, &args, v, why, buf, sizeof(buf));
+	ext_member_filter(&m, &pod, &args, v, why, buf, sizeof(buf));
 	assert_int_equal(v[0], EXT_FAIL_UNRESOLVABLE);
 	assert_int_equal(v[1], EXT_FAIL_UNRESOLVABLE);
 	assert_non_null(
@@ -156,16 +157,15 @@ static void test_roles_minimums_and_owner_are_read_with_the_legacy_fallbacks(voi
 		if (cases[i].min_roles)
 			ann[n++] = (struct ext_label){DRAKE_ANNOTATION_GANG_ROLES,
 			                              (char *)cases[i].min_roles};
-		struct ext_label labels[2] = {
-		    {DRAKE_LABEL_JOB_NAME, "mnist"},
-		    {GANG_LABEL_REPLICA_TYPE, (char *)cases[i].type_label}};
+		struct ext_label labels[2] = {{DRAKE_LABEL_JOB_NAME, "mnist"},
+		                              {TF_LABEL_TYPE, (char *)cases[i].type_label}};
 		struct ext_pod pod = pod_with(ann, n);
 		pod.owner_uid = "job-uid";
 		pod.labels = labels;
 		pod.n_labels = cases[i].type_label ? 2 : 1;
-		struct gang_member m;
+		struct ext_member m;
 		char why[256] = "";
-		drake_err e = gang_member_of(&pod, &m, why, sizeof(why));
+		drake_err e = ext_member_of(&pod, &m, why, sizeof(why));
 		if (e != cases[i].want || (cases[i].why && !strstr(why, cases[i].why)))
 			fail_msg("%s: got %d \"%s\"", cases[i].name, e, why);
 		if (e)
@@ -219,16 +219,16 @@ static void test_only_a_real_member_of_the_wave_passes_the_check(void **state)
 	     "ml", "has no role"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct gang_member m = {.planned_node = "gpu-a",
-		                        .gang = "job-uid.1",
-		                        .job = cases[i].job,
-		                        .size = 3,
-		                        .role = cases[i].role,
-		                        .ns = cases[i].ns,
-		                        .name = cases[i].pod,
-		                        .owner_uid = cases[i].owner};
+		struct ext_member m = {.planned_node = "gpu-a",
+		                       .gang = "job-uid.1",
+		                       .job = cases[i].job,
+		                       .size = 3,
+		                       .role = cases[i].role,
+		                       .ns = cases[i].ns,
+		                       .name = cases[i].pod,
+		                       .owner_uid = cases[i].owner};
 		char why[256] = "";
-		drake_err e = gang_member_check(&m, cases[i].wave_ns, why, sizeof(why));
+		drake_err e = ext_member_check(&m, cases[i].wave_ns, why, sizeof(why));
 		if (cases[i].why ? (e != DRAKE_EINVAL || !strstr(why, cases[i].why))
 		                 : e != DRAKE_OK)
 			fail_msg("%s: got %d \"%s\"", cases[i].name, e, why);
