@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "cmd/commands.h"
+#include "cmd/migrate_flags.h"
+#include "cmd/scale_flags.h"
 #include "common/flags.h"
-#include "common/migrate_flags.h"
-#include "common/scale_flags.h"
 #include "common/log.h"
 #include "extender/server.h"
 #include "gang/round.h"

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/migrate_flags.h"
+#include "cmd/scale_flags.h"
 #include "common/flags.h"
 #include "common/log.h"
-#include "common/migrate_flags.h"
-#include "common/scale_flags.h"
 #include "sim/decision_replay.h"
 #include "sim/jobs_json.h"
 #include "sim/migrator.h"
