@@ -133,7 +133,7 @@ fuzz-build: $(FUZZ_BIN)
 fuzz: $(FUZZ_BIN) ## run every libFuzzer target for FUZZ_SECONDS (default 60) each
 	@hack/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
-lint: ## clang-format check, cppcheck, and the purity rule for gang/, migrate/ and place/
+lint: ## clang-format check, cppcheck, the purity rule for gang/, migrate/ and place/, common/ at the bottom
 	@hack/lint.sh
 
 format: ## rewrite sources with clang-format
