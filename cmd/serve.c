@@ -304,6 +304,7 @@ int serve_main(int argc, char **argv)
 		return 2;
 	}
 	drake_log_set_level(o.log_lvl);
+	bool prioritize = o.prioritize_on;
 	signal(SIGPIPE, SIG_IGN);
 
 	struct serve sv = {0};
@@ -371,7 +372,7 @@ int serve_main(int argc, char **argv)
 		ext_server_set_progress(sv.server, progress, sv.rec);
 		ext_server_set_migrations(sv.server, migrate, migrations_json, sv.rec);
 		ext_server_set_replan(sv.server, replan, sv.rec);
-		if (o.prioritize_on &&
+		if (prioritize &&
 		    ext_server_set_scoring(sv.server, place_view, sv.rec, o.prioritize_window, msg,
 		                           sizeof(msg)) != DRAKE_OK) {
 			fprintf(stderr, "drake serve: --prioritize: %s\n", msg);
@@ -422,7 +423,7 @@ int serve_main(int argc, char **argv)
 	log_info("listening", "address=%s port=%d prefix=%s mtls=%s prioritize=%s version=%s",
 	         o.srv.address, ext_server_port(sv.server), o.srv.prefix,
 	         o.srv.client_ca_file && *o.srv.client_ca_file ? "on" : "off",
-	         o.prioritize_on ? "on" : "off", DRAKE_VERSION);
+	         prioritize ? "on" : "off", DRAKE_VERSION);
 
 	event_base_dispatch(sv.base);
 

@@ -48,7 +48,8 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	    {"max-headers", "DRAKE_MAX_HEADERS", FLAG_SIZE, &o->srv.max_headers, "16Ki",
 	     "largest request header block accepted (larger: over HTTP/1.1 400, answered by "
 	     "libevent, and the connection closed; over HTTP/2 431)"},
-	    {"max-connections", "DRAKE_MAX_CONNECTIONS", FLAG_COUNT, &o->srv.max_connections, "1000",
+	    {"max-connections", "DRAKE_MAX_CONNECTIONS", FLAG_COUNT, &o->srv.max_connections,
+	     "1000",
 	     "most HTTPS connections open at once; one past it is closed before TLS and logged "
 	     "(connection_refused). Over HTTP/1.1 each bind held at a gang barrier keeps its "
 	     "connection, so keep it above the largest gang plus a margin, and below the "
@@ -103,12 +104,14 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	     "spread constraints with a required node affinity on its planned node (and its "
 	     "wave's other nodes), so kube-scheduler filters those nodes, not the cluster; false: "
 	     "the plan is an annotation alone and kube-scheduler searches every node"},
-	    {"gang-backoff-min", "DRAKE_GANG_BACKOFF_MIN", FLAG_DURATION, &o->gang_backoff_min, "5s",
+	    {"gang-backoff-min", "DRAKE_GANG_BACKOFF_MIN", FLAG_DURATION, &o->gang_backoff_min,
+	     "5s",
 	     "with --gang: a job whose wave kube-scheduler refused for a reason the planner does "
 	     "not model (a missing claim, a selector nothing matches, host ports...) gives its "
 	     "reservation back and is not admitted again for this long, doubled at each refusal "
 	     "in a row"},
-	    {"gang-backoff-max", "DRAKE_GANG_BACKOFF_MAX", FLAG_DURATION, &o->gang_backoff_max, "5m",
+	    {"gang-backoff-max", "DRAKE_GANG_BACKOFF_MAX", FLAG_DURATION, &o->gang_backoff_max,
+	     "5m",
 	     "with --gang: the longest such backoff (a job is retried sooner when a node or a "
 	     "PersistentVolumeClaim in its namespace changes)"},
 	    {"gang-watch-claims", "DRAKE_GANG_WATCH_CLAIMS", FLAG_BOOL, &o->gang_watch_claims,
@@ -123,8 +126,8 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o->migrate, "false",
 	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
 	     "explicit POST /v1/migrations works either way"},
-	    {"node-metrics-interval", "DRAKE_NODE_METRICS_INTERVAL", FLAG_DURATION, &o->node_metrics,
-	     "30s",
+	    {"node-metrics-interval", "DRAKE_NODE_METRICS_INTERVAL", FLAG_DURATION,
+	     &o->node_metrics, "30s",
 	     "with --migrate: how often to list the metrics API's node usage (metrics-server), "
 	     "which "
 	     "the overload rule's load then counts where it exceeds the requests; 0: requests "
@@ -153,8 +156,9 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	     "kube-system", "with --leader-elect: namespace of the Lease"},
 	    {"leader-elect-name", "DRAKE_LEADER_ELECT_NAME", FLAG_STRING, &o->lease.name, "drake",
 	     "with --leader-elect: name of the Lease"},
-	    {"leader-elect-identity", "DRAKE_LEADER_ELECT_IDENTITY", FLAG_STRING, &o->lease.identity,
-	     NULL, "with --leader-elect: this replica in the Lease; empty: <hostname>_<random>"},
+	    {"leader-elect-identity", "DRAKE_LEADER_ELECT_IDENTITY", FLAG_STRING,
+	     &o->lease.identity, NULL,
+	     "with --leader-elect: this replica in the Lease; empty: <hostname>_<random>"},
 	    {"leader-elect-lease-duration", "DRAKE_LEADER_ELECT_LEASE_DURATION", FLAG_DURATION,
 	     &o->lease.lease_duration, "15s",
 	     "with --leader-elect: how long standbys wait on a Lease whose holder stopped "

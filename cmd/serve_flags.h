@@ -19,7 +19,7 @@
 
 /* Flags of serve_flags' own table, before the scaling and migration ones. */
 #define SERVE_OWN_FLAGS_N 53
-#define SERVE_FLAGS_N (SERVE_OWN_FLAGS_N + SCALE_FLAGS_N + MIGRATE_FLAGS_N)
+#define SERVE_FLAGS_N     (SERVE_OWN_FLAGS_N + SCALE_FLAGS_N + MIGRATE_FLAGS_N)
 
 /* Everything drake serve's flags parse into. */
 struct serve_opts {
@@ -53,9 +53,9 @@ struct serve_opts {
 	size_t prioritize_window;
 
 	/* Worked out from the flags by serve_flags_finish. */
-	int policy_id;                 /* DRAKE_POLICY_DRAKE or DRAKE_POLICY_DRAGON */
-	bool prioritize_on;            /* --prioritize, auto resolved */
-	enum drake_log_level log_lvl;  /* --log-level */
+	int policy_id;                /* DRAKE_POLICY_DRAKE or DRAKE_POLICY_DRAGON */
+	bool prioritize_on;           /* --prioritize, auto resolved */
+	enum drake_log_level log_lvl; /* --log-level */
 };
 
 /* Sets o to its defaults and fills out[0..SERVE_FLAGS_N) with every flag of
