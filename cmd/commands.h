@@ -4,5 +4,6 @@
 
 int serve_main(int argc, char **argv);
 int progress_main(int argc, char **argv);
+int sim_main(int argc, char **argv);
 
 #endif

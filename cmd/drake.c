@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "sim/sim_cli.h"
 
 #ifndef DRAKE_VERSION
 #define DRAKE_VERSION "unknown"
@@ -24,7 +23,7 @@ static const struct command {
 } commands[] = {
     {"serve", serve_main, "run the scheduler extender (HTTPS) and its controllers"},
     {"progress", progress_main, "report a training replica's progress to drake (from its pod)"},
-    {"sim", sim_cli_main, "replay a trace through the scheduling policies in virtual time"},
+    {"sim", sim_main, "replay a trace through the scheduling policies in virtual time"},
     {"version", cmd_version, "print the version"},
 };
 

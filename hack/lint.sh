@@ -4,7 +4,8 @@
 #   2. cppcheck: warnings, portability and performance findings fail
 #   3. purity: gang/, migrate/ and place/ include only the C standard library
 #      and drake's own pure headers (no I/O, no third-party code;
-#      docs/ARCHITECTURE.md); tfjob/ includes nothing of the controller
+#      docs/ARCHITECTURE.md); tfjob/ includes nothing of the controller;
+#      common/ includes only common/
 #   4. jansson stays in codec/parser files
 #   5. drake serve's flags, README.md and the Helm chart's values agree;
 #      the chart's CRD is config/crd's
@@ -49,6 +50,15 @@ echo "lint: tfjob/ (the TFJob API) uses nothing of the controller"
 up=$(grep -nE '^#include "(reconciler|extender|sim|cmd)/' tfjob/*.[ch] 2>/dev/null || true)
 if [ -n "$up" ]; then
   echo "$up" | sed 's/^/    tfjob\/ reaches up: /'
+  fail=1
+fi
+
+echo "lint: common/ (the ground floor) includes only common/"
+# Every layer may use common/; common/ uses none of them (docs/ARCHITECTURE.md).
+reach=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' common/*.[ch] 2>/dev/null |
+  grep -vE '#[[:space:]]*include[[:space:]]*"common/[a-z_]+\.h"' || true)
+if [ -n "$reach" ]; then
+  echo "$reach" | sed 's/^/    common\/ reaches up: /'
   fail=1
 fi
 

@@ -3,8 +3,8 @@
  * one table for `drake serve` and `drake sim`, so both take the same names
  * with the same defaults and ranges.
  */
-#ifndef DRAKE_COMMON_SCALE_FLAGS_H
-#define DRAKE_COMMON_SCALE_FLAGS_H
+#ifndef DRAKE_CMD_SCALE_FLAGS_H
+#define DRAKE_CMD_SCALE_FLAGS_H
 
 #include <stddef.h>
 

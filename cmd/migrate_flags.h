@@ -3,8 +3,8 @@
  * `drake serve` and `drake sim`, so both take the same names with the same
  * defaults and ranges.
  */
-#ifndef DRAKE_COMMON_MIGRATE_FLAGS_H
-#define DRAKE_COMMON_MIGRATE_FLAGS_H
+#ifndef DRAKE_CMD_MIGRATE_FLAGS_H
+#define DRAKE_CMD_MIGRATE_FLAGS_H
 
 #include <stddef.h>
 

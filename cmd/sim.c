@@ -1,17 +1,18 @@
 /*
- * sim_cli.c - the `drake sim` command. Every knob of the job model and of
- * the policies is a flag (with a DRAKE_SIM_* environment fallback).
+ * sim.c - `drake sim`: flags to config, load the trace and nodes, run each
+ * policy, print the tables, write CSVs and plots. Every knob of the job
+ * model and of the policies is a flag (with a DRAKE_SIM_* environment
+ * fallback).
  */
-#include "sim/sim_cli.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/commands.h"
+#include "cmd/migrate_flags.h"
+#include "cmd/scale_flags.h"
 #include "common/flags.h"
 #include "common/log.h"
-#include "common/migrate_flags.h"
-#include "common/scale_flags.h"
 #include "sim/decision_replay.h"
 #include "sim/jobs_json.h"
 #include "sim/migrator.h"
@@ -69,7 +70,7 @@ static int print_jobs(struct cli *c, const char *trace_format, const char *trace
 	return rc;
 }
 
-int sim_cli_main(int argc, char **argv)
+int sim_main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "placement") == 0)
 		return placement_cli_main(argc - 1, argv + 1);

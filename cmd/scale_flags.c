@@ -1,7 +1,7 @@
 /*
  * scale_flags.c - the scaling flags shared by drake serve and drake sim.
  */
-#include "common/scale_flags.h"
+#include "cmd/scale_flags.h"
 
 void scale_flags(struct scale_flag_vals *v, struct flag *out)
 {

@@ -1,7 +1,7 @@
 /*
  * migrate_flags.c - the migration flags shared by drake serve and drake sim.
  */
-#include "common/migrate_flags.h"
+#include "cmd/migrate_flags.h"
 
 void migrate_flags(struct migrate_flag_vals *v, struct flag *out)
 {
