@@ -56,6 +56,7 @@ type opts struct {
 	armTimeout, stall, sample, late time.Duration
 	root, clusterDir, out           string
 	decisionLogs, check             bool
+	surveyMinRun                    float64
 }
 
 type bench struct {
@@ -79,6 +80,7 @@ func fail(format string, a ...any) {
 
 func main() {
 	var o opts
+	var survey bool
 	flag.StringVar(&o.trace, "trace", "../shared/traces/ms_itp_cluster03.csv", "any trace drake sim reads")
 	traceFlags := flag.String("trace-flags", "", "drake sim flags to read --trace (e.g. --trace-columns ...); the window is written as an ITP or gang trace")
 	modelFlags := flag.String("model-flags", "", "drake sim flags of the job and speed model (e.g. --gpus-per-worker 2 --locality-penalty 0.3), for the jobs and the prediction alike")
@@ -87,6 +89,8 @@ func main() {
 	flag.Float64Var(&o.win.compression, "compression", 0, "divide the window's times by this (0: choose)")
 	flag.Float64Var(&o.win.minLoad, "min-load", 1.5, "a chosen window, run at trace sizes on an unbounded cluster, asks for at least this many times the cluster's GPUs at once")
 	flag.DurationVar(&o.budget, "arm-budget", 20*time.Minute, "an arm's time; the window's estimate, max(work / GPUs, longest job, span), is compressed to --fill of it")
+	flag.BoolVar(&survey, "survey", false, "no arms: drake sim's drake and dragon on every window --jobs/--min-load/--arm-budget allow whose shortest job runs at least --survey-min-run once compressed; CSV and a summary of drake / dragon mean JCT over them")
+	flag.Float64Var(&o.surveyMinRun, "survey-min-run", 20, "--survey: least compressed duration of a window's shortest job, s")
 	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
 	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
 	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
@@ -172,7 +176,13 @@ func main() {
 	fmt.Printf("  written as %s; speed model: scaling loss %g, locality penalty %g, rescale pause %g s, %d GPUs per node\n",
 		winTrace, b.speed.ScalingLoss, b.speed.LocalityPenalty, b.speed.RescalePause, b.speed.NodeGPUs)
 
-	pred, err := b.predict(winTrace, base)
+	if survey {
+		if err := b.survey(all.Jobs, all.Kind, w, base); err != nil {
+			fail("%v", err)
+		}
+		return
+	}
+	pred, err := b.predict(winTrace, base+"-sim", "drake,dragon,default", true)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -333,11 +343,11 @@ func (b *bench) drakeFor(a gangbench.Arm, run int) error {
 // simFigures: one policy's row of drake sim's summary.csv.
 type simFigures map[string]float64
 
-// predict runs drake sim on the window with the cluster's shape and the
-// same model flags: drake, dragon and default.
-func (b *bench) predict(trace, base string) (map[string]simFigures, error) {
-	dir := base + "-sim"
-	args := append([]string{"sim", "--trace", trace, "--policies", "drake,dragon,default", "--out", dir,
+// predict runs drake sim's policies (a comma list) on the window trace with
+// the cluster's shape and the same model flags, its output in dir; echo
+// prints the command and its table.
+func (b *bench) predict(trace, dir, policies string, echo bool) (map[string]simFigures, error) {
+	args := append([]string{"sim", "--trace", trace, "--policies", policies, "--out", dir,
 		"--plots=false", "--progress=false"}, b.shape.simFlags()...)
 	args = append(args, b.o.modelFlags...)
 	var out, errb bytes.Buffer
@@ -346,7 +356,9 @@ func (b *bench) predict(trace, base string) (map[string]simFigures, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s %s: %v: %s", b.o.drake, strings.Join(args, " "), err, errb.String())
 	}
-	fmt.Printf("drake %s\n%s", strings.Join(args, " "), out.String())
+	if echo {
+		fmt.Printf("drake %s\n%s", strings.Join(args, " "), out.String())
+	}
 	f, err := os.Open(filepath.Join(dir, "summary.csv"))
 	if err != nil {
 		return nil, err

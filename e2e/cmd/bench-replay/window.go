@@ -151,19 +151,16 @@ func (w *window) compress(c float64, gpus int) {
 	w.estimate = math.Max(math.Max(w.work/float64(gpus), float64(w.longest)), w.span) / c
 }
 
-// choose picks the window: with o.start and o.compression given, those;
-// else, among the runs of o.jobs consecutive jobs that all fit the cluster
-// and, run at their trace sizes on an unbounded cluster, ask for at least
-// o.minLoad times its GPUs at once (so jobs queue), each compressed so
-// that the estimate of an arm's length, max(work / GPUs, longest job,
-// span), is o.target, the one whose shortest job is longest once
-// compressed (short jobs are the ones the control plane's latency and the
-// rescale pause weigh on); ties: the larger share of work beyond the
-// cluster.
-func choose(jobs []simJob, c clusterShape, o windowOpts) (window, error) {
+// candidates: the windows choose picks among. With o.start given, that one
+// run of o.jobs; else every run of o.jobs consecutive jobs that all fit the
+// cluster and, run at their trace sizes on an unbounded cluster, ask for at
+// least o.minLoad times its GPUs at once (so jobs queue). Each is
+// compressed by o.compression, or else so that the estimate of an arm's
+// length, max(work / GPUs, longest job, span), is o.target.
+func candidates(jobs []simJob, c clusterShape, o windowOpts) ([]window, error) {
 	gpus := c.nodes * c.gpus
 	if o.jobs < 1 || o.jobs > len(jobs) {
-		return window{}, fmt.Errorf("--jobs %d: the trace has %d jobs", o.jobs, len(jobs))
+		return nil, fmt.Errorf("--jobs %d: the trace has %d jobs", o.jobs, len(jobs))
 	}
 	starts := []int{o.start}
 	if o.start < 0 {
@@ -172,10 +169,9 @@ func choose(jobs []simJob, c clusterShape, o windowOpts) (window, error) {
 			starts = append(starts, s)
 		}
 	} else if o.start+o.jobs > len(jobs) {
-		return window{}, fmt.Errorf("--start %d --jobs %d: the trace has %d jobs", o.start, o.jobs, len(jobs))
+		return nil, fmt.Errorf("--start %d --jobs %d: the trace has %d jobs", o.start, o.jobs, len(jobs))
 	}
-	var best window
-	found, considered := false, 0
+	var out []window
 	for _, s := range starts {
 		ok := true
 		for _, j := range jobs[s : s+o.jobs] {
@@ -188,26 +184,41 @@ func choose(jobs []simJob, c clusterShape, o windowOpts) (window, error) {
 		if o.start < 0 && w.peak < o.minLoad {
 			continue
 		}
-		considered++
 		cmp := o.compression
 		if cmp <= 0 {
 			cmp = math.Max(1, math.Max(math.Max(w.work/float64(gpus), float64(w.longest)), w.span)/o.target)
 		}
 		w.compress(cmp, gpus)
-		if !found || w.shortestRun() > best.shortestRun() || (w.shortestRun() == best.shortestRun() && w.over > best.over) {
-			best, found = w, true
+		for _, j := range jobs[s : s+o.jobs] {
+			if math.Round(float64(j.Duration)/cmp) < 1 {
+				w.clipped++
+			}
 		}
+		out = append(out, w)
 	}
-	if !found {
-		return window{}, fmt.Errorf("no run of %d jobs that all fit %d GPUs asks for %.2fx them at once; try --jobs, --min-load or --nodes", o.jobs, gpus, o.minLoad)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no run of %d jobs that all fit %d GPUs asks for %.2fx them at once; try --jobs, --min-load or --nodes", o.jobs, gpus, o.minLoad)
 	}
-	for _, j := range jobs[best.start : best.start+best.n] {
-		if math.Round(float64(j.Duration)/best.compression) < 1 {
-			best.clipped++
+	return out, nil
+}
+
+// choose picks the window among the candidates: the one whose shortest
+// job is longest once compressed (short jobs are the ones the control
+// plane's latency and the rescale pause weigh on); ties: the larger share
+// of work beyond the cluster.
+func choose(jobs []simJob, c clusterShape, o windowOpts) (window, error) {
+	ws, err := candidates(jobs, c, o)
+	if err != nil {
+		return window{}, err
+	}
+	best := ws[0]
+	for _, w := range ws[1:] {
+		if w.shortestRun() > best.shortestRun() || (w.shortestRun() == best.shortestRun() && w.over > best.over) {
+			best = w
 		}
 	}
 	if o.start < 0 {
-		best.why = fmt.Sprintf("of the %d runs of %d consecutive jobs that fit the cluster and, run at trace size on an unbounded one, ask for at least %.2fx its GPUs at once, the one whose shortest job is longest once compressed", considered, o.jobs, o.minLoad)
+		best.why = fmt.Sprintf("of the %d runs of %d consecutive jobs that fit the cluster and, run at trace size on an unbounded one, ask for at least %.2fx its GPUs at once, the one whose shortest job is longest once compressed", len(ws), o.jobs, o.minLoad)
 	} else {
 		best.why = "given by --start"
 	}

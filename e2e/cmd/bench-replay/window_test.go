@@ -64,3 +64,29 @@ func TestTheWindowIsWrittenCompressedFromZero(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestTheSurveySummarisesDrakeOverDragonAndNamesTheSizeMix(t *testing.T) {
+	rows := []surveyRow{{drake: 90, dragon: 100}, {drake: 100, dragon: 100}, {drake: 80, dragon: 100}, {drake: 1, dragon: 0}}
+	n, med, least, most, under := summarise(rows)
+	if n != 3 || med != 0.9 || least != 0.8 || most != 1 || under != 2 {
+		t.Fatalf("summarise: n %d median %v least %v largest %v at or below 0.9 %d; want 3 0.9 0.8 1 2", n, med, least, most, under)
+	}
+	if got := sizeMix([]simJob{{GPUs: 16}, {GPUs: 8}, {GPUs: 8}, {GPUs: 1}}); got != "1x1 8x2 16x1" {
+		t.Fatalf("sizeMix: %q", got)
+	}
+}
+
+func TestChooseTakesTheCandidateWhoseShortestJobRunsLongest(t *testing.T) {
+	c := clusterShape{nodes: 1, gpus: 8}
+	// four jobs of 8 GPUs, all at once: any two ask for 2x the GPUs
+	jobs := []simJob{{GPUs: 8, Duration: 10}, {GPUs: 8, Duration: 100}, {GPUs: 8, Duration: 50}, {GPUs: 8, Duration: 60}}
+	o := windowOpts{jobs: 2, start: -1, minLoad: 1.5, target: 100}
+	ws, err := candidates(jobs, c, o)
+	if err != nil || len(ws) != 3 {
+		t.Fatalf("candidates: %d, %v; want 3", len(ws), err)
+	}
+	w, err := choose(jobs, c, o)
+	if err != nil || w.start != 2 {
+		t.Fatalf("choose: start %d, %v; want 2 (its shortest, 50 s, runs 45 s at compression 1.1)", w.start, err)
+	}
+}
