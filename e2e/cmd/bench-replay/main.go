@@ -19,7 +19,9 @@
 //   - Arms: drake (TFJobs, elastic as the simulator makes them), in-tree
 //     (v1.36 gang scheduling: the pods at trace size in a PodGroup), no-gang
 //     (the same pods, plain kube-scheduler); dragon (drake serve --policy
-//     dragon) once drake has that flag.
+//     dragon) once drake has that flag; volcano (the pods at trace size in a
+//     Volcano PodGroup, vc-scheduler's gang plugin), only when named in
+//     --arms, on a cluster with --volcano-scheduler.
 //
 // hack/bench-replay.sh brings the cluster up and down.
 package main
@@ -89,7 +91,7 @@ func main() {
 	flag.DurationVar(&o.budget, "arm-budget", 20*time.Minute, "an arm's time; the window's estimate, max(work / GPUs, longest job, span), is compressed to --fill of it")
 	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
 	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
-	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
+	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang, volcano (Volcano's vc-scheduler: hack/build-control-plane.sh volcano, a cluster with --volcano-scheduler)")
 	flag.DurationVar(&o.armTimeout, "arm-timeout", 0, "deadline of one arm (0: --arm-budget)")
 	flag.DurationVar(&o.stall, "stall", 90*time.Second, "deadlock: every job has arrived, no GPU is busy and no job started or ended for this long")
 	flag.DurationVar(&o.sample, "sample", time.Second, "sampling interval of the GPUs busy and held")
@@ -113,7 +115,7 @@ func main() {
 	}
 	o.win.target = *fill * o.budget.Seconds()
 	var err error
-	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "dragon", "in-tree", "no-gang"}, o.drake); err != nil {
+	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "dragon", "in-tree", "no-gang", "volcano"}, o.drake); err != nil {
 		fail("%v", err)
 	}
 
@@ -131,6 +133,9 @@ func main() {
 		fail("dynamic client: %v", err)
 	}
 	b.procs = gangbench.SchedulerProcs(o.clusterDir)
+	if err := gangbench.CheckProcs(o.arms, b.procs); err != nil {
+		fail("%v", err)
+	}
 	if err := b.readNodes(); err != nil {
 		fail("%v", err)
 	}

@@ -152,7 +152,7 @@ func (b *bench) ratios(meds []armResult, pred map[string]simFigures) {
 	if d.done < d.jobs {
 		return
 	}
-	for _, o := range []string{"in-tree", "dragon", "no-gang"} {
+	for _, o := range []string{"in-tree", "dragon", "no-gang", "volcano"} {
 		if x, ok := by[o]; ok && x.done < x.jobs {
 			fmt.Printf("cluster: %s finished %d of %d jobs: no ratio\n", o, x.done, x.jobs)
 		} else if ok {
