@@ -186,7 +186,7 @@ func main() {
 		k := (run - 1) % len(o.arms)
 		order := append(append([]gangbench.Arm(nil), o.arms[k:]...), o.arms[:k]...)
 		for _, a := range order {
-			fmt.Printf("run %d, arm %s (kube-scheduler %q)\n", run, a.Name, a.Scheduler)
+			fmt.Printf("run %d, arm %s (schedulerName %q)\n", run, a.Name, a.Scheduler)
 			r := b.runArm(a, run, jobs)
 			fmt.Printf("  %s\n", r.line())
 			if b.logFile != "" && r.err == "" {
