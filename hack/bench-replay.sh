@@ -9,7 +9,9 @@
 # schedulers the arms need, each its own kube-scheduler process (the driver
 # runs one at a time): default-scheduler with drake (gang mode),
 # gang-scheduler (in-tree GangScheduling) and plain-scheduler (no
-# extender). The Go driver e2e/cmd/bench-replay chooses the window, asks
+# extender), and Volcano's vc-scheduler when --arms in BENCH_REPLAY_ARGS
+# names volcano (hack/build-control-plane.sh volcano builds it; no default
+# arm needs it). The Go driver e2e/cmd/bench-replay chooses the window, asks
 # drake sim for its jobs, runs the arms and prints the table; CSVs and PNG
 # go to BENCH_REPLAY_OUT (bench/results/bench-replay). The cluster is always
 # torn down.
@@ -41,10 +43,22 @@ mkdir -p "$cluster_dir" "$out"
 # gang/speed.c through cgo): a fraction of a second
 (cd "$drake_root/e2e" && go test -count=1 ./cmd/bench-replay >/dev/null &&
   go build -o "$cluster_dir/bench-replay" ./cmd/bench-replay)
+# the volcano arm's scheduler only when --arms names it
+volcano=()
+# shellcheck disable=SC2086
+set -- ${BENCH_REPLAY_ARGS:-}
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --arms) arms=${2:-}; shift ;;
+  --arms=*) arms=${1#--arms=} ;;
+  esac
+  shift
+done
+case ",${arms:-}," in *,volcano,*) volcano=(--volcano-scheduler) ;; esac
 # shellcheck disable=SC2086
 "$drake_root/hack/cluster-up.sh" --nodes "$nodes" --mode gang --minimal-nodes \
   --gpus "${BENCH_REPLAY_NODE_GPUS:-8}" --cpu "${BENCH_REPLAY_NODE_CPU:-96}" --memory "${BENCH_REPLAY_NODE_MEMORY:-768Gi}" \
-  --plain-scheduler --gang-scheduler \
+  --plain-scheduler --gang-scheduler "${volcano[@]}" \
   --qps "${BENCH_SCHED_QPS:-5000}" --burst "${BENCH_SCHED_BURST:-10000}" ${BENCH_REPLAY_UP_ARGS:-}
 # shellcheck disable=SC1091
 source "$cluster_dir/env"

@@ -32,6 +32,15 @@
 #   CNI plugins v1.10.0 - bridge, host-local, loopback, portmap.
 #   CoreDNS v1.14.7 - its kubernetes plugin answers the cluster domain, so a
 #     headless Service's pod names (TF_CONFIG's hosts) resolve.
+#   Volcano v1.14.1 (component volcano, never built by default) - vc-scheduler
+#     for make bench-replay's volcano arm. Volcano's go.mod replaces
+#     volcano.sh/apis with a staging folder its module zip does not hold, so
+#     the wrapper (hack/gomod/volcano) copies Volcano's other replaces and
+#     points volcano.sh/apis at the published v1.14.0. v1.15.x cannot be
+#     built so: the proxy serves no volcano.sh/apis v1.15.x, and v1.14.0
+#     lacks the QueueAllocationGateKey that v1.15's pkg/scheduler/api uses.
+#     Its CRDs (config/crd/volcano/bases of the same module) are copied
+#     beside the binary, linked as volcano-crd/ in the bin folder.
 #
 # Binaries are cached under ${DRAKE_CACHE_DIR:-$HOME/.cache/drake}/bin/,
 # one folder per component keyed by its version and a hash of its wrapper
@@ -40,8 +49,9 @@
 # ${DRAKE_CP_BIN:-build/control-plane/bin}.
 #
 # usage: hack/build-control-plane.sh [--print-bindir] [component...]
-#   components: etcd k8s kwok helm (default: these four), and the node
-#     components kubelet containerd runc cni coredns ("node": all five)
+#   components: etcd k8s kwok helm (default: these four), the node
+#     components kubelet containerd runc cni coredns ("node": all five), and
+#     volcano (vc-scheduler and Volcano's CRDs)
 #   --print-bindir  print the symlink folder and exit (no build)
 # env: DRAKE_CACHE_DIR, DRAKE_CP_BIN, GO_BUILD_P (parallelism, default 2),
 #      FORCE=1 (rebuild even if cached)
@@ -55,6 +65,7 @@ CONTAINERD_VERSION=v2.3.7
 RUNC_VERSION=v1.4.3
 CNI_VERSION=v1.10.0
 COREDNS_VERSION=v1.14.7
+VOLCANO_VERSION=v1.14.1
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${DRAKE_CACHE_DIR:-$HOME/.cache/drake}
@@ -88,16 +99,18 @@ key() {
 # [TAGS=...] [CGO=1] [SUB=dir] ensure NAME VERSION "BIN..." "PKG..." LDFLAGS
 #   TAGS: go build -tags; CGO=1: build with cgo; SUB: link the binaries into
 #   that subfolder of the bin folder (the CNI plugins get their own, which
-#   containerd's CNI configuration names)
+#   containerd's CNI configuration names); POST: a function run on the new
+#   folder after the build, before it is moved into the cache; KEEP: more
+#   names in the cached folder that must exist (what POST made), linked too
 ensure() {
   local name=$1 version=$2 bins=$3 pkgs=$4 ldflags=$5
   local dir="$cache/bin/$name-$(key "$name" "$version")"
   local have=1 b
-  for b in $bins; do [ -x "$dir/$b" ] || have=0; done
+  for b in $bins ${KEEP:-}; do [ -e "$dir/$b" ] || have=0; done
   if [ "$have" = 1 ] && [ "${FORCE:-0}" != 1 ]; then
     log "$name $version: cached in $dir"
   else
-    log "$name $version: building $bins (go build -p $p; cold on 2 cores: k8s about 5-10 min, kubelet 1-6, containerd 3, CoreDNS 4-5)"
+    log "$name $version: building $bins (go build -p $p; cold on 2 cores: k8s about 5-10 min, kubelet 1-6, containerd 3, CoreDNS 4-5, Volcano 4)"
     local t0 tmp
     t0=$(date +%s)
     tmp="$dir.tmp.$$"
@@ -109,13 +122,25 @@ ensure() {
     (cd "$root/hack/gomod/$name" && CGO_ENABLED=${CGO:-0} go build -p "$p" -trimpath \
       ${TAGS:+-tags "$TAGS"} -ldflags "$ldflags" -o "$out" $pkgs)
     for b in $bins; do [ -x "$tmp/$b" ] || { log "$name: $b missing after build"; exit 1; }; done
+    [ -z "${POST:-}" ] || "$POST" "$tmp"
     rm -rf "$dir"
     mv "$tmp" "$dir"
     log "$name $version: built in $(($(date +%s) - t0))s"
   fi
   local to=$bindir${SUB:+/$SUB}
   mkdir -p "$to"
-  for b in $bins; do ln -sfn "$dir/$b" "$to/$b"; done
+  for b in $bins ${KEEP:-}; do ln -sfn "$dir/$b" "$to/$b"; done
+}
+
+# volcano_crds DIR: Volcano's CRDs from the module's own source, into
+# DIR/volcano-crd (vc-scheduler watches PodGroups, Queues, HyperNodes,
+# NodeShards and Numatopologies; all of config/crd/volcano/bases go in)
+volcano_crds() {
+  local src
+  src=$(cd "$root/hack/gomod/volcano" && go list -m -f '{{.Dir}}' volcano.sh/volcano)
+  [ -d "$src/config/crd/volcano/bases" ] || { log "volcano: no CRDs in $src"; exit 1; }
+  mkdir -p "$1/volcano-crd"
+  cp "$src"/config/crd/volcano/bases/*.yaml "$1/volcano-crd/"
 }
 
 minor=${K8S_VERSION#v1.}
@@ -154,6 +179,10 @@ for c in "${components[@]}"; do
     ensure coredns "$COREDNS_VERSION" coredns github.com/coredns/coredns \
       "-s -w -X github.com/coredns/coredns/coremain.GitCommit=module-proxy-$COREDNS_VERSION"
     ;;
+  volcano)
+    POST=volcano_crds KEEP=volcano-crd ensure volcano "$VOLCANO_VERSION" vc-scheduler volcano.sh/volcano/cmd/scheduler \
+      "-s -w -X volcano.sh/volcano/pkg/version.Version=$VOLCANO_VERSION -X volcano.sh/volcano/pkg/version.GitSHA=module-proxy"
+    ;;
   kwok)
     ensure kwok "$KWOK_VERSION" kwok sigs.k8s.io/kwok/cmd/kwok \
       "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}"
@@ -163,7 +192,7 @@ for c in "${components[@]}"; do
       "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
     ;;
   *)
-    echo "build-control-plane: unknown component $c (etcd k8s kwok helm kubelet containerd runc cni coredns node)" >&2
+    echo "build-control-plane: unknown component $c (etcd k8s kwok helm kubelet containerd runc cni coredns node volcano)" >&2
     exit 2
     ;;
   esac

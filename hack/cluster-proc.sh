@@ -5,7 +5,8 @@
 # port). The e2e fault tests use it on kube-apiserver, etcd and
 # kube-scheduler; make bench-gang on the extra schedulers cluster-up.sh can
 # start (any NAME ending in -scheduler; healthy: /healthz on the
-# --secure-port of its recorded command line); the real-node tests on a
+# --secure-port of its recorded command line, volcano-scheduler's on its
+# --healthz-address); the real-node tests on a
 # real node's kubelet, containerd and kube-proxy (real-node-I-kubelet,
 # -containerd, -kube-proxy; started again in the node's namespaces); drake
 # has hack/cluster-drake.sh.
@@ -38,6 +39,9 @@ healthy() {
   real-node-*-kubelet) "$drake_root/hack/real-nodes.sh" exec "$(node_index)" curl -sf --max-time 2 http://127.0.0.1:10248/healthz ;;
   real-node-*-containerd) "$drake_root/hack/real-nodes.sh" exec "$(node_index)" "$DRAKE_CP_BIN/ctr" version ;;
   real-node-*-kube-proxy) "$drake_root/hack/real-nodes.sh" exec "$(node_index)" curl -sf --max-time 2 http://127.0.0.1:10256/healthz ;;
+  volcano-scheduler)
+    curl -sf -o /dev/null --max-time 5 "http://$(tr '\0' '\n' <"$cluster_dir/pids/$name.cmd" | sed -n 's/^--healthz-address=//p')/healthz"
+    ;;
   *-scheduler)
     local port
     port=$(tr '\0' '\n' <"$cluster_dir/pids/$name.cmd" | sed -n 's/^--secure-port=//p')

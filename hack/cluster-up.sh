@@ -76,6 +76,14 @@
 #                    filter with the node names it was sent) and
 #                    "trivial-scheduler" calling it for every pod (filter
 #                    only, same TLS settings as drake's entry)
+#   --volcano-scheduler  also run Volcano's vc-scheduler (process
+#                    "volcano-scheduler", schedulerName "volcano",
+#                    config/volcano-scheduler.conf: actions enqueue, allocate,
+#                    backfill; plugins gang, priority, predicates, nodeorder,
+#                    binpack) after installing Volcano's CRDs; needs
+#                    hack/build-control-plane.sh volcano. No vc-controller and
+#                    no admission webhook: whoever submits creates the
+#                    PodGroups (scheduling.volcano.sh/v1beta1)
 #   The extra schedulers are profiles of their own processes (an extender
 #   entry and feature gates apply to a whole kube-scheduler process);
 #   hack/cluster-proc.sh stops and starts any of them by name.
@@ -130,6 +138,7 @@ gang_sched=0
 simple_sched=0
 filter_sched=0
 prio_sched=0
+volcano=0
 trivial=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -156,6 +165,7 @@ while [ $# -gt 0 ]; do
   --filter-scheduler) filter_sched=1; shift ;;
   --prioritize-scheduler) prio_sched=1; shift ;;
   --trivial-extender) trivial=1; shift ;;
+  --volcano-scheduler) volcano=1; shift ;;
   -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) cdie "unknown option $1 (see --help)" ;;
   esac
@@ -193,6 +203,11 @@ bin=$("$drake_root/hack/build-control-plane.sh" --print-bindir)
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
   [ -x "$bin/$b" ] || cdie "missing $bin/$b: run hack/build-control-plane.sh (make control-plane)"
 done
+if [ "$volcano" = 1 ]; then
+  for b in vc-scheduler volcano-crd; do
+    [ -e "$bin/$b" ] || cdie "missing $bin/$b for --volcano-scheduler: run hack/build-control-plane.sh volcano"
+  done
+fi
 if [ "$real" -gt 0 ]; then
   for b in kubelet kube-proxy containerd runc coredns; do
     [ -x "$bin/$b" ] || cdie "missing $bin/$b for --real-nodes: run hack/build-control-plane.sh node"
@@ -262,6 +277,8 @@ filter_sched_port=$(free_port)
 trivial_sched_port=$(free_port)
 prio_sched_port=$(free_port)
 trivial_port=$(free_port)
+volcano_healthz_port=$(free_port)
+volcano_metrics_port=$(free_port)
 drake_port=$(free_port)
 kubeconfig=$cluster_dir/admin.kubeconfig
 cat >"$kubeconfig" <<EOF
@@ -310,6 +327,7 @@ export DRAKE_FILTER_SCHEDULER_URL=https://127.0.0.1:$filter_sched_port
 export DRAKE_TRIVIAL_EXTENDER=$trivial
 export DRAKE_TRIVIAL_SCHEDULER_URL=https://127.0.0.1:$trivial_sched_port
 export DRAKE_TRIVIAL_EXTENDER_URL=https://127.0.0.1:$trivial_port
+export DRAKE_VOLCANO_SCHEDULER=$volcano
 export DRAKE_FEATURE_GATES=$gates
 export DRAKE_EXTENDER_MODE=$mode
 export DRAKE_NODES=$nodes
@@ -454,6 +472,19 @@ if [ "$gang_sched" = 1 ]; then
   sed -i 's/^extenders:$/extenders: []  # in-tree gang scheduling, no extender/' "$cluster_dir/kube-scheduler-gang.yaml"
   start_sched gang-scheduler "$cluster_dir/kube-scheduler-gang.yaml" "$gang_sched_port" \
     --feature-gates="$(add_gates "$gates" GenericWorkload=true,GangScheduling=true)"
+fi
+if [ "$volcano" = 1 ]; then
+  # Volcano's CRDs (from its module, by hack/build-control-plane.sh), then
+  # vc-scheduler; it creates the queues "default" and "root" itself
+  kctl create -f "$bin/volcano-crd/" -o name >/dev/null
+  kctl wait --for condition=established --timeout=60s -f "$bin/volcano-crd/" >/dev/null
+  start_proc volcano-scheduler "$bin/vc-scheduler" --kubeconfig="$kubeconfig" \
+    --scheduler-conf="$drake_root/config/volcano-scheduler.conf" --scheduler-name=volcano \
+    --leader-elect=false --kube-api-qps="$qps" --kube-api-burst="$burst" \
+    --enable-healthz --healthz-address="127.0.0.1:$volcano_healthz_port" \
+    --listen-address="127.0.0.1:$volcano_metrics_port"
+  wait_for "volcano-scheduler healthy" 60 volcano-scheduler \
+    curl -sf -o /dev/null --max-time 5 "http://127.0.0.1:$volcano_healthz_port/healthz"
 fi
 simple_managed='  # every pod reaches the extender (simple mode)
   managedResources: []'

@@ -39,11 +39,11 @@ bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention: drake 
 	@hack/build-control-plane.sh etcd k8s kwok
 	@DRAKE_TRIVIAL_EXTENDER_BIN=$(abspath $(O)/bench/extender_bench) hack/bench-gang.sh
 
-bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes: drake vs DRAGON's rules (--policy dragon) vs in-tree gang scheduling vs no gang, run times by drake's speed model, beside drake sim's prediction; table, CSVs + PNG in bench/results/bench-replay/ (BENCH_REPLAY_ARGS)
+bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes: drake vs DRAGON's rules (--policy dragon) vs in-tree gang scheduling vs no gang (and Volcano's vc-scheduler if --arms names volcano: hack/build-control-plane.sh volcano first), run times by drake's speed model, beside drake sim's prediction; table, CSVs + PNG in bench/results/bench-replay/ (BENCH_REPLAY_ARGS)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@hack/bench-replay.sh
 
-bench-replay-smoke: $(DRAKE) ## make check's trace replay: 6 jobs on 4 kwok nodes, every arm; asserts every job finishes, no partial gang (but under no-gang) and every logged round of drake's arms replays the same
+bench-replay-smoke: $(DRAKE) ## make check's trace replay: 6 jobs on 4 kwok nodes, every default arm (not volcano); asserts every job finishes, no partial gang (but under no-gang) and every logged round of drake's arms replays the same
 	@hack/build-control-plane.sh etcd k8s kwok
 	@BENCH_REPLAY_NODES=4 BENCH_REPLAY_OUT=build/bench-replay-smoke \
 		BENCH_REPLAY_ARGS="--jobs 6 --arm-budget 2m --min-load 1 --decision-logs --check $(BENCH_REPLAY_ARGS)" hack/bench-replay.sh

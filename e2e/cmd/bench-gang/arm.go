@@ -178,7 +178,7 @@ func (r *armRun) submit(j jobSpec) error {
 		_, err := r.b.dyn.Resource(kit.TFJobGVR).Namespace(r.ns).Create(ctx, gangbench.TFJob(r.ns, j.name, ps, w, 0, 0), metav1.CreateOptions{})
 		return err
 	}
-	return gangbench.SubmitPods(ctx, r.b.cs, r.ns, j.name, r.a.Name == "in-tree", ps, w)
+	return gangbench.SubmitPods(ctx, r.b.cs, r.b.dyn, r.ns, j.name, r.a.Group, ps, w)
 }
 
 func (b *bench) runArm(a gangbench.Arm, seed uint64, jobs []jobSpec) armResult {

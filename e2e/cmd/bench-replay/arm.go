@@ -237,7 +237,7 @@ func (r *armRun) submit(j replayJob) error {
 			gangbench.TFJob(r.ns, j.name, ps, w, j.sj.MinWorkers, j.sj.MaxWorkers), metav1.CreateOptions{})
 		return err
 	}
-	return gangbench.SubmitPods(ctx, r.b.cs, r.ns, j.name, r.a.Name == "in-tree", ps, w)
+	return gangbench.SubmitPods(ctx, r.b.cs, r.b.dyn, r.ns, j.name, r.a.Group, ps, w)
 }
 
 type sample struct {

@@ -19,7 +19,9 @@
 //   - Arms: drake (TFJobs, elastic as the simulator makes them), in-tree
 //     (v1.36 gang scheduling: the pods at trace size in a PodGroup), no-gang
 //     (the same pods, plain kube-scheduler); dragon (drake serve --policy
-//     dragon) once drake has that flag.
+//     dragon) once drake has that flag; volcano (the pods at trace size in a
+//     Volcano PodGroup, vc-scheduler's gang plugin), only when named in
+//     --arms, on a cluster with --volcano-scheduler.
 //
 // hack/bench-replay.sh brings the cluster up and down.
 package main
@@ -93,7 +95,7 @@ func main() {
 	flag.Float64Var(&o.surveyMinRun, "survey-min-run", 20, "--survey: least compressed duration of a window's shortest job, s")
 	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
 	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
-	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang")
+	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang, volcano (Volcano's vc-scheduler: hack/build-control-plane.sh volcano, a cluster with --volcano-scheduler)")
 	flag.DurationVar(&o.armTimeout, "arm-timeout", 0, "deadline of one arm (0: --arm-budget)")
 	flag.DurationVar(&o.stall, "stall", 90*time.Second, "deadlock: every job has arrived, no GPU is busy and no job started or ended for this long")
 	flag.DurationVar(&o.sample, "sample", time.Second, "sampling interval of the GPUs busy and held")
@@ -117,7 +119,7 @@ func main() {
 	}
 	o.win.target = *fill * o.budget.Seconds()
 	var err error
-	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "dragon", "in-tree", "no-gang"}, o.drake); err != nil {
+	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "dragon", "in-tree", "no-gang", "volcano"}, o.drake); err != nil {
 		fail("%v", err)
 	}
 
@@ -135,6 +137,9 @@ func main() {
 		fail("dynamic client: %v", err)
 	}
 	b.procs = gangbench.SchedulerProcs(o.clusterDir)
+	if err := gangbench.CheckProcs(o.arms, b.procs); err != nil {
+		fail("%v", err)
+	}
 	if err := b.readNodes(); err != nil {
 		fail("%v", err)
 	}
@@ -191,7 +196,7 @@ func main() {
 		k := (run - 1) % len(o.arms)
 		order := append(append([]gangbench.Arm(nil), o.arms[k:]...), o.arms[:k]...)
 		for _, a := range order {
-			fmt.Printf("run %d, arm %s (kube-scheduler %q)\n", run, a.Name, a.Scheduler)
+			fmt.Printf("run %d, arm %s (schedulerName %q)\n", run, a.Name, a.Scheduler)
 			r := b.runArm(a, run, jobs)
 			fmt.Printf("  %s\n", r.line())
 			if b.logFile != "" && r.err == "" {

@@ -134,7 +134,7 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 	fmt.Println("(JCT: submission -> every pod ended, over the jobs done; queue: submission -> the job can train (PS and min-instances workers,")
 	fmt.Println(" every worker where rigid, running); makespan: first submission -> last job done; util: GPU-seconds of")
 	fmt.Println(" jobs that can train / (GPUs x makespan); partial GPU-s: held by partially bound gangs (sim: held_gpu_hours);")
-	fmt.Println(" in-tree has no simulator counterpart; - where the sim deadlocked or the arm was cut short)")
+	fmt.Println(" in-tree and volcano have no simulator counterpart; - where the sim deadlocked or the arm was cut short)")
 	b.writeCSVs(base, rs, meds, pred)
 }
 
@@ -152,7 +152,7 @@ func (b *bench) ratios(meds []armResult, pred map[string]simFigures) {
 	if d.done < d.jobs {
 		return
 	}
-	for _, o := range []string{"in-tree", "dragon", "no-gang"} {
+	for _, o := range []string{"in-tree", "dragon", "no-gang", "volcano"} {
 		if x, ok := by[o]; ok && x.done < x.jobs {
 			fmt.Printf("cluster: %s finished %d of %d jobs: no ratio\n", o, x.done, x.jobs)
 		} else if ok {

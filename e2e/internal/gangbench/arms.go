@@ -16,9 +16,11 @@ import (
 
 // Arm is one way of scheduling a job list.
 type Arm struct {
-	Name      string // drake, dragon, in-tree, no-gang
-	Process   string // the kube-scheduler process that serves it
+	Name      string // drake, dragon, in-tree, no-gang, volcano
+	Process   string // the scheduler process that serves it
 	Scheduler string // the pods' schedulerName
+	// Group: how a pods arm gathers a job's pods into a gang
+	Group Group
 	// TFJobs: the arm submits TFJobs for drake's controller, not pods
 	TFJobs bool
 	// DrakeEnv: drake is restarted with these DRAKE_<FLAG> settings for the
@@ -30,13 +32,16 @@ type Arm struct {
 }
 
 // Arms: every arm the benchmarks know. dragon is drake serve --policy
-// dragon (DRAGON's rules through drake's admission, barrier and backstop).
+// dragon (DRAGON's rules through drake's admission, barrier and backstop);
+// volcano is Volcano's vc-scheduler with its gang plugin
+// (hack/cluster-up.sh --volcano-scheduler).
 var Arms = []Arm{
 	{Name: "drake", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true},
 	{Name: "dragon", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true,
 		DrakeEnv: []string{"DRAKE_POLICY=dragon"}, NeedsFlag: "--policy"},
-	{Name: "in-tree", Process: "gang-scheduler", Scheduler: "gang-scheduler"},
+	{Name: "in-tree", Process: "gang-scheduler", Scheduler: "gang-scheduler", Group: InTreeGroup},
 	{Name: "no-gang", Process: "plain-scheduler", Scheduler: "plain-scheduler"},
+	{Name: "volcano", Process: "volcano-scheduler", Scheduler: "volcano", Group: VolcanoGroup},
 }
 
 // ParseArms: a comma-separated list of arm names, each one of allowed.
@@ -69,7 +74,7 @@ func ParseArms(list string, allowed []string, drake string) ([]Arm, error) {
 	return out, nil
 }
 
-// Activate leaves only the kube-scheduler process name running of procs,
+// Activate leaves only the scheduler process name running of procs,
 // so idle schedulers do not add their watch traffic and cycles to the arm
 // measured.
 func Activate(root, clusterDir string, procs []string, name string) error {
@@ -86,16 +91,42 @@ func Activate(root, clusterDir string, procs []string, name string) error {
 	return nil
 }
 
-// SchedulerProcs: the kube-scheduler processes of the cluster that run now.
+// SchedulerProcs: the scheduler processes of the cluster that run now.
 func SchedulerProcs(clusterDir string) []string {
 	var out []string
 	for _, p := range []string{"kube-scheduler", "gang-scheduler", "plain-scheduler", "plain-nobatch-scheduler",
-		"simple-scheduler", "drake-filter-scheduler", "drake-prio-scheduler", "trivial-scheduler"} {
+		"simple-scheduler", "drake-filter-scheduler", "drake-prio-scheduler", "trivial-scheduler", "volcano-scheduler"} {
 		if kit.Running(clusterDir, p) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// armNeeds: what brings up each arm's scheduler process
+var armNeeds = map[string]string{
+	"gang-scheduler":    "hack/cluster-up.sh --gang-scheduler",
+	"plain-scheduler":   "hack/cluster-up.sh --plain-scheduler",
+	"volcano-scheduler": "hack/build-control-plane.sh volcano, then hack/cluster-up.sh --volcano-scheduler",
+}
+
+// CheckProcs: an error naming the first arm whose scheduler process is
+// not among procs (the cluster's, SchedulerProcs), before any arm runs.
+func CheckProcs(arms []Arm, procs []string) error {
+	for _, a := range arms {
+		found := false
+		for _, p := range procs {
+			found = found || p == a.Process
+		}
+		if !found {
+			how := armNeeds[a.Process]
+			if how == "" {
+				how = "hack/cluster-up.sh"
+			}
+			return fmt.Errorf("arm %s needs the scheduler process %s, which the cluster does not run (%s)", a.Name, a.Process, how)
+		}
+	}
+	return nil
 }
 
 // DrakeBinary: the drake binary the cluster runs (DRAKE_BIN, else the
