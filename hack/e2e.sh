@@ -47,8 +47,11 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT TERM
 
-# compile the tests before starting anything
-(cd "$drake_root/e2e" && go test -count=1 -run XXX ./... >/dev/null)
+# compile the tests before starting anything, and run the benchmark
+# tools' own unit tests (the drivers' accounting, the arms' objects): no
+# cluster, a few seconds
+(cd "$drake_root/e2e" && go test -count=1 -run XXX . >/dev/null &&
+  go test -count=1 ./cmd/... ./internal/... >/dev/null)
 # shellcheck disable=SC2086
 "$drake_root/hack/cluster-up.sh" ${E2E_UP_ARGS:-}
 # shellcheck disable=SC1091
