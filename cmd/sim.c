@@ -34,32 +34,44 @@ struct cli {
 	struct sim_config cfg;
 };
 
+/* The trace, and the node list with --nodes-file, loaded for a run or for
+ * --print-jobs; 0, or the exit code with the reason on stderr (nothing is
+ * left to release then). nodes must be zeroed. */
+static int load_inputs(struct cli *c, const char *trace_format, const char *trace_columns,
+                       struct sim_trace *trace, struct sim_nodes *nodes)
+{
+	char msg[512];
+	struct sim_trace_format tf;
+	if (sim_trace_format_parse(trace_format, trace_columns, &tf, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 2;
+	}
+	if (sim_trace_load_as(c->trace, &tf, trace, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 1;
+	}
+	sim_trace_skips_print(stderr, c->trace, trace);
+	if (c->nodes_file && *c->nodes_file) {
+		if (sim_nodes_load(c->nodes_file, nodes, msg, sizeof(msg))) {
+			fprintf(stderr, "drake sim: %s\n", msg);
+			sim_trace_release(trace);
+			return 1;
+		}
+		c->cfg.node_list = nodes;
+	}
+	return 0;
+}
+
 /* --print-jobs: the trace (and node list) loaded as for a run, the job list
  * written, nothing simulated. */
 static int print_jobs(struct cli *c, const char *trace_format, const char *trace_columns)
 {
 	char msg[512];
-	struct sim_trace_format tf;
 	struct sim_trace trace;
 	struct sim_nodes nodes = {0};
-	if (sim_trace_format_parse(trace_format, trace_columns, &tf, msg, sizeof(msg))) {
-		fprintf(stderr, "drake sim: %s\n", msg);
-		return 2;
-	}
-	if (sim_trace_load_as(c->trace, &tf, &trace, msg, sizeof(msg))) {
-		fprintf(stderr, "drake sim: %s\n", msg);
-		return 1;
-	}
-	sim_trace_skips_print(stderr, c->trace, &trace);
-	int rc = 0;
-	if (c->nodes_file && *c->nodes_file) {
-		if (sim_nodes_load(c->nodes_file, &nodes, msg, sizeof(msg))) {
-			fprintf(stderr, "drake sim: %s\n", msg);
-			sim_trace_release(&trace);
-			return 1;
-		}
-		c->cfg.node_list = &nodes;
-	}
+	int rc = load_inputs(c, trace_format, trace_columns, &trace, &nodes);
+	if (rc)
+		return rc;
 	if (sim_jobs_json(stdout, c->trace, &c->cfg, &trace, msg, sizeof(msg))) {
 		fprintf(stderr, "drake sim: %s\n", msg);
 		rc = 1;
@@ -263,26 +275,11 @@ int sim_main(int argc, char **argv)
 		np++;
 	}
 
-	struct sim_trace_format tf;
 	struct sim_trace trace;
 	struct sim_nodes nodes = {0};
-	if (sim_trace_format_parse(trace_format, trace_columns, &tf, msg, sizeof(msg))) {
-		fprintf(stderr, "drake sim: %s\n", msg);
-		return 2;
-	}
-	if (sim_trace_load_as(c.trace, &tf, &trace, msg, sizeof(msg))) {
-		fprintf(stderr, "drake sim: %s\n", msg);
-		return 1;
-	}
-	sim_trace_skips_print(stderr, c.trace, &trace);
-	if (c.nodes_file && *c.nodes_file) {
-		if (sim_nodes_load(c.nodes_file, &nodes, msg, sizeof(msg))) {
-			fprintf(stderr, "drake sim: %s\n", msg);
-			sim_trace_release(&trace);
-			return 1;
-		}
-		c.cfg.node_list = &nodes;
-	}
+	int lrc = load_inputs(&c, trace_format, trace_columns, &trace, &nodes);
+	if (lrc)
+		return lrc;
 	struct sim_result res[MAX_POLICIES];
 	memset(res, 0, sizeof(res));
 	int rc = 0;
