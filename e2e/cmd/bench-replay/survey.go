@@ -78,12 +78,10 @@ func (b *bench) survey(jobs []simJob, kind string, chosen window, base string) e
 	}
 	defer os.RemoveAll(tmp)
 	var rows []surveyRow
-	kept := 0
 	for _, w := range ws {
 		if w.shortestRun() < b.o.surveyMinRun {
 			continue
 		}
-		kept++
 		trace := filepath.Join(tmp, "window.csv")
 		if err := writeTrace(trace, kind, jobs, w); err != nil {
 			return err
@@ -93,8 +91,8 @@ func (b *bench) survey(jobs []simJob, kind string, chosen window, base string) e
 			return fmt.Errorf("window %d: %v", w.start, err)
 		}
 		rows = append(rows, surveyRow{w: w, drake: pred["drake"]["mean_jct_s"], dragon: pred["dragon"]["mean_jct_s"]})
-		if kept%25 == 0 {
-			fmt.Printf("  survey: %d windows simulated\n", kept)
+		if len(rows)%25 == 0 {
+			fmt.Printf("  survey: %d windows simulated\n", len(rows))
 		}
 	}
 	path := base + "-survey.csv"
@@ -119,9 +117,9 @@ func (b *bench) survey(jobs []simJob, kind string, chosen window, base string) e
 		return err
 	}
 	n, med, least, most, under := summarise(rows)
-	fmt.Printf("survey: %d of %d candidate windows have a shortest job of at least %.0f s once compressed\n", n, len(ws), b.o.surveyMinRun)
+	fmt.Printf("survey: %d of %d candidate windows have a shortest job of at least %.0f s once compressed\n", len(rows), len(ws), b.o.surveyMinRun)
 	if n > 0 {
-		fmt.Printf("  drake sim, drake / dragon mean JCT: median %.3f, least %.3f, largest %.3f; %d windows at or below 0.9\n", med, least, most, under)
+		fmt.Printf("  drake sim, drake / dragon mean JCT over the %d with both finished: median %.3f, least %.3f, largest %.3f; %d windows at or below 0.9\n", n, med, least, most, under)
 	}
 	for _, r := range rows {
 		if r.w.start == chosen.start {

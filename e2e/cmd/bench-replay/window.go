@@ -189,11 +189,6 @@ func candidates(jobs []simJob, c clusterShape, o windowOpts) ([]window, error) {
 			cmp = math.Max(1, math.Max(math.Max(w.work/float64(gpus), float64(w.longest)), w.span)/o.target)
 		}
 		w.compress(cmp, gpus)
-		for _, j := range jobs[s : s+o.jobs] {
-			if math.Round(float64(j.Duration)/cmp) < 1 {
-				w.clipped++
-			}
-		}
 		out = append(out, w)
 	}
 	if len(out) == 0 {
@@ -215,6 +210,11 @@ func choose(jobs []simJob, c clusterShape, o windowOpts) (window, error) {
 	for _, w := range ws[1:] {
 		if w.shortestRun() > best.shortestRun() || (w.shortestRun() == best.shortestRun() && w.over > best.over) {
 			best = w
+		}
+	}
+	for _, j := range jobs[best.start : best.start+best.n] {
+		if math.Round(float64(j.Duration)/best.compression) < 1 {
+			best.clipped++
 		}
 	}
 	if o.start < 0 {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"drake.invalid/e2e/internal/kit"
@@ -114,11 +115,7 @@ var armNeeds = map[string]string{
 // not among procs (the cluster's, SchedulerProcs), before any arm runs.
 func CheckProcs(arms []Arm, procs []string) error {
 	for _, a := range arms {
-		found := false
-		for _, p := range procs {
-			found = found || p == a.Process
-		}
-		if !found {
+		if !slices.Contains(procs, a.Process) {
 			how := armNeeds[a.Process]
 			if how == "" {
 				how = "hack/cluster-up.sh"
