@@ -357,6 +357,7 @@ int serve_main(int argc, char **argv)
 		                                .backoff_max_s = o.gang_backoff_max,
 		                                .watch_claims = o.gang_watch_claims,
 		                                .decision_log = o.decision_log,
+		                                .decision_log_max = o.decision_log_max,
 		                                .scale = &o.scale.opts,
 		                                .migrate = o.migrate,
 		                                .mig = &o.mig.opts,

@@ -121,8 +121,11 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	     "moment one appears in its namespace; false: it waits out its backoff"},
 	    {"decision-log", "DRAKE_DECISION_LOG", FLAG_STRING, &o->decision_log, NULL,
 	     "with --gang: append each admission round's inputs and outputs to this file as "
-	     "JSON lines; past 64 MiB it is renamed FILE.1 (replacing the last) and started "
-	     "again"},
+	     "JSON lines; past --decision-log-max it is renamed FILE.1 (replacing the last) and "
+	     "started again"},
+	    {"decision-log-max", "DRAKE_DECISION_LOG_MAX", FLAG_SIZE, &o->decision_log_max, "64Mi",
+	     "with --decision-log: the file's bound before it is rotated; 0: never rotated (keeps "
+	     "every round of a run, for drake sim --replay)"},
 	    {"migrate", "DRAKE_MIGRATE", FLAG_BOOL, &o->migrate, "false",
 	     "with --reconcile and --gang: move workers off overloaded nodes (migrate/); an "
 	     "explicit POST /v1/migrations works either way"},

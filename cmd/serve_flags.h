@@ -18,7 +18,7 @@
 #include "kube/leader.h"
 
 /* Flags of serve_flags' own table, before the scaling and migration ones. */
-#define SERVE_OWN_FLAGS_N 53
+#define SERVE_OWN_FLAGS_N 54
 #define SERVE_FLAGS_N     (SERVE_OWN_FLAGS_N + SCALE_FLAGS_N + MIGRATE_FLAGS_N)
 
 /* Everything drake serve's flags parse into. */
@@ -36,6 +36,7 @@ struct serve_opts {
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *decision_log;
+	size_t decision_log_max;
 	const char *policy; /* drake or dragon */
 	bool gang, strict_fifo, gang_pin, gang_watch_claims;
 	size_t gang_max_unbound;

@@ -9,10 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-drake_err decision_log_open(struct decision_log *l, const char *path, char *msg, size_t msglen)
+drake_err decision_log_open(struct decision_log *l, const char *path, long max, char *msg,
+                            size_t msglen)
 {
 	memset(l, 0, sizeof(*l));
-	l->max = DECISION_LOG_MAX_BYTES;
+	l->max = max > 0 ? max : 0;
 	if (strlen(path) + 3 > sizeof(l->path))
 		return drake_errorf(DRAKE_ELIMIT, msg, msglen, "--decision-log: path too long");
 	snprintf(l->path, sizeof(l->path), "%s", path);
@@ -41,11 +42,11 @@ void decision_log_write(struct decision_log *l, const char *line)
 	if (!l || !line)
 		return;
 	long n = (long)strlen(line) + 1;
-	if (n > l->max) { /* larger than the whole bound: not written */
+	if (l->max && n > l->max) { /* larger than the whole bound: not written */
 		l->failed++;
 		return;
 	}
-	if (l->f && l->size > 0 && l->size + n > l->max)
+	if (l->max && l->f && l->size > 0 && l->size + n > l->max)
 		rotate(l);
 	if (!l->f || fputs(line, l->f) < 0 || fputc('\n', l->f) == EOF || fflush(l->f) != 0) {
 		l->failed++;

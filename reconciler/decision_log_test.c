@@ -30,8 +30,7 @@ static void the_log_rotates_past_its_bound_and_keeps_one_old_file(void **state)
 	snprintf(old, sizeof(old), "%s.1", path);
 	struct decision_log l;
 	char msg[256];
-	assert_int_equal(decision_log_open(&l, path, msg, sizeof(msg)), DRAKE_OK);
-	l.max = 100;
+	assert_int_equal(decision_log_open(&l, path, 100, msg, sizeof(msg)), DRAKE_OK);
 	char line[40];
 	memset(line, 'x', 39);
 	line[39] = '\0'; /* 40 bytes with its newline */
@@ -51,11 +50,35 @@ static void the_log_rotates_past_its_bound_and_keeps_one_old_file(void **state)
 	assert_int_equal(l.written, 3);
 	decision_log_close(&l);
 	/* reopened, it appends and counts what is there */
-	assert_int_equal(decision_log_open(&l, path, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(decision_log_open(&l, path, 100, msg, sizeof(msg)), DRAKE_OK);
 	assert_int_equal(l.size, 40);
 	decision_log_close(&l);
 	unlink(path);
 	unlink(old);
+	rmdir(dir);
+}
+
+static void a_bound_of_0_keeps_every_line_in_one_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/decision-log-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[256], old[260];
+	snprintf(path, sizeof(path), "%s/rounds.jsonl", dir);
+	snprintf(old, sizeof(old), "%s.1", path);
+	struct decision_log l;
+	char msg[256];
+	assert_int_equal(decision_log_open(&l, path, 0, msg, sizeof(msg)), DRAKE_OK);
+	static char big[70000];
+	memset(big, 'z', sizeof(big) - 1);
+	for (int i = 0; i < 20; i++)
+		decision_log_write(&l, big);
+	assert_int_equal(l.written, 20);
+	assert_int_equal(l.failed, 0);
+	assert_int_equal(size_of(path), 20L * (long)sizeof(big));
+	assert_int_equal(size_of(old), -1);
+	decision_log_close(&l);
+	unlink(path);
 	rmdir(dir);
 }
 
@@ -64,7 +87,7 @@ static void a_path_that_cannot_be_opened_is_an_error_naming_it(void **state)
 	(void)state;
 	struct decision_log l;
 	char msg[256];
-	assert_int_equal(decision_log_open(&l, "/nonexistent-dir/x.jsonl", msg, sizeof(msg)),
+	assert_int_equal(decision_log_open(&l, "/nonexistent-dir/x.jsonl", 0, msg, sizeof(msg)),
 	                 DRAKE_EIO);
 	assert_non_null(strstr(msg, "/nonexistent-dir/x.jsonl"));
 }
@@ -73,6 +96,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(the_log_rotates_past_its_bound_and_keeps_one_old_file),
+	    cmocka_unit_test(a_bound_of_0_keeps_every_line_in_one_file),
 	    cmocka_unit_test(a_path_that_cannot_be_opened_is_an_error_naming_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -332,7 +332,8 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->svcs = calloc(1, sizeof(*r->svcs));
 	if (r->opts.gang && opts && opts->decision_log && *opts->decision_log) {
 		r->dlog = calloc(1, sizeof(*r->dlog));
-		if (!r->dlog || decision_log_open(r->dlog, opts->decision_log, msg, msglen)) {
+		if (!r->dlog || decision_log_open(r->dlog, opts->decision_log,
+		                                  (long)opts->decision_log_max, msg, msglen)) {
 			if (!r->dlog)
 				drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 			reconciler_free(r);

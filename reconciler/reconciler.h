@@ -53,8 +53,10 @@ struct reconciler_options {
 	 * is tried again the moment one in its namespace appears or changes. */
 	bool watch_claims;
 	/* With gang: each admission round's inputs and outputs as JSON lines
-	 * appended to this file (decision_log.h: bounded, rotated), or NULL. */
+	 * appended to this file (decision_log.h: rotated past decision_log_max
+	 * bytes; 0: never), or NULL. */
 	const char *decision_log;
+	size_t decision_log_max;
 	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;

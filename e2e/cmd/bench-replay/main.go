@@ -104,7 +104,7 @@ func main() {
 	flag.StringVar(&o.root, "root", ".", "drake's source tree")
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-replay"), "folder of the CSVs and PNG")
-	flag.BoolVar(&o.decisionLogs, "decision-logs", false, "drake arms write a decision log (--cluster-dir/decisions-RUN-ARM.jsonl) that drake sim --replay decides again after the arm; differences are printed (they cost the arm some CPU)")
+	flag.BoolVar(&o.decisionLogs, "decision-logs", false, "drake arms write a decision log of every round (--cluster-dir/decisions-RUN-ARM.jsonl, never rotated) that drake sim --replay decides again after the arm; differences are printed (they cost the arm some CPU)")
 	flag.BoolVar(&o.check, "check", false, "exit 1 unless every arm finished every job, no arm but no-gang held a partial gang beyond --window, and (with --decision-logs) every logged round replays the same")
 	flag.Parse()
 	if o.drake == "" {
@@ -330,7 +330,8 @@ func (b *bench) drakeFor(a gangbench.Arm, run int) error {
 				return err
 			}
 		}
-		settings = append(append([]string(nil), settings...), "DRAKE_DECISION_LOG="+b.logFile)
+		// every round of the arm, unrotated, so the replay covers the whole run
+		settings = append(append([]string(nil), settings...), "DRAKE_DECISION_LOG="+b.logFile, "DRAKE_DECISION_LOG_MAX=0")
 	}
 	env := strings.Join(settings, " ")
 	if b.drakeUp && env == b.drakeEnv {
