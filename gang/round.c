@@ -215,18 +215,26 @@ static drake_err unnamed(struct round_ctx *x, size_t i)
 	return DRAKE_OK;
 }
 
+int round_strays(const struct work *w, int *idx, int cap)
+{
+	const struct drake_round_job *j = w->in;
+	if (!w->rec || w->cls == DRAKE_CLASS_INCOMPLETE || w->backoff)
+		return 0;
+	int n = 0;
+	for (int k = 0; k < j->max_workers && n < cap; k++)
+		if (!w->member[k] && j->workers[k].state == DRAKE_MEMBER_PLACED &&
+		    !j->workers[k].finished)
+			idx[n++] = k;
+	return n;
+}
+
 /* Rule 7: workers still placed that the record no longer lists. */
 static drake_err strays(struct round_ctx *x, size_t i)
 {
 	const struct work *w = &x->w[i];
 	const struct drake_round_job *j = w->in;
-	if (!w->rec || w->cls == DRAKE_CLASS_INCOMPLETE || w->backoff)
-		return DRAKE_OK;
-	int idx[8], n = 0;
-	for (int k = 0; k < j->max_workers && n < 8; k++)
-		if (!w->member[k] && j->workers[k].state == DRAKE_MEMBER_PLACED &&
-		    !j->workers[k].finished)
-			idx[n++] = k;
+	int idx[8];
+	int n = round_strays(w, idx, 8);
 	if (!n)
 		return DRAKE_OK;
 	struct drake_round_action *a =

@@ -32,15 +32,16 @@
  *     DRAKE_POLICY_DRAGON: ADMIT, SHRINK, GROW. A running job is scaled only
  *     when every member is placed and worker 0 is one of them (worker 0 is
  *     slot 0 and is never given away). While a pod of any job is leaving
- *     (deleted, still on its node: kube-scheduler charges it until it is
- *     gone), no job gives workers (no SHRINK, no DRAGON ScaleDown): the
- *     snapshot does not show yet the room the last change frees, and a
- *     shrink decided on it would take more than the waiting job needs. A
- *     pod still there DRAKE_LEAVING_STUCK seconds past its deletion time
- *     is stuck (a lost kubelet, a finalizer) and holds nothing back. A
- *     job some member of which has
- *     Succeeded is ending: the step sees its live members' room as about
- *     to free (and never scales it). Growth adds the lowest worker indexes
+ *     (deleted, or a worker its record no longer lists, still on its
+ *     node: kube-scheduler charges it until it is gone), no job gives
+ *     workers (no SHRINK, no DRAGON ScaleDown): the snapshot does not show
+ *     yet the room the last change frees, and a shrink decided on it
+ *     would take more than the waiting job needs. A pod still there
+ *     DRAKE_LEAVING_STUCK seconds past its deletion time (a worker not in
+ *     the record: past the record's time, or at once if that is unknown)
+ *     is stuck (a lost kubelet, a finalizer) and holds nothing back. A job
+ *     some member of which has Succeeded is ending: the step sees its live
+ *     members' room as about to free (and never scales it). Growth adds the lowest worker indexes
  *     that are gated and not members.
  *  6. Pacing: repairs always go; a new wave goes while the admitted pods
  *     waiting for kube-scheduler stay within the budget; once one wave is

@@ -54,6 +54,9 @@ drake_err round_repairs(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
 drake_err round_step(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
 /* Members bound, and the first refusal, of a running job. */
 void round_count_bound(struct work *w);
+/* Rule 7's strays of w: the indexes (up to cap, lowest first) of workers
+ * still placed that its record no longer lists; returns how many. */
+int round_strays(const struct work *w, int *idx, int cap);
 /* Rule 5's note: a scalable job with nothing bound waits for kube-scheduler. */
 drake_err round_unbound_hold(struct round_ctx *x, size_t i) DRAKE_MUST_CHECK;
 

@@ -82,11 +82,17 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 }
 
 /* Some pod of some job is leaving its node, and not stuck (rule 5:
- * nobody gives workers). */
+ * nobody gives workers): deleted, or a worker the job's record no longer
+ * lists (a scale-down's worker whose deletion the snapshot does not show
+ * yet), for DRAKE_LEAVING_STUCK seconds after the record was written. */
 static bool round_leaving(const struct round_ctx *x)
 {
 	for (size_t i = 0; i < x->n; i++) {
 		const struct drake_round_job *j = &x->jobs[i];
+		int stray;
+		if (round_strays(&x->w[i], &stray, 1) && j->rec.at > 0 &&
+		    x->now < j->rec.at + DRAKE_LEAVING_STUCK)
+			return true;
 		const int n[DRAKE_NROLES] = {j->req.n_ps, j->req.n_chief, j->max_workers};
 		for (int r = 0; r < DRAKE_NROLES; r++)
 			for (int k = 0; k < n[r]; k++) {

@@ -526,6 +526,47 @@ static void nobody_gives_workers_while_pods_of_the_last_change_are_leaving(void 
 	drake_cluster_release(&c);
 }
 
+/* A scale-down writes the record before its workers' deletions reach the
+ * snapshot: a worker the record no longer lists is leaving as a deleted one
+ * is, or the next round would take workers again for the same job. */
+static void a_worker_the_record_no_longer_lists_is_leaving_too(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:5:5"), 0); /* 4 members and one stray */
+	struct tj t[2];
+	const int nodes[5] = {0, 0, 0, 0, 0};
+	const enum drake_round_policy policies[] = {DRAKE_POLICY_DRAKE, DRAKE_POLICY_DRAGON};
+	for (size_t p = 0; p < 2; p++) {
+		running_job(&t[0], "ml/run", 100, 1, 5, "run.100", 0, nodes, 5);
+		t[0].member[4] = 0; /* the record gave worker 4 away a second ago */
+		t[0].j.rec.n = 4;
+		t[0].j.rec.at = NOW - 1;
+		new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
+		struct drake_round_opts o = opts();
+		o.policy = policies[p];
+		o.dragon_last_action = NOW - 10;
+		struct drake_round r;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(count(&r, DRAKE_ROUND_SHRINK), 0);
+		assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 0);
+		assert_non_null(strstr(only(&r, DRAKE_ROUND_HOLD, 1)->why, "still leaving"));
+		assert_int_equal(only(&r, DRAKE_ROUND_RELEASE, 0)->pods[0].index, 4);
+		drake_round_release(&r);
+		/* the record written DRAKE_LEAVING_STUCK ago: the stray is stuck */
+		t[0].j.rec.at = NOW - DRAKE_LEAVING_STUCK;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(only(&r, DRAKE_ROUND_SHRINK, 0)->for_job, 1);
+		drake_round_release(&r);
+		/* when the record was written is not known: nothing is held back */
+		t[0].j.rec.at = 0;
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(only(&r, DRAKE_ROUND_SHRINK, 0)->for_job, 1);
+		drake_round_release(&r);
+	}
+	drake_cluster_release(&c);
+}
+
 static void growth_takes_the_lowest_gated_worker_that_is_not_a_member(void **state)
 {
 	(void)state;
@@ -625,6 +666,7 @@ int main(void)
 	    cmocka_unit_test(once_a_wave_is_paced_every_wave_behind_it_is_held),
 	    cmocka_unit_test(a_starving_job_takes_the_highest_worker_indexes_never_worker_0),
 	    cmocka_unit_test(nobody_gives_workers_while_pods_of_the_last_change_are_leaving),
+	    cmocka_unit_test(a_worker_the_record_no_longer_lists_is_leaving_too),
 	    cmocka_unit_test(growth_takes_the_lowest_gated_worker_that_is_not_a_member),
 	    cmocka_unit_test(placed_workers_the_record_no_longer_lists_are_released),
 	    cmocka_unit_test(an_admitted_job_with_nothing_bound_waits_for_kube_scheduler),
