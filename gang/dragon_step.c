@@ -103,6 +103,21 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 		w[i].status = DRAKE_ADMIT_NOT_TRIED;
 		w[i].why[0] = '\0';
 	}
+	/* DRAGON's running jobs are its TFJobs that still run: a job whose
+	 * members have begun to end (gang/elastic.h) neither gives nor grows. */
+	struct drake_running_job *live = malloc((nr + 1) * sizeof(*live));
+	size_t *of = malloc((nr + 1) * sizeof(*of));
+	if (!live || !of) {
+		free(live);
+		free(of);
+		return DRAKE_ENOMEM;
+	}
+	size_t nl = 0;
+	for (size_t i = 0; i < nr; i++)
+		if (!r[i].ending) {
+			of[nl] = i;
+			live[nl++] = r[i];
+		}
 	struct acts x = {0};
 	drake_err e = DRAKE_OK;
 	bool head_starves = nw > 0 && now - w[0].created >= o->starve_after;
@@ -112,7 +127,7 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 		         "waiting: the workers of the last change are still leaving");
 		w[0].status = DRAKE_ADMIT_WAITING;
 	} else if (head_starves) {
-		e = scale_down(c, order, n_order, &w[0], r, nr, &x, &scaled_down);
+		e = scale_down(c, order, n_order, &w[0], live, nl, &x, &scaled_down);
 		st->last_action = now; /* even when ScaleDown failed */
 	}
 	bool admitted = false;
@@ -122,16 +137,21 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 			st->last_action = now;
 	}
 	if (!e && now - st->last_action >= o->idle_after) {
-		e = scale_up(c, order, n_order, r, nr, &x);
+		e = scale_up(c, order, n_order, live, nl, &x);
 		st->last_action = now;
 	}
+	for (size_t i = 0; !e && i < x.n; i++) /* live's indexes back to r's */
+		if (x.a[i].kind != DRAKE_ACT_ADMIT)
+			x.a[i].job = (int)of[x.a[i].job];
+	free(live);
+	free(of);
 	if (e) {
 		free(x.a);
 		return e;
 	}
 	if (nw > 0 && !head_starves)
 		out->next = w[0].created + o->starve_after;
-	if (nr > 0 && st->last_action + o->idle_after < out->next)
+	if (nl > 0 && st->last_action + o->idle_after < out->next)
 		out->next = st->last_action + o->idle_after;
 	if (out->next <= now)
 		out->next = INFINITY; /* tried at this run: again at the next event or resync */

@@ -17,11 +17,11 @@ static const int old_ps[] = {0}, old_w[] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
 
 struct world {
 	struct drake_cluster c;
-	struct drake_running_job r[1];
+	struct drake_running_job r[2];
 	size_t nr;
 	struct drake_admission_entry w[3];
 	size_t nw;
-	int order[3];
+	int order[4];
 	struct drake_dragon_opts o;
 	struct drake_dragon_state st;
 	struct drake_step out;
@@ -65,7 +65,7 @@ static void build(struct world *x, const char *spec, int workers, const int (*wa
 
 static void run(struct world *x, double now)
 {
-	struct drake_res before[4];
+	struct drake_res before[5];
 	for (size_t i = 0; i < x->c.n; i++)
 		before[i] = x->c.nodes[i].used;
 	assert_int_equal(drake_dragon_step(&x->c, x->order, x->c.n, x->w, x->nw, x->r, x->nr, now,
@@ -197,6 +197,61 @@ static void scales_up_in_running_order_once_idle_and_restarts_the_timer(void **s
 	release(&x);
 }
 
+/* A job whose members have begun to end has left DRAGON's running list:
+ * ScaleUp passes it over for the next one, ScaleDown takes nothing from it. */
+static void an_ending_job_neither_grows_nor_gives(void **state)
+{
+	(void)state;
+	struct world x;
+	build(&x, "a:8:0 b:8:0 c:8:0", 8, NULL);
+	static const int young_ps[] = {2}, young_w[] = {2, 2, 2, 2, 2, 2, 2, 2};
+	struct drake_gang_req g = gpu_job(1, 2, 8);
+	x.r[1] = (struct drake_running_job){.name = "young",
+	                                    .admitted = 20,
+	                                    .progress = -1,
+	                                    .min_workers = 2,
+	                                    .max_workers = 8,
+	                                    .ps = g.ps,
+	                                    .worker = g.worker,
+	                                    .n_ps = 1,
+	                                    .ps_node = young_ps,
+	                                    .n_workers = 2,
+	                                    .worker_node = young_w,
+	                                    .last_scaled = 20};
+	x.nr = 2;
+	drake_cluster_charge(&x.c, 2, &g.ps, 1);
+	drake_cluster_charge(&x.c, 2, &g.worker, 2);
+	x.st.last_action = 40;
+	run(&x, 100); /* old first in running order: its 4 on a */
+	assert_int_equal(count(&x.out, DRAKE_ACT_GROW), 10);
+	assert_int_equal(x.out.act[0].job, 0);
+	drake_step_release(&x.out);
+	x.r[0].ending = true;
+	x.st.last_action = 40;
+	run(&x, 100); /* old ends: young takes a's 4 and c's 2 */
+	assert_int_equal(count(&x.out, DRAKE_ACT_GROW), 6);
+	for (size_t i = 0; i < x.out.n; i++)
+		assert_int_equal(x.out.act[i].job, 1);
+	drake_step_release(&x.out);
+	/* a head of 16 has starved (14 GPUs are free): young is at its
+	 * minimum and old is ending, so ScaleDown fails and nobody gives */
+	x.w[0] = (struct drake_admission_entry){.name = "head", .created = 100};
+	x.w[0].req = gpu_job(1, 16, 16);
+	x.nw = 1;
+	x.r[1].n_workers = 2;
+	x.st.last_action = 100;
+	run(&x, 130);
+	assert_int_equal(count(&x.out, DRAKE_ACT_SHRINK), 0);
+	x.r[0].ending = false; /* not ending, old gives to the head */
+	drake_step_release(&x.out);
+	run(&x, 130);
+	assert_true(count(&x.out, DRAKE_ACT_SHRINK) > 0);
+	for (size_t i = 0; i < x.out.n; i++)
+		if (x.out.act[i].kind == DRAKE_ACT_SHRINK)
+			assert_int_equal(x.out.act[i].job, 0);
+	release(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +260,7 @@ int main(void)
 	    cmocka_unit_test(a_starving_head_scales_down_and_is_admitted_only_at_the_next_run),
 	    cmocka_unit_test(a_failed_scale_down_admits_nobody_and_restarts_the_timer),
 	    cmocka_unit_test(scales_up_in_running_order_once_idle_and_restarts_the_timer),
+	    cmocka_unit_test(an_ending_job_neither_grows_nor_gives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
