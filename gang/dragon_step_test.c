@@ -27,6 +27,29 @@ struct world {
 	struct drake_step out;
 };
 
+/* Adds running job name (min 2 of 1 GPU), admitted at admitted, its PS on
+ * ps[0] and its first `workers` workers on w[], charged to the cluster. */
+static void add_running(struct world *x, const char *name, double admitted, int max, const int *ps,
+                        const int *w, int workers)
+{
+	struct drake_gang_req g = gpu_job(1, 2, 8);
+	x->r[x->nr++] = (struct drake_running_job){.name = name,
+	                                           .admitted = admitted,
+	                                           .progress = -1,
+	                                           .min_workers = 2,
+	                                           .max_workers = max,
+	                                           .ps = g.ps,
+	                                           .worker = g.worker,
+	                                           .n_ps = 1,
+	                                           .ps_node = ps,
+	                                           .n_workers = workers,
+	                                           .worker_node = w,
+	                                           .last_scaled = admitted};
+	drake_cluster_charge(&x->c, (size_t)ps[0], &g.ps, 1);
+	for (int s = 0; s < workers; s++)
+		drake_cluster_charge(&x->c, (size_t)w[s], &g.worker, 1);
+}
+
 /* spec: the cluster; workers: how many of old's slots run (0: no running
  * job); waiting jobs (created, min, want) up to want 0. */
 static void build(struct world *x, const char *spec, int workers, const int (*wait)[3])
@@ -35,25 +58,8 @@ static void build(struct world *x, const char *spec, int workers, const int (*wa
 	assert_int_equal(cluster_from(&x->c, spec), 0);
 	for (size_t i = 0; i < x->c.n; i++)
 		x->order[i] = (int)i;
-	struct drake_gang_req g = gpu_job(1, 2, 8);
-	if (workers > 0) {
-		x->r[0] = (struct drake_running_job){.name = "old",
-		                                     .admitted = 10,
-		                                     .progress = -1,
-		                                     .min_workers = 2,
-		                                     .max_workers = 12,
-		                                     .ps = g.ps,
-		                                     .worker = g.worker,
-		                                     .n_ps = 1,
-		                                     .ps_node = old_ps,
-		                                     .n_workers = workers,
-		                                     .worker_node = old_w,
-		                                     .last_scaled = 10};
-		x->nr = 1;
-		drake_cluster_charge(&x->c, 0, &g.ps, 1);
-		for (int s = 0; s < workers; s++)
-			drake_cluster_charge(&x->c, (size_t)old_w[s], &g.worker, 1);
-	}
+	if (workers > 0)
+		add_running(x, "old", 10, 12, old_ps, old_w, workers);
 	for (; wait && x->nw < 3 && wait[x->nw][2] > 0; x->nw++) {
 		struct drake_admission_entry *e = &x->w[x->nw];
 		e->name = x->nw == 0 ? "head" : x->nw == 1 ? "second" : "third";
@@ -205,22 +211,7 @@ static void an_ending_job_neither_grows_nor_gives(void **state)
 	struct world x;
 	build(&x, "a:8:0 b:8:0 c:8:0", 8, NULL);
 	static const int young_ps[] = {2}, young_w[] = {2, 2, 2, 2, 2, 2, 2, 2};
-	struct drake_gang_req g = gpu_job(1, 2, 8);
-	x.r[1] = (struct drake_running_job){.name = "young",
-	                                    .admitted = 20,
-	                                    .progress = -1,
-	                                    .min_workers = 2,
-	                                    .max_workers = 8,
-	                                    .ps = g.ps,
-	                                    .worker = g.worker,
-	                                    .n_ps = 1,
-	                                    .ps_node = young_ps,
-	                                    .n_workers = 2,
-	                                    .worker_node = young_w,
-	                                    .last_scaled = 20};
-	x.nr = 2;
-	drake_cluster_charge(&x.c, 2, &g.ps, 1);
-	drake_cluster_charge(&x.c, 2, &g.worker, 2);
+	add_running(&x, "young", 20, 8, young_ps, young_w, 2);
 	x.st.last_action = 40;
 	run(&x, 100); /* old first in running order: its 4 on a */
 	assert_int_equal(count(&x.out, DRAKE_ACT_GROW), 10);
