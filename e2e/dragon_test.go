@@ -7,6 +7,8 @@ package e2e
 // cannot start makes the oldest running job give workers (ScaleDown, the
 // oldest first: drake's own rule takes from the newest), and once nothing
 // has happened for the idle time the job that gave grows back (ScaleUp).
+// A job that has finished has left DRAGON's running list: ScaleUp grows the
+// job still running, never the finished one.
 
 import (
 	"strings"
@@ -54,4 +56,48 @@ func TestDragonPolicyScalesDownTheOldestForAStarvingJobAndScalesUpWhenIdle(t *te
 	t.Logf("a: gave workers %v after c arrived (%s); grew %v after that (%s)",
 		waited.Round(time.Second), down.Message, gap, up.Message)
 	w.check(t, normalWaveMax, false)
+}
+
+// A TFJob that has finished has left DRAGON's running list, as it leaves
+// DRAGON's own: ScaleUp grows the job still running into the idle GPUs,
+// never the finished one, whose pods stay (cleanPodPolicy None) and whose
+// gated workers are never started.
+func TestDragonPolicyScalesUpTheJobStillRunningNotOneThatFinished(t *testing.T) {
+	e := withReconciler(t)
+	withDrakeEnv(t, e, "DRAKE_POLICY", "dragon")
+	_, gpus := clusterShape(t)
+	waitGPUsIdle(t, e)
+	ns := e.namespace(t)
+	slots := gpuSlots(t, e, gpus)
+	if slots < 3 {
+		t.Skipf("needs 3 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
+	}
+	// done asks for 1 worker and may grow to all but one slot; it runs 3 s.
+	// live, admitted after it, restarts DRAGON's action timer, so ScaleUp
+	// (--idle-after, 10 s) comes after done has finished.
+	createTFJob(t, ns, "done", elasticJob(1, 1, slots-1, gpus, "3s"))
+	poll(t, 120*time.Second, "done started", func() (bool, error) { return liveWorkers(t, e, ns, "done") == 1, nil })
+	createTFJob(t, ns, "live", elasticJob(1, 1, slots-1, gpus, ""))
+	poll(t, 120*time.Second, "live started", func() (bool, error) { return liveWorkers(t, e, ns, "live") == 1, nil })
+	waitState(t, ns, "done", "Succeeded", 60*time.Second)
+	up := e.jobEvent(t, ns, "live", "ScaledUp", 120*time.Second)
+	if !strings.Contains(up.Message, "DRAGON's ScaleUp") {
+		t.Errorf("ScaledUp on live says %q; want DRAGON's rule named", up.Message)
+	}
+	poll(t, 60*time.Second, "live at its max", func() (bool, error) {
+		return liveWorkers(t, e, ns, "live") == slots-1, nil
+	})
+	if hasEvent(e.jobEvents(t, ns, "done"), "ScaledUp") {
+		t.Errorf("done, finished, was grown: %v", e.jobEvents(t, ns, "done"))
+	}
+	bound := 0
+	for _, p := range jobPods(t, e, ns, "done") {
+		if strings.Contains(p.Name, "-worker-") && p.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	if bound != 1 {
+		t.Errorf("done has %d workers bound; it finished with 1 and none may start after", bound)
+	}
+	t.Logf("live grew 1 -> %d (%s)", slots-1, up.Message)
 }
