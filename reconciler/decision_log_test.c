@@ -47,7 +47,7 @@ static void tmp_log_remove(struct tmp_log *t)
 static void the_log_rotates_past_its_bound_and_keeps_one_old_file(void **state)
 {
 	(void)state;
-	struct tmp_log t;
+	struct tmp_log t = {0};
 	tmp_log_open(&t, 100);
 	struct decision_log *l = &t.l;
 	char line[40];
@@ -78,7 +78,7 @@ static void the_log_rotates_past_its_bound_and_keeps_one_old_file(void **state)
 static void a_bound_of_0_keeps_every_line_in_one_file(void **state)
 {
 	(void)state;
-	struct tmp_log t;
+	struct tmp_log t = {0};
 	tmp_log_open(&t, 0);
 	static char big[70000];
 	memset(big, 'z', sizeof(big) - 1);
