@@ -54,15 +54,17 @@ struct drake_dragon_state {
  * One run at now over the snapshot c, the node order order[0..n_order),
  * the waiting jobs w[0..nw) in FIFO order and the running jobs r[0..nr) in
  * running order; those ending (a member has Succeeded: DRAGON's job has
- * left its running list) neither give nor grow. out->act: SHRINK actions (job, slot, node, for_job
- * 0: the head) from ScaleDown; at most one ADMIT, whose entry is STARTED with its plan (the caller
- * releases plans with drake_admission_release); GROW actions (job, node) from ScaleUp. Entries not
- * admitted are left NOT_TRIED, or WAITING with why when phase 2 tried them. st->last_action is
- * updated. out->next is the first time a run would decide otherwise with no event between: when the
- * head starts to starve, or when the action timer lets ScaleUp run (with running jobs not ending);
- * INFINITY when neither lies ahead (a starving head is tried at every run, and DRAGON runs on
- * events and at its informer's resync: the caller's business). Fails only
- * on DRAKE_ENOMEM.
+ * left its running list) neither give nor grow. out->act: SHRINK actions
+ * (job, slot, node, for_job 0: the head) from ScaleDown; at most one ADMIT,
+ * whose entry is STARTED with its plan (the caller releases plans with
+ * drake_admission_release); GROW actions (job, node) from ScaleUp. Entries
+ * not admitted are left NOT_TRIED, or WAITING with why when phase 2 tried
+ * them. st->last_action is updated. out->next is the first time a run
+ * would decide otherwise with no event between: when the head starts to
+ * starve, or when the action timer lets ScaleUp run (with running jobs not
+ * ending); INFINITY when neither lies ahead (a starving head is tried at
+ * every run, and DRAGON runs on events and at its informer's resync: the
+ * caller's business). Fails only on DRAKE_ENOMEM.
  */
 drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, size_t n_order,
                             struct drake_admission_entry *w, size_t nw,
