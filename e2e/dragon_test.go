@@ -65,13 +65,7 @@ func TestDragonPolicyScalesDownTheOldestForAStarvingJobAndScalesUpWhenIdle(t *te
 func TestDragonPolicyScalesUpTheJobStillRunningNotOneThatFinished(t *testing.T) {
 	e := withReconciler(t)
 	withDrakeEnv(t, e, "DRAKE_POLICY", "dragon")
-	_, gpus := clusterShape(t)
-	waitGPUsIdle(t, e)
-	ns := e.namespace(t)
-	slots := gpuSlots(t, e, gpus)
-	if slots < 3 {
-		t.Skipf("needs 3 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
-	}
+	ns, gpus, slots := idleGPUSlots(t, e, 3)
 	// done asks for 1 worker and may grow to all but one slot; it runs 3 s.
 	// live, admitted after it, restarts DRAGON's action timer, so ScaleUp
 	// (--idle-after, 10 s) comes after done has finished.

@@ -82,15 +82,23 @@ type twoElasticJobs struct {
 // every whole-node GPU slot of a quiet cluster in a new namespace; the
 // watch expects them and c (a PS and two workers), the job each test then
 // makes starve.
+// idleGPUSlots waits until no pod holds a GPU and gives a new namespace,
+// the whole-node GPU count and how many workers of it the cluster holds;
+// it skips the test below need.
+func idleGPUSlots(t *testing.T, e *env, need int) (ns string, gpus, slots int) {
+	t.Helper()
+	_, gpus = clusterShape(t)
+	waitGPUsIdle(t, e)
+	ns = e.namespace(t)
+	if slots = gpuSlots(t, e, gpus); slots < need {
+		t.Skipf("needs %d whole-node GPU workers of %d GPUs; the cluster holds %d", need, gpus, slots)
+	}
+	return ns, gpus, slots
+}
+
 func fillWithTwoElasticJobs(t *testing.T, e *env) twoElasticJobs {
 	t.Helper()
-	_, gpus := clusterShape(t)
-	waitGPUsIdle(t, e)
-	ns := e.namespace(t)
-	slots := gpuSlots(t, e, gpus)
-	if slots < 4 {
-		t.Skipf("needs 4 whole-node GPU workers of %d GPUs; the cluster holds %d", gpus, slots)
-	}
+	ns, gpus, slots := idleGPUSlots(t, e, 4)
 	aMax := slots / 2
 	bMax := slots - aMax
 	w := watchGangs(t, e, ns)
