@@ -26,6 +26,22 @@ set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
 export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
+# no arguments: driver flags go in BENCH_REPLAY_ARGS; --help prints this
+# header and the driver's flags, and starts nothing
+case "${1:-}" in
+"") ;;
+-h | --help)
+  sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  echo
+  echo "driver flags (BENCH_REPLAY_ARGS):"
+  (cd "$drake_root/e2e" && go run ./cmd/bench-replay -help 2>&1 | sed 1d) || true
+  exit 0
+  ;;
+*)
+  echo "bench-replay.sh: unexpected argument $1: driver flags go in BENCH_REPLAY_ARGS (see --help)" >&2
+  exit 2
+  ;;
+esac
 nodes=${BENCH_REPLAY_NODES:-16}
 out=${BENCH_REPLAY_OUT:-$drake_root/bench/results/bench-replay}
 trace=${BENCH_REPLAY_TRACE:-$drake_root/../shared/traces/ms_itp_cluster03.csv}
