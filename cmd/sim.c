@@ -27,7 +27,7 @@ struct cli {
 	struct scale_flag_vals scale;
 	struct migrate_flag_vals mig;
 	bool backfill, migrate;
-	int nodes, node_gpus, seed, max_jobs, ps_count, gpus_per_worker;
+	int nodes, node_gpus, seed, first_job, max_jobs, ps_count, gpus_per_worker;
 	double node_cpu, ps_cpu, worker_cpu, time_scale;
 	size_t node_mem, ps_mem, worker_mem;
 	bool plots, progress, print_jobs;
@@ -51,6 +51,11 @@ static int load_inputs(struct cli *c, const char *trace_format, const char *trac
 		return 1;
 	}
 	sim_trace_skips_print(stderr, c->trace, trace);
+	if (sim_trace_skip(trace, (size_t)c->first_job, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: --first-job: %s: %s\n", c->trace, msg);
+		sim_trace_release(trace);
+		return 2;
+	}
 	if (c->nodes_file && *c->nodes_file) {
 		if (sim_nodes_load(c->nodes_file, nodes, msg, sizeof(msg))) {
 			fprintf(stderr, "drake sim: %s\n", msg);
@@ -122,7 +127,10 @@ int sim_main(int argc, char **argv)
 	    {"progress", NULL, FLAG_BOOL, &c.progress, "true", "log progress lines on long runs"},
 	    {"seed", "DRAKE_SIM_SEED", FLAG_INT, &c.seed, "1",
 	     "random seed (pod interleaving, tie breaks, DRAGON's node order)"},
-	    {"max-jobs", NULL, FLAG_INT, &c.max_jobs, "0", "replay only the first N jobs (0: all)"},
+	    {"first-job", NULL, FLAG_INT, &c.first_job, "0",
+	     "replay from this job on (0-based, in submission order), on an empty cluster"},
+	    {"max-jobs", NULL, FLAG_INT, &c.max_jobs, "0",
+	     "replay only the first N jobs (from --first-job; 0: all)"},
 	    {"time-scale", NULL, FLAG_DOUBLE, &c.time_scale, "1",
 	     "multiply submission times (0.5 doubles the arrival rate)"},
 	    {"ps-count", NULL, FLAG_INT, &c.ps_count, "1", "parameter servers per job"},
@@ -238,8 +246,8 @@ int sim_main(int argc, char **argv)
 	c.cfg.scale.backfill = c.backfill;
 	m->speed = c.scale.opts.speed;
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
-	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.max_jobs < 0 || m->min_frac <= 0 ||
-	    m->min_frac > 1 || m->max_factor < 1) {
+	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.first_job < 0 || c.max_jobs < 0 ||
+	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}
@@ -285,8 +293,9 @@ int sim_main(int argc, char **argv)
 	int rc = 0;
 	size_t done = 0;
 	for (; done < np; done++) {
-		log_info("sim_start", "policy=%s trace=%s jobs=%zu", pol[done]->name, c.trace,
-		         trace.n);
+		log_info("sim_start", "policy=%s trace=%s first_job=%d jobs=%zu", pol[done]->name,
+		         c.trace, c.first_job,
+		         c.cfg.max_jobs && c.cfg.max_jobs < trace.n ? c.cfg.max_jobs : trace.n);
 		struct sim_migrator mig;
 		struct sim_mig_state mst;
 		sim_migrator_init(&mig, &mst, &c.mig.opts);

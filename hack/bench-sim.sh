@@ -5,7 +5,9 @@
 # plots land under OUT (bench/results/sim by default), one tag per row.
 # Then drake again on three rows with learning curves, with
 # migrate/'s overload policy, and with both, against drake without (the
-# first section's drake), next to SpeCon's reported gains.
+# first section's drake), next to SpeCon's reported gains. Between the
+# two, drake / dragon over stretches of 40 to 1,000 consecutive ITP jobs:
+# how long a stretch of the trace drake's lead over DRAGON needs.
 #
 # usage: hack/bench-sim.sh DRAKE_BIN TRACES_DIR OUT [extra drake sim flags...]
 set -euo pipefail
@@ -43,6 +45,55 @@ for r in "${rows[@]}"; do
       ok = (rm <= 0.90 ? "mean ok" : "mean MISSED") ", " (rk <= 1.0 ? "makespan ok" : "makespan MISSED")
       printf "%-12s %9.0fs %9.0fs %10.3f %9.0fs %10.3f %10.4f  %s\n", tag, mean["drake"], mean["dragon"], rm, p95["drake"], rp, rk, ok
     }' "$out/$tag-summary.csv"
+done
+
+# ---- how long a stretch of the trace drake's lead needs ----
+# Stretches of N consecutive ITP jobs at their recorded arrivals, each
+# replayed alone on an empty cluster of itp-ts1's shape: drake / dragon
+# mean JCT per stretch, then its median, least and largest over the
+# stretches, with the run-time (JCT - queueing) and queueing ratios of
+# the median stretch. Stretches start every max(N, 150) jobs.
+horizons=(40 100 300 1000)
+total=$(($(wc -l <"$itp") - 1))
+mkdir -p "$out/horizon"
+: >"$out/horizon.csv.tmp"
+for n in "${horizons[@]}"; do
+  step=$((n > 150 ? n : 150))
+  echo "== horizon $n: drake sim --trace $itp --first-job S --max-jobs $n, S = 0, $step, ... (< $((total - n + 1)))"
+  for ((s = 0; s + n <= total; s += step)); do
+    # shellcheck disable=SC2086
+    "$drake" sim --trace "$itp" --first-job "$s" --max-jobs "$n" --policies drake,dragon \
+      --out "$out/horizon" --tag "h$n-$s" --plots=false --progress=false "$@" >/dev/null
+    awk -F, -v n="$n" -v s="$s" '
+      NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      { m[$1] = $col["mean_jct_s"]; q[$1] = $col["mean_queue_s"] }
+      END {
+        if (!("drake" in m) || !("dragon" in m) || m["dragon"] <= q["dragon"]) { print "horizon " n " from " s ": missing rows" > "/dev/stderr"; exit 1 }
+        printf "%d,%d,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f,%s\n", n, s, m["drake"], m["dragon"], q["drake"], q["dragon"],
+          m["drake"] / m["dragon"], (m["drake"] - q["drake"]) / (m["dragon"] - q["dragon"]),
+          (q["dragon"] > 0 ? sprintf("%.4f", q["drake"] / q["dragon"]) : "-")
+      }' "$out/horizon/h$n-$s-summary.csv" >>"$out/horizon.csv.tmp"
+  done
+done
+{
+  echo "jobs,first_job,drake_mean_jct_s,dragon_mean_jct_s,drake_mean_queue_s,dragon_mean_queue_s,mean_jct_ratio,run_ratio,queue_ratio"
+  cat "$out/horizon.csv.tmp"
+} >"$out/horizon.csv"
+rm -f "$out/horizon.csv.tmp"
+
+echo
+echo "drake / dragon mean JCT over stretches of N consecutive ITP jobs (recorded arrivals, each"
+echo "stretch alone on an empty cluster); the whole trace is row itp-ts1 above. run: mean"
+echo "(JCT - queueing) ratio, queue: mean queueing ratio, both of the median stretch. CSV: $out/horizon.csv"
+printf '%6s %8s %8s %8s %8s %8s %8s %8s\n' jobs stretches median least largest "<=0.9" run queue
+for n in "${horizons[@]}"; do
+  awk -F, -v n="$n" '$1 == n { print $7 "," $8 "," $9 }' "$out/horizon.csv" | sort -t, -k1,1g |
+    awk -F, -v n="$n" '
+      { r[NR] = $1; run[NR] = $2; q[NR] = $3; if ($1 <= 0.9) le++ }
+      END {
+        mid = int((NR + 1) / 2)
+        printf "%6d %8d %8.3f %8.3f %8.3f %8d %8.3f %8s\n", n, NR, r[mid], r[1], r[NR], le, run[mid], q[mid]
+      }'
 done
 
 # ---- progress and migration ----

@@ -280,6 +280,19 @@ void sim_trace_release(struct sim_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
+drake_err sim_trace_skip(struct sim_trace *t, size_t first, char *msg, size_t mlen)
+{
+	if (first == 0)
+		return DRAKE_OK;
+	if (first >= t->n)
+		return drake_errorf(DRAKE_EINVAL, msg, mlen,
+		                    "first job %zu is past the trace's last (it has %zu jobs)",
+		                    first, t->n);
+	memmove(t->jobs, t->jobs + first, (t->n - first) * sizeof(*t->jobs));
+	t->n -= first;
+	return DRAKE_OK;
+}
+
 drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct sim_nodes *out,
                           char *msg, size_t mlen)
 {

@@ -136,6 +136,12 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 drake_err sim_trace_load_as(const char *path, const struct sim_trace_format *f,
                             struct sim_trace *out, char *msg, size_t mlen) DRAKE_MUST_CHECK;
 void sim_trace_release(struct sim_trace *t);
+/* Drops the trace's first `first` jobs (submission order), so that a
+ * replay starts at job `first` on an empty cluster: `drake sim
+ * --first-job`. The jobs keep their submit times and order. DRAKE_EINVAL,
+ * naming the trace's length, when first is not below it. */
+drake_err sim_trace_skip(struct sim_trace *t, size_t first, char *msg,
+                         size_t mlen) DRAKE_MUST_CHECK;
 
 /* Fills f from a layout name (auto, itp, gang, columns; NULL or "" is auto)
  * and a column list "submit=COL,duration=COL,gpus=COL[,id=COL]" where the

@@ -327,6 +327,31 @@ static void named_columns_land_in_their_fields(void **state)
 	sim_trace_release(&t);
 }
 
+/* --first-job: the jobs before it are gone, the rest keep their times and
+ * order; a first job past the end is refused, naming the trace's length. */
+static void skipping_jobs_starts_the_replay_later(void **state)
+{
+	(void)state;
+	const char *text = ITP "a,10,5,1\nb,20,6,2\nc,30,7,4\n";
+	struct sim_trace t;
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "t", &t, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(sim_trace_skip(&t, 0, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(sim_trace_skip(&t, 1, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.jobs[0].id, "b");
+	assert_int_equal(t.jobs[0].submit, 20);
+	assert_int_equal(t.jobs[0].order, 1);
+	assert_int_equal(t.jobs[0].gpus, 2);
+	assert_string_equal(t.jobs[1].id, "c");
+	assert_int_equal(t.jobs[1].duration, 7);
+	assert_int_equal(sim_trace_skip(&t, 2, msg, sizeof(msg)), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "it has 2 jobs"));
+	assert_int_equal(t.n, 2);
+	sim_trace_release(&t);
+}
+
 /* glibc's qsort happens to be stable; the parser must not rely on that. */
 static void many_ties_keep_file_order(void **state)
 {
@@ -568,6 +593,7 @@ int main(void)
 	    cmocka_unit_test(gang_rows_carry_their_shape),
 	    cmocka_unit_test(node_lists_parse_and_refuse_garbage),
 	    cmocka_unit_test(the_shipped_traces_parse),
+	    cmocka_unit_test(skipping_jobs_starts_the_replay_later),
 	};
 	struct CMUnitTest tests[NCASES(trace_cases) + NCASES(columns_cases) + NCASES(format_cases) +
 	                        NCASES(fixed)];
