@@ -7,7 +7,7 @@ SIM_ARGS ?=
 
 .PHONY: bench-sim bench-placement
 
-bench-sim: $(DRAKE) ## drake / dragon (and default) on the gang, ITP (time scale 0.5, 1, 2) and Alibaba-node traces; drake with learning curves and migration
+bench-sim: $(DRAKE) ## drake / dragon (and default) on the gang, ITP (time scale 0.5, 1, 2) and Alibaba-node traces; drake with learning curves and migration; drake / dragon over stretches of 40 to 1,000 ITP jobs
 	@hack/bench-sim.sh $(DRAKE) $(TRACES) $(SIM_OUT) $(SIM_ARGS)
 
 PLACEMENT_OUT ?= bench/results/placement
