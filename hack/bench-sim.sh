@@ -52,7 +52,8 @@ done
 # replayed alone on an empty cluster of itp-ts1's shape: drake / dragon
 # mean JCT per stretch, then its median, least and largest over the
 # stretches, with the run-time (JCT - queueing) and queueing ratios of
-# the median stretch. Stretches start every max(N, 150) jobs.
+# the median stretch (the lower middle one of an even count). Stretches
+# start every max(N, 150) jobs.
 horizons=(40 100 300 1000)
 total=$(($(wc -l <"$itp") - 1))
 mkdir -p "$out/horizon"
@@ -84,7 +85,8 @@ rm -f "$out/horizon.csv.tmp"
 echo
 echo "drake / dragon mean JCT over stretches of N consecutive ITP jobs (recorded arrivals, each"
 echo "stretch alone on an empty cluster); the whole trace is row itp-ts1 above. run: mean"
-echo "(JCT - queueing) ratio, queue: mean queueing ratio, both of the median stretch. CSV: $out/horizon.csv"
+echo "(JCT - queueing) ratio, queue: mean queueing ratio, both of the median stretch (the lower of"
+echo "the middle two when their count is even). CSV: $out/horizon.csv"
 printf '%6s %8s %8s %8s %8s %8s %8s %8s\n' jobs stretches median least largest "<=0.9" run queue
 for n in "${horizons[@]}"; do
   awk -F, -v n="$n" '$1 == n { print $7 "," $8 "," $9 }' "$out/horizon.csv" | sort -t, -k1,1g |
