@@ -31,7 +31,7 @@ export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
 case "${1:-}" in
 "") ;;
 -h | --help)
-  sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  print_header "$0"
   echo
   echo "driver flags (BENCH_REPLAY_ARGS):"
   (cd "$drake_root/e2e" && go run ./cmd/bench-replay -help 2>&1 | sed 1d) || true

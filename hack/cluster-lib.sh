@@ -15,6 +15,8 @@ drake_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cluster_dir=${DRAKE_CLUSTER_DIR:-$drake_root/build/cluster}
 case "$cluster_dir" in /*) ;; *) cluster_dir=$drake_root/$cluster_dir ;; esac
 
+# print_header SCRIPT: SCRIPT's header comment (line 2 to `set -e`), for --help
+print_header() { sed -n '2,/^set -e/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
 clog() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 cdie() {
   clog "ERROR: $*"

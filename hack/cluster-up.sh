@@ -166,7 +166,7 @@ while [ $# -gt 0 ]; do
   --prioritize-scheduler) prio_sched=1; shift ;;
   --trivial-extender) trivial=1; shift ;;
   --volcano-scheduler) volcano=1; shift ;;
-  -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) print_header "$0"; exit 0 ;;
   *) cdie "unknown option $1 (see --help)" ;;
   esac
 done

@@ -495,6 +495,6 @@ names)
     for p in ns api containerd kubelet kube-proxy; do echo "$(node_name "$i")-$p"; done
   done
   ;;
--h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' ;;
+-h | --help) print_header "$0" ;;
 *) echo "usage: $0 up N|down|import FILE...|exec I CMD...|names (see --help)" >&2; exit 2 ;;
 esac
