@@ -469,17 +469,13 @@ func TestFaultKubeSchedulerSIGKILLedWhileBindsAreHeld(t *testing.T) {
 	// wave's 62, which an idle kube-scheduler can send within one of poll's
 	// 100 ms sleeps (seen on a clean clone's run): look every 5 ms.
 	var waiting float64
-	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if waiting = e.metrics(t)["drake_gang_binds_waiting"]; waiting > 0 {
-			break
+	pollEvery(t, 180*time.Second, 5*time.Millisecond, "binds of held waiting at drake's barrier", func() (bool, error) {
+		waiting = e.metrics(t)["drake_gang_binds_waiting"]
+		if n := w.boundCount("held"); n > 0 && waiting == 0 {
+			return false, fmt.Errorf("%d pods of held bound before a look saw its binds held: the window was missed", n)
 		}
-		if n := w.boundCount("held"); n > 0 {
-			t.Fatalf("%d pods of held bound before a look saw its binds held: the window was missed", n)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 180s waiting for binds of held waiting at drake's barrier")
-		}
-	}
+		return waiting > 0, nil
+	})
 	// SIGKILL from here at once (a shell would cost the window), then let
 	// cluster-proc.sh reap the record
 	pidText, err := os.ReadFile(filepath.Join(e.dir, "pids", "kube-scheduler.pid"))

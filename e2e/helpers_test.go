@@ -107,6 +107,13 @@ func (e *env) namespace(t *testing.T) string {
 // poll calls f every 100 ms until it reports done, fails, or the deadline passes.
 func poll(t *testing.T, d time.Duration, what string, f func() (bool, error)) {
 	t.Helper()
+	pollEvery(t, d, 100*time.Millisecond, what, f)
+}
+
+// pollEvery is poll looking every `every`, for a state that may last less
+// than poll's 100 ms.
+func pollEvery(t *testing.T, d, every time.Duration, what string, f func() (bool, error)) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		ok, err := f()
@@ -119,7 +126,7 @@ func poll(t *testing.T, d time.Duration, what string, f func() (bool, error)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 
