@@ -294,8 +294,7 @@ int sim_main(int argc, char **argv)
 	size_t done = 0;
 	for (; done < np; done++) {
 		log_info("sim_start", "policy=%s trace=%s first_job=%d jobs=%zu", pol[done]->name,
-		         c.trace, c.first_job,
-		         c.cfg.max_jobs && c.cfg.max_jobs < trace.n ? c.cfg.max_jobs : trace.n);
+		         c.trace, c.first_job, sim_config_jobs(&c.cfg, trace.n));
 		struct sim_migrator mig;
 		struct sim_mig_state mst;
 		sim_migrator_init(&mig, &mst, &c.mig.opts);

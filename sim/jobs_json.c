@@ -63,7 +63,7 @@ drake_err sim_jobs_json(FILE *out, const char *trace_path, const struct sim_conf
 {
 	struct sim_model m = cfg->model;
 	m.speed.node_gpus = cluster_node_gpus(cfg);
-	size_t n = cfg->max_jobs && cfg->max_jobs < t->n ? cfg->max_jobs : t->n;
+	size_t n = sim_config_jobs(cfg, t->n);
 	json_t *doc = json_object(), *jobs = json_array(), *speed = json_object();
 	drake_err err = doc && jobs && speed ? DRAKE_OK : DRAKE_ENOMEM;
 	if (!err) {

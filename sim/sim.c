@@ -15,6 +15,11 @@
 #include "common/log.h"
 #include "gang/admission.h"
 
+size_t sim_config_jobs(const struct sim_config *c, size_t n)
+{
+	return c->max_jobs && c->max_jobs < n ? c->max_jobs : n;
+}
+
 void sim_config_defaults(struct sim_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -518,7 +523,7 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 	s.policy = policy;
 	s.rng = cfg.seed;
 	sim_evq_init(&s.q);
-	s.n = cfg.max_jobs && cfg.max_jobs < trace->n ? cfg.max_jobs : trace->n;
+	s.n = sim_config_jobs(&cfg, trace->n);
 	s.jobs = calloc(s.n + 1, sizeof(*s.jobs));
 	s.waiting = malloc((s.n + 1) * sizeof(int));
 	s.running = malloc((s.n + 1) * sizeof(int));

@@ -94,6 +94,8 @@ struct sim_config {
 };
 
 void sim_config_defaults(struct sim_config *c);
+/* How many of a trace's n jobs a run replays: c->max_jobs of them, or all. */
+size_t sim_config_jobs(const struct sim_config *c, size_t n);
 
 struct sim;
 
