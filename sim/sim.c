@@ -276,14 +276,29 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	return DRAKE_OK;
 }
 
-/* The job stops for the rescale pause: that much more work at its new rate. */
+/* The job stops for the rescale pause: that much more work at its new rate.
+ * A change while a pause still runs restarts it, as `make bench-replay`'s
+ * driver does on the cluster (a job restarted by changes a second apart
+ * stops about once): the part of the running pause not yet spent is taken
+ * back before the new one is charged. So several rounds that shrink the
+ * same job at one instant (DRAGON's one change per run) cost it one pause,
+ * not one each. */
 static drake_err charge_pause(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
 	sim_progress_to_now(j, s->now);
+	double pause = s->cfg->model.speed.rescale_pause;
+	if (j->pause_end > s->now && pause > 0) {
+		double unspent = j->pause_work * (j->pause_end - s->now) / pause;
+		j->work_total -= unspent;
+		if (j->work_total < j->work_done)
+			j->work_total = j->work_done;
+	}
 	double r = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
 	                            job_nodes(j));
-	j->work_total += s->cfg->model.speed.rescale_pause * r;
+	j->pause_work = pause * r;
+	j->pause_end = s->now + pause;
+	j->work_total += j->pause_work;
 	return set_rate(s, ji);
 }
 

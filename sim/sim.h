@@ -61,6 +61,8 @@ struct sim_job {
 	int shrunk_for;     /* the job it last gave workers to, or -1 */
 	/* progress and migration */
 	double work_orig;          /* work_total before any pause was charged */
+	double pause_end;          /* the latest rescale pause runs to here */
+	double pause_work;         /* and was charged this much work */
 	struct sim_curve curve;    /* drawn for every job, reported with curves.on */
 	struct mig_progress *prog; /* its samples (curves.on), else NULL */
 	int64_t last_step;         /* latest reported step */

@@ -201,8 +201,8 @@ struct pinned {
  * then update these numbers in the same commit. */
 static const struct pinned pins[] = {
     {"default", 15, 2516.633, 5965.000, 13, 0, 0},
-    {"dragon", 15, 1457.136, 4378.484, 0, 14, 12},
-    {"drake", 15, 1404.034, 3647.060, 0, 16, 12},
+    {"dragon", 15, 1450.558, 4367.661, 0, 14, 12},
+    {"drake", 15, 1402.607, 3643.392, 0, 16, 12},
 };
 
 static void a_small_trace_gives_the_pinned_figures(void **state)
@@ -230,6 +230,101 @@ static void a_small_trace_gives_the_pinned_figures(void **state)
 	}
 }
 
+/* A policy for the pause tests: the one job starts with its 8 workers on
+ * node 0; from 100 s it loses `n` workers, `per_call` at a time, the
+ * calls `apart` seconds apart (0: calls at one instant, as rounds repeat
+ * at an instant until one changes nothing). */
+struct shrinker {
+	int n, per_call;
+	double apart;
+	int removed;
+};
+static struct shrinker shrink_state;
+
+static drake_err shrink_init(struct sim *s, void **state)
+{
+	*state = &shrink_state;
+	shrink_state.removed = 0;
+	return sim_wake_at(s, 100);
+}
+
+static void shrink_release(void *state)
+{
+	(void)state;
+}
+
+static drake_err shrink_decide(struct sim *s, void *state)
+{
+	struct shrinker *p = state;
+	size_t nw;
+	const int *w = sim_waiting(s, &nw);
+	if (nw) {
+		int id = w[0], ps[1] = {0}, wk[8] = {0};
+		struct drake_plan plan = {
+		    .n_ps = 1, .n_workers = 8, .ps_node = ps, .worker_node = wk};
+		return sim_start(s, id, &plan);
+	}
+	struct sim_job *j = sim_job(s, 0);
+	if (sim_now(s) < 100 || p->removed >= p->n || j->state != SIM_JOB_RUNNING)
+		return DRAKE_OK;
+	if (p->apart > 0 && sim_now(s) < 100 + p->apart * (p->removed / p->per_call))
+		return DRAKE_OK;
+	struct drake_scale_op ops[8];
+	int ids[1] = {0}, k;
+	for (k = 0; k < p->per_call && p->removed + k < p->n; k++)
+		ops[k] = (struct drake_scale_op){.job = 0, .slot = j->n_workers - 1 - k, .node = 0};
+	p->removed += k;
+	drake_err err = sim_apply_removals(s, ids, ops, (size_t)k);
+	if (!err && p->apart > 0 && p->removed < p->n)
+		err = sim_wake_at(s, sim_now(s) + p->apart);
+	return err;
+}
+
+static const struct sim_policy shrink_policy = {"shrinker", shrink_init, shrink_release,
+                                                shrink_decide};
+
+static double shrunk_finish(int n, int per_call, double apart)
+{
+	static const char one_job[] = "job_id,submission_time,duration,num_gpu\na,0,1000,8\n";
+	struct sim_trace t;
+	struct sim_result r;
+	char msg[256];
+	assert_int_equal(sim_trace_parse(one_job, strlen(one_job), "mem", &t, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.nodes = 1;
+	shrink_state = (struct shrinker){.n = n, .per_call = per_call, .apart = apart};
+	assert_int_equal(sim_run(&cfg, &t, &shrink_policy, NULL, &r, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(r.finished, 1);
+	assert_int_equal(shrink_state.removed, n);
+	double finish = r.makespan;
+	sim_result_release(&r);
+	sim_trace_release(&t);
+	return finish;
+}
+
+/* A change while the rescale pause runs restarts it, as on the cluster: a
+ * job shrunk in three rounds of one instant pays one pause, as if shrunk
+ * once by three; shrunk three times a pause apart it pays three. */
+static void changes_during_a_pause_restart_it(void **state)
+{
+	(void)state;
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	double pause = cfg.model.speed.rescale_pause;
+	double once = shrunk_finish(3, 3, 0);
+	double rounds = shrunk_finish(3, 1, 0);
+	double apart = shrunk_finish(3, 1, 2 * pause);
+	assert_float_equal(rounds, once, 1e-6);
+	/* at 5 workers the job pays each later pause at most as long again */
+	assert_true(apart > once + 1.5 * pause);
+	/* within a pause: the second restarts it 3 s in, so 3 s more than once */
+	double overlapping = shrunk_finish(2, 1, 3);
+	double two_once = shrunk_finish(2, 2, 0);
+	assert_true(overlapping > two_once + 2.0 && overlapping < two_once + 4.0);
+}
+
 static void the_same_seed_gives_the_same_run(void **state)
 {
 	(void)state;
@@ -255,6 +350,7 @@ int main(void)
 	    cmocka_unit_test(the_default_scheduler_can_deadlock_on_gangs),
 	    cmocka_unit_test(a_small_trace_gives_the_pinned_figures),
 	    cmocka_unit_test(the_same_seed_gives_the_same_run),
+	    cmocka_unit_test(changes_during_a_pause_restart_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
