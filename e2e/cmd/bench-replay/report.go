@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"strconv"
 	"time"
 
@@ -130,7 +132,7 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 				cell(x["makespan_s"], 1), cell(100*x["gpu_util"], 1))
 		}
 	}
-	b.ratios(meds, pred)
+	ratios(os.Stdout, meds, pred)
 	fmt.Println("(JCT: submission -> every pod ended, over the jobs done; queue: submission -> the job can train (PS and min-instances workers,")
 	fmt.Println(" every worker where rigid, running); makespan: first submission -> last job done; util: GPU-seconds of")
 	fmt.Println(" jobs that can train / (GPUs x makespan); partial GPU-s: held by partially bound gangs (sim: held_gpu_hours);")
@@ -138,30 +140,56 @@ func (b *bench) report(base string, w window, rs []armResult, pred map[string]si
 	b.writeCSVs(base, rs, meds, pred)
 }
 
-// ratios: the targets, drake against the others on the cluster,
-// and the drake / dragon ratio against the simulator's.
-func (b *bench) ratios(meds []armResult, pred map[string]simFigures) {
+// The benchmark's targets (BENCHMARKS.md): drake's mean JCT against an
+// arm's on the cluster (arms not named have none), and how far the
+// cluster's drake / dragon may be from the simulator's.
+var jctTarget = map[string]float64{"in-tree": 0.8, "dragon": 0.9}
+
+const fidelityTarget = 0.10
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "missed"
+}
+
+// ratios prints drake's mean JCT over each other arm's on the cluster
+// (the medians of the runs) with its target, and beside it the
+// simulator's ratio on the same window and the cluster's over it.
+func ratios(w io.Writer, meds []armResult, pred map[string]simFigures) {
 	by := map[string]armResult{}
 	for _, m := range meds {
 		by[m.arm] = m
 	}
 	d, ok := by["drake"]
-	if !ok {
-		return
-	}
-	if d.done < d.jobs {
+	if !ok || d.done < d.jobs {
 		return
 	}
 	for _, o := range []string{"in-tree", "dragon", "no-gang", "volcano"} {
-		if x, ok := by[o]; ok && x.done < x.jobs {
-			fmt.Printf("cluster: %s finished %d of %d jobs: no ratio\n", o, x.done, x.jobs)
-		} else if ok {
-			fmt.Printf("cluster: drake mean JCT / %s = %s", o, cell(d.meanJCT/x.meanJCT, 2))
-			if sp := simPolicy[o]; sp != "" && pred[sp] != nil && pred["drake"] != nil && pred[sp]["finished"] == pred[sp]["jobs"] {
-				fmt.Printf("  (drake sim: drake / %s = %s)", sp, cell(pred["drake"]["mean_jct_s"]/pred[sp]["mean_jct_s"], 2))
-			}
-			fmt.Println()
+		x, ok := by[o]
+		if !ok {
+			continue
 		}
+		if x.done < x.jobs {
+			fmt.Fprintf(w, "cluster: %s finished %d of %d jobs: no ratio\n", o, x.done, x.jobs)
+			continue
+		}
+		r := d.meanJCT / x.meanJCT
+		fmt.Fprintf(w, "cluster: drake mean JCT / %s = %s", o, cell(r, 2))
+		if t, ok := jctTarget[o]; ok {
+			fmt.Fprintf(w, " (target <= %.1f: %s)", t, verdict(r <= t))
+		}
+		sd, so := pred["drake"], pred[simPolicy[o]]
+		if sd != nil && so != nil && sd["finished"] == sd["jobs"] && so["finished"] == so["jobs"] {
+			sr := sd["mean_jct_s"] / so["mean_jct_s"]
+			fmt.Fprintf(w, "; drake sim: drake / %s = %s; cluster / sim = %s", simPolicy[o], cell(sr, 2), cell(r/sr, 2))
+			if o == "dragon" {
+				fmt.Fprintf(w, " (target within %.0f %%: %s)", 100*fidelityTarget,
+					verdict(math.Abs(r/sr-1) <= fidelityTarget))
+			}
+		}
+		fmt.Fprintln(w)
 	}
 }
 
