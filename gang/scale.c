@@ -369,6 +369,35 @@ static drake_err hold_ending(struct step *s, struct drake_cluster *soon,
 	return DRAKE_OK;
 }
 
+/* x fits now, but with fewer workers than it asks for. When the ending
+ * jobs' room would give it more, it waits for that room (hold_ending()
+ * then holds it) instead of starting narrow: a job's members end within
+ * moments of each other, and growth pays only later, if ever. The wait is
+ * bounded by ending_hold. */
+static drake_err narrow_waits(struct step *s, struct drake_cluster *soon,
+                              struct drake_admission_entry *x, struct drake_res *avail, bool *waits)
+{
+	*waits = false;
+	struct drake_plan wide = {0};
+	char why[DRAKE_WHY_MAX];
+	drake_err e = drake_plan_gang(soon, &x->req, &wide, why, sizeof(why));
+	int n = e == DRAKE_OK ? wide.n_workers : 0;
+	drake_plan_release(&wide);
+	if (e == DRAKE_ENOMEM)
+		return e;
+	if (n <= x->plan.n_workers)
+		return DRAKE_OK;
+	drake_plan_charge(&s->c, &x->req, &x->plan, -1);
+	drake_cluster_free_sum(&s->c, avail);
+	snprintf(x->why, sizeof(x->why),
+	         "waiting: %d of %d workers fit now, %d once the ending jobs' room is free",
+	         x->plan.n_workers, x->req.want_workers, n);
+	drake_plan_release(&x->plan);
+	x->status = DRAKE_ADMIT_WAITING;
+	*waits = true;
+	return DRAKE_OK;
+}
+
 /* ---- room for the queue ---- */
 
 static void keep_add(struct step *s, const struct drake_res *r, int n)
@@ -411,8 +440,9 @@ static drake_err keep_shapes(struct step *s, const struct drake_admission_entry 
 
 /* Waiting entry x of index i, in FIFO order: starts it if it fits, by
  * shrinking running jobs if it starves, or holds nodes for it (starving:
- * reserve(); fitting once the ending jobs are gone: hold_ending() on
- * soon, NULL when no job is ending). */
+ * reserve(); fitting once the ending jobs are gone, or fitting wider
+ * then: narrow_waits() and hold_ending() on soon, NULL when no job is
+ * ending). */
 static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size_t i,
                            struct drake_res *avail, int *tries, struct drake_cluster *soon,
                            struct drake_step *out)
@@ -427,9 +457,14 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 	x->req.n_keep = n_keep;
 	if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
 		e = rejected(s, x, DRAKE_ELIMIT, x->why);
+	bool narrow = false;
+	if (!e && soon && x->status == DRAKE_ADMIT_STARTED &&
+	    x->plan.n_workers < x->req.want_workers)
+		e = narrow_waits(s, soon, x, avail, &narrow);
 	if (e)
 		return e;
-	if (x->status == DRAKE_ADMIT_WAITING && starving(s, x) && *tries < o->shrink_tries) {
+	if (x->status == DRAKE_ADMIT_WAITING && !narrow && starving(s, x) &&
+	    *tries < o->shrink_tries) {
 		(*tries)++;
 		if (o->shrinks_wait)
 			snprintf(x->why, sizeof(x->why),

@@ -18,7 +18,10 @@
  *     and the nodes of that plan are held for it, so a small job does not
  *     take a node a job ahead of it is about to get. (A job's members end
  *     within moments of each other; planning on the first ones' room alone
- *     would let backfill split what the queue's head needs.)
+ *     would let backfill split what the queue's head needs.) For the same
+ *     reason a job that fits now with fewer workers than it asks for, and
+ *     with more once the ending jobs are gone, waits for that room too
+ *     rather than start narrow.
  *  2. A job that has waited starve_after or longer and does not fit takes
  *     workers from running jobs (drake_shrink_for: never below min, never a
  *     PS or worker 0, lonely workers first, only if the whole job then

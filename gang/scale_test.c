@@ -321,6 +321,25 @@ static void held_for_the_queue(const struct world *x)
 	assert_null(strstr(x->w[2].why, "held for it"));
 }
 
+/* "wide" waits for the ending job's room and says how wide it would be. */
+static void waits_for_the_ending_room(const struct world *x)
+{
+	assert_non_null(
+	    strstr(x->w[0].why, "4 of 8 workers fit now, 8 once the ending jobs' room"));
+	assert_non_null(strstr(x->w[0].why, "of ending jobs held for it"));
+}
+
+static void starts_with_four(const struct world *x)
+{
+	assert_int_equal(x->w[0].plan.n_workers, 4);
+}
+
+static void starts_with_three_behind_the_head(const struct world *x)
+{
+	assert_non_null(strstr(x->w[0].why, "of ending jobs held for it"));
+	assert_int_equal(x->w[1].plan.n_workers, 3);
+}
+
 /* Index of the first action of kind for job (-1: none). */
 static int first(const struct drake_step *st, enum drake_act_kind kind, int job)
 {
@@ -697,6 +716,39 @@ static const struct scase cases[] = {
      .admits = 1,
      .status = "SWW",
      .next = 109.5},
+    /* 6c. a job that fits now only narrower than it asks waits for the
+     * ending job's room, as the cluster sees a job's pods end a moment
+     * apart: "done" still has its PS and 8 workers on b and c, its
+     * workers on a ended at 99.5; in the last case, one GPU of a is
+     * taken and "head", ahead of "wide", gets b and c */
+    {.name = "a job that fits now with fewer workers than it asks, and with all of them once "
+             "the ending job is gone, waits for that room",
+     .cluster = "a:4:0 b:4:0 c:4:0",
+     .r = {{"done", 0, 0, 8, 8, 'b', "bbbbcccc", false, 99.5}},
+     .w = {{"wide", 90, 2, 8, 0}},
+     .now = 100,
+     .status = "W",
+     .next = 109.5,
+     .check = waits_for_the_ending_room},
+    {.name = "ending_hold after the first member ended, the job starts with the workers that fit",
+     .cluster = "a:4:0 b:4:0 c:4:0",
+     .r = {{"done", 0, 0, 8, 8, 'b', "bbbbcccc", false, 89.9}},
+     .w = {{"wide", 90, 2, 8, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "S",
+     .next = NAN,
+     .check = starts_with_four},
+    {.name = "a job the ending job's room would not widen, since the job ahead gets it, starts "
+             "narrow now",
+     .cluster = "a:4:1 b:4:0 c:4:0",
+     .r = {{"done", 0, 0, 8, 8, 'b', "bbbbcccc", false, 99.5}},
+     .w = {{"head", 90, 8, 8, 0}, {"wide", 91, 2, 8, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "WS",
+     .next = 109.5,
+     .check = starts_with_three_behind_the_head},
     {.name = "a starving job takes no workers from an ending job: it gets its room when it "
              "is free",
      .cluster = "a:8:0",
