@@ -332,8 +332,37 @@ static drake_err soon_build(struct step *s, struct drake_cluster *soon, bool *ha
 	return DRAKE_OK;
 }
 
+/* x waits for plan, its plan on soon: charged there, and the plan's nodes
+ * held for it in the step's clone. Releases plan. */
+static void hold_plan(struct step *s, struct drake_cluster *soon, struct drake_admission_entry *x,
+                      struct drake_plan *plan)
+{
+	drake_plan_charge(soon, &x->req, plan, 1);
+	int held = 0;
+	for (size_t i = 0; i < s->c.n; i++) {
+		bool in = plan->n_chief && plan->chief_node == (int)i;
+		for (int p = 0; !in && p < plan->n_ps; p++)
+			in = plan->ps_node[p] == (int)i;
+		for (int p = 0; !in && p < plan->n_workers; p++)
+			in = plan->worker_node[p] == (int)i;
+		if (in && s->c.nodes[i].schedulable) {
+			drake_cluster_set_schedulable(&s->c, i, false);
+			held++;
+		}
+	}
+	drake_plan_release(plan);
+	if (held > 0) {
+		s->hold_until = s->soon_until;
+		if (!s->held_for)
+			s->held_for = x->name ? x->name : "";
+		size_t l = strlen(x->why);
+		snprintf(x->why + l, sizeof(x->why) - l, "; %d node%s of ending jobs held for it",
+		         held, held == 1 ? "" : "s");
+	}
+}
+
 /* x waits, and fits once the ending jobs are gone: it gets that plan on
- * soon, and the plan's nodes are held for it in the step's clone. */
+ * soon (hold_plan()). */
 static drake_err hold_ending(struct step *s, struct drake_cluster *soon,
                              struct drake_admission_entry *x)
 {
@@ -344,57 +373,35 @@ static drake_err hold_ending(struct step *s, struct drake_cluster *soon,
 		drake_plan_release(&plan);
 		return e == DRAKE_ENOMEM ? e : DRAKE_OK;
 	}
-	drake_plan_charge(soon, &x->req, &plan, 1);
-	int held = 0;
-	for (size_t i = 0; i < s->c.n; i++) {
-		bool in = plan.n_chief && plan.chief_node == (int)i;
-		for (int p = 0; !in && p < plan.n_ps; p++)
-			in = plan.ps_node[p] == (int)i;
-		for (int p = 0; !in && p < plan.n_workers; p++)
-			in = plan.worker_node[p] == (int)i;
-		if (in && s->c.nodes[i].schedulable) {
-			drake_cluster_set_schedulable(&s->c, i, false);
-			held++;
-		}
-	}
-	drake_plan_release(&plan);
-	if (held > 0) {
-		s->hold_until = s->soon_until;
-		if (!s->held_for)
-			s->held_for = x->name ? x->name : "";
-		size_t l = strlen(x->why);
-		snprintf(x->why + l, sizeof(x->why) - l, "; %d node%s of ending jobs held for it",
-		         held, held == 1 ? "" : "s");
-	}
+	hold_plan(s, soon, x, &plan);
 	return DRAKE_OK;
 }
 
 /* x fits now, but with fewer workers than it asks for. When the ending
- * jobs' room would give it more, it waits for that room (hold_ending()
- * then holds it) instead of starting narrow: a job's members end within
- * moments of each other, and growth pays only later, if ever. The wait is
- * bounded by ending_hold. */
+ * jobs' room would give it more, it waits for that room (hold_plan())
+ * instead of starting narrow: a job's members end within moments of each
+ * other, and growth pays only later, if ever. The wait is bounded by
+ * ending_hold. The caller recounts its free sum. */
 static drake_err narrow_waits(struct step *s, struct drake_cluster *soon,
-                              struct drake_admission_entry *x, struct drake_res *avail, bool *waits)
+                              struct drake_admission_entry *x, bool *waits)
 {
 	*waits = false;
 	struct drake_plan wide = {0};
 	char why[DRAKE_WHY_MAX];
 	drake_err e = drake_plan_gang(soon, &x->req, &wide, why, sizeof(why));
 	int n = e == DRAKE_OK ? wide.n_workers : 0;
-	drake_plan_release(&wide);
-	if (e == DRAKE_ENOMEM)
-		return e;
-	if (n <= x->plan.n_workers)
-		return DRAKE_OK;
+	if (n <= x->plan.n_workers) {
+		drake_plan_release(&wide);
+		return e == DRAKE_ENOMEM ? e : DRAKE_OK;
+	}
 	drake_plan_charge(&s->c, &x->req, &x->plan, -1);
-	drake_cluster_free_sum(&s->c, avail);
 	snprintf(x->why, sizeof(x->why),
 	         "waiting: %d of %d workers fit now, %d once the ending jobs' room is free",
 	         x->plan.n_workers, x->req.want_workers, n);
 	drake_plan_release(&x->plan);
 	x->status = DRAKE_ADMIT_WAITING;
 	*waits = true;
+	hold_plan(s, soon, x, &wide);
 	return DRAKE_OK;
 }
 
@@ -440,8 +447,8 @@ static drake_err keep_shapes(struct step *s, const struct drake_admission_entry 
 
 /* Waiting entry x of index i, in FIFO order: starts it if it fits, by
  * shrinking running jobs if it starves, or holds nodes for it (starving:
- * reserve(); fitting once the ending jobs are gone, or fitting wider
- * then: narrow_waits() and hold_ending() on soon, NULL when no job is
+ * reserve(); fitting once the ending jobs are gone: hold_ending(), or
+ * fitting wider then: narrow_waits(), both on soon, NULL when no job is
  * ending). */
 static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size_t i,
                            struct drake_res *avail, int *tries, struct drake_cluster *soon,
@@ -460,7 +467,7 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 	bool narrow = false;
 	if (!e && soon && x->status == DRAKE_ADMIT_STARTED &&
 	    x->plan.n_workers < x->req.want_workers)
-		e = narrow_waits(s, soon, x, avail, &narrow);
+		e = narrow_waits(s, soon, x, &narrow);
 	if (e)
 		return e;
 	if (x->status == DRAKE_ADMIT_WAITING && !narrow && starving(s, x) &&
@@ -492,7 +499,7 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 	if (soon && x->status == DRAKE_ADMIT_STARTED) {
 		drake_plan_charge(soon, &x->req, &x->plan, 1);
 	} else if (soon && x->status == DRAKE_ADMIT_WAITING) {
-		if ((e = hold_ending(s, soon, x)))
+		if (!narrow && (e = hold_ending(s, soon, x)))
 			return e;
 		drake_cluster_free_sum(&s->c, avail);
 	}
