@@ -25,6 +25,10 @@ for bin in "$@"; do
   failed=$((failed + bad))
   if [ "$bad" -ne 0 ]; then
     echo "FAIL $name (exit $rc), output follows:"
+    # the failed assertions first: a sanitizer's report of what a failed
+    # test left allocated would fill the tail
+    grep -E '^\[ +(ERROR|LINE|FAILED) +\]' "$log" | head -n 20 | sed 's/^/    /'
+    echo "    ..."
     tail -n 60 "$log" | sed 's/^/    /'
   else
     echo "ok   $name ($ok tests)"
