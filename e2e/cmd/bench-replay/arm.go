@@ -56,6 +56,7 @@ func (j replayJob) roles(a gangbench.Arm) (ps, workers gangbench.Replica) {
 type podView struct {
 	role, node string
 	bound      bool // on a node, not being deleted, not ended
+	pending    bool // waiting for a node: not bound, not being deleted, not ended
 	running    bool // bound and Running
 	ended      bool // Succeeded or Failed
 	annotated  bool
@@ -93,13 +94,21 @@ type armRun struct {
 // pod of a wave turns Running a little later (counted so, a job that
 // starts at its minimum paid a rescale pause for each later worker of its
 // own first wave). The rate counts what runs: the PS and workers Running.
-func jobState(pods map[string]*podView, wantPS, minWorkers int, rate func(workers, nodes int) float64) (float64, string) {
+// A job that has not started starts once its first wave is bound, no
+// worker of it waiting for a node: the simulator starts a job with every
+// worker it was admitted with, and a job started on the first of them
+// would pay a pause for each later bind of its own wave.
+func jobState(pods map[string]*podView, wantPS, minWorkers int, started bool, rate func(workers, nodes int) float64) (float64, string) {
 	ps, w := 0, 0
 	nodes := map[string]bool{}
 	var mem []string
+	binding := false
 	for name, p := range pods {
 		if p.bound && p.role == "worker" {
 			mem = append(mem, name+"@"+p.node)
+		}
+		if p.pending && p.role == "worker" {
+			binding = true
 		}
 		if !p.running {
 			continue
@@ -114,14 +123,14 @@ func jobState(pods map[string]*podView, wantPS, minWorkers int, rate func(worker
 	}
 	sort.Strings(mem)
 	members := strings.Join(mem, ",")
-	if ps < wantPS || w < minWorkers || w == 0 {
+	if ps < wantPS || w < minWorkers || w == 0 || (!started && binding) {
 		return 0, members
 	}
 	return rate(w, len(nodes)), members
 }
 
 func (r *armRun) state(jr *jobRun) (float64, string) {
-	return jobState(jr.pods, jr.j.sj.PS, jr.j.minWorkers(r.a), func(w, n int) float64 {
+	return jobState(jr.pods, jr.j.sj.PS, jr.j.minWorkers(r.a), !jr.prog.started.IsZero(), func(w, n int) float64 {
 		return r.b.speed.rate(w, jr.j.sj.GPUsPerWorker, n)
 	})
 }
@@ -145,6 +154,7 @@ func (r *armRun) onPod(p *corev1.Pod, deleted bool) {
 	v.ended = p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 	v.bound = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName != ""
 	v.running = v.bound && p.Status.Phase == corev1.PodRunning
+	v.pending = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName == ""
 	if deleted {
 		delete(jr.pods, p.Name)
 	}

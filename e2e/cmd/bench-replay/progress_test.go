@@ -86,7 +86,7 @@ func TestAWaveTurningRunningPodByPodCostsNoPause(t *testing.T) {
 	rate := func(w, n int) float64 { return float64(w) }
 	p := progress{work: 1000}
 	step := func(s float64) {
-		r, m := jobState(pods, 1, 4, rate)
+		r, m := jobState(pods, 1, 4, !p.started.IsZero(), rate)
 		p.set(at(s), r, m, 10*time.Second)
 	}
 	for i := 0; i < 8; i++ {
@@ -106,5 +106,40 @@ func TestAWaveTurningRunningPodByPodCostsNoPause(t *testing.T) {
 	}
 	if p.pauses != 4 || p.pausedUntil != at(40.007) {
 		t.Fatalf("after the shrink: pauses %d, paused until %v; want 4 changes ending 40.007s", p.pauses, p.pausedUntil.Sub(t0))
+	}
+}
+
+// The driver's side of a wave kube-scheduler binds pod by pod, seconds
+// apart under load: the job starts with the whole wave, as in the
+// simulator, not on its first four workers with a pause for each later one.
+func TestAJobStartsOnceItsWaveIsBound(t *testing.T) {
+	pods := map[string]*podView{"ps-0": {role: "ps", node: "n0", bound: true, running: true}}
+	rate := func(w, n int) float64 { return float64(w) }
+	p := progress{work: 1000}
+	step := func(s float64) {
+		r, m := jobState(pods, 1, 4, !p.started.IsZero(), rate)
+		p.set(at(s), r, m, 10*time.Second)
+	}
+	for i := 0; i < 8; i++ {
+		pods[fmt.Sprintf("worker-%d", i)] = &podView{role: "worker", pending: true}
+	}
+	step(0)
+	for i := 0; i < 8; i++ { // bound and Running one by one, 0.5 s apart
+		w := pods[fmt.Sprintf("worker-%d", i)]
+		w.pending, w.bound, w.running, w.node = false, true, true, "n0"
+		step(1 + 0.5*float64(i))
+		if i < 7 && !p.started.IsZero() {
+			t.Fatalf("started with %d of the wave's 8 workers bound", i+1)
+		}
+	}
+	if p.started != at(4.5) || p.pauses != 0 || p.rate != 8 {
+		t.Fatalf("started %v, pauses %d, rate %v; want 4.5s, 0, 8", p.started.Sub(t0), p.pauses, p.rate)
+	}
+	pods["worker-8"] = &podView{role: "worker", pending: true} // a grow
+	step(60)
+	pods["worker-8"].pending, pods["worker-8"].bound, pods["worker-8"].node = false, true, "n1"
+	step(61)
+	if p.pauses != 1 || p.rate != 8 {
+		t.Fatalf("a started job's grow: pauses %d, rate %v; want 1, 8 (still running while it binds)", p.pauses, p.rate)
 	}
 }
