@@ -81,14 +81,22 @@ func TestTheSpeedModelIsDrakes(t *testing.T) {
 // Running one by one: the job starts at its fourth worker and speeds up
 // as the rest run, with no rescale pause. A shrink's deletions, ms apart,
 // cost one pause.
-func TestAWaveTurningRunningPodByPodCostsNoPause(t *testing.T) {
+// oneJob: a job of one PS (bound and Running) and a minimum of 4 workers,
+// its progress, and step(s), which feeds the driver's view of its pods at
+// s seconds to its progress (a 10 s pause, a rate of one per worker).
+func oneJob() (map[string]*podView, *progress, func(s float64)) {
 	pods := map[string]*podView{"ps-0": {role: "ps", node: "n0", bound: true, running: true}}
 	rate := func(w, n int) float64 { return float64(w) }
-	p := progress{work: 1000}
+	p := &progress{work: 1000}
 	step := func(s float64) {
 		r, m := jobState(pods, 1, 4, !p.started.IsZero(), rate)
 		p.set(at(s), r, m, 10*time.Second)
 	}
+	return pods, p, step
+}
+
+func TestAWaveTurningRunningPodByPodCostsNoPause(t *testing.T) {
+	pods, p, step := oneJob()
 	for i := 0; i < 8; i++ {
 		pods[fmt.Sprintf("worker-%d", i)] = &podView{role: "worker", node: "n0", bound: true}
 	}
@@ -113,13 +121,7 @@ func TestAWaveTurningRunningPodByPodCostsNoPause(t *testing.T) {
 // apart under load: the job starts with the whole wave, as in the
 // simulator, not on its first four workers with a pause for each later one.
 func TestAJobStartsOnceItsWaveIsBound(t *testing.T) {
-	pods := map[string]*podView{"ps-0": {role: "ps", node: "n0", bound: true, running: true}}
-	rate := func(w, n int) float64 { return float64(w) }
-	p := progress{work: 1000}
-	step := func(s float64) {
-		r, m := jobState(pods, 1, 4, !p.started.IsZero(), rate)
-		p.set(at(s), r, m, 10*time.Second)
-	}
+	pods, p, step := oneJob()
 	for i := 0; i < 8; i++ {
 		pods[fmt.Sprintf("worker-%d", i)] = &podView{role: "worker", pending: true}
 	}
