@@ -56,10 +56,22 @@ func (j replayJob) roles(a gangbench.Arm) (ps, workers gangbench.Replica) {
 type podView struct {
 	role, node string
 	bound      bool // on a node, not being deleted, not ended
-	pending    bool // waiting for a node: not bound, not being deleted, not ended
+	pending    bool // admitted and waiting for a node: no scheduling gate, not bound, not being deleted, not ended
 	running    bool // bound and Running
 	ended      bool // Succeeded or Failed
 	annotated  bool
+}
+
+// update: the view of pod p as the informer has it now (deleted: gone).
+func (v *podView) update(p *corev1.Pod, deleted bool) {
+	live := !deleted && p.DeletionTimestamp == nil
+	v.node = p.Spec.NodeName
+	v.ended = p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	v.bound = live && !v.ended && p.Spec.NodeName != ""
+	v.running = v.bound && p.Status.Phase == corev1.PodRunning
+	// drake creates every TFJob pod behind a scheduling gate and ungates
+	// those it admits: a gated pod is not of a wave
+	v.pending = live && !v.ended && p.Spec.NodeName == "" && len(p.Spec.SchedulingGates) == 0
 }
 
 type jobRun struct {
@@ -150,11 +162,7 @@ func (r *armRun) onPod(p *corev1.Pod, deleted bool) {
 		v = &podView{role: kit.RoleOf(p)}
 		jr.pods[p.Name] = v
 	}
-	v.node = p.Spec.NodeName
-	v.ended = p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	v.bound = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName != ""
-	v.running = v.bound && p.Status.Phase == corev1.PodRunning
-	v.pending = !deleted && !v.ended && p.DeletionTimestamp == nil && p.Spec.NodeName == ""
+	v.update(p, deleted)
 	if deleted {
 		delete(jr.pods, p.Name)
 	}
