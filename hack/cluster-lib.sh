@@ -23,28 +23,11 @@ cdie() {
   exit 1
 }
 
-# free_port: a TCP port no socket uses now (any state), below the kernel's
-# ephemeral range (so an outgoing connection cannot take it before the
-# component binds), and not one handed out earlier by this shell. Another
-# program could still bind it first; the component then fails to start and
-# cluster-up reports it.
-_used_ports=" "
-free_port() {
-  local p i lo=15000 hi eph
-  eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-  hi=$((eph - 1))
-  [ "$hi" -gt $((lo + 1000)) ] || { lo=1025; hi=$((eph - 1)); }
-  for i in $(seq 1 200); do
-    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
-    case "$_used_ports" in *" $p "*) continue ;; esac
-    if ! ss -Htan "( sport = :$p or dport = :$p )" | grep -q .; then
-      _used_ports="$_used_ports$p "
-      echo "$p"
-      return 0
-    fi
-  done
-  cdie "no free port found"
-}
+# free_port (free-port.sh): a port no socket uses, below the kernel's
+# ephemeral range. Another program could still bind it first; the
+# component then fails to start and cluster-up reports it.
+# shellcheck source=hack/free-port.sh
+source "$drake_root/hack/free-port.sh"
 
 # start_proc NAME CMD... : run CMD in the background, output to logs/NAME.log,
 # and record its PID. Async commands of a non-interactive shell ignore SIGINT,

@@ -30,15 +30,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free_port: a TCP port nothing listens on.
-free_port() {
-  local p
-  for _ in $(seq 50); do
-    p=$((20000 + RANDOM % 40000))
-    [ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ] && { echo "$p"; return; }
-  done
-  echo 0
-}
+# free_port: below the kernel's ephemeral range (a port in it could be
+# another test's source port when the PS binds it)
+# shellcheck source=hack/free-port.sh
+source "$root/hack/free-port.sh"
 
 # cluster PS_PORT WORKERS [CHIEF EVALUATOR]: the "cluster" object.
 cluster() {

@@ -1,0 +1,27 @@
+# shellcheck shell=bash
+# free-port.sh - free_port, for the scripts that start servers on loopback
+# (hack/cluster-lib.sh, tests/train/itest.sh). Source it.
+#
+# free_port: a TCP port no socket uses now (any state), below the kernel's
+# ephemeral range, so that an outgoing connection cannot take it as its
+# source port before the server binds it, and a client connecting to it
+# while nothing listens cannot be connected to itself; and not one handed
+# out earlier by this shell.
+_used_ports=" "
+free_port() {
+  local p i lo=15000 hi eph
+  eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  hi=$((eph - 1))
+  [ "$hi" -gt $((lo + 1000)) ] || { lo=1025; hi=$((eph - 1)); }
+  for i in $(seq 1 200); do
+    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
+    case "$_used_ports" in *" $p "*) continue ;; esac
+    if ! ss -Htan "( sport = :$p or dport = :$p )" | grep -q .; then
+      _used_ports="$_used_ports$p "
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "free_port: no free port found below $eph" >&2
+  return 1
+}
