@@ -65,11 +65,12 @@ failed=$(awk '{s += $4} END {print s + 0}' "$summary")
 echo
 if [ ${#failed_steps[@]} -gt 0 ]; then
   # CI keeps only the end of the output: name what failed here, with the
-  # first lines each failing step printed about it.
+  # first lines each failing step printed about it (run-tests.sh puts a
+  # failed program's assertions first).
   for name in "${failed_steps[@]}"; do
     echo "--- $name: what failed (whole log: build/check-$name.log)"
-    grep -E '^(FAIL|not ok|--- FAIL)|\[ +(ERROR|FAILED|LINE) +\]|SUMMARY: |runtime error:' \
-      "build/check-$name.log" | head -n 12
+    grep -E -A3 '^(FAIL|not ok|--- FAIL)|SUMMARY: |runtime error:' "build/check-$name.log" |
+      head -n 16
   done
   echo "failed steps: ${failed_steps[*]}"
   [ "$failed" -eq 0 ] && failed=${#failed_steps[@]}
