@@ -151,7 +151,7 @@ for p in $pods; do
   [ -n "$want" ] && [ "$want" = "$have" ] && same=$((same + 1))
 done
 if [ "$same" = 5 ]; then ok "TF_CONFIG in each of the 5 containers is the one drake wrote"; else bad "TF_CONFIG matched in $same of 5 containers"; fi
-fetched() { k logs -n "$jobs_ns" "job1-worker-$1" | grep -qx "ps job1-ps-0"; }
+fetched() { log_has "$jobs_ns" "job1-worker-$1" '^ps job1-ps-0$'; }
 n=0
 for w in 0 1 2 3; do eventually 60 fetched "$w" && n=$((n + 1)); done
 ps_addr=$(k get pod -n "$jobs_ns" job1-worker-0 -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}' | sed 's/.*"ps":\["\([^"]*\)".*/\1/')

@@ -235,10 +235,10 @@ after_shrink() {
     bad "no worker rejoined big's PS: $(tail -5 "$work/big-ps.log")"
   fi
   rejoined=$(grep -Eo 'ps: worker [0-9]+ rejoined' "$work/big-ps.log" | awk '{print $3}' | head -n 1 || true)
-  if [ -n "$rejoined" ] && k logs -n "$jobs_ns" "big-worker-$rejoined" 2>/dev/null | grep -Eq 'connected to the PS .* at step [1-9]'; then
-    ok "big-worker-$rejoined: $(k logs -n "$jobs_ns" "big-worker-$rejoined" | grep -m1 'connected to the PS')"
+  if [ -n "$rejoined" ] && eventually 30 log_has "$jobs_ns" "big-worker-$rejoined" 'connected to the PS .* at step [1-9]'; then
+    ok "big-worker-$rejoined: $(k logs -n "$jobs_ns" "big-worker-$rejoined" | grep -m1 'connected to the PS' || true)"
   else
-    bad "big-worker-${rejoined:-?} did not fetch the weights at a step > 0"
+    bad "big-worker-${rejoined:-?} did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-${rejoined:-?}" 2>&1 | head -n 5 || true)"
   fi
   finish big "$t0"
 }

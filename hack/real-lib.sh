@@ -27,6 +27,15 @@ eventually() {
   done
 }
 
+# log_has NAMESPACE POD ERE: the pod's log has a line matching ERE. The
+# log is read whole before grep sees it: under pipefail, "k logs | grep -q"
+# fails when grep stops at its match while kubectl still writes (SIGPIPE)
+log_has() {
+  local log
+  log=$(k logs -n "$1" "$2" 2>/dev/null) || return 1
+  grep -Eq -- "$3" <<<"$log"
+}
+
 # lease_holder: who holds drake's Lease now ("" when nobody)
 lease_holder() { k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}'; }
 # led_by_other OLD: the Lease is held, by another replica than OLD
