@@ -11,12 +11,17 @@
  */
 #include "tests/integration/harness.h"
 
-/* One drake with small limits: --max-body 1Mi and --request-timeout 1s from
- * the harness, plus these. */
+/* Two drakes with the same small limits: --max-body 1Mi from the harness,
+ * plus these. The deadline's tests run on one with the harness's
+ * --request-timeout 1s; the others on one that waits 10 s, so that their
+ * kept client, idle while the test's slow work runs (a 1 MiB body on a
+ * loaded machine under ASan takes about a second), is not closed by a
+ * deadline those tests are not about. */
 #define MAX_CONNS   "3"
 #define MAX_HEADERS "4Ki"
 
-static struct drake g;
+static struct drake patient, strict;
+static struct drake *g = &patient; /* the drake the running test talks to */
 
 static int group_setup(void **state)
 {
@@ -25,18 +30,36 @@ static int group_setup(void **state)
 	mkdir(DIR, 0755);
 	if (system("hack/gen-certs.sh " CERTS " >/dev/null") != 0)
 		return -1;
-	start_drake(&g, "limits", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-	            "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS, NULL);
-	wait_healthy(&g, &good);
+	start_drake(&patient, "limits", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
+	            "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS,
+	            "--request-timeout", "10s", NULL);
+	start_drake(&strict, "limits-deadline", CERTS "/server.crt", CERTS "/server.key",
+	            CERTS "/ca.crt", "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS,
+	            NULL);
+	wait_healthy(&patient, &good);
+	wait_healthy(&strict, &good);
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
-	int rc = stop_drake(&g);
+	int rc = stop_drake(&patient);
+	int rc2 = stop_drake(&strict);
 	stop_leftover_drakes();
 	curl_global_cleanup();
-	return rc == 0 ? 0 : -1;
+	return rc == 0 && rc2 == 0 ? 0 : -1;
+}
+
+static int on_patient(void **state)
+{
+	g = &patient;
+	return 0;
+}
+
+static int on_strict(void **state)
+{
+	g = &strict;
+	return 0;
 }
 
 /* The client served throughout: one curl handle, one keep-alive connection. */
@@ -44,7 +67,7 @@ static CURL *kept_open(void)
 {
 	CURL *h = curl_easy_init();
 	struct resp r;
-	request_on(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	request_on(h, g->port, "GET", "/healthz", NULL, 0, &good, &r);
 	assert_int_equal(r.code, 200);
 	return h;
 }
@@ -53,7 +76,7 @@ static CURL *kept_open(void)
 static void still_served(CURL *h)
 {
 	struct resp r;
-	request_on(h, g.port, "GET", "/readyz", NULL, 0, &good, &r);
+	request_on(h, g->port, "GET", "/readyz", NULL, 0, &good, &r);
 	assert_int_equal(r.rc, CURLE_OK);
 	assert_int_equal(r.code, 200);
 	long connects = -1;
@@ -73,7 +96,7 @@ static void raw_open(struct raw *c)
 	c->ctx = SSL_CTX_new(TLS_client_method());
 	SSL_CTX_use_certificate_file(c->ctx, CERTS "/client.crt", SSL_FILETYPE_PEM);
 	SSL_CTX_use_PrivateKey_file(c->ctx, CERTS "/client.key", SSL_FILETYPE_PEM);
-	c->fd = tcp_connect(g.port);
+	c->fd = tcp_connect(g->port);
 	c->ssl = SSL_new(c->ctx);
 	SSL_set_fd(c->ssl, c->fd);
 	assert_int_equal(SSL_connect(c->ssl), 1);
@@ -116,7 +139,7 @@ static void raw_close(struct raw *c)
 
 static bool log_has(const char *needle)
 {
-	char *log = slurp(g.log);
+	char *log = slurp(g->log);
 	bool found = strstr(log, needle) != NULL;
 	free(log);
 	return found;
@@ -124,7 +147,7 @@ static bool log_has(const char *needle)
 
 static size_t log_count(const char *needle)
 {
-	char *log = slurp(g.log);
+	char *log = slurp(g->log);
 	size_t n = 0;
 	for (const char *p = log; (p = strstr(p, needle)); p++)
 		n++;
@@ -135,7 +158,7 @@ static size_t log_count(const char *needle)
 static void metrics_have(CURL *h, const char *line)
 {
 	struct resp r;
-	request_on(h, g.port, "GET", "/metrics", NULL, 0, &good, &r);
+	request_on(h, g->port, "GET", "/metrics", NULL, 0, &good, &r);
 	assert_int_equal(r.code, 200);
 	if (!strstr(r.body, line))
 		fail_msg("/metrics lacks \"%s\"", line);
@@ -148,7 +171,7 @@ static void wait_for_no_other_connections(void)
 	double deadline = now() + 5;
 	struct resp r;
 	do
-		request(g.port, "GET", "/metrics", NULL, &good, &r);
+		request(g->port, "GET", "/metrics", NULL, &good, &r);
 	while (!(r.code == 200 && strstr(r.body, "drake_connections_open 1\n")) &&
 	       now() < deadline);
 	if (now() >= deadline)
@@ -158,7 +181,7 @@ static void wait_for_no_other_connections(void)
 static long long metric(CURL *h, const char *name)
 {
 	struct resp r;
-	request_on(h, g.port, "GET", "/metrics", NULL, 0, &good, &r);
+	request_on(h, g->port, "GET", "/metrics", NULL, 0, &good, &r);
 	assert_int_equal(r.code, 200);
 	const char *p = strstr(r.body, name);
 	if (!p)
@@ -183,7 +206,7 @@ static void test_a_body_over_max_body_gets_413_while_another_client_is_served(vo
 	memset(big, ' ', n);
 	CURL *h = curl_easy_init();
 	struct resp r;
-	request_on(h, g.port, "POST", "/scheduler/filter", big, n, &good, &r);
+	request_on(h, g->port, "POST", "/scheduler/filter", big, n, &good, &r);
 	curl_easy_cleanup(h);
 	free(big);
 	assert_int_equal(r.code, 413);
@@ -234,7 +257,7 @@ test_a_connection_past_max_connections_is_closed_while_open_ones_are_served(void
 	raw_open(&c);
 	metrics_have(kept, "drake_connections_open 3\n");
 
-	int fd = tcp_connect(g.port);
+	int fd = tcp_connect(g->port);
 	double t0 = now();
 	char buf[64];
 	struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -251,7 +274,7 @@ test_a_connection_past_max_connections_is_closed_while_open_ones_are_served(void
 	double deadline = now() + 5;
 	struct resp r;
 	do /* drake frees the slot when it reads b's close */
-		request(g.port, "GET", "/healthz", NULL, &good, &r);
+		request(g->port, "GET", "/healthz", NULL, &good, &r);
 	while (r.code != 200 && now() < deadline);
 	assert_int_equal(r.code, 200);
 	raw_close(&c);
@@ -337,7 +360,7 @@ static void test_over_http2_limits_answer_431_and_413_on_the_stream(void **state
 	snprintf(pad, sizeof(pad), "X-Pad: %0*d", 5000, 0);
 	struct curl_slist *hdr = curl_slist_append(NULL, pad);
 	struct resp r;
-	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	setup_easy(h, g->port, "GET", "/healthz", NULL, 0, &good, &r);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	assert_int_equal(curl_easy_perform(h), CURLE_OK);
@@ -353,7 +376,7 @@ static void test_over_http2_limits_answer_431_and_413_on_the_stream(void **state
 	size_t n = (1u << 20) + 1; /* the suite's --max-body is 1Mi */
 	char *big = malloc(n);
 	memset(big, ' ', n);
-	setup_easy(h, g.port, "POST", "/scheduler/filter", big, n, &good, &r);
+	setup_easy(h, g->port, "POST", "/scheduler/filter", big, n, &good, &r);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 	assert_int_equal(curl_easy_perform(h), CURLE_OK);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -361,7 +384,7 @@ static void test_over_http2_limits_answer_431_and_413_on_the_stream(void **state
 	free(big);
 
 	/* the same connection serves the next request */
-	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	setup_easy(h, g->port, "GET", "/healthz", NULL, 0, &good, &r);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 	assert_int_equal(curl_easy_perform(h), CURLE_OK);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -391,15 +414,15 @@ static void test_after_an_idle_http2_connection_is_closed_the_next_request_is_se
 	long long before = metric_once(closed);
 	CURL *h = curl_easy_init();
 	struct resp r;
-	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	setup_easy(h, g->port, "GET", "/healthz", NULL, 0, &good, &r);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 	assert_int_equal(curl_easy_perform(h), CURLE_OK);
 	size_t lines = log_count("msg=connection_timed_out");
-	double deadline = now() + 5; /* the suite's --request-timeout is 1s */
+	double deadline = now() + 5; /* this drake's --request-timeout is 1s */
 	while (log_count("msg=connection_timed_out") == lines && now() < deadline)
 		usleep(50000);
 	assert_true(log_count("msg=connection_timed_out") > lines);
-	setup_easy(h, g.port, "GET", "/healthz", NULL, 0, &good, &r);
+	setup_easy(h, g->port, "GET", "/healthz", NULL, 0, &good, &r);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
 	assert_int_equal(curl_easy_perform(h), CURLE_OK);
 	long code = 0, connects = -1;
@@ -422,7 +445,7 @@ static void test_an_idle_http2_connection_is_told_goaway_before_it_is_closed(voi
 	SSL_CTX_use_PrivateKey_file(c.ctx, CERTS "/client.key", SSL_FILETYPE_PEM);
 	static const unsigned char h2[] = {2, 'h', '2'};
 	SSL_CTX_set_alpn_protos(c.ctx, h2, sizeof(h2));
-	c.fd = tcp_connect(g.port);
+	c.fd = tcp_connect(g->port);
 	c.ssl = SSL_new(c.ctx);
 	SSL_set_fd(c.ssl, c.fd);
 	assert_int_equal(SSL_connect(c.ssl), 1);
@@ -490,18 +513,26 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_a_body_over_max_body_gets_413_while_another_client_is_served),
-	    cmocka_unit_test(
-	        test_a_header_block_over_max_headers_gets_400_while_another_client_is_served),
-	    cmocka_unit_test(
-	        test_a_connection_past_max_connections_is_closed_while_open_ones_are_served),
-	    cmocka_unit_test(
-	        test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline),
-	    cmocka_unit_test(test_connections_accepted_count_handshakes_not_requests),
-	    cmocka_unit_test(test_over_http2_limits_answer_431_and_413_on_the_stream),
-	    cmocka_unit_test(
-	        test_after_an_idle_http2_connection_is_closed_the_next_request_is_served),
-	    cmocka_unit_test(test_an_idle_http2_connection_is_told_goaway_before_it_is_closed),
+	    cmocka_unit_test_setup(
+	        test_a_body_over_max_body_gets_413_while_another_client_is_served, on_patient),
+	    cmocka_unit_test_setup(
+	        test_a_header_block_over_max_headers_gets_400_while_another_client_is_served,
+	        on_patient),
+	    cmocka_unit_test_setup(
+	        test_a_connection_past_max_connections_is_closed_while_open_ones_are_served,
+	        on_patient),
+	    cmocka_unit_test_setup(
+	        test_clients_slow_in_header_or_body_or_trickling_are_closed_at_the_deadline,
+	        on_strict),
+	    cmocka_unit_test_setup(test_connections_accepted_count_handshakes_not_requests,
+	                           on_patient),
+	    cmocka_unit_test_setup(test_over_http2_limits_answer_431_and_413_on_the_stream,
+	                           on_patient),
+	    cmocka_unit_test_setup(
+	        test_after_an_idle_http2_connection_is_closed_the_next_request_is_served,
+	        on_strict),
+	    cmocka_unit_test_setup(test_an_idle_http2_connection_is_told_goaway_before_it_is_closed,
+	                           on_strict),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
