@@ -12,16 +12,26 @@
 #include "tests/integration/harness.h"
 
 /* Two drakes with the same small limits: --max-body 1Mi from the harness,
- * plus these. The deadline's tests run on one with the harness's
- * --request-timeout 1s; the others on one that waits 10 s, so that their
- * kept client, idle while the test's slow work runs (a 1 MiB body on a
- * loaded machine under ASan takes about a second), is not closed by a
- * deadline those tests are not about. */
+ * plus these. The deadline's tests run on one with --request-timeout 1s;
+ * the others on one that waits 10 s, so that their kept client, idle
+ * while the test's slow work runs (a 1 MiB body on a loaded machine under
+ * ASan takes about a second), is not closed by a deadline those tests are
+ * not about. */
 #define MAX_CONNS   "3"
 #define MAX_HEADERS "4Ki"
 
 static struct drake patient, strict;
 static struct drake *g = &patient; /* the drake the running test talks to */
+
+/* One of the two, serving; its --request-timeout is given after the
+ * harness's, and the last one given wins. */
+static void start_limited(struct drake *d, const char *tag, const char *request_timeout)
+{
+	start_drake(d, tag, CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
+	            "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS,
+	            "--request-timeout", request_timeout, NULL);
+	wait_healthy(d, &good);
+}
 
 static int group_setup(void **state)
 {
@@ -30,14 +40,8 @@ static int group_setup(void **state)
 	mkdir(DIR, 0755);
 	if (system("hack/gen-certs.sh " CERTS " >/dev/null") != 0)
 		return -1;
-	start_drake(&patient, "limits", CERTS "/server.crt", CERTS "/server.key", CERTS "/ca.crt",
-	            "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS,
-	            "--request-timeout", "10s", NULL);
-	start_drake(&strict, "limits-deadline", CERTS "/server.crt", CERTS "/server.key",
-	            CERTS "/ca.crt", "--max-connections", MAX_CONNS, "--max-headers", MAX_HEADERS,
-	            NULL);
-	wait_healthy(&patient, &good);
-	wait_healthy(&strict, &good);
+	start_limited(&patient, "limits", "10s");
+	start_limited(&strict, "limits-deadline", "1s");
 	return 0;
 }
 
