@@ -28,6 +28,11 @@ ifeq ($(VARIANT),ubsan)
 OPT := -O1 -g -fno-omit-frame-pointer
 SAN := -fsanitize=undefined -fno-sanitize-recover=all
 endif
+# ASan (with LeakSanitizer) and UBSan in one build: what make check runs.
+ifeq ($(VARIANT),san)
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
 ifeq ($(VARIANT),fuzz)
 CC := clang
 OPT := -O1 -g -fno-omit-frame-pointer
@@ -58,8 +63,9 @@ BENCH_BIN := $(BENCH_SRC:%.c=$(O)/%)
 DRAKE := $(O)/drake
 
 FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
 
-.PHONY: all test unit itest asan ubsan valgrind fuzz fuzz-build lint format check clean help \
+.PHONY: all test unit itest sanitize asan ubsan valgrind fuzz fuzz-smoke fuzz-build lint format check clean help \
 	bench-extender bench-prioritize bench-memory bench-load
 
 all: $(DRAKE) ## build build/release/drake
@@ -115,10 +121,13 @@ itest: $(DRAKE) $(ITEST_BIN) ## integration tests: the real binary over TLS on l
 	DRAKE_BIN=$(abspath $(DRAKE)) DRAKE_TEST_HTTP=1.1 hack/run-tests.sh integration-http1 $(ITEST_BIN) || rc=1; \
 	exit $$rc
 
-asan: ## unit + integration tests under AddressSanitizer (and LeakSanitizer)
+sanitize: ## unit + integration tests in one build under AddressSanitizer (and LeakSanitizer) and UndefinedBehaviorSanitizer
+	$(MAKE) --no-print-directory VARIANT=san test
+
+asan: ## unit + integration tests under AddressSanitizer (and LeakSanitizer) alone
 	$(MAKE) --no-print-directory VARIANT=asan test
 
-ubsan: ## unit + integration tests under UndefinedBehaviorSanitizer
+ubsan: ## unit + integration tests under UndefinedBehaviorSanitizer alone
 	$(MAKE) --no-print-directory VARIANT=ubsan test
 
 valgrind: $(UNIT_BIN) ## unit tests under valgrind memcheck
@@ -144,6 +153,9 @@ fuzz-build: $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN) ## run every libFuzzer target for FUZZ_SECONDS (default 60) each
 	@hack/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+fuzz-smoke: $(FUZZ_BIN) ## what make check runs: every target over its kept corpus, then FUZZ_SMOKE_SECONDS (10) of new inputs
+	@hack/run-fuzz.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BIN)
 
 lint: ## clang-format check, cppcheck, the purity rule for gang/, migrate/ and place/, common/ at the bottom
 	@hack/lint.sh

@@ -14,9 +14,11 @@ failed=0
 for bin in "$@"; do
   name=$(basename "$bin")
   log=$logs/$name.log
+  t0=$EPOCHREALTIME
   # shellcheck disable=SC2086
   ${RUN_WRAPPER:-} "$bin" >"$log" 2>&1
   rc=$?
+  secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
   ok=$(grep -c '^\[       OK \]' "$log")
   bad=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | head -1)
   bad=${bad:-0}
@@ -24,14 +26,14 @@ for bin in "$@"; do
   passed=$((passed + ok))
   failed=$((failed + bad))
   if [ "$bad" -ne 0 ]; then
-    echo "FAIL $name (exit $rc), output follows:"
+    echo "FAIL $name (exit $rc, ${secs}s), output follows:"
     # the failed assertions first: a sanitizer's report of what a failed
     # test left allocated would fill the tail
     grep -E '^\[ +(ERROR|LINE|FAILED) +\]' "$log" | head -n 20 | sed 's/^/    /'
     echo "    ..."
     tail -n 60 "$log" | sed 's/^/    /'
   else
-    echo "ok   $name ($ok tests)"
+    echo "ok   $name ($ok tests, ${secs}s)"
   fi
 done
 echo "$suite: $passed passed, $failed failed"

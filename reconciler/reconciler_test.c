@@ -1151,7 +1151,9 @@ static void test_a_move_in_flight_deletes_the_pod_the_record_names(void **state)
 	start_gang(e, 1);
 	assert_true(run_until(e, DELETE_POD "worker-2", 1, 3) >= 1);
 	assert_non_null(strstr(e->bodies, "\"uid\":\"uid-worker2\""));
-	assert_int_equal(count(e->writes, DELETE_POD), 1); /* nothing else */
+	/* nothing else: a pass that ran again before the loop stopped repeats
+	 * the same delete (the fake server sends no watch event for it) */
+	assert_int_equal(count(e->writes, DELETE_POD), count(e->writes, DELETE_POD "worker-2\n"));
 }
 
 static void test_a_move_ends_once_another_pod_of_that_name_is_bound(void **state)
