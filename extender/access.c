@@ -25,6 +25,7 @@ struct access_service {
 	char *pod_audience; /* NULL: the API server's */
 	struct tokencache *tokens;
 	struct ratelimit *progress;
+	double (*clock)(void);
 	size_t reviews; /* in flight, at most ACCESS_MAX_REVIEWS */
 };
 
@@ -35,11 +36,12 @@ static double monotonic(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct access_service *access_service_new(const char *pod_audience)
+struct access_service *access_service_new(const char *pod_audience, double (*clock)(void))
 {
 	struct access_service *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return NULL;
+	svc->clock = clock ? clock : monotonic;
 	if (pod_audience && *pod_audience && !(svc->pod_audience = strdup(pod_audience))) {
 		free(svc);
 		return NULL;
@@ -70,7 +72,7 @@ bool access_progress_allowed(struct access_service *svc, const char *ns, const c
 	char key[RATELIMIT_KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", ns, pod);
 	double wait = 0;
-	if (ratelimit_take(svc->progress, key, monotonic(), &wait))
+	if (ratelimit_take(svc->progress, key, svc->clock(), &wait))
 		return true;
 	*retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
 	return false;

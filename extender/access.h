@@ -46,8 +46,10 @@ struct kube_response;
 struct access_service;
 
 /* pod_audience: the audience a pod's progress token must carry (drake
- * serve --progress-audience); NULL or "": the API server's own. Copied. */
-struct access_service *access_service_new(const char *pod_audience);
+ * serve --progress-audience); NULL or "": the API server's own. Copied.
+ * clock: seconds on a monotonic clock for the rate limit; NULL: the
+ * system's. */
+struct access_service *access_service_new(const char *pod_audience, double (*clock)(void));
 void access_service_free(struct access_service *svc);
 
 /* Spends one of the pod's progress tokens; false with *retry_after (whole

@@ -665,7 +665,7 @@ struct ext_server *ext_server_new(struct event_base *base, const struct ext_serv
 	if (tls_context_new(&files, &s->ctx, msg, msglen))
 		goto fail;
 	s->binds = bind_service_new(base, cfg->gang_bind_timeout);
-	s->access = access_service_new(cfg->progress_audience);
+	s->access = access_service_new(cfg->progress_audience, cfg->clock);
 	/* Streams kube-scheduler may hold open at once on one connection (one
 	 * per held bind); past it, its client opens another connection. */
 	struct h2_handler h2 = {.request = on_h2_request,

@@ -48,6 +48,9 @@ struct ext_server_config {
 	/* The audience POST /v1/progress tokens must carry (their TokenReview
 	 * asks for it); NULL or "": the API server's own. */
 	const char *progress_audience;
+	/* Seconds on a monotonic clock for the progress rate limit; NULL: the
+	 * system's (tests pass a clock that stands still). */
+	double (*clock)(void);
 	struct ext_limits limits;
 };
 

@@ -129,7 +129,12 @@ ensure() {
   fi
   local to=$bindir${SUB:+/$SUB}
   mkdir -p "$to"
-  for b in $bins ${KEEP:-}; do ln -sfn "$dir/$b" "$to/$b"; done
+  # a rename, so that scripts running side by side (hack/e2e-parallel.sh)
+  # never see the link missing
+  for b in $bins ${KEEP:-}; do
+    ln -sfn "$dir/$b" "$to/.$b.$$"
+    mv -Tf "$to/.$b.$$" "$to/$b"
+  done
 }
 
 # volcano_crds DIR: Volcano's CRDs from the module's own source, into

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e.sh - bring the local cluster up, run the Go e2e tests (e2e/), tear the
 # cluster down whatever happened. On failure the component logs are copied to
-# build/e2e-logs/<time>/ and their last lines printed, then drake's log lines
+# build/e2e-logs/<mode>-<time>/ and their last lines printed, then drake's log lines
 # for the namespaces the failing tests name, then those tests' output.
 #
 # env: DRAKE_EXTENDER_MODE=simple|gang (default gang, as cluster-up.sh), E2E_UP_ARGS (extra
@@ -16,7 +16,7 @@ rc=1
 finish() {
   "$drake_root/hack/cluster-down.sh" || true
   if [ "$rc" != 0 ] && [ -d "$cluster_dir/logs" ]; then
-    keep="$drake_root/build/e2e-logs/$(date +%Y%m%d-%H%M%S)"
+    keep="$drake_root/build/e2e-logs/${DRAKE_EXTENDER_MODE:-gang}-$(date +%Y%m%d-%H%M%S)"
     mkdir -p "$keep"
     cp -r "$cluster_dir/logs/." "$keep/"
     for f in "$keep"/*.log; do

@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-gang e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-replay-smoke bench-frag soak soak-short
+.PHONY: control-plane up down e2e e2e-quick e2e-real bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-replay-smoke bench-frag soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -16,13 +16,13 @@ up: ## install deps, build, start a local cluster with drake, apply examples/ (r
 down: ## stop the local cluster started by make up (logs stay in build/cluster/logs)
 	@hack/cluster-down.sh
 
-e2e: $(DRAKE) ## e2e tests on a fresh local cluster (simple mode, then gang mode), then the Helm chart installed for real (make chart-e2e)
+e2e: $(DRAKE) ## the e2e suites at once, each on a fresh local cluster of its own: simple mode, gang mode, and the Helm chart installed for real in both of its modes (make chart-e2e)
 	@hack/build-control-plane.sh etcd k8s kwok helm
-	@rc=0; \
-	DRAKE_EXTENDER_MODE=simple hack/e2e.sh || rc=1; \
-	DRAKE_EXTENDER_MODE=gang hack/e2e.sh || rc=1; \
-	$(MAKE) --no-print-directory chart-e2e || rc=1; \
-	exit $$rc
+	@hack/e2e-parallel.sh simple gang chart-second chart-extender
+
+e2e-quick: $(DRAKE) ## one mode's e2e suite on a fresh local cluster (E2E_MODE: gang, or simple; E2E_RUN narrows it to matching tests)
+	@hack/build-control-plane.sh etcd k8s kwok helm >/dev/null
+	@DRAKE_EXTENDER_MODE=$(or $(E2E_MODE),gang) hack/e2e.sh
 
 e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, shrunk and grown, with a worker migrated, their progress classed, across a leader change; needs root
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
