@@ -4,7 +4,7 @@
  * realistic node counts.
  *
  * The caches hold Alibaba's GPU nodes (the openb node list of
- * ../shared/traces, cycled past its 1,213 nodes: CPU, memory, GPUs and the
+ * traces/, cycled past its 1,213 nodes: CPU, memory, GPUs and the
  * GPU model as nvidia.com/gpu.product) and pods drawn from the default task
  * list, bound until 60 % of the GPU capacity is taken (whole GPUs, and
  * KubeShare shares on named vGPUs). Then pending pods of the same list are
@@ -32,7 +32,7 @@
 #include "kube/pod.h"
 #include "reconciler/place_view.h"
 
-#define TRACES "../shared/traces"
+#define TRACES "traces" /* from the repository root, as make runs it */
 
 struct node_row {
 	long cpu, mem;

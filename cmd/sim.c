@@ -213,6 +213,8 @@ int sim_main(int argc, char **argv)
 		       "compares the policies. See sim/README.md for the model. The placement\n"
 		       "study of GPU fragmentation is `drake sim placement --help`. --replay\n"
 		       "decides the rounds of drake serve's --decision-log again and compares.\n\n"
+		       "The repository's traces/ holds the public traces (traces/README.md):\n"
+		       "  drake sim --trace traces/ms_itp_cluster03.csv --policies drake,dragon\n\n"
 		       "Your own CSV: name its columns; others are ignored, bad rows skipped\n"
 		       "and counted on stderr, rows sorted by submit time. For example:\n"
 		       "  drake sim --trace jobs.csv "

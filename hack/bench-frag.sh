@@ -3,7 +3,7 @@
 # cluster. A simple-mode cluster (every pod through drake, whose extender
 # entry names prioritizeVerb) with no nodes of cluster-up.sh's own shapes;
 # the Go driver e2e/cmd/bench-frag adds BENCH_FRAG_NODES (300) kwok nodes
-# shaped like the openb GPU nodes of ../shared/traces and places pods of
+# shaped like the openb GPU nodes of traces/ and places pods of
 # the default task list one at a time through kube-scheduler, once with
 # drake's score on prioritize and once without, until the first pod fits
 # nowhere; it prints the GPU allocation of each arm side by side and writes
@@ -13,7 +13,8 @@
 # down.
 #
 # env: BENCH_FRAG_NODES, BENCH_FRAG_SEEDS (1,2,3), BENCH_FRAG_ARGS (more driver
-#      flags), TRACES (../shared/traces); DRAKE_CLUSTER_DIR keeps a run
+#      flags), TRACES (traces/ of this repository; a relative path is
+#      taken from the repository root); DRAKE_CLUSTER_DIR keeps a run
 #      apart from other work.
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
@@ -37,7 +38,7 @@ source "$cluster_dir/env"
 cd "$drake_root"
 set +e
 # shellcheck disable=SC2086
-"$cluster_dir/bench-frag" --traces "${TRACES:-../shared/traces}" --nodes "${BENCH_FRAG_NODES:-300}" \
+"$cluster_dir/bench-frag" --traces "${TRACES:-$drake_root/traces}" --nodes "${BENCH_FRAG_NODES:-300}" \
   --seeds "${BENCH_FRAG_SEEDS:-1,2,3}" --csv "${BENCH_FRAG_CSV:-$drake_root/bench/results/bench-frag.csv}" \
   ${BENCH_FRAG_ARGS:-}
 rc=$?

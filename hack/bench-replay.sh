@@ -16,7 +16,7 @@
 # go to BENCH_REPLAY_OUT (bench/results/bench-replay). The cluster is always
 # torn down.
 #
-# env: BENCH_REPLAY_TRACE (../shared/traces/ms_itp_cluster03.csv),
+# env: BENCH_REPLAY_TRACE (traces/ms_itp_cluster03.csv of this repository),
 #      BENCH_REPLAY_ARGS (more driver flags: --jobs, --start, --compression,
 #      --arm-budget, --fill, --min-load, --runs, --arms, --model-flags,
 #      --trace-flags; see bench-replay --help), BENCH_REPLAY_UP_ARGS
@@ -44,7 +44,7 @@ case "${1:-}" in
 esac
 nodes=${BENCH_REPLAY_NODES:-16}
 out=${BENCH_REPLAY_OUT:-$drake_root/bench/results/bench-replay}
-trace=${BENCH_REPLAY_TRACE:-$drake_root/../shared/traces/ms_itp_cluster03.csv}
+trace=${BENCH_REPLAY_TRACE:-$drake_root/traces/ms_itp_cluster03.csv}
 rc=1
 finish() {
   "$drake_root/hack/cluster-down.sh" || true

@@ -7,7 +7,8 @@
 #      docs/ARCHITECTURE.md); tfjob/ includes nothing of the controller;
 #      common/ includes only common/
 #   4. jansson stays in codec/parser files
-#   5. drake serve's flags, README.md and the Helm chart's values agree;
+#   5. drake serve's flags, README.md, docs/serve.md's flag table and the
+#      Helm chart's values agree;
 #      the chart's CRD is config/crd's
 set -uo pipefail
 fail=0
@@ -70,10 +71,12 @@ if [ -n "$jn" ]; then
   fail=1
 fi
 
-echo "lint: every drake serve flag is documented in README.md"
+echo "lint: every drake serve flag is in README.md and has a row in docs/serve.md"
 if [ -x build/release/drake ]; then
   for f in $(build/release/drake serve --help | grep -oE '^  --[a-z0-9-]+' | sed 's/^ *//'); do
     grep -q -- "\`$f\`" README.md || { echo "    README.md does not mention $f"; fail=1; }
+    # the first cell of a row of the flag table names it
+    grep -qE -- "^\| [^|]*\`$f\`" docs/serve.md || { echo "    docs/serve.md has no row for $f"; fail=1; }
   done
 else
   echo "    (skipped: build/release/drake not built)"

@@ -1,7 +1,7 @@
 # sim.mk - the trace-driven simulator's benchmarks (see sim/README.md): the job
 # replays (bench-sim) and the GPU placement study (bench-placement).
 
-TRACES ?= ../shared/traces
+TRACES ?= traces
 SIM_OUT ?= bench/results/sim
 SIM_ARGS ?=
 

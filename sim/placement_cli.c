@@ -237,9 +237,9 @@ int placement_cli_main(int argc, char **argv)
 		       "allocation\n"
 		       "and fragmentation rate at 100 %% and --arrive %% arrived; --csv and --png "
 		       "keep the curves.\n\n"
-		       "  drake sim placement --nodes ../shared/traces/"
+		       "  drake sim placement --nodes traces/"
 		       "alibaba2023_openb_node_list_gpu_node.csv \\\n"
-		       "    --tasks ../shared/traces/alibaba2023_openb_pod_list_default.csv \\\n"
+		       "    --tasks traces/alibaba2023_openb_pod_list_default.csv \\\n"
 		       "    --csv default.csv --png default.png\n\nflags:\n");
 		flags_usage(stdout, flags, nf);
 		return 0;

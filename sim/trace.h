@@ -1,6 +1,6 @@
 /*
  * trace.h - parsers for the trace files `drake sim` replays
- * (../shared/traces, PROVENANCE.txt there):
+ * (traces/ in the repository, described in traces/README.md):
  *
  *   ITP      job_id,submission_time,duration,num_gpu          (Microsoft ITP)
  *   gang     job_id,submit_order,replicas,gpus_per_pod,duration_s (knavigator)

@@ -208,7 +208,7 @@ func runArm(ctx context.Context, cs kubernetes.Interface, root, arm string, node
 }
 
 func main() {
-	traces := flag.String("traces", "../shared/traces", "folder of the openb lists")
+	traces := flag.String("traces", "traces", "folder of the openb lists (run from drake's source tree, as hack/bench-frag.sh does)")
 	nNodes := flag.Int("nodes", 300, "openb nodes to add (every k-th row of the list)")
 	seedList := flag.String("seeds", "1,2,3", "draws of the task list, one run of both arms each")
 	max := flag.Int("max-pods", 20000, "stop an arm after this many pods")

@@ -83,7 +83,7 @@ func fail(format string, a ...any) {
 func main() {
 	var o opts
 	var survey bool
-	flag.StringVar(&o.trace, "trace", "../shared/traces/ms_itp_cluster03.csv", "any trace drake sim reads")
+	flag.StringVar(&o.trace, "trace", "", "any trace drake sim reads (default: ROOT/traces/ms_itp_cluster03.csv)")
 	traceFlags := flag.String("trace-flags", "", "drake sim flags to read --trace (e.g. --trace-columns ...); the window is written as an ITP or gang trace")
 	modelFlags := flag.String("model-flags", "", "drake sim flags of the job and speed model (e.g. --gpus-per-worker 2 --locality-penalty 0.3), for the jobs and the prediction alike")
 	flag.IntVar(&o.win.jobs, "jobs", 40, "jobs in the window")
@@ -109,6 +109,9 @@ func main() {
 	flag.Parse()
 	if o.drake == "" {
 		o.drake = gangbench.DrakeBinary(o.root, os.Getenv("DRAKE_BIN"))
+	}
+	if o.trace == "" {
+		o.trace = filepath.Join(o.root, "traces", "ms_itp_cluster03.csv")
 	}
 	o.traceFlags, o.modelFlags = strings.Fields(*traceFlags), strings.Fields(*modelFlags)
 	if o.armTimeout == 0 {
