@@ -113,8 +113,8 @@ $(O)/bench/%: $(O)/bench/%.o $(O)/libdrake.a
 
 test: unit itest ## unit and integration tests
 
-unit: $(UNIT_BIN) ## cmocka unit tests (fast)
-	@hack/run-tests.sh unit $(UNIT_BIN)
+unit: $(UNIT_BIN) ## cmocka unit tests (fast), two programs at a time
+	@TEST_JOBS=2 hack/run-tests.sh unit $(UNIT_BIN)
 
 itest: $(DRAKE) $(ITEST_BIN) ## integration tests: the real binary over TLS on loopback, over HTTP/2 then HTTP/1.1
 	@rc=0; DRAKE_BIN=$(abspath $(DRAKE)) hack/run-tests.sh integration $(ITEST_BIN) || rc=1; \
@@ -130,8 +130,8 @@ asan: ## unit + integration tests under AddressSanitizer (and LeakSanitizer) alo
 ubsan: ## unit + integration tests under UndefinedBehaviorSanitizer alone
 	$(MAKE) --no-print-directory VARIANT=ubsan test
 
-valgrind: $(UNIT_BIN) ## unit tests under valgrind memcheck
-	@RUN_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+valgrind: $(UNIT_BIN) ## unit tests under valgrind memcheck, two programs at a time
+	@TEST_JOBS=2 RUN_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
 		hack/run-tests.sh valgrind $(UNIT_BIN)
 
 ifneq ($(VARIANT),fuzz)

@@ -28,6 +28,8 @@ cdie() {
 # component then fails to start and cluster-up reports it.
 # shellcheck source=hack/free-port.sh
 source "$drake_root/hack/free-port.sh"
+# the ports this cluster was given (cluster-up.sh empties it first)
+export DRAKE_PORTS_FILE=$cluster_dir/ports-given
 
 # start_proc NAME CMD... : run CMD in the background, output to logs/NAME.log,
 # and record its PID. Async commands of a non-interactive shell ignore SIGINT,

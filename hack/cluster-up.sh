@@ -264,6 +264,8 @@ fi
 "$drake_root/hack/gen-certs.sh" "$cluster_dir/drake-pki"
 
 # --- ports and env file -----------------------------------------------------
+mkdir -p "$cluster_dir"
+: >"$DRAKE_PORTS_FILE"
 etcd_port=$(free_port)
 etcd_peer_port=$(free_port)
 api_port=$(free_port)

@@ -12,9 +12,14 @@
 #
 # suites:
 #   simple          hack/e2e.sh in simple mode (the Go suite in e2e/)
-#   gang            hack/e2e.sh in gang mode
+#   gang            hack/e2e.sh in gang mode, but the fault and HA tests
+#   gang-faults     the fault and HA tests (they stop and kill the control
+#                   plane's components: 5 minutes of the gang suite's 17)
 #   chart-second    hack/chart-e2e.sh secondScheduler
 #   chart-extender  hack/chart-e2e.sh extenderOnly
+#   replay          make bench-replay-smoke (a few jobs of the trace replay
+#                   under every default arm)
+#   soak            make soak-short (two minutes of the soak)
 #
 # Every suite's whole output (its "NAME: N passed, N failed" line last)
 # follows in the order given, as each is read once all have ended; a suite's
@@ -22,7 +27,8 @@
 # any suite failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -gt 0 ] || set -- simple gang chart-second chart-extender
+[ $# -gt 0 ] || set -- simple gang gang-faults chart-second chart-extender
+faults='^(TestFault|TestHA)'
 export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
 
 out=$root/build/e2e-parallel
@@ -34,21 +40,27 @@ mkdir -p "$out"
   exit 1
 }
 
-# ports 15000-32767 at most (free-port.sh); each suite takes 1,500 of them
+# free-port.sh's ports are 15000-32767 at most; each suite takes an equal
+# slice of 15000-31999
+slice=$((17000 / $#))
 pids=()
 i=0
 for s in "$@"; do
   case "$s" in
-  simple | gang) cmd=(env DRAKE_EXTENDER_MODE="$s" "$root/hack/e2e.sh") ;;
+  simple) cmd=(env DRAKE_EXTENDER_MODE=simple "$root/hack/e2e.sh") ;;
+  gang) cmd=(env DRAKE_EXTENDER_MODE=gang E2E_SKIP="$faults" "$root/hack/e2e.sh") ;;
+  gang-faults) cmd=(env DRAKE_EXTENDER_MODE=gang E2E_RUN="$faults" E2E_NAME=e2e-gang-faults "$root/hack/e2e.sh") ;;
   chart-second) cmd=("$root/hack/chart-e2e.sh" secondScheduler) ;;
   chart-extender) cmd=("$root/hack/chart-e2e.sh" extenderOnly) ;;
+  replay) cmd=(make -C "$root" --no-print-directory bench-replay-smoke) ;;
+  soak) cmd=(make -C "$root" --no-print-directory soak-short) ;;
   *)
-    echo "e2e-parallel: unknown suite $s (simple gang chart-second chart-extender)" >&2
+    echo "e2e-parallel: unknown suite $s (simple gang gang-faults chart-second chart-extender replay soak)" >&2
     exit 2
     ;;
   esac
-  lo=$((15000 + i * 1500))
-  DRAKE_CLUSTER_DIR=$root/build/cluster-$s DRAKE_PORT_RANGE="$lo-$((lo + 1499))" \
+  lo=$((15000 + i * slice))
+  DRAKE_CLUSTER_DIR=$root/build/cluster-$s DRAKE_PORT_RANGE="$lo-$((lo + slice - 1))" \
     "${cmd[@]}" >"$out/$s.log" 2>&1 </dev/null &
   pids+=($!)
   echo "e2e-parallel: $s started (pid $!, log $out/$s.log)"

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # e2e.sh - bring the local cluster up, run the Go e2e tests (e2e/), tear the
 # cluster down whatever happened. On failure the component logs are copied to
-# build/e2e-logs/<mode>-<time>/ and their last lines printed, then drake's log lines
+# build/e2e-logs/<suite>-<time>/ and their last lines printed, then drake's log lines
 # for the namespaces the failing tests name, then those tests' output.
 #
 # env: DRAKE_EXTENDER_MODE=simple|gang (default gang, as cluster-up.sh), E2E_UP_ARGS (extra
-#      cluster-up.sh options), E2E_RUN (go test -run pattern),
+#      cluster-up.sh options), E2E_RUN (go test -run pattern), E2E_SKIP
+#      (go test -skip pattern), E2E_NAME (the suite's name in its last line,
+#      default e2e-MODE),
 #      E2E_TIMEOUT (go test -timeout, default 30m: a suite is about 12 min)
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
 export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
 
+suite=${E2E_NAME:-e2e-${DRAKE_EXTENDER_MODE:-gang}}
 rc=1
 finish() {
   "$drake_root/hack/cluster-down.sh" || true
   if [ "$rc" != 0 ] && [ -d "$cluster_dir/logs" ]; then
-    keep="$drake_root/build/e2e-logs/${DRAKE_EXTENDER_MODE:-gang}-$(date +%Y%m%d-%H%M%S)"
+    keep="$drake_root/build/e2e-logs/$suite-$(date +%Y%m%d-%H%M%S)"
     mkdir -p "$keep"
     cp -r "$cluster_dir/logs/." "$keep/"
     for f in "$keep"/*.log; do
@@ -37,7 +40,7 @@ finish() {
           grep -F "$ns/" "$keep/drake.log" | grep -vE 'msg=(gang_wait|bound) ' | tail -n 60 || true
         done
       fi
-      echo "===== failed tests (e2e-${DRAKE_EXTENDER_MODE:-gang}) ====="
+      echo "===== failed tests ($suite) ====="
       tail -n 60 "$keep/failed.txt"
     fi
     echo "e2e failed (rc=$rc): component logs kept in $keep"
@@ -58,8 +61,8 @@ trap 'exit 130' INT TERM
 source "$cluster_dir/env"
 set +e
 out="$cluster_dir/go-test.log"
-(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-30m}" ${E2E_RUN:+-run "$E2E_RUN"} .) 2>&1 | tee "$out"
+(cd "$drake_root/e2e" && go test -count=1 -v -timeout "${E2E_TIMEOUT:-30m}" ${E2E_RUN:+-run "$E2E_RUN"} ${E2E_SKIP:+-skip "$E2E_SKIP"} .) 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 set -e
 # One line that make check sums with the other suites' counts.
-echo "e2e-${DRAKE_EXTENDER_MODE:-gang}: $(grep -c -- '^--- PASS' "$out") passed, $(grep -c -- '^--- FAIL' "$out") failed"
+echo "$suite: $(grep -c -- '^--- PASS' "$out") passed, $(grep -c -- '^--- FAIL' "$out") failed"

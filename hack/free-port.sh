@@ -6,7 +6,9 @@
 # ephemeral range, so that an outgoing connection cannot take it as its
 # source port before the server binds it, and a client connecting to it
 # while nothing listens cannot be connected to itself; and not one handed
-# out earlier by this shell.
+# out earlier by this shell. Called as $(free_port), it runs in a subshell
+# whose memory of the ports it gave is lost: DRAKE_PORTS_FILE names a file
+# that keeps them instead (cluster-lib.sh sets one per cluster).
 #
 # DRAKE_PORT_RANGE=LO-HI narrows the choice to that range (inside the one
 # above), so that clusters started at the same time (hack/e2e-parallel.sh)
@@ -29,8 +31,12 @@ free_port() {
   for i in $(seq 1 200); do
     p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
     case "$_used_ports" in *" $p "*) continue ;; esac
+    if [ -n "${DRAKE_PORTS_FILE:-}" ] && grep -qx "$p" "$DRAKE_PORTS_FILE" 2>/dev/null; then
+      continue
+    fi
     if ! ss -Htan "( sport = :$p or dport = :$p )" | grep -q .; then
       _used_ports="$_used_ports$p "
+      [ -z "${DRAKE_PORTS_FILE:-}" ] || echo "$p" >>"$DRAKE_PORTS_FILE"
       echo "$p"
       return 0
     fi

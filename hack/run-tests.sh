@@ -4,21 +4,47 @@
 #   SUITE: N passed, N failed
 # A program that crashes or exits non-zero without reporting a failure counts
 # as one failure. RUN_WRAPPER (e.g. valgrind) prefixes every program.
+# TEST_JOBS (default 1) programs run at once; their reports follow in the
+# order given. The unit suites run two at a time: most of the longest one
+# (the reconciler's, against a fake API server) is waiting on its timers.
 set -uo pipefail
 suite=$1
 shift
 logs=build/test-logs/$suite
 mkdir -p "$logs"
-passed=0
-failed=0
-for bin in "$@"; do
-  name=$(basename "$bin")
-  log=$logs/$name.log
+jobs_max=${TEST_JOBS:-1}
+
+# logname BIN: the program's path under build/VARIANT/, / as _ (two folders
+# have a score_test)
+logname() {
+  local rel=${1#*build/*/}
+  echo "$logs/${rel//\//_}.log"
+}
+
+# run_one BIN: its output in its log, then "rc secs" in LOG.rc
+run_one() {
+  local bin=$1 log t0 rc
+  log=$(logname "$bin")
   t0=$EPOCHREALTIME
   # shellcheck disable=SC2086
   ${RUN_WRAPPER:-} "$bin" >"$log" 2>&1
   rc=$?
-  secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  echo "$rc $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')" >"$log.rc"
+}
+
+for bin in "$@"; do
+  rm -f "$(logname "$bin").rc"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  run_one "$bin" &
+done
+wait
+
+passed=0
+failed=0
+for bin in "$@"; do
+  name=$(basename "$bin")
+  log=$(logname "$bin")
+  read -r rc secs <"$log.rc" 2>/dev/null || { rc=125 secs=?; }
   ok=$(grep -c '^\[       OK \]' "$log")
   bad=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | head -1)
   bad=${bad:-0}

@@ -16,9 +16,11 @@ up: ## install deps, build, start a local cluster with drake, apply examples/ (r
 down: ## stop the local cluster started by make up (logs stay in build/cluster/logs)
 	@hack/cluster-down.sh
 
-e2e: $(DRAKE) ## the e2e suites at once, each on a fresh local cluster of its own: simple mode, gang mode, and the Helm chart installed for real in both of its modes (make chart-e2e)
+# make check adds replay and soak (hack/e2e-parallel.sh lists the suites).
+E2E_SUITES ?= simple gang gang-faults chart-second chart-extender
+e2e: $(DRAKE) ## the e2e suites at once, each on a fresh local cluster of its own: simple mode, gang mode, and the Helm chart installed for real in both of its modes (make chart-e2e); E2E_SUITES chooses
 	@hack/build-control-plane.sh etcd k8s kwok helm
-	@hack/e2e-parallel.sh simple gang chart-second chart-extender
+	@hack/e2e-parallel.sh $(E2E_SUITES)
 
 e2e-quick: $(DRAKE) ## one mode's e2e suite on a fresh local cluster (E2E_MODE: gang, or simple; E2E_RUN narrows it to matching tests)
 	@hack/build-control-plane.sh etcd k8s kwok helm >/dev/null
