@@ -378,6 +378,66 @@ static void the_shipped_applications_load_and_bind(void **state)
 	sim_papps_release(&apps);
 }
 
+/* The artifact's get_configurations: an application's run time at r
+ * replicas packed 4 to a node and a batch size, as it tuned the workloads
+ * (passes past the largest local batch, no other rule); -1 if the local
+ * batch is below the smallest measured. */
+static double tuning_jct(const struct sim_papp *a, int r, int batch)
+{
+	int per[SIM_PAPP_MAX_REPLICAS], n = 0;
+	for (int left = r; left > 0; left -= 4)
+		per[n++] = left < 4 ? left : 4;
+	int local = (int)ceil((double)batch / r - 1e-8);
+	if (local < a->min_local_bsz)
+		return -1;
+	int accum = (int)ceil(local / a->max_local_bsz - 1e-8) - 1;
+	int atomic = (int)ceil((double)local / (accum + 1) - 1e-8);
+	double step, sync, it, metric;
+	sim_papp_throughput(a, per, n, atomic, &step, &sync);
+	if (sim_papp_work(a, batch, &it, &metric))
+		return -1;
+	return it * (step + accum * (step - sync));
+}
+
+/* The artifact kept a (replicas, batch size) when its speed-up over one
+ * replica (at that replica's best batch size) was 50 to 80 % of linear
+ * and it ran under 12 h, or one replica when none was: every tuned size in
+ * the workloads must pass that test in this model too. */
+static void the_tuned_sizes_pass_the_artifacts_tuning_rule(void **state)
+{
+	(void)state;
+	const char *names[] = {"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"};
+	struct sim_papps apps;
+	struct sim_trace t;
+	char msg[512];
+	if (sim_papps_load("traces/pollux/apps", names, 6, &apps, msg, sizeof(msg)))
+		fail_msg("%s", msg);
+	for (int w = 1; w <= 6; w++) {
+		char path[128];
+		snprintf(path, sizeof(path), "traces/pollux/workloads-1.0/workload-%d.csv", w);
+		assert_int_equal(sim_trace_load(path, &t, msg, sizeof(msg)), DRAKE_OK);
+		for (size_t i = 0; i < t.n; i++) {
+			const struct sim_trace_job *j = &t.jobs[i];
+			const struct sim_papp *a = &apps.app[sim_papps_find(&apps, j->app)];
+			if (j->replicas == 1)
+				continue;
+			double base = -1;
+			for (size_t c = 0; c < a->n_curve; c++) {
+				double x = tuning_jct(a, 1, a->curve[c].batch);
+				if (x > 0 && (base < 0 || x < base))
+					base = x;
+			}
+			double jct = tuning_jct(a, j->replicas, j->batch_size);
+			double eff = base / jct / j->replicas;
+			if (!(eff > 0.5 && eff < 0.8 && jct < 12 * 3600))
+				fail_msg("%s:%zu: %s at %d x %d: efficiency %.3f, %.0f s", path,
+				         j->line, j->app, j->replicas, j->batch_size, eff, jct);
+		}
+		sim_trace_release(&t);
+	}
+	sim_papps_release(&apps);
+}
+
 static void a_missing_application_folder_is_named(void **state)
 {
 	(void)state;
@@ -405,6 +465,7 @@ int main(void)
 	    cmocka_unit_test(finishing_checks_what_the_model_needs),
 	    cmocka_unit_test(binding_fills_work_size_and_duration),
 	    cmocka_unit_test(the_shipped_applications_load_and_bind),
+	    cmocka_unit_test(the_tuned_sizes_pass_the_artifacts_tuning_rule),
 	    cmocka_unit_test(a_missing_application_folder_is_named),
 	};
 	struct CMUnitTest tests[NCASES(layout_cases) + NCASES(throughput_cases) +
