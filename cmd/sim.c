@@ -17,13 +17,15 @@
 #include "sim/jobs_json.h"
 #include "sim/migrator.h"
 #include "sim/placement_cli.h"
+#include "sim/pollux_apps.h"
+#include "sim/pollux_model.h"
 #include "sim/report.h"
 #include "sim/sim.h"
 
 #define MAX_POLICIES 8
 
 struct cli {
-	const char *trace, *nodes_file, *policies, *out, *tag, *log_level;
+	const char *trace, *nodes_file, *apps_dir, *policies, *out, *tag, *log_level;
 	struct scale_flag_vals scale;
 	struct migrate_flag_vals mig;
 	bool backfill, migrate;
@@ -34,11 +36,53 @@ struct cli {
 	struct sim_config cfg;
 };
 
+/* A Pollux workload's applications: loaded from --apps for the names its
+ * jobs give, and its jobs bound to them (their work, max size and tuned
+ * run time). 0, or the exit code with the reason on stderr. */
+static int load_apps(struct cli *c, struct sim_trace *trace, const struct sim_nodes *nodes,
+                     struct sim_papps *apps)
+{
+	char msg[512];
+	if (!c->apps_dir || !*c->apps_dir) {
+		fprintf(stderr,
+		        "drake sim: %s is a Pollux workload: --apps DIR must name its "
+		        "applications' measurements (traces/pollux/apps)\n",
+		        c->trace);
+		return 2;
+	}
+	const char **names = malloc((trace->n + 1) * sizeof(*names));
+	if (!names) {
+		fprintf(stderr, "drake sim: out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < trace->n; i++)
+		names[i] = trace->jobs[i].app;
+	drake_err err = sim_papps_load(c->apps_dir, names, trace->n, apps, msg, sizeof(msg));
+	free(names);
+	int node_gpus = 0, n;
+	if (nodes->n > 0) {
+		for (size_t i = 0; i < nodes->n; i++)
+			if (nodes->rows[i].gpu > node_gpus)
+				node_gpus = nodes->rows[i].gpu;
+	} else {
+		sim_cluster_shape(&c->cfg, trace->kind, &n, &node_gpus);
+	}
+	if (!err && (err = sim_pollux_bind(trace, c->trace, apps, node_gpus, msg, sizeof(msg))))
+		sim_papps_release(apps);
+	if (err) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		return 1;
+	}
+	c->cfg.apps = apps;
+	return 0;
+}
+
 /* The trace, and the node list with --nodes-file, loaded for a run or for
- * --print-jobs; 0, or the exit code with the reason on stderr (nothing is
- * left to release then). nodes must be zeroed. */
+ * --print-jobs, and a Pollux workload's applications; 0, or the exit code
+ * with the reason on stderr (nothing is left to release then). nodes and
+ * apps must be zeroed. */
 static int load_inputs(struct cli *c, const char *trace_format, const char *trace_columns,
-                       struct sim_trace *trace, struct sim_nodes *nodes)
+                       struct sim_trace *trace, struct sim_nodes *nodes, struct sim_papps *apps)
 {
 	char msg[512];
 	struct sim_trace_format tf;
@@ -64,6 +108,15 @@ static int load_inputs(struct cli *c, const char *trace_format, const char *trac
 		}
 		c->cfg.node_list = nodes;
 	}
+	if (trace->kind == SIM_TRACE_POLLUX) {
+		int rc = load_apps(c, trace, nodes, apps);
+		if (rc) {
+			c->cfg.node_list = NULL;
+			sim_trace_release(trace);
+			sim_nodes_release(nodes);
+			return rc;
+		}
+	}
 	return 0;
 }
 
@@ -74,7 +127,8 @@ static int print_jobs(struct cli *c, const char *trace_format, const char *trace
 	char msg[512];
 	struct sim_trace trace;
 	struct sim_nodes nodes = {0};
-	int rc = load_inputs(c, trace_format, trace_columns, &trace, &nodes);
+	struct sim_papps apps = {0};
+	int rc = load_inputs(c, trace_format, trace_columns, &trace, &nodes, &apps);
 	if (rc)
 		return rc;
 	if (sim_jobs_json(stdout, c->trace, &c->cfg, &trace, msg, sizeof(msg))) {
@@ -82,8 +136,10 @@ static int print_jobs(struct cli *c, const char *trace_format, const char *trace
 		rc = 1;
 	}
 	c->cfg.node_list = NULL;
+	c->cfg.apps = NULL;
 	sim_trace_release(&trace);
 	sim_nodes_release(&nodes);
+	sim_papps_release(&apps);
 	return rc;
 }
 
@@ -105,17 +161,22 @@ int sim_main(int argc, char **argv)
 	     "(no trace is run; a partial last line and rounds with KubeShare shares are "
 	     "skipped and counted)"},
 	    {"trace", "DRAKE_SIM_TRACE", FLAG_STRING, &c.trace, NULL,
-	     "trace CSV (ITP or knavigator gang format, or your own; required unless --replay)"},
+	     "trace CSV (ITP, knavigator gang or Pollux workload format, or your own; required "
+	     "unless --replay)"},
 	    {"trace-format", "DRAKE_SIM_TRACE_FORMAT", FLAG_STRING, &trace_format, "auto",
-	     "auto (the header picks itp or gang; columns with --trace-columns), itp, gang, "
-	     "columns"},
+	     "auto (the header picks itp, gang or pollux; columns with --trace-columns), itp, "
+	     "gang, pollux, columns"},
+	    {"apps", "DRAKE_SIM_APPS", FLAG_STRING, &c.apps_dir, "",
+	     "a Pollux workload's application measurements: DIR/<application>/ holds "
+	     "scalability.csv, placements.csv and validation-<batch>.csv (traces/pollux/apps)"},
 	    {"trace-columns", "DRAKE_SIM_TRACE_COLUMNS", FLAG_STRING, &trace_columns, "",
 	     "your CSV: submit=COL,duration=COL,gpus=COL[,id=COL] (COL:m, COL:h: minutes, hours)"},
 	    {"nodes-file", "DRAKE_SIM_NODES_FILE", FLAG_STRING, &c.nodes_file, "",
 	     "node list CSV (Alibaba 2023 format) instead of identical nodes"},
 	    {"nodes", NULL, FLAG_INT, &c.nodes, "0",
-	     "identical nodes (0: 64 for ITP traces, 32 for gang traces)"},
-	    {"node-gpus", NULL, FLAG_INT, &c.node_gpus, "8", "GPUs per node"},
+	     "identical nodes (0: 64 for ITP traces, 32 for gang traces, 16 for Pollux)"},
+	    {"node-gpus", NULL, FLAG_INT, &c.node_gpus, "0",
+	     "GPUs per node (0: 8, 4 for Pollux workloads)"},
 	    {"node-cpu", NULL, FLAG_DOUBLE, &c.node_cpu, "96", "CPU cores per node"},
 	    {"node-mem", NULL, FLAG_SIZE, &c.node_mem, "768Gi", "memory per node"},
 	    {"policies", "DRAKE_SIM_POLICIES", FLAG_STRING, &c.policies, "default,dragon,drake",
@@ -147,6 +208,9 @@ int sim_main(int argc, char **argv)
 	     "max-instances = floor(initial workers * this)"},
 	    {"gang-elastic", NULL, FLAG_BOOL, &m->gang_elastic, "false",
 	     "let gang-trace jobs scale too (they are rigid by default)"},
+	    {"pollux-rigid", NULL, FLAG_BOOL, &m->pollux_rigid, "false",
+	     "Pollux jobs keep their tuned num_replicas under every policy (by default the "
+	     "elastic ones scale them from 1 to twice that)"},
 	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
 	     "DRAGON's TFJob informer resync period"},
 	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
@@ -214,7 +278,9 @@ int sim_main(int argc, char **argv)
 		       "study of GPU fragmentation is `drake sim placement --help`. --replay\n"
 		       "decides the rounds of drake serve's --decision-log again and compares.\n\n"
 		       "The repository's traces/ holds the public traces (traces/README.md):\n"
-		       "  drake sim --trace traces/ms_itp_cluster03.csv --policies drake,dragon\n\n"
+		       "  drake sim --trace traces/ms_itp_cluster03.csv --policies drake,dragon\n"
+		       "  drake sim --trace traces/pollux/workloads-1.0/workload-1.csv "
+		       "--apps traces/pollux/apps\n\n"
 		       "Your own CSV: name its columns; others are ignored, bad rows skipped\n"
 		       "and counted on stderr, rows sorted by submit time. For example:\n"
 		       "  drake sim --trace jobs.csv "
@@ -287,7 +353,8 @@ int sim_main(int argc, char **argv)
 
 	struct sim_trace trace;
 	struct sim_nodes nodes = {0};
-	int lrc = load_inputs(&c, trace_format, trace_columns, &trace, &nodes);
+	struct sim_papps apps = {0};
+	int lrc = load_inputs(&c, trace_format, trace_columns, &trace, &nodes, &apps);
 	if (lrc)
 		return lrc;
 	struct sim_result res[MAX_POLICIES];
@@ -325,5 +392,6 @@ int sim_main(int argc, char **argv)
 		sim_result_release(&res[i]);
 	sim_trace_release(&trace);
 	sim_nodes_release(&nodes);
+	sim_papps_release(&apps);
 	return rc;
 }

@@ -4,12 +4,20 @@
  * gets the input twice: under a fixed column list (the ITP names, so the
  * ITP seeds reach it) and with the input's first line as the column list
  * and the rest as the trace. The placement study's task-list reader gets
- * it as well: every task it keeps must pass place_task_check. */
+ * it as well: every task it keeps must pass place_task_check. So do the
+ * Pollux application readers, the input split at blank lines into a
+ * scalability, a placements and a validation file of one application:
+ * when all three parse, its iteration times and work must be finite and
+ * positive. */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim/placement.h"
+#include "sim/pollux_apps.h"
+#include "sim/pollux_model.h"
 #include "sim/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -17,9 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_trace(const struct sim_trace *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
+		/* a Pollux job's duration comes later, from its application */
 		if (t->jobs[i].gpus < 1 || t->jobs[i].gpus > SIM_TRACE_MAX_GPUS ||
-		    t->jobs[i].duration < 1 || t->jobs[i].submit < 0 ||
-		    t->jobs[i].submit > SIM_TRACE_MAX_SECONDS ||
+		    (t->kind != SIM_TRACE_POLLUX && t->jobs[i].duration < 1) ||
+		    (t->kind == SIM_TRACE_POLLUX &&
+		     (t->jobs[i].batch_size < 1 || t->jobs[i].app[0] == '\0')) ||
+		    t->jobs[i].submit < 0 || t->jobs[i].submit > SIM_TRACE_MAX_SECONDS ||
 		    (i > 0 && t->jobs[i].submit < t->jobs[i - 1].submit))
 			__builtin_trap();
 	}
@@ -53,6 +64,52 @@ static void parse_columns(const char *spec, const char *buf, size_t len)
 	}
 }
 
+/* Up to the next blank line ("\n\n"), or the rest; *p moves past it. */
+static size_t part(const char **p, const char *end)
+{
+	const char *b = *p;
+	for (const char *c = b; c + 1 < end; c++) {
+		if (c[0] == '\n' && c[1] == '\n') {
+			*p = c + 2;
+			return (size_t)(c + 1 - b);
+		}
+	}
+	*p = end;
+	return (size_t)(end - b);
+}
+
+/* The input as a Pollux application: scalability.csv, placements.csv and
+ * validation-64.csv, separated by blank lines. */
+static void parse_app(const char *buf, size_t len)
+{
+	static const int layouts[][4] = {{1, 0, 0, 0}, {2, 2, 0, 0}, {4, 4, 4, 1}, {1, 1, 1, 1}};
+	char msg[256];
+	struct sim_papp a;
+	const char *p = buf, *end = buf + len;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "fuzz");
+	const char *s1 = p;
+	size_t n1 = part(&p, end);
+	const char *s2 = p;
+	size_t n2 = part(&p, end);
+	const char *s3 = p;
+	size_t n3 = (size_t)(end - p);
+	if (sim_papp_parse_scalability(s1, n1, "s", &a, msg, sizeof(msg)) == DRAKE_OK &&
+	    sim_papp_parse_placements(s2, n2, "p", &a, msg, sizeof(msg)) == DRAKE_OK &&
+	    sim_papp_parse_curve(s3, n3, "c", 64, &a, msg, sizeof(msg)) == DRAKE_OK &&
+	    sim_papp_finish(&a, "fuzz", msg, sizeof(msg)) == DRAKE_OK) {
+		for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+			double t = sim_papp_iter_time(&a, layouts[i], 4, 64);
+			if (!isfinite(t) || t <= 0)
+				__builtin_trap();
+		}
+		double it, metric;
+		if (sim_papp_work(&a, 64, &it, &metric) != DRAKE_OK || !isfinite(it) || it < 0)
+			__builtin_trap();
+	}
+	sim_papp_release(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
@@ -77,6 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		sim_nodes_release(&n);
 	}
+	parse_app(buf, size);
 	struct place_models models = {0};
 	struct placement_tasks tasks;
 	if (placement_tasks_parse(buf, size, "fuzz", &models, &tasks, msg, sizeof(msg)) ==

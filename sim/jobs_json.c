@@ -8,15 +8,15 @@
 #include "sim/model.h"
 
 /* The largest node's GPUs, as sim_run sets model.speed.node_gpus. */
-static int cluster_node_gpus(const struct sim_config *cfg)
+static int cluster_node_gpus(const struct sim_config *cfg, enum sim_trace_kind kind)
 {
-	int best = 0;
+	int best = 0, nodes;
 	if (cfg->node_list) {
 		for (size_t i = 0; i < cfg->node_list->n; i++)
 			if (cfg->node_list->rows[i].gpu > best)
 				best = cfg->node_list->rows[i].gpu;
 	} else {
-		best = cfg->node_gpus;
+		sim_cluster_shape(cfg, kind, &nodes, &best);
 	}
 	return best > 0 ? best : 1;
 }
@@ -34,7 +34,12 @@ static drake_err job_json(json_t *arr, size_t i, const struct sim_config *cfg,
 	int max_workers = 0;
 	sim_model_shape(m, tj, t->kind, &req, &max_workers);
 	int w0 = req.want_workers, g = (int)req.worker.gpu;
-	double work = (double)tj->duration *
+	/* a Pollux job's work is iterations (its duration is at its measured
+	 * speed), another's the speed model's units */
+	double work =
+	    t->kind == SIM_TRACE_POLLUX
+	        ? tj->iterations
+	        : (double)tj->duration *
 	              drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
 	json_t *o = json_object();
 	if (!o || json_array_append_new(arr, o))
@@ -55,6 +60,10 @@ static drake_err job_json(json_t *arr, size_t i, const struct sim_config *cfg,
 	err |= add(o, "worker_cpu_milli", json_integer(req.worker.cpu_milli));
 	err |= add(o, "worker_mem_bytes", json_integer(req.worker.mem_bytes));
 	err |= add(o, "work", json_real(work));
+	if (t->kind == SIM_TRACE_POLLUX) {
+		err |= add(o, "application", json_string(tj->app));
+		err |= add(o, "batch_size", json_integer(tj->batch_size));
+	}
 	return err ? DRAKE_ENOMEM : DRAKE_OK;
 }
 
@@ -62,7 +71,7 @@ drake_err sim_jobs_json(FILE *out, const char *trace_path, const struct sim_conf
                         const struct sim_trace *t, char *msg, size_t mlen)
 {
 	struct sim_model m = cfg->model;
-	m.speed.node_gpus = cluster_node_gpus(cfg);
+	m.speed.node_gpus = cluster_node_gpus(cfg, t->kind);
 	size_t n = sim_config_jobs(cfg, t->n);
 	json_t *doc = json_object(), *jobs = json_array(), *speed = json_object();
 	drake_err err = doc && jobs && speed ? DRAKE_OK : DRAKE_ENOMEM;
@@ -73,12 +82,13 @@ drake_err sim_jobs_json(FILE *out, const char *trace_path, const struct sim_conf
 		err |= add(speed, "node_gpus", json_integer(m.speed.node_gpus));
 	}
 	if (!err && !cfg->node_list) {
-		int nodes = cfg->nodes > 0 ? cfg->nodes : t->kind == SIM_TRACE_GANG ? 32 : 64;
+		int nodes, node_gpus;
+		sim_cluster_shape(cfg, t->kind, &nodes, &node_gpus);
 		json_t *c = json_object();
 		err = c ? DRAKE_OK : DRAKE_ENOMEM;
 		if (!err) {
 			err |= add(c, "nodes", json_integer(nodes));
-			err |= add(c, "node_gpus", json_integer(cfg->node_gpus));
+			err |= add(c, "node_gpus", json_integer(node_gpus));
 			err |= add(c, "node_cpu_milli", json_integer(cfg->node_cpu_milli));
 			err |= add(c, "node_mem_bytes", json_integer(cfg->node_mem_bytes));
 			err |= add(doc, "cluster", c);
@@ -88,7 +98,10 @@ drake_err sim_jobs_json(FILE *out, const char *trace_path, const struct sim_conf
 		err = job_json(jobs, i, cfg, &m, t);
 	if (!err) {
 		err |= add(doc, "trace", json_string(trace_path));
-		err |= add(doc, "kind", json_string(t->kind == SIM_TRACE_GANG ? "gang" : "itp"));
+		err |= add(doc, "kind",
+		           json_string(t->kind == SIM_TRACE_GANG     ? "gang"
+		                       : t->kind == SIM_TRACE_POLLUX ? "pollux"
+		                                                     : "itp"));
 		err |= add(doc, "time_scale", json_real(cfg->time_scale));
 		err |= add(doc, "speed", speed);
 		speed = NULL;

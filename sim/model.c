@@ -18,6 +18,7 @@ void sim_model_defaults(struct sim_model *m)
 	m->min_frac = 0.5;
 	m->max_factor = 2.0;
 	m->gang_elastic = false;
+	m->pollux_rigid = false;
 	drake_speed_defaults(&m->speed);
 }
 
@@ -25,6 +26,21 @@ void sim_model_shape(const struct sim_model *m, const struct sim_trace_job *j,
                      enum sim_trace_kind kind, struct drake_gang_req *req, int *max_workers)
 {
 	int g, w0;
+	if (kind == SIM_TRACE_POLLUX) {
+		/* data-parallel all-reduce jobs: no PS, a GPU per replica, any
+		 * size from one replica to max_replicas (sim_pollux_bind) */
+		*req = (struct drake_gang_req){0};
+		req->worker.gpu = 1;
+		req->worker.cpu_milli = m->worker_cpu_milli_per_gpu;
+		req->worker.mem_bytes = m->worker_mem_bytes_per_gpu;
+		req->want_workers = j->replicas;
+		req->min_workers = m->pollux_rigid ? j->replicas : 1;
+		*max_workers = j->max_replicas > j->replicas && !m->pollux_rigid ? j->max_replicas
+		                                                                 : j->replicas;
+		if (*max_workers > DRAKE_GANG_MAX_REPLICAS)
+			*max_workers = DRAKE_GANG_MAX_REPLICAS;
+		return;
+	}
 	if (kind == SIM_TRACE_GANG) {
 		g = j->gpus_per_pod;
 		w0 = j->replicas;

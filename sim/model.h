@@ -7,9 +7,16 @@
  * max(W0, floor(W0 * max_factor)); it starts asking for W0. A gang trace
  * (knavigator) job is `replicas` pods of gpus_per_pod GPUs: replicas
  * workers of that size, and rigid (min = max = replicas) unless
- * gang_elastic, because that benchmark defines fixed-size gangs.
+ * gang_elastic, because that benchmark defines fixed-size gangs. A Pollux
+ * job is num_replicas workers of one GPU and no PS (its applications are
+ * all-reduce data-parallel), min-instances 1, max-instances its
+ * max_replicas (sim/pollux_model.h: 2 x num_replicas within what the
+ * measurements cover); with pollux_rigid, num_replicas for both (the
+ * artifact's TunedJobs).
  *
- * Speed: gang/speed.h, the model drake's growth rule reasons with. A job's
+ * Speed (ITP and gang): gang/speed.h, the model drake's growth rule
+ * reasons with; a Pollux job runs at its application's measured speed
+ * instead (sim/pollux_model.h), its work its iterations. An ITP job's
  * work is its trace duration times T(W0, n_min(W0)): placed as tightly as
  * possible at its original size it takes exactly the trace's duration.
  * Every change of worker count costs rescale_pause seconds of that job's
@@ -37,6 +44,7 @@ struct sim_model {
 	double min_frac;
 	double max_factor;
 	bool gang_elastic;
+	bool pollux_rigid;        /* Pollux jobs keep their tuned size (min = max) */
 	struct drake_speed speed; /* node_gpus is set from the cluster */
 };
 

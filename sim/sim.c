@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "gang/admission.h"
+#include "sim/pollux_model.h"
 
 size_t sim_config_jobs(const struct sim_config *c, size_t n)
 {
@@ -23,8 +24,8 @@ size_t sim_config_jobs(const struct sim_config *c, size_t n)
 void sim_config_defaults(struct sim_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->nodes = 0; /* by trace: 64 for ITP, 32 for gang */
-	c->node_gpus = 8;
+	c->nodes = 0;     /* by trace: sim_cluster_shape */
+	c->node_gpus = 0; /* by trace */
 	c->node_cpu_milli = 96000;
 	c->node_mem_bytes = 768LL << 30;
 	c->time_scale = 1.0;
@@ -36,6 +37,16 @@ void sim_config_defaults(struct sim_config *c)
 	sim_model_defaults(&c->model);
 	sim_curve_defaults(&c->curves);
 	mig_progress_defaults(&c->prog);
+}
+
+void sim_cluster_shape(const struct sim_config *c, enum sim_trace_kind kind, int *nodes,
+                       int *node_gpus)
+{
+	*nodes = c->nodes > 0               ? c->nodes
+	         : kind == SIM_TRACE_GANG   ? 32
+	         : kind == SIM_TRACE_POLLUX ? 16
+	                                    : 64;
+	*node_gpus = c->node_gpus > 0 ? c->node_gpus : kind == SIM_TRACE_POLLUX ? 4 : 8;
 }
 
 const struct sim_config *sim_cfg(const struct sim *s)
@@ -133,11 +144,57 @@ static int job_nodes(const struct sim_job *j)
 	return drake_plan_count_nodes(j->ps_node, j->n_ps, j->worker_node, j->n_workers);
 }
 
+static int by_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A Pollux job's iterations per second: its replicas per node, in node
+ * order, at its application's measured iteration time. */
+static drake_err pollux_rate(const struct sim_job *j, double *rate)
+{
+	*rate = 0;
+	if (j->n_workers <= 0)
+		return DRAKE_OK;
+	int *node = malloc((size_t)j->n_workers * sizeof(int));
+	int *per = malloc((size_t)j->n_workers * sizeof(int));
+	if (!node || !per) {
+		free(node);
+		free(per);
+		return DRAKE_ENOMEM;
+	}
+	memcpy(node, j->worker_node, (size_t)j->n_workers * sizeof(int));
+	qsort(node, (size_t)j->n_workers, sizeof(int), by_int);
+	int n = 0;
+	for (int i = 0; i < j->n_workers; i++) {
+		if (i == 0 || node[i] != node[i - 1])
+			per[n++] = 0;
+		per[n - 1]++;
+	}
+	double it = sim_papp_iter_time(j->app, per, n, j->t->batch_size);
+	*rate = it > 0 ? 1.0 / it : 0;
+	free(node);
+	free(per);
+	return DRAKE_OK;
+}
+
+/* Work per second: the speed model's, or a Pollux job's measured rate. */
+static drake_err job_rate(const struct sim *s, const struct sim_job *j, double *rate)
+{
+	if (j->app)
+		return pollux_rate(j, rate);
+	*rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
+	                         job_nodes(j));
+	return DRAKE_OK;
+}
+
 static drake_err set_rate(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
-	j->rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
-	                           job_nodes(j));
+	drake_err err = job_rate(s, j, &j->rate);
+	if (err)
+		return err;
 	j->gen++;
 	if (j->rate <= 0)
 		return DRAKE_OK; /* stalled: no finish until it gets workers back */
@@ -294,8 +351,10 @@ static drake_err charge_pause(struct sim *s, int ji)
 		if (j->work_total < j->work_done)
 			j->work_total = j->work_done;
 	}
-	double r = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
-	                            job_nodes(j));
+	double r;
+	drake_err err = job_rate(s, j, &r);
+	if (err)
+		return err;
 	j->pause_work = pause * r;
 	j->pause_end = s->now + pause;
 	j->work_total += j->pause_work;
@@ -438,7 +497,8 @@ static drake_err build_cluster(struct sim *s, struct sim_config *cfg, const stru
 				max_gpus = r->gpu;
 		}
 	} else {
-		int n = cfg->nodes > 0 ? cfg->nodes : t->kind == SIM_TRACE_GANG ? 32 : 64;
+		int n, gpus;
+		sim_cluster_shape(cfg, t->kind, &n, &gpus);
 		if (n > DRAKE_CLUSTER_MAX_NODES)
 			return drake_errorf(DRAKE_ELIMIT, msg, mlen, "more than %d nodes",
 			                    DRAKE_CLUSTER_MAX_NODES);
@@ -446,12 +506,12 @@ static drake_err build_cluster(struct sim *s, struct sim_config *cfg, const stru
 			struct drake_res a = {0};
 			a.cpu_milli = cfg->node_cpu_milli;
 			a.mem_bytes = cfg->node_mem_bytes;
-			a.gpu = cfg->node_gpus;
+			a.gpu = gpus;
 			snprintf(name, sizeof(name), "node-%05d", i);
 			if ((err = drake_cluster_add_node(&s->c, name, &a, true, msg, mlen)))
 				return err;
 		}
-		max_gpus = cfg->node_gpus;
+		max_gpus = gpus;
 	}
 	if ((err = drake_cluster_sort(&s->c, msg, mlen)))
 		return err;
@@ -474,9 +534,21 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 		if (!j->ps_node || ensure_workers(j, j->req.want_workers + 1))
 			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");
 		int w0 = j->req.want_workers, g = (int)j->req.worker.gpu;
-		j->work_total =
-		    (double)j->t->duration *
-		    drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
+		if (t->kind == SIM_TRACE_POLLUX) {
+			const struct sim_papps *apps = s->cfg->apps;
+			if (!apps || j->t->app_index < 0 || (size_t)j->t->app_index >= apps->n)
+				return drake_errorf(
+				    DRAKE_EINVAL, msg, mlen,
+				    "job %s: a Pollux trace's jobs must be bound to "
+				    "their applications' measurements (--apps)",
+				    j->t->id);
+			j->app = &apps->app[j->t->app_index];
+			j->work_total = j->t->iterations;
+		} else {
+			j->work_total = (double)j->t->duration *
+			                drake_speed_rate(&m->speed, w0, g,
+			                                 drake_speed_min_nodes(&m->speed, w0, g));
+		}
 		j->work_orig = j->work_total;
 		/* drawn whatever the flags, so runs with and without curves split
 		 * the same jobs into early and late */

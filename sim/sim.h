@@ -37,6 +37,7 @@
 #include "migrate/progress.h"
 #include "sim/evq.h"
 #include "sim/model.h"
+#include "sim/pollux_apps.h"
 #include "sim/progress_model.h"
 #include "sim/trace.h"
 
@@ -44,7 +45,8 @@ enum sim_job_state { SIM_JOB_FUTURE, SIM_JOB_WAITING, SIM_JOB_RUNNING, SIM_JOB_D
 
 struct sim_job {
 	const struct sim_trace_job *t;
-	struct drake_gang_req req; /* want_workers = initial size W0 */
+	const struct sim_papp *app; /* a Pollux job's application, else NULL */
+	struct drake_gang_req req;  /* want_workers = initial size W0 */
 	int max_workers;
 	enum sim_job_state state;
 	double submit, start, finish;
@@ -72,12 +74,15 @@ struct sim_job {
 };
 
 struct sim_config {
-	/* cluster */
+	/* cluster: nodes and node_gpus 0 go by the trace (sim_cluster_shape) */
 	int nodes;
 	int node_gpus;
 	int64_t node_cpu_milli;
 	int64_t node_mem_bytes;
 	const struct sim_nodes *node_list; /* overrides the shape when set */
+	/* a Pollux trace's applications, its jobs bound to them
+	 * (sim_pollux_bind); NULL for other traces */
+	const struct sim_papps *apps;
 	/* trace handling */
 	double time_scale; /* multiply submission times */
 	size_t max_jobs;   /* 0: all */
@@ -96,6 +101,11 @@ struct sim_config {
 };
 
 void sim_config_defaults(struct sim_config *c);
+/* The identical nodes a run builds for a trace of this kind: c's, or by
+ * the trace when 0: 64 nodes for ITP, 32 for gang, 16 for Pollux (the
+ * artifact's cluster); 8 GPUs a node, 4 for Pollux. */
+void sim_cluster_shape(const struct sim_config *c, enum sim_trace_kind kind, int *nodes,
+                       int *node_gpus);
 /* How many of a trace's n jobs a run replays: c->max_jobs of them, or all. */
 size_t sim_config_jobs(const struct sim_config *c, size_t n);
 

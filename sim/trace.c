@@ -14,8 +14,9 @@
 
 #define MAX_FIELDS 8
 
-#define ITP_HEADER  "job_id,submission_time,duration,num_gpu"
-#define GANG_HEADER "job_id,submit_order,replicas,gpus_per_pod,duration_s"
+#define ITP_HEADER    "job_id,submission_time,duration,num_gpu"
+#define GANG_HEADER   "job_id,submit_order,replicas,gpus_per_pod,duration_s"
+#define POLLUX_HEADER "name,time,application,num_replicas,batch_size"
 
 int trace_next_line(struct trace_lines *l, char *buf, size_t cap)
 {
@@ -137,6 +138,29 @@ drake_err trace_grow(void **arr, size_t *cap, size_t n, size_t elem, const struc
 	return DRAKE_OK;
 }
 
+/* A Pollux workload's row: the job runs one GPU per replica; its duration
+ * and the rest come from its application's measurements (sim_pollux_bind). */
+static drake_err parse_pollux(struct trace_lines *l, char **f, struct sim_trace_job *j, char *msg,
+                              size_t mlen)
+{
+	drake_err err;
+	int64_t v;
+	if ((err = trace_field_int(l, "time", f[1], 0, SIM_TRACE_MAX_SECONDS, &j->submit, NULL, msg,
+	                           mlen)) ||
+	    (err = trace_field_id(l, "application", f[2], j->app, sizeof(j->app), msg, mlen)) ||
+	    (err = trace_field_int(l, "num_replicas", f[3], 1, SIM_TRACE_MAX_REPLICAS, &v, NULL,
+	                           msg, mlen)))
+		return err;
+	j->replicas = j->gpus = (int)v;
+	j->gpus_per_pod = 1;
+	if ((err = trace_field_int(l, "batch_size", f[4], 1, SIM_TRACE_MAX_BATCH, &v, NULL, msg,
+	                           mlen)))
+		return err;
+	j->batch_size = (int)v;
+	j->app_index = -1;
+	return DRAKE_OK;
+}
+
 static drake_err parse_row(struct trace_lines *l, enum sim_trace_kind kind, char **f, int nf,
                            struct sim_trace_job *j, char *msg, size_t mlen)
 {
@@ -147,8 +171,12 @@ static drake_err parse_row(struct trace_lines *l, enum sim_trace_kind kind, char
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want %d", l->file,
 		                    l->lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf, want);
 	memset(j, 0, sizeof(*j));
-	if ((err = trace_field_id(l, "job_id", f[0], j->id, sizeof(j->id), msg, mlen)))
+	j->line = l->lineno;
+	if ((err = trace_field_id(l, kind == SIM_TRACE_POLLUX ? "name" : "job_id", f[0], j->id,
+	                          sizeof(j->id), msg, mlen)))
 		return err;
+	if (kind == SIM_TRACE_POLLUX)
+		return parse_pollux(l, f, j, msg, mlen);
 	if (kind == SIM_TRACE_ITP) {
 		if ((err = trace_field_int(l, "submission_time", f[1], 0, SIM_TRACE_MAX_SECONDS,
 		                           &j->submit, NULL, msg, mlen)) ||
@@ -205,20 +233,30 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 		                    l.file);
 	if (want == SIM_LAYOUT_COLUMNS)
 		return trace_columns_parse(&l, line, fmt, out, msg, mlen);
-	if (strcmp(line, ITP_HEADER) == 0 && want != SIM_LAYOUT_GANG)
-		out->layout = SIM_LAYOUT_ITP;
-	else if (strcmp(line, GANG_HEADER) == 0 && want != SIM_LAYOUT_ITP)
-		out->layout = SIM_LAYOUT_GANG;
-	else if (want == SIM_LAYOUT_AUTO)
+	static const struct {
+		enum sim_trace_layout layout;
+		enum sim_trace_kind kind;
+		const char *header;
+	} fixed[] = {{SIM_LAYOUT_ITP, SIM_TRACE_ITP, ITP_HEADER},
+	             {SIM_LAYOUT_GANG, SIM_TRACE_GANG, GANG_HEADER},
+	             {SIM_LAYOUT_POLLUX, SIM_TRACE_POLLUX, POLLUX_HEADER}};
+	size_t k = 0, nfixed = sizeof(fixed) / sizeof(fixed[0]);
+	while (k < nfixed && (strcmp(line, fixed[k].header) != 0 ||
+	                      (want != SIM_LAYOUT_AUTO && want != fixed[k].layout)))
+		k++;
+	if (k == nfixed && want == SIM_LAYOUT_AUTO)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
-		                    "%s:1: unknown header \"%.80s\" (want an ITP or gang trace, "
-		                    "or name its columns with --trace-columns)",
+		                    "%s:1: unknown header \"%.80s\" (want an ITP, gang or Pollux "
+		                    "trace, or name its columns with --trace-columns)",
 		                    l.file, line);
-	else
+	if (k == nfixed) {
+		while (--k > 0 && fixed[k].layout != want)
+			;
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:1: header \"%.80s\" is not %s",
-		                    l.file, line,
-		                    want == SIM_LAYOUT_ITP ? ITP_HEADER : GANG_HEADER);
-	out->kind = out->layout == SIM_LAYOUT_GANG ? SIM_TRACE_GANG : SIM_TRACE_ITP;
+		                    l.file, line, fixed[k].header);
+	}
+	out->layout = fixed[k].layout;
+	out->kind = fixed[k].kind;
 	size_t cap = 0;
 	drake_err err = DRAKE_OK;
 	int saw_blank = 0;
@@ -244,14 +282,16 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 		struct sim_trace_job *j = &out->jobs[out->n];
 		if ((err = parse_row(&l, out->kind, f, split(line, f), j, msg, mlen)))
 			goto fail;
-		if (out->kind == SIM_TRACE_ITP) {
+		if (out->kind != SIM_TRACE_GANG) {
 			j->order = (int64_t)out->n;
 			if (out->n > 0 && j->submit < out->jobs[out->n - 1].submit) {
-				err = drake_errorf(DRAKE_EINVAL, msg, mlen,
-				                   "%s:%zu: submission_time %lld is before the "
-				                   "previous row's %lld (rows must be sorted)",
-				                   l.file, l.lineno, (long long)j->submit,
-				                   (long long)out->jobs[out->n - 1].submit);
+				err = drake_errorf(
+				    DRAKE_EINVAL, msg, mlen,
+				    "%s:%zu: %s %lld is before the "
+				    "previous row's %lld (rows must be sorted)",
+				    l.file, l.lineno,
+				    out->kind == SIM_TRACE_ITP ? "submission_time" : "time",
+				    (long long)j->submit, (long long)out->jobs[out->n - 1].submit);
 				goto fail;
 			}
 		} else if (out->n > 0 && j->order <= out->jobs[out->n - 1].order) {

@@ -4,6 +4,7 @@
  *
  *   ITP      job_id,submission_time,duration,num_gpu          (Microsoft ITP)
  *   gang     job_id,submit_order,replicas,gpus_per_pod,duration_s (knavigator)
+ *   pollux   name,time,application,num_replicas,batch_size   (Pollux artifact)
  *   nodes    sn,cpu_milli,memory_mib,gpu,model                (Alibaba 2023)
  *
  * The header line picks the format. Every row is checked: field count,
@@ -18,6 +19,11 @@
  * its bad rows are skipped and counted per reason (struct sim_trace_skips);
  * the kept rows are stable-sorted by submit time and shifted so the first
  * submits at 0. Such a trace's jobs are shaped like ITP jobs.
+ *
+ * A Pollux workload names, per job, an application whose measurements
+ * (sim/pollux_apps.h) say how fast it runs and how long it needs; its rows
+ * are checked here, the application and batch size against those
+ * measurements by sim_pollux_bind (sim/pollux_model.h).
  *
  * Ownership: the parse functions fill a caller-provided struct whose arrays
  * they allocate; sim_trace_release / sim_nodes_release free them.
@@ -41,6 +47,8 @@
 #define SIM_TRACE_MAX_COLUMNS   64                    /* fields per line of a named-column trace */
 #define SIM_TRACE_MAX_TIMESTAMP INT64_C(100000000000) /* named-column submit, before the shift */
 #define SIM_TRACE_SKIP_EXAMPLES 5                     /* skipped rows quoted in a parse result */
+#define SIM_TRACE_MAX_BATCH     (1 << 24)             /* Pollux: a job's total batch size */
+#define SIM_TRACE_MAX_APP       31                    /* Pollux: an application's name */
 #define SIM_NODES_MAX_GPUS      64                    /* per node */
 #define SIM_NODES_MAX_CPU_MILLI 10000000
 #define SIM_NODES_MAX_MEM_MIB   (64 * 1024 * 1024)
@@ -49,13 +57,15 @@
 enum sim_trace_kind {
 	SIM_TRACE_ITP, /* a job of G GPUs: ITP and named-column traces */
 	SIM_TRACE_GANG,
+	SIM_TRACE_POLLUX, /* a Pollux job: an application at a tuned size (sim/pollux_model.h) */
 };
 
 /* How a trace's header is read. */
 enum sim_trace_layout {
-	SIM_LAYOUT_AUTO, /* the header picks ITP or gang */
+	SIM_LAYOUT_AUTO, /* the header picks ITP, gang or Pollux */
 	SIM_LAYOUT_ITP,
 	SIM_LAYOUT_GANG,
+	SIM_LAYOUT_POLLUX,
 	SIM_LAYOUT_COLUMNS, /* a user's CSV, columns named in the format */
 };
 
@@ -97,8 +107,17 @@ struct sim_trace_job {
 	int64_t order;    /* submission order (row index for ITP) */
 	int64_t duration; /* seconds at the original size */
 	int gpus;         /* total GPUs */
-	int replicas;     /* gang: pods; ITP: 0 (the job model decides) */
+	int replicas;     /* gang: pods; Pollux: the tuned num_replicas; ITP: 0 */
 	int gpus_per_pod; /* gang: per pod; ITP: 0 */
+	size_t line;      /* in the file, for messages about the row */
+	/* Pollux: the row's application and total batch size; sim_pollux_bind
+	 * fills the rest from the application's measurements (duration: the
+	 * run time at the tuned size, packed) */
+	char app[SIM_TRACE_MAX_APP + 1];
+	int batch_size;
+	int app_index;     /* into the bound struct sim_papps */
+	int max_replicas;  /* elastic policies' max-instances */
+	double iterations; /* the work: iterations at batch_size */
 };
 
 struct sim_trace {
@@ -123,7 +142,7 @@ struct sim_nodes {
 	size_t n;
 };
 
-/* Auto layout: the header must be the ITP or the gang one. */
+/* Auto layout: the header must be the ITP, gang or Pollux one. */
 drake_err sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_trace *out,
                           char *msg, size_t mlen) DRAKE_MUST_CHECK;
 drake_err sim_trace_load(const char *path, struct sim_trace *out, char *msg,
@@ -143,7 +162,7 @@ void sim_trace_release(struct sim_trace *t);
 drake_err sim_trace_skip(struct sim_trace *t, size_t first, char *msg,
                          size_t mlen) DRAKE_MUST_CHECK;
 
-/* Fills f from a layout name (auto, itp, gang, columns; NULL or "" is auto)
+/* Fills f from a layout name (auto, itp, gang, pollux, columns; NULL or "" is auto)
  * and a column list "submit=COL,duration=COL,gpus=COL[,id=COL]" where the
  * two times may end in :s, :m or :h (seconds, the default, minutes, hours).
  * A column list makes auto mean columns; it goes with no other layout. */

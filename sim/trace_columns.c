@@ -111,12 +111,14 @@ drake_err sim_trace_format_parse(const char *layout, const char *columns,
 		f->layout = SIM_LAYOUT_ITP;
 	else if (strcmp(layout, "gang") == 0)
 		f->layout = SIM_LAYOUT_GANG;
+	else if (strcmp(layout, "pollux") == 0)
+		f->layout = SIM_LAYOUT_POLLUX;
 	else if (strcmp(layout, "columns") == 0)
 		f->layout = SIM_LAYOUT_COLUMNS;
 	else
-		return drake_errorf(DRAKE_EINVAL, msg, mlen,
-		                    "unknown trace format \"%.32s\" (auto, itp, gang, columns)",
-		                    layout);
+		return drake_errorf(
+		    DRAKE_EINVAL, msg, mlen,
+		    "unknown trace format \"%.32s\" (auto, itp, gang, pollux, columns)", layout);
 	if (f->layout == SIM_LAYOUT_COLUMNS && !spec)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen,
 		                    "trace format columns needs a column list "
@@ -251,6 +253,7 @@ static drake_err parse_row(const struct trace_lines *l, const struct sim_trace_f
 	drake_err err;
 	int64_t v;
 	memset(j, 0, sizeof(*j));
+	j->line = l->lineno;
 	if ((err = trace_field_int(l, f->submit, fld[col[ROLE_SUBMIT]], 0,
 	                           SIM_TRACE_MAX_TIMESTAMP / f->submit_unit, &v, why, msg, mlen)))
 		return err;

@@ -13,9 +13,10 @@
 
 #include "sim/trace.h"
 
-#define ITP   "job_id,submission_time,duration,num_gpu\n"
-#define GANG  "job_id,submit_order,replicas,gpus_per_pod,duration_s\n"
-#define NODES "sn,cpu_milli,memory_mib,gpu,model\n"
+#define ITP    "job_id,submission_time,duration,num_gpu\n"
+#define GANG   "job_id,submit_order,replicas,gpus_per_pod,duration_s\n"
+#define NODES  "sn,cpu_milli,memory_mib,gpu,model\n"
+#define POLLUX "name,time,application,num_replicas,batch_size\n"
 
 struct tcase {
 	const char *name;
@@ -57,6 +58,23 @@ static const struct tcase trace_cases[] = {
     {"gang submit order must increase", GANG "x,1,1,8,30\ny,1,1,8,30\n", DRAKE_EINVAL, 0,
      "t.csv:3: submit_order 1 does not increase"},
     {"too many fields are refused", ITP "a,1,1,1,1,1,1,1,1,1\n", DRAKE_EINVAL, 0, "want 4"},
+    {"a Pollux workload parses", POLLUX "cifar10-0,107,cifar10,6,2048\nncf-2,135,ncf,1,32768\n",
+     DRAKE_OK, 2, NULL},
+    {"a Pollux row without its batch size names its line", POLLUX "a,1,ncf,1\n", DRAKE_EINVAL, 0,
+     "t.csv:2: 4 fields, want 5"},
+    {"a Pollux job of zero replicas is refused", POLLUX "a,1,ncf,0,32768\n", DRAKE_EINVAL, 0,
+     "t.csv:2: num_replicas must be at least 1"},
+    {"a Pollux batch size over the limit is refused", POLLUX "a,1,ncf,1,99999999\n", DRAKE_ELIMIT,
+     0, "batch_size 99999999 exceeds"},
+    {"a fractional Pollux time is refused", POLLUX "a,1.5,ncf,1,32\n", DRAKE_EINVAL, 0,
+     "t.csv:2: time \"1.5\" is not an integer"},
+    {"an empty Pollux application is refused", POLLUX "a,1,,1,32\n", DRAKE_EINVAL, 0,
+     "t.csv:2: empty application"},
+    {"a Pollux application over 31 characters is refused",
+     POLLUX "a,1,abcdefghijabcdefghijabcdefghijab,1,32\n", DRAKE_ELIMIT, 0,
+     "application longer than 31"},
+    {"unsorted Pollux times are refused", POLLUX "a,10,ncf,1,32\nb,9,ncf,1,32\n", DRAKE_EINVAL, 0,
+     "t.csv:3: time 9 is before"},
 };
 
 static void run_trace_case(void **state)
@@ -449,6 +467,7 @@ struct fcase {
 static const struct fcase format_cases[] = {
     {"no flags mean auto", NULL, NULL, DRAKE_OK, SIM_LAYOUT_AUTO, NULL},
     {"itp and gang name the presets", "gang", "", DRAKE_OK, SIM_LAYOUT_GANG, NULL},
+    {"pollux names its preset", "pollux", "", DRAKE_OK, SIM_LAYOUT_POLLUX, NULL},
     {"a column list makes auto columns", "auto", "submit=a,duration=b,gpus=c", DRAKE_OK,
      SIM_LAYOUT_COLUMNS, NULL},
     {"an unknown format is refused", "philly", NULL, DRAKE_EINVAL, 0,
@@ -520,6 +539,32 @@ static void presets_are_selected_by_name_and_stay_strict(void **state)
 	    DRAKE_EINVAL);
 	assert_non_null(strstr(msg, "i:3: num_gpu must be at least 1"));
 	assert_null(t.jobs);
+	/* pollux insists on its header, and names it */
+	assert_int_equal(sim_trace_format_parse("pollux", NULL, &f, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(sim_trace_parse_as(gang, strlen(gang), "g", &f, &t, msg, sizeof(msg)),
+	                 DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "is not name,time,application,num_replicas,batch_size"));
+}
+
+static void pollux_rows_carry_application_and_batch(void **state)
+{
+	(void)state;
+	const char *text = POLLUX "cifar10-0,107,cifar10,6,2048\nncf-2,135,ncf,1,32768\n";
+	struct sim_trace t;
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "w", &t, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(t.kind, SIM_TRACE_POLLUX);
+	assert_int_equal(t.layout, SIM_LAYOUT_POLLUX);
+	assert_string_equal(t.jobs[0].id, "cifar10-0");
+	assert_string_equal(t.jobs[0].app, "cifar10");
+	assert_int_equal(t.jobs[0].submit, 107);
+	assert_int_equal(t.jobs[0].replicas, 6);
+	assert_int_equal(t.jobs[0].gpus, 6);
+	assert_int_equal(t.jobs[0].batch_size, 2048);
+	assert_int_equal(t.jobs[0].app_index, -1); /* not bound yet */
+	assert_int_equal(t.jobs[1].line, 3);
+	assert_int_equal(t.jobs[1].order, 1);
+	sim_trace_release(&t);
 }
 
 static void gang_rows_carry_their_shape(void **state)
@@ -573,6 +618,14 @@ static void the_shipped_traces_parse(void **state)
 	assert_int_equal(t.n, 53);
 	sim_trace_release(&t);
 	struct sim_nodes n;
+	for (int w = 1; w <= 6; w++) {
+		snprintf(path, sizeof(path), "%s/pollux/workloads-1.0/workload-%d.csv", dir, w);
+		if (sim_trace_load(path, &t, msg, sizeof(msg)) != DRAKE_OK)
+			fail_msg("%s", msg);
+		assert_int_equal(t.kind, SIM_TRACE_POLLUX);
+		assert_int_equal(t.n, 160);
+		sim_trace_release(&t);
+	}
 	snprintf(path, sizeof(path), "%s/alibaba2023_openb_nodes.csv", dir);
 	assert_int_equal(sim_nodes_load(path, &n, msg, sizeof(msg)), DRAKE_OK);
 	assert_int_equal(n.n, 1523);
@@ -591,6 +644,7 @@ int main(void)
 	    cmocka_unit_test(a_header_over_the_column_limit_is_refused),
 	    cmocka_unit_test(presets_are_selected_by_name_and_stay_strict),
 	    cmocka_unit_test(gang_rows_carry_their_shape),
+	    cmocka_unit_test(pollux_rows_carry_application_and_batch),
 	    cmocka_unit_test(node_lists_parse_and_refuse_garbage),
 	    cmocka_unit_test(the_shipped_traces_parse),
 	    cmocka_unit_test(skipping_jobs_starts_the_replay_later),
