@@ -36,6 +36,68 @@ log_has() {
   grep -Eq -- "$3" <<<"$log"
 }
 
+# --- drake-train's PS log against drake's decisions --------------------------
+# A PS log is `kubectl logs --timestamps` of drake-train's PS: each line
+# starts with its time, RFC 3339 in UTC, which compares as a string. The PS
+# prints its width ("workers=N") from start-up, while its workers join one by
+# one, so a width line proves a shrink or a grow only if it came after the
+# decision. An Event's lastTimestamp has whole seconds and is stamped when
+# drake writes the Event, after the decision it reports: a line stamped in a
+# later second came after the decision. A worker leaving is counted from a
+# second before the Event's (a shrunk job's pods are deleted before drake
+# writes it), and a width line only after every worker the decision
+# concerned has been seen to leave or join.
+
+# event_times NAMESPACE KIND NAME REASON: the lastTimestamp of each of the
+# object's Events of REASON, oldest first; fails when there is none
+event_times() {
+  k get events -n "$1" --field-selector "involvedObject.kind=$2,involvedObject.name=$3,reason=$4" \
+    -o jsonpath='{range .items[*]}{.lastTimestamp}{"\n"}{end}' | sort | grep .
+}
+# shift_time TIME SECONDS: TIME (RFC 3339, UTC) moved by SECONDS, whole seconds
+shift_time() { date -u -d "@$(($(date -u -d "$1" +%s) + $2))" +%Y-%m-%dT%H:%M:%SZ; }
+# ps_members FILE SINCE VERB: the PS's "worker I VERB at step S" lines
+# (VERB: joined, rejoined or left) stamped in SINCE's second or later
+ps_members() {
+  awk -v t="${2%Z}" -v re="ps: worker [0-9]+ $3 at step " 'substr($1, 1, 19) >= t && $0 ~ re' "$1"
+}
+# ps_saw FILE SINCE VERB IDX...: the PS saw each worker IDX VERB (at a step
+# > 0 for a rejoin) in SINCE's second or later; fails without an IDX
+ps_saw() {
+  local f=$1 since=$2 verb=$3 i lines step='[0-9]+'
+  shift 3
+  [ $# -gt 0 ] || return 1
+  [ "$verb" != rejoined ] || step='[1-9][0-9]*'
+  lines=$(ps_members "$f" "$since" "$verb")
+  for i in "$@"; do
+    grep -Eq "ps: worker $i $verb at step $step( |$)" <<<"$lines" || return 1
+  done
+}
+# ps_after FILE SINCE VERB AFTER IDX...: the PS's lines once it has seen
+# each worker IDX VERB (counted from SINCE's second), stamped in AFTER's
+# second or later; nothing until it has seen them all
+ps_after() {
+  local f=$1 since=$2 verb=$3 after=$4
+  shift 4
+  awk -v t="${since%Z}" -v a="${after%Z}" -v verb="$verb" -v want="$*" '
+    BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) need[w[i]] = 1; left = n }
+    { s = substr($1, 1, 19) }
+    s < t { next }
+    left > 0 {
+      if (n > 0 && $2 == "ps:" && $3 == "worker" && $5 == verb && ($4 in need)) { delete need[$4]; left-- }
+      next
+    }
+    n > 0 && s >= a { print }' "$f"
+}
+
+# ps_width N FILE SINCE VERB AFTER IDX...: the first of ps_after's lines
+# where the PS trains with N workers; fails when there is none
+ps_width() {
+  local n=$1 lines
+  shift
+  lines=$(ps_after "$@")
+  grep -m1 -E "workers=$n " <<<"$lines"
+}
 # lease_holder: who holds drake's Lease now ("" when nobody)
 lease_holder() { k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}'; }
 # led_by_other OLD: the Lease is held, by another replica than OLD
