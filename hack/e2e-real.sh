@@ -20,14 +20,16 @@
 #      go), the second starts whole and trains to its target, the first
 #      keeps training on two workers (the PS says so after they left); once
 #      the cluster has been idle (--idle-after 10s) drake grows the first
-#      back to four, the new workers join the running training at a step
-#      > 0, and it reaches its target. The PS's lines count only from
-#      drake's decision (its Event) on.
+#      back to four: each new worker rejoins the running training at a
+#      step > 0 (the PS's log) and fetches the weights (its own log), the PS
+#      trains with four again, and the job reaches its target. The PS's
+#      lines count only from drake's decision (its Event) on.
 #   3. Migration: an authenticated POST /v1/migrations (a ServiceAccount
 #      bound to the chart's migrator ClusterRole) moves worker 1 onto the
 #      other node: its old process exits, the new pod runs there, rejoins
-#      the PS at a step > 0 and the job trains to its target. A request to
-#      move the PS that does not say "pauseJob": true is refused (409).
+#      the PS at a step > 0 and fetches the weights, and the job trains to
+#      its target. A request to move the PS that does not say "pauseJob":
+#      true is refused (409).
 #   4. Progress: drake refuses a forged token, a token for another audience,
 #      a pod's token used for another pod and the token of a pod no TFJob
 #      owns; a job's real learning curve (two workers) is classed
@@ -198,7 +200,7 @@ fi
 # What the PS logs counts only from drake's decisions on (real-lib.sh): its
 # width lines say "workers=2" from start-up too, while the workers join.
 after_shrink() {
-  local t_down since
+  local t_down since t_up i
   t_down=$(event_times "$jobs_ns" TFJob big ScaledDown | tail -n 1 || true)
   [ -n "$t_down" ] || { bad "big's ScaledDown Event has no time: $(k get events -n "$jobs_ns" 2>&1 | tail -5)"; return; }
   since=$(shift_time "$t_down" -1)
@@ -240,18 +242,29 @@ after_shrink() {
     bad "big was not grown: $(drake_get /v1/jobs 2>&1)"
   fi
   if eventually 120 started big 5; then ok "big runs 4 workers again"; else bad "big did not grow to 4 running workers: $(k get pods -n "$jobs_ns" -o wide 2>&1)"; fi
-  # the new workers join the running training: the PS welcomes them back
-  # at a step > 0, and each says where it started
-  if eventually 60 in_ps_log big 'ps: worker [0-9]+ rejoined at step [1-9]'; then
-    ok "the new workers rejoined big's training: $(grep -E 'ps: worker [0-9]+ rejoined at step' "$work/big-ps.log" | cut -d' ' -f2- | tr '\n' ';')"
+  # every new worker joins the running training: the PS welcomes each back
+  # at a step > 0 after drake's first ScaledUp, and each one's own log says
+  # it connected at that step and trained on the weights it fetched
+  t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
+  rejoined_all() { [ -n "$t_up" ] && ps_saw "$work/big-ps.log" "$t_up" rejoined $removed; }
+  if [ -n "$removed" ] && eventually 60 rejoined_all; then
+    ok "each new worker ($removed) rejoined big's training at a step > 0 after the ScaledUp of $t_up: $(ps_members "$work/big-ps.log" "$t_up" rejoined | cut -d' ' -f2- | tr '\n' ';')"
   else
-    bad "no worker rejoined big's PS: $(tail -5 "$work/big-ps.log")"
+    bad "not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$work/big-ps.log")"
   fi
-  rejoined=$(grep -Eo 'ps: worker [0-9]+ rejoined' "$work/big-ps.log" | awk '{print $3}' | head -n 1 || true)
-  if [ -n "$rejoined" ] && eventually 30 log_has "$jobs_ns" "big-worker-$rejoined" 'connected to the PS .* at step [1-9]'; then
-    ok "big-worker-$rejoined: $(k logs -n "$jobs_ns" "big-worker-$rejoined" | grep -m1 'connected to the PS' || true)"
+  for i in $removed; do
+    if eventually 30 worker_fetched "$jobs_ns" "big-worker-$i"; then
+      ok "big-worker-$i fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" "big-worker-$i")"
+    else
+      bad "big-worker-$i did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-$i" 2>&1 | head -n 5 || true)"
+    fi
+  done
+  # and the PS trains with all four once they are back
+  wide() { [ -n "$t_up" ] && ps_width 4 "$work/big-ps.log" "$t_up" rejoined "$(shift_time "$t_up" 1)" $removed; }
+  if eventually 60 wide; then
+    ok "big trains at its full width again once they rejoined: $(wide | cut -d' ' -f2-)"
   else
-    bad "big-worker-${rejoined:-?} did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-${rejoined:-?}" 2>&1 | head -n 5 || true)"
+    bad "big's PS did not train with 4 workers after ${removed:-its workers} rejoined: $(tail -3 "$work/big-ps.log")"
   fi
   finish big "$t0"
 }
@@ -331,6 +344,11 @@ if want 3; then
     ok "the moved worker 1 rejoined the PS once the old one left: $(mig_back | cut -d' ' -f2-)"
   else
     bad "worker 1 did not rejoin mig's PS after it left: $(tail -5 "$work/mig-ps.log")"
+  fi
+  if eventually 30 worker_fetched "$jobs_ns" mig-worker-1; then
+    ok "the moved mig-worker-1 fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" mig-worker-1)"
+  else
+    bad "the moved mig-worker-1 did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" mig-worker-1 2>&1 | head -n 5 || true)"
   fi
   finish mig "$t0"
   eventually 60 no_pods mig || true

@@ -98,6 +98,18 @@ ps_width() {
   lines=$(ps_after "$@")
   grep -m1 -E "workers=$n " <<<"$lines"
 }
+# worker_fetched NAMESPACE POD: drake-train worker POD's log says it
+# connected to the PS at a step > 0 and then trained on the weights it
+# fetched (a worker prints a progress line, "worker I: step=...", only once
+# the PS has answered its PULL with the weights); prints those two lines
+worker_fetched() {
+  local log
+  log=$(k logs -n "$1" "$2" 2>/dev/null) || return 1
+  awk '/: connected to the PS .* at step [1-9]/ && !c {c = 1; first = $0; next}
+    c && /^worker [0-9]+: step=[0-9]+ local_steps/ {print first "; " $0; f = 1; exit}
+    END {exit !f}' <<<"$log"
+}
+
 # lease_holder: who holds drake's Lease now ("" when nobody)
 lease_holder() { k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}'; }
 # led_by_other OLD: the Lease is held, by another replica than OLD
