@@ -150,20 +150,15 @@ else
   bad "elastic: big's PS did not train with 2 workers after its workers left: $(tail -3 "$plog")"
 fi
 if eventually 300 succeeded small; then ok "elastic: small Succeeded on big's GPUs"; else bad "elastic: small did not succeed: $(k get pods -n "$jobs_ns" -o wide 2>&1)"; fi
-# the grow: one worker at a time or both at once; every new worker rejoins
-# at a step > 0 after the first ScaledUp and fetches the weights
+# the grow: one worker at a time or both at once; every new worker fetches
+# the weights at a step > 0 (its log, read while its pod exists) and
+# rejoins the PS after the first ScaledUp
 grown() { [ "$(event_times "$jobs_ns" TFJob big ScaledUp | grep -c .)" -ge 1 ] && started big 5; }
 if eventually 180 grown; then
   ok "elastic: drake grew big back to 4 running workers once the cluster was idle: $(event_on big ScaledUp)"
   t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
 else
   bad "elastic: big was not grown back to 4 workers: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
-fi
-rejoined_all() { [ -n "$t_up" ] && ps_saw "$plog" "$t_up" rejoined $removed; }
-if [ -n "$removed" ] && eventually 60 rejoined_all; then
-  ok "elastic: each new worker ($removed) rejoined big's PS at a step > 0 after the ScaledUp of $t_up"
-else
-  bad "elastic: not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$plog")"
 fi
 for i in $removed; do
   if eventually 30 worker_fetched "$jobs_ns" "big-worker-$i"; then
@@ -172,6 +167,12 @@ for i in $removed; do
     bad "elastic: big-worker-$i did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-$i" 2>&1 | head -n 5 || true)"
   fi
 done
+rejoined_all() { [ -n "$t_up" ] && ps_saw "$plog" "$t_up" rejoined $removed; }
+if [ -n "$removed" ] && eventually 60 rejoined_all; then
+  ok "elastic: each new worker ($removed) rejoined big's PS at a step > 0 after the ScaledUp of $t_up"
+else
+  bad "elastic: not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$plog")"
+fi
 wide() { [ -n "$t_up" ] && ps_width 4 "$plog" "$t_up" rejoined "$(shift_time "$t_up" 1)" $removed; }
 if eventually 60 wide; then
   ok "elastic: big trains on 4 workers once they rejoined: $(wide | cut -d' ' -f2-)"

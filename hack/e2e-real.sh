@@ -242,16 +242,10 @@ after_shrink() {
     bad "big was not grown: $(drake_get /v1/jobs 2>&1)"
   fi
   if eventually 120 started big 5; then ok "big runs 4 workers again"; else bad "big did not grow to 4 running workers: $(k get pods -n "$jobs_ns" -o wide 2>&1)"; fi
-  # every new worker joins the running training: the PS welcomes each back
-  # at a step > 0 after drake's first ScaledUp, and each one's own log says
-  # it connected at that step and trained on the weights it fetched
-  t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
-  rejoined_all() { [ -n "$t_up" ] && ps_saw "$work/big-ps.log" "$t_up" rejoined $removed; }
-  if [ -n "$removed" ] && eventually 60 rejoined_all; then
-    ok "each new worker ($removed) rejoined big's training at a step > 0 after the ScaledUp of $t_up: $(ps_members "$work/big-ps.log" "$t_up" rejoined | cut -d' ' -f2- | tr '\n' ';')"
-  else
-    bad "not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$work/big-ps.log")"
-  fi
+  # every new worker joins the running training: each one's own log says
+  # it connected at a step > 0 and trained on the weights it fetched (read
+  # first, while the pods exist: they go once big succeeds), and the PS
+  # welcomes each back at a step > 0 after drake's first ScaledUp
   for i in $removed; do
     if eventually 30 worker_fetched "$jobs_ns" "big-worker-$i"; then
       ok "big-worker-$i fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" "big-worker-$i")"
@@ -259,6 +253,13 @@ after_shrink() {
       bad "big-worker-$i did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-$i" 2>&1 | head -n 5 || true)"
     fi
   done
+  t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
+  rejoined_all() { [ -n "$t_up" ] && ps_saw "$work/big-ps.log" "$t_up" rejoined $removed; }
+  if [ -n "$removed" ] && eventually 60 rejoined_all; then
+    ok "each new worker ($removed) rejoined big's training at a step > 0 after the ScaledUp of $t_up: $(ps_members "$work/big-ps.log" "$t_up" rejoined | cut -d' ' -f2- | tr '\n' ';')"
+  else
+    bad "not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$work/big-ps.log")"
+  fi
   # and the PS trains with all four once they are back
   wide() { [ -n "$t_up" ] && ps_width 4 "$work/big-ps.log" "$t_up" rejoined "$(shift_time "$t_up" 1)" $removed; }
   if eventually 60 wide; then
