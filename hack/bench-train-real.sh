@@ -136,7 +136,7 @@ fi
 # wait gated)
 two_replaced() { [ "$(comm -23 <(echo "$big_before") <(uids big) | grep -c .)" = 2 ]; }
 eventually 60 two_replaced || true
-removed=$(comm -23 <(echo "$big_before") <(uids big) | awk '{sub(/^big-worker-/, "", $1); print $1}' | sort -n | xargs)
+removed=$(comm -23 <(echo "$big_before") <(uids big) | awk '$1 ~ /^big-worker-[0-9]+$/ {sub(/^big-worker-/, "", $1); print $1}' | sort -n | xargs)
 left_all() { [ -n "$t_down" ] && ps_saw "$plog" "$(shift_time "$t_down" -1)" left $removed; }
 if [ "$(wc -w <<<"$removed")" = 2 ] && eventually 60 left_all; then
   ok "elastic: big's PS saw the removed workers ($removed) leave after the ScaledDown of $t_down"

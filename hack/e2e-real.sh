@@ -216,7 +216,7 @@ after_shrink() {
   fi
   # the workers drake took: the pods replaced since big started (their
   # replacements wait gated until drake grows big again)
-  removed=$(comm -23 <(echo "$big_before") <(uids big) | awk '{sub(/^big-worker-/, "", $1); print $1}' | sort -n | xargs)
+  removed=$(comm -23 <(echo "$big_before") <(uids big) | awk '$1 ~ /^big-worker-[0-9]+$/ {sub(/^big-worker-/, "", $1); print $1}' | sort -n | xargs)
   left_all() { ps_saw "$work/big-ps.log" "$since" left $removed; }
   if [ "$(wc -w <<<"$removed")" = 2 ] && eventually 60 left_all; then
     ok "big's PS saw its removed workers ($removed) leave after the ScaledDown of $t_down: $(ps_members "$work/big-ps.log" "$since" left | cut -d' ' -f2- | tr '\n' ';')"
