@@ -217,8 +217,10 @@ after_shrink() {
   # the workers drake took: the pods replaced since big started (their
   # replacements wait gated until drake grows big again)
   removed=$(comm -23 <(echo "$big_before") <(uids big) | awk '$1 ~ /^big-worker-[0-9]+$/ {sub(/^big-worker-/, "", $1); print $1}' | sort -n | xargs)
+  # (not two: the checks below that need them fail at once)
+  [ "$(wc -w <<<"$removed")" = 2 ] || removed=""
   left_all() { ps_saw "$work/big-ps.log" "$since" left $removed; }
-  if [ "$(wc -w <<<"$removed")" = 2 ] && eventually 60 left_all; then
+  if [ -n "$removed" ] && eventually 60 left_all; then
     ok "big's PS saw its removed workers ($removed) leave after the ScaledDown of $t_down: $(ps_members "$work/big-ps.log" "$since" left | cut -d' ' -f2- | tr '\n' ';')"
   else
     bad "big's PS did not see its removed workers (${removed:-none}) leave after the ScaledDown of $t_down: $(tail -5 "$work/big-ps.log")"
@@ -228,7 +230,7 @@ after_shrink() {
   # big trains on with 2 workers (the PS counts the training ones): a line
   # stamped after the decision and after both removed workers left
   narrow() { ps_width 2 "$work/big-ps.log" "$since" left "$(shift_time "$t_down" 1)" $removed; }
-  if eventually 60 narrow; then
+  if [ -n "$removed" ] && eventually 60 narrow; then
     ok "big trains on at its lower width once they left: $(narrow | cut -d' ' -f2-)"
   else
     bad "big's PS did not train with 2 workers after its workers ${removed:-?} left (ScaledDown $t_down): $(tail -3 "$work/big-ps.log")"
@@ -262,7 +264,7 @@ after_shrink() {
   fi
   # and the PS trains with all four once they are back
   wide() { [ -n "$t_up" ] && ps_width 4 "$work/big-ps.log" "$t_up" rejoined "$(shift_time "$t_up" 1)" $removed; }
-  if eventually 60 wide; then
+  if [ -n "$removed" ] && eventually 60 wide; then
     ok "big trains at its full width again once they rejoined: $(wide | cut -d' ' -f2-)"
   else
     bad "big's PS did not train with 4 workers after ${removed:-its workers} rejoined: $(tail -3 "$work/big-ps.log")"
