@@ -83,6 +83,11 @@ event_on() {
   k get events -n "$jobs_ns" --field-selector "involvedObject.kind=TFJob,involvedObject.name=$1,reason=$2" \
     -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | tail -n 1 | grep .
 }
+# ps_running NAME: NAME's PS container runs (a log followed before that
+# ends at once, empty: kubelet follows only a running container)
+ps_running() {
+  [ -n "$(k get pod -n "$jobs_ns" "$1-ps-0" -o jsonpath='{.status.containerStatuses[0].state.running.startedAt}')" ]
+}
 # start RUN NAME ARGS...: submit, note the time, follow the PS's log
 start() {
   local run=$1 name=$2
@@ -90,7 +95,7 @@ start() {
   mkdir -p "$work/$run"
   date +%s.%N >"$work/$run/t0"
   job "$name" "$@" | k apply -n "$jobs_ns" -f - >/dev/null
-  eventually 180 k logs -n "$jobs_ns" "$name-ps-0" || { bad "$run: $name's PS did not start"; exit 1; }
+  eventually 180 ps_running "$name" || { bad "$run: $name's PS did not start"; exit 1; }
   k logs -n "$jobs_ns" -f --timestamps "$name-ps-0" >"$work/$run/ps.log" 2>&1 &
   echo $! >"$work/$run/pid"
 }
