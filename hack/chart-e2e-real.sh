@@ -186,7 +186,7 @@ placed_as_expected() {
 if eventually 30 placed_as_expected; then
   ok "kube-scheduler's Scheduled Events say $sched bound job1's 5 pods ($(placed_by | awk '{print $3}' | sort | uniq -c | xargs))"
 else
-  bad "job1's pods were not all bound by $sched ($instances): $(placed_by | tr '\n' ';')"
+  bad "job1's pods were not all bound by $sched (${instances:-no chart scheduler pod}): $(placed_by | tr '\n' ';')"
 fi
 # bound_by: "POD USER CODE" for each pods/binding request of job1's pods the
 # audit log has
