@@ -7,6 +7,11 @@
 # keep_as (the log folder's name) first. It defines functions and these
 # names: ns (drake's namespace), jobs_ns (the tests' namespace), passed,
 # failed, leader (after real_install_drake).
+#
+# REAL_SHARED=1 (hack/real-suites.sh: the suites one after the other on one
+# cluster): real_cluster_up finds the cluster up with the images imported,
+# and real_finish leaves it as the suite found it (real_reset) instead of
+# stopping it.
 
 ns=drake-system
 jobs_ns=real
@@ -139,7 +144,11 @@ real_finish() {
       done
     fi
   fi
-  "$drake_root/hack/cluster-down.sh" || true
+  if [ "${REAL_SHARED:-}" = 1 ]; then
+    real_reset || { echo "  FAIL $suite: the shared cluster is not back as the next suite expects it"; failed=$((failed + 1)); }
+  else
+    "$drake_root/hack/cluster-down.sh" || true
+  fi
   [ "$failed" -gt 0 ] || [ "$rc" -eq 0 ] || failed=$((failed + 1))
   if [ "$failed" -gt 0 ] && [ -d "$cluster_dir/logs" ]; then
     keep="$drake_root/build/e2e-logs/$keep_as-$(date +%Y%m%d-%H%M%S)"
@@ -157,12 +166,21 @@ real_finish() {
 declare -A image_ref=()
 real_cluster_up() {
   local hack_dir=$drake_root/hack w which=() files refs i
-  "$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
   # one version for the builds and the references (git describe may change
   # meanwhile: a commit, a file edited)
   VERSION=${VERSION:-$(git -C "$drake_root" describe --always --dirty 2>/dev/null || echo unknown)}
   export VERSION
   for w in "$@"; do which+=(--which "$w"); done
+  if [ "${REAL_SHARED:-}" = 1 ]; then
+    [ -f "$cluster_dir/env" ] || cdie "REAL_SHARED=1 and no cluster in $cluster_dir"
+    # shellcheck disable=SC1091
+    source "$cluster_dir/env"
+    mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
+    [ ${#refs[@]} -eq $# ] || cdie "build-image.sh gave ${#refs[@]} references for $#"
+    for ((i = 1; i <= $#; i++)); do image_ref[${!i}]=${refs[$((i - 1))]}; done
+    return 0
+  fi
+  "$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
   mapfile -t files < <("$hack_dir/build-image.sh" "${which[@]}")
   mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
   [ ${#files[@]} -eq $# ] && [ ${#refs[@]} -eq $# ] ||
@@ -174,6 +192,47 @@ real_cluster_up() {
   source "$cluster_dir/env"
   "$hack_dir/cluster-drake.sh" stop
   "$hack_dir/real-nodes.sh" import "${files[@]}"
+}
+
+# real_reset: the shared cluster as the next suite expects it, whatever
+# this one did to it: every real node's containerd and kubelet running,
+# drake's release and the two namespaces gone, the host's kube-scheduler on
+# the configuration it had before the first suite (real-suites.sh keeps a
+# copy), and the nodes Ready, untainted and advertising their GPUs
+real_reset() {
+  local i n hack_dir=$drake_root/hack
+  n=$(k get nodes -l drake.dev/real-node=true -o name | grep -c .) || return 1
+  for ((i = 0; i < n; i++)); do
+    proc_alive "real-node-$i-containerd" || "$hack_dir/cluster-proc.sh" start "real-node-$i-containerd" || return 1
+    proc_alive "real-node-$i-kubelet" || "$hack_dir/cluster-proc.sh" start "real-node-$i-kubelet" || return 1
+  done
+  if [ -f "$cluster_dir/kube-scheduler.yaml.shared" ] &&
+    ! cmp -s "$cluster_dir/kube-scheduler.yaml" "$cluster_dir/kube-scheduler.yaml.shared"; then
+    cp "$cluster_dir/kube-scheduler.yaml.shared" "$cluster_dir/kube-scheduler.yaml"
+    "$hack_dir/cluster-proc.sh" stop kube-scheduler
+    "$hack_dir/cluster-proc.sh" start kube-scheduler || return 1
+  fi
+  helm uninstall drake -n "$ns" --wait --timeout 120s >/dev/null 2>&1 || true
+  # the tests' containers need not be given time to stop: nothing of them
+  # is kept (busybox's sleep, as PID 1, would hold each pod 30 s)
+  k delete pods -n "$jobs_ns" --all --grace-period=0 --force >/dev/null 2>&1 || true
+  k delete namespace "$jobs_ns" "$ns" --ignore-not-found --wait=false >/dev/null || return 1
+  # (read whole: under pipefail "k get | grep" fails when one is NotFound)
+  gone() {
+    local l
+    l=$(k get namespace "$jobs_ns" "$ns" -o name --ignore-not-found 2>/dev/null) || return 1
+    [ -z "$l" ]
+  }
+  fit() {
+    local node
+    for node in $(k get nodes -l drake.dev/real-node=true -o name); do
+      [ "$(k get "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] &&
+        [ -z "$(k get "$node" -o jsonpath='{.spec.taints}')" ] &&
+        [ "$(k get "$node" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')" = "${DRAKE_REAL_NODE_GPUS:-8}" ] || return 1
+    done
+  }
+  eventually 180 gone || { echo "    namespaces left: $(k get namespace "$jobs_ns" "$ns" 2>&1 | tr '\n' ';')"; return 1; }
+  eventually 180 fit || { echo "    nodes: $(k get nodes -o wide 2>&1 | tr '\n' ';')"; return 1; }
 }
 
 # real_install_drake MODE [HELM ARGS...]: helm install drake's chart with
