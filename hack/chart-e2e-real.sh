@@ -20,7 +20,10 @@
 #      containers start, TF_CONFIG in each container's environment is the one
 #      drake wrote, the PS's name resolves through CoreDNS and answers across
 #      the pod network, and the pods asked for drake.dev/gang, which no node
-#      advertises (kubelet admitted them anyway)
+#      advertises (kubelet admitted them anyway); who bound each pod is
+#      observed: kube-scheduler's Scheduled Event names the profile and the
+#      scheduler instance (the chart's scheduler pod, or the cluster's own
+#      kube-scheduler), the audit log that drake posted the Binding
 #   4. faults: the leader pod is deleted while a second job's wave waits
 #      (the standby takes over, the job starts whole, no pod of the first job
 #      is recreated or restarted); containerd of a node is restarted (its
@@ -143,7 +146,78 @@ else
 fi
 pods=$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 -o jsonpath='{.items[*].metadata.name}')
 schedulers=$(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 -o jsonpath='{.items[*].spec.schedulerName}' | tr ' ' '\n' | sort -u | xargs)
-if [ "$schedulers" = "$sched" ]; then ok "job1's pods were placed by $sched"; else bad "job1's schedulers: $schedulers"; fi
+if [ "$schedulers" = "$sched" ]; then ok "drake wrote schedulerName $sched into job1's pods"; else bad "job1's schedulerNames: $schedulers"; fi
+# Who placed them, as observed rather than as drake asked: kube-scheduler
+# records a Scheduled Event once its profile has bound a pod, with
+# reportingComponent the profile's schedulerName and reportingInstance that
+# name, a dash and the scheduler's host name (client-go's events
+# recorder): the chart's scheduler pod, or this host for the cluster's own
+# kube-scheduler. The Binding itself is posted by drake (the extender's
+# bindVerb), as the API server's audit log records (config/audit-policy.yaml).
+if [ "$mode" = secondScheduler ]; then
+  instances=$(k get pods -n "$ns" -l app.kubernetes.io/component=scheduler -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sed "s/^/$sched-/" | xargs)
+else
+  instances="$sched-$(uname -n)"
+fi
+# placed_by: "POD COMPONENT INSTANCE" for each Scheduled Event of each of
+# job1's pods (of the pod's uid); a pod without one has "POD - -"
+placed_by() {
+  python3 -c '
+import json, sys
+pods, events = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for p in pods["items"]:
+    uid, name = p["metadata"]["uid"], p["metadata"]["name"]
+    seen = [(e.get("reportingComponent") or (e.get("source") or {}).get("component") or "?",
+             e.get("reportingInstance") or "?")
+            for e in events["items"] if e["involvedObject"].get("uid") == uid]
+    for c, i in seen or [("-", "-")]:
+        print(name, c, i)' \
+    <(k get pods -n "$jobs_ns" -l training.kubeflow.org/job-name=job1 -o json) \
+    <(k get events -n "$jobs_ns" --field-selector reason=Scheduled -o json)
+}
+# placed_as_expected: each of the 5 pods has one Scheduled Event, from $sched
+# in one of $instances
+placed_as_expected() {
+  local lines
+  lines=$(placed_by) || return 1
+  [ "$(grep -c . <<<"$lines")" = 5 ] && [ "$(cut -d' ' -f1 <<<"$lines" | sort -u | grep -c .)" = 5 ] &&
+    awk -v c="$sched" -v is=" $instances " '$2 != c || index(is, " " $3 " ") == 0 {bad = 1} END {exit bad}' <<<"$lines"
+}
+if eventually 30 placed_as_expected; then
+  ok "kube-scheduler's Scheduled Events say $sched bound job1's 5 pods ($(placed_by | awk '{print $3}' | sort | uniq -c | xargs))"
+else
+  bad "job1's pods were not all bound by $sched (${instances:-no chart scheduler pod}): $(placed_by | tr '\n' ';')"
+fi
+# bound_by: "POD USER CODE" for each pods/binding request of job1's pods the
+# audit log has
+bound_by() {
+  python3 - "$cluster_dir/logs/audit.log" "$jobs_ns" "$pods" <<'EOP'
+import json, sys
+log, ns, pods = sys.argv[1], sys.argv[2], sys.argv[3].split()
+seen = {p: [] for p in pods}
+for line in open(log):
+    e = json.loads(line)
+    o = e.get("objectRef", {})
+    if (o.get("namespace") == ns and o.get("subresource") == "binding" and o.get("name") in seen
+            and e.get("stage") == "ResponseComplete"):
+        seen[o["name"]].append((e["user"]["username"], str(e.get("responseStatus", {}).get("code"))))
+for p in pods:
+    for u, c in seen[p] or [("-", "-")]:
+        print(p, u, c)
+EOP
+}
+# bound_by_drake: each pod has one Binding, posted by drake's ServiceAccount
+bound_by_drake() {
+  local lines
+  lines=$(bound_by) || return 1
+  [ "$(awk '$3 == 201' <<<"$lines" | cut -d' ' -f1 | sort -u | grep -c .)" = 5 ] &&
+    awk -v u="system:serviceaccount:$ns:drake" '$2 != u || $3 != 201 {bad = 1} END {exit bad}' <<<"$lines"
+}
+if eventually 30 bound_by_drake; then
+  ok "the API server's audit log: each of job1's 5 Bindings was posted by system:serviceaccount:$ns:drake (bindVerb)"
+else
+  bad "job1's Bindings (audit log): $(bound_by | tr '\n' ';')"
+fi
 same=0
 for p in $pods; do
   want=$(k get pod -n "$jobs_ns" "$p" -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}')

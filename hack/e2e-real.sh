@@ -18,15 +18,18 @@
 #      starves (--starve-after 3s) until drake shrinks the first: its two
 #      removed workers' processes exit (the PS sees them leave, their pods
 #      go), the second starts whole and trains to its target, the first
-#      keeps training on two workers; once the cluster has been idle
-#      (--idle-after 10s) drake grows the first back to four, the new
-#      workers join the running training at a step > 0, and it reaches its
-#      target.
+#      keeps training on two workers (the PS says so after they left); once
+#      the cluster has been idle (--idle-after 10s) drake grows the first
+#      back to four: each new worker rejoins the running training at a
+#      step > 0 (the PS's log) and fetches the weights (its own log), the PS
+#      trains with four again, and the job reaches its target. The PS's
+#      lines count only from drake's decision (its Event) on.
 #   3. Migration: an authenticated POST /v1/migrations (a ServiceAccount
 #      bound to the chart's migrator ClusterRole) moves worker 1 onto the
 #      other node: its old process exits, the new pod runs there, rejoins
-#      the PS at a step > 0 and the job trains to its target. A request to
-#      move the PS that does not say "pauseJob": true is refused (409).
+#      the PS at a step > 0 and fetches the weights, and the job trains to
+#      its target. A request to move the PS that does not say "pauseJob":
+#      true is refused (409).
 #   4. Progress: drake refuses a forged token, a token for another audience,
 #      a pod's token used for another pod and the token of a pod no TFJob
 #      owns; a job's real learning curve (two workers) is classed
@@ -193,8 +196,14 @@ if want 1; then
 fi
 
 # after_shrink: case 2 once big was shrunk: its removed workers went, small
-# runs and succeeds, big trains on, is grown back and reaches its target
+# runs and succeeds, big trains on, is grown back and reaches its target.
+# What the PS logs counts only from drake's decisions on (real-lib.sh): its
+# width lines say "workers=2" from start-up too, while the workers join.
 after_shrink() {
+  local t_down since t_up i
+  t_down=$(event_times "$jobs_ns" TFJob big ScaledDown | tail -n 1 || true)
+  [ -n "$t_down" ] || { bad "big's ScaledDown Event has no time: $(k get events -n "$jobs_ns" 2>&1 | tail -5)"; return; }
+  since=$(shift_time "$t_down" -1)
   # big_kept: 3 of big's original pods (PS + 2 workers) remain, the others
   # are gone (their replacements, gated, run nothing), and 3 containers run
   big_kept() {
@@ -205,40 +214,60 @@ after_shrink() {
   else
     bad "big after the shrink: $(uids big) (was $big_before)"
   fi
-  left2() { [ "$(grep -Ec 'ps: worker [0-9]+ left at step' "$work/big-ps.log")" -ge 2 ]; }
-  if eventually 60 left2; then
-    ok "big's PS saw its removed workers' processes leave: $(grep -E 'ps: worker [0-9]+ left' "$work/big-ps.log" | cut -d' ' -f2- | tr '\n' ';')"
+  # the workers drake took: the pods replaced since big started (their
+  # replacements wait gated until drake grows big again)
+  removed=$(comm -23 <(echo "$big_before") <(uids big) | awk '$1 ~ /^big-worker-[0-9]+$/ {sub(/^big-worker-/, "", $1); print $1}' | sort -n | xargs)
+  # (not two: the checks below that need them fail at once)
+  [ "$(wc -w <<<"$removed")" = 2 ] || removed=""
+  left_all() { ps_saw "$work/big-ps.log" "$since" left $removed; }
+  if [ -n "$removed" ] && eventually 60 left_all; then
+    ok "big's PS saw its removed workers ($removed) leave after the ScaledDown of $t_down: $(ps_members "$work/big-ps.log" "$since" left | cut -d' ' -f2- | tr '\n' ';')"
   else
-    bad "big's PS did not see 2 workers leave: $(tail -5 "$work/big-ps.log")"
+    bad "big's PS did not see its removed workers (${removed:-none}) leave after the ScaledDown of $t_down: $(tail -5 "$work/big-ps.log")"
   fi
   if eventually 120 started small 3; then ok "small started whole (1 PS + 2 workers) on big's GPUs"; else bad "small did not start: $(k get pods -n "$jobs_ns" -o wide 2>&1)"; fi
   follow_ps small
-  # big trains on with 2 workers (the PS counts the training ones)
-  if eventually 60 in_ps_log big 'workers=2 '; then
-    ok "big trains on at its lower width: $(grep -m1 'workers=2 ' "$work/big-ps.log" | cut -d' ' -f2-)"
+  # big trains on with 2 workers (the PS counts the training ones): a line
+  # stamped after the decision and after both removed workers left
+  narrow() { ps_width 2 "$work/big-ps.log" "$since" left "$(shift_time "$t_down" 1)" $removed; }
+  if [ -n "$removed" ] && eventually 60 narrow; then
+    ok "big trains on at its lower width once they left: $(narrow | cut -d' ' -f2-)"
   else
-    bad "big's PS never trained with 2 workers: $(tail -3 "$work/big-ps.log")"
+    bad "big's PS did not train with 2 workers after its workers ${removed:-?} left (ScaledDown $t_down): $(tail -3 "$work/big-ps.log")"
   fi
   finish small "$t0"
-  # the idle cluster: drake grows big back to 4
+  # the idle cluster: drake grows big back to 4 (one worker at a time or
+  # both at once)
   if eventually 120 event_on big ScaledUp; then
     ok "drake grew big once the cluster was idle: $(event_on big ScaledUp)"
   else
     bad "big was not grown: $(drake_get /v1/jobs 2>&1)"
   fi
   if eventually 120 started big 5; then ok "big runs 4 workers again"; else bad "big did not grow to 4 running workers: $(k get pods -n "$jobs_ns" -o wide 2>&1)"; fi
-  # the new workers join the running training: the PS welcomes them back
-  # at a step > 0, and each says where it started
-  if eventually 60 in_ps_log big 'ps: worker [0-9]+ rejoined at step [1-9]'; then
-    ok "the new workers rejoined big's training: $(grep -E 'ps: worker [0-9]+ rejoined at step' "$work/big-ps.log" | cut -d' ' -f2- | tr '\n' ';')"
+  # every new worker joins the running training: each one's own log says
+  # it connected at a step > 0 and trained on the weights it fetched (read
+  # first, while the pods exist: they go once big succeeds), and the PS
+  # welcomes each back at a step > 0 after drake's first ScaledUp
+  for i in $removed; do
+    if eventually 30 worker_fetched "$jobs_ns" "big-worker-$i"; then
+      ok "big-worker-$i fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" "big-worker-$i")"
+    else
+      bad "big-worker-$i did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-$i" 2>&1 | head -n 5 || true)"
+    fi
+  done
+  t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
+  rejoined_all() { [ -n "$t_up" ] && ps_saw "$work/big-ps.log" "$t_up" rejoined $removed; }
+  if [ -n "$removed" ] && eventually 60 rejoined_all; then
+    ok "each new worker ($removed) rejoined big's training at a step > 0 after the ScaledUp of $t_up: $(ps_members "$work/big-ps.log" "$t_up" rejoined | cut -d' ' -f2- | tr '\n' ';')"
   else
-    bad "no worker rejoined big's PS: $(tail -5 "$work/big-ps.log")"
+    bad "not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$work/big-ps.log")"
   fi
-  rejoined=$(grep -Eo 'ps: worker [0-9]+ rejoined' "$work/big-ps.log" | awk '{print $3}' | head -n 1 || true)
-  if [ -n "$rejoined" ] && eventually 30 log_has "$jobs_ns" "big-worker-$rejoined" 'connected to the PS .* at step [1-9]'; then
-    ok "big-worker-$rejoined: $(k logs -n "$jobs_ns" "big-worker-$rejoined" | grep -m1 'connected to the PS' || true)"
+  # and the PS trains with all four once they are back
+  wide() { [ -n "$t_up" ] && ps_width 4 "$work/big-ps.log" "$t_up" rejoined "$(shift_time "$t_up" 1)" $removed; }
+  if [ -n "$removed" ] && eventually 60 wide; then
+    ok "big trains at its full width again once they rejoined: $(wide | cut -d' ' -f2-)"
   else
-    bad "big-worker-${rejoined:-?} did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-${rejoined:-?}" 2>&1 | head -n 5 || true)"
+    bad "big's PS did not train with 4 workers after ${removed:-its workers} rejoined: $(tail -3 "$work/big-ps.log")"
   fi
   finish big "$t0"
 }
@@ -246,8 +275,8 @@ after_shrink() {
 # --- 2. scaling with real processes ------------------------------------------------
 if want 2; then
   t0=$SECONDS
-  # 4 workers of 4 GPUs: both nodes' 16 GPUs
-  submit big 300ms 5 min=2 max=4 gpu=4
+  # 4 workers of 4 GPUs: both nodes' 16 GPUs; a width line a second
+  submit big 300ms 5 min=2 max=4 gpu=4 TRAIN_LOG_INTERVAL=1s
   follow_ps big
   eventually 60 training big || true
   big_before=$(uids big)
@@ -300,15 +329,29 @@ if want 3; then
       awk -v old="$old" -v onto="$onto" '$1 != old && $2 == onto && $3 != "" {f = 1} END {exit !f}'
   }
   if eventually 120 moved; then ok "mig-worker-1 runs as a new pod on $onto (was $from)"; else bad "mig-worker-1 after the move: $(k get pod -n "$jobs_ns" mig-worker-1 -o wide 2>&1)"; fi
-  if eventually 60 in_ps_log mig 'ps: worker 1 left at step'; then
-    ok "the old worker 1's process exited: $(grep -m1 'ps: worker 1 left' "$work/mig-ps.log" | cut -d' ' -f2-)"
+  # the PS's lines count from drake's MigrationStarted, which it writes
+  # before it deletes the pod
+  t_mig=$(event_times "$jobs_ns" TFJob mig MigrationStarted | tail -n 1 || true)
+  mig_left() { [ -n "$t_mig" ] && ps_saw "$work/mig-ps.log" "$t_mig" left 1; }
+  if eventually 60 mig_left; then
+    ok "the old worker 1's process exited after the MigrationStarted of $t_mig: $(ps_members "$work/mig-ps.log" "$t_mig" left | head -n 1 | cut -d' ' -f2-)"
   else
-    bad "mig's PS never saw worker 1 leave: $(tail -5 "$work/mig-ps.log")"
+    bad "mig's PS did not see worker 1 leave after the MigrationStarted of ${t_mig:-none}: $(tail -5 "$work/mig-ps.log")"
   fi
-  if eventually 60 in_ps_log mig 'ps: worker 1 rejoined at step [1-9]'; then
-    ok "the moved worker 1 rejoined the PS: $(grep -m1 'ps: worker 1 rejoined' "$work/mig-ps.log" | cut -d' ' -f2-)"
+  mig_back() {
+    local l
+    [ -n "$t_mig" ] && l=$(ps_after "$work/mig-ps.log" "$t_mig" left "$t_mig" 1) &&
+      grep -m1 -E 'ps: worker 1 rejoined at step [1-9]' <<<"$l"
+  }
+  if eventually 60 mig_back; then
+    ok "the moved worker 1 rejoined the PS once the old one left: $(mig_back | cut -d' ' -f2-)"
   else
-    bad "worker 1 did not rejoin mig's PS: $(tail -5 "$work/mig-ps.log")"
+    bad "worker 1 did not rejoin mig's PS after it left: $(tail -5 "$work/mig-ps.log")"
+  fi
+  if eventually 30 worker_fetched "$jobs_ns" mig-worker-1; then
+    ok "the moved mig-worker-1 fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" mig-worker-1)"
+  else
+    bad "the moved mig-worker-1 did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" mig-worker-1 2>&1 | head -n 5 || true)"
   fi
   finish mig "$t0"
   eventually 60 no_pods mig || true
@@ -436,10 +479,12 @@ for j in json.load(sys.stdin).get("running", []):
   else
     bad "late's worker is on ${late_node:-no node}; conv's worker 1 was on $w1_node"
   fi
-  if eventually 60 in_ps_log conv 'ps: worker 1 left at step'; then
-    ok "conv's worker 1's process exited: $(grep -m1 'ps: worker 1 left' "$work/conv-ps.log" | cut -d' ' -f2-)"
+  t_conv=$(event_times "$jobs_ns" TFJob conv ScaledDown | tail -n 1 || true)
+  conv_left() { [ -n "$t_conv" ] && ps_saw "$work/conv-ps.log" "$(shift_time "$t_conv" -1)" left 1; }
+  if eventually 60 conv_left; then
+    ok "conv's worker 1's process exited after the ScaledDown of $t_conv: $(ps_members "$work/conv-ps.log" "$(shift_time "$t_conv" -1)" left | head -n 1 | cut -d' ' -f2-)"
   else
-    bad "conv's PS never saw worker 1 leave: $(tail -5 "$work/conv-ps.log")"
+    bad "conv's PS did not see worker 1 leave after the ScaledDown of ${t_conv:-none}: $(tail -5 "$work/conv-ps.log")"
   fi
   finish late "$t_late"
   # fresh gave nothing; only conv's worker 1 went: every other replica of
@@ -457,10 +502,13 @@ for j in json.load(sys.stdin).get("running", []):
   else
     bad "pods before late: $before; after: $after"
   fi
-  if in_ps_log conv 'workers=1 '; then
-    ok "conv trains on with one worker: $(grep -m1 'workers=1 ' "$work/conv-ps.log" | cut -d' ' -f2-)"
+  # a width line from after the decision and after worker 1 left (conv
+  # printed "workers=1" at start-up too, before worker 1 joined)
+  conv_narrow() { [ -n "$t_conv" ] && ps_width 1 "$work/conv-ps.log" "$(shift_time "$t_conv" -1)" left "$(shift_time "$t_conv" 1)" 1; }
+  if eventually 30 conv_narrow; then
+    ok "conv trains on with one worker once worker 1 left: $(conv_narrow | cut -d' ' -f2-)"
   else
-    bad "conv's PS never trained with 1 worker: $(tail -3 "$work/conv-ps.log")"
+    bad "conv's PS did not train with 1 worker after worker 1 left (ScaledDown ${t_conv:-none}): $(tail -3 "$work/conv-ps.log")"
   fi
   k delete tfjob -n "$jobs_ns" conv fresh late --wait=false >/dev/null 2>&1 || true
   stop_follow conv

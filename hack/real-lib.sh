@@ -7,6 +7,11 @@
 # keep_as (the log folder's name) first. It defines functions and these
 # names: ns (drake's namespace), jobs_ns (the tests' namespace), passed,
 # failed, leader (after real_install_drake).
+#
+# REAL_SHARED=1 (hack/real-suites.sh: the suites one after the other on one
+# cluster): real_cluster_up finds the cluster up with the images imported,
+# and real_finish leaves it as the suite found it (real_reset) instead of
+# stopping it.
 
 ns=drake-system
 jobs_ns=real
@@ -34,6 +39,80 @@ log_has() {
   local log
   log=$(k logs -n "$1" "$2" 2>/dev/null) || return 1
   grep -Eq -- "$3" <<<"$log"
+}
+
+# --- drake-train's PS log against drake's decisions --------------------------
+# A PS log is `kubectl logs --timestamps` of drake-train's PS: each line
+# starts with its time, RFC 3339 in UTC, which compares as a string. The PS
+# prints its width ("workers=N") from start-up, while its workers join one by
+# one, so a width line proves a shrink or a grow only if it came after the
+# decision. An Event's lastTimestamp has whole seconds and is stamped when
+# drake writes the Event, after the decision it reports: a line stamped in a
+# later second came after the decision. A worker leaving is counted from a
+# second before the Event's (a shrunk job's pods are deleted before drake
+# writes it), and a width line only after every worker the decision
+# concerned has been seen to leave or join.
+
+# event_times NAMESPACE KIND NAME REASON: the lastTimestamp of each of the
+# object's Events of REASON, oldest first; fails when there is none
+event_times() {
+  k get events -n "$1" --field-selector "involvedObject.kind=$2,involvedObject.name=$3,reason=$4" \
+    -o jsonpath='{range .items[*]}{.lastTimestamp}{"\n"}{end}' | sort | grep .
+}
+# shift_time TIME SECONDS: TIME (RFC 3339, UTC) moved by SECONDS, whole seconds
+shift_time() { date -u -d "@$(($(date -u -d "$1" +%s) + $2))" +%Y-%m-%dT%H:%M:%SZ; }
+# ps_members FILE SINCE VERB: the PS's "worker I VERB at step S" lines
+# (VERB: joined, rejoined or left) stamped in SINCE's second or later
+ps_members() {
+  awk -v t="${2%Z}" -v re="ps: worker [0-9]+ $3 at step " 'substr($1, 1, 19) >= t && $0 ~ re' "$1"
+}
+# ps_saw FILE SINCE VERB IDX...: the PS saw each worker IDX VERB (at a step
+# > 0 for a rejoin) in SINCE's second or later; fails without an IDX
+ps_saw() {
+  local f=$1 since=$2 verb=$3 i lines step='[0-9]+'
+  shift 3
+  [ $# -gt 0 ] || return 1
+  [ "$verb" != rejoined ] || step='[1-9][0-9]*'
+  lines=$(ps_members "$f" "$since" "$verb")
+  for i in "$@"; do
+    grep -Eq "ps: worker $i $verb at step $step( |$)" <<<"$lines" || return 1
+  done
+}
+# ps_after FILE SINCE VERB AFTER IDX...: the PS's lines once it has seen
+# each worker IDX VERB (counted from SINCE's second), stamped in AFTER's
+# second or later; nothing until it has seen them all
+ps_after() {
+  local f=$1 since=$2 verb=$3 after=$4
+  shift 4
+  awk -v t="${since%Z}" -v a="${after%Z}" -v verb="$verb" -v want="$*" '
+    BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) need[w[i]] = 1; left = n }
+    { s = substr($1, 1, 19) }
+    s < t { next }
+    left > 0 {
+      if (n > 0 && $2 == "ps:" && $3 == "worker" && $5 == verb && ($4 in need)) { delete need[$4]; left-- }
+      next
+    }
+    n > 0 && s >= a { print }' "$f"
+}
+
+# ps_width N FILE SINCE VERB AFTER IDX...: the first of ps_after's lines
+# where the PS trains with N workers; fails when there is none
+ps_width() {
+  local n=$1 lines
+  shift
+  lines=$(ps_after "$@")
+  grep -m1 -E "workers=$n " <<<"$lines"
+}
+# worker_fetched NAMESPACE POD: drake-train worker POD's log says it
+# connected to the PS at a step > 0 and then trained on the weights it
+# fetched (a worker prints a progress line, "worker I: step=...", only once
+# the PS has answered its PULL with the weights); prints those two lines
+worker_fetched() {
+  local log
+  log=$(k logs -n "$1" "$2" 2>/dev/null) || return 1
+  awk '/: connected to the PS .* at step [1-9]/ && !c {c = 1; first = $0; next}
+    c && /^worker [0-9]+: step=[0-9]+ local_steps/ {print first "; " $0; f = 1; exit}
+    END {exit !f}' <<<"$log"
 }
 
 # lease_holder: who holds drake's Lease now ("" when nobody)
@@ -65,7 +144,11 @@ real_finish() {
       done
     fi
   fi
-  "$drake_root/hack/cluster-down.sh" || true
+  if [ "${REAL_SHARED:-}" = 1 ]; then
+    real_reset || { echo "  FAIL $suite: the shared cluster is not back as the next suite expects it"; failed=$((failed + 1)); }
+  else
+    "$drake_root/hack/cluster-down.sh" || true
+  fi
   [ "$failed" -gt 0 ] || [ "$rc" -eq 0 ] || failed=$((failed + 1))
   if [ "$failed" -gt 0 ] && [ -d "$cluster_dir/logs" ]; then
     keep="$drake_root/build/e2e-logs/$keep_as-$(date +%Y%m%d-%H%M%S)"
@@ -83,12 +166,21 @@ real_finish() {
 declare -A image_ref=()
 real_cluster_up() {
   local hack_dir=$drake_root/hack w which=() files refs i
-  "$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
   # one version for the builds and the references (git describe may change
   # meanwhile: a commit, a file edited)
   VERSION=${VERSION:-$(git -C "$drake_root" describe --always --dirty 2>/dev/null || echo unknown)}
   export VERSION
   for w in "$@"; do which+=(--which "$w"); done
+  if [ "${REAL_SHARED:-}" = 1 ]; then
+    [ -f "$cluster_dir/env" ] || cdie "REAL_SHARED=1 and no cluster in $cluster_dir"
+    # shellcheck disable=SC1091
+    source "$cluster_dir/env"
+    mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
+    [ ${#refs[@]} -eq $# ] || cdie "build-image.sh gave ${#refs[@]} references for $#"
+    for ((i = 1; i <= $#; i++)); do image_ref[${!i}]=${refs[$((i - 1))]}; done
+    return 0
+  fi
+  "$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
   mapfile -t files < <("$hack_dir/build-image.sh" "${which[@]}")
   mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
   [ ${#files[@]} -eq $# ] && [ ${#refs[@]} -eq $# ] ||
@@ -100,6 +192,47 @@ real_cluster_up() {
   source "$cluster_dir/env"
   "$hack_dir/cluster-drake.sh" stop
   "$hack_dir/real-nodes.sh" import "${files[@]}"
+}
+
+# real_reset: the shared cluster as the next suite expects it, whatever
+# this one did to it: every real node's containerd and kubelet running,
+# drake's release and the two namespaces gone, the host's kube-scheduler on
+# the configuration it had before the first suite (real-suites.sh keeps a
+# copy), and the nodes Ready, untainted and advertising their GPUs
+real_reset() {
+  local i n hack_dir=$drake_root/hack
+  n=$(k get nodes -l drake.dev/real-node=true -o name | grep -c .) || return 1
+  for ((i = 0; i < n; i++)); do
+    proc_alive "real-node-$i-containerd" || "$hack_dir/cluster-proc.sh" start "real-node-$i-containerd" || return 1
+    proc_alive "real-node-$i-kubelet" || "$hack_dir/cluster-proc.sh" start "real-node-$i-kubelet" || return 1
+  done
+  if [ -f "$cluster_dir/kube-scheduler.yaml.shared" ] &&
+    ! cmp -s "$cluster_dir/kube-scheduler.yaml" "$cluster_dir/kube-scheduler.yaml.shared"; then
+    cp "$cluster_dir/kube-scheduler.yaml.shared" "$cluster_dir/kube-scheduler.yaml"
+    "$hack_dir/cluster-proc.sh" stop kube-scheduler
+    "$hack_dir/cluster-proc.sh" start kube-scheduler || return 1
+  fi
+  helm uninstall drake -n "$ns" --wait --timeout 120s >/dev/null 2>&1 || true
+  # the tests' containers need not be given time to stop: nothing of them
+  # is kept (busybox's sleep, as PID 1, would hold each pod 30 s)
+  k delete pods -n "$jobs_ns" --all --grace-period=0 --force >/dev/null 2>&1 || true
+  k delete namespace "$jobs_ns" "$ns" --ignore-not-found --wait=false >/dev/null || return 1
+  # (read whole: under pipefail "k get | grep" fails when one is NotFound)
+  gone() {
+    local l
+    l=$(k get namespace "$jobs_ns" "$ns" -o name --ignore-not-found 2>/dev/null) || return 1
+    [ -z "$l" ]
+  }
+  fit() {
+    local node
+    for node in $(k get nodes -l drake.dev/real-node=true -o name); do
+      [ "$(k get "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] &&
+        [ -z "$(k get "$node" -o jsonpath='{.spec.taints}')" ] &&
+        [ "$(k get "$node" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')" = "${DRAKE_REAL_NODE_GPUS:-8}" ] || return 1
+    done
+  }
+  eventually 180 gone || { echo "    namespaces left: $(k get namespace "$jobs_ns" "$ns" 2>&1 | tr '\n' ';')"; return 1; }
+  eventually 180 fit || { echo "    nodes: $(k get nodes -o wide 2>&1 | tr '\n' ';')"; return 1; }
 }
 
 # real_install_drake MODE [HELM ARGS...]: helm install drake's chart with

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# real-suites.sh - the real-node suites on one cluster: what make
+# chart-e2e-real and make e2e-real check, without bringing up and tearing
+# down a cluster for each (three of them otherwise, one a chart mode).
+# One cluster of two real nodes with every image the suites use imported;
+# then, one after the other and each with REAL_SHARED=1 (real-lib.sh):
+#   hack/chart-e2e-real.sh secondScheduler
+#   hack/chart-e2e-real.sh extenderOnly
+#   hack/e2e-real.sh
+# Each suite installs drake itself and, at its end, leaves the cluster as
+# it found it (real_reset: drake's release and the test namespaces gone,
+# every kubelet and containerd running, the nodes Ready, untainted and
+# advertising their GPUs, the host's kube-scheduler on the configuration it
+# had at the start); a suite whose reset fails says so with a FAIL. Every
+# suite runs even when one before it failed, and prints its own closing
+# line. Needs root; one real-node cluster at a time on the machine.
+set -euo pipefail
+# shellcheck source=hack/cluster-lib.sh
+source "$(dirname "$0")/cluster-lib.sh"
+# shellcheck source=hack/real-lib.sh
+source "$(dirname "$0")/real-lib.sh"
+hack_dir=$drake_root/hack
+[ "${REAL_SHARED:-}" != 1 ] || cdie "real-suites.sh brings up the shared cluster itself"
+trap '"$hack_dir/cluster-down.sh" || true' EXIT
+trap 'exit 130' INT TERM
+
+t0=$SECONDS
+real_cluster_up drake kube-scheduler busybox train
+cp "$cluster_dir/kube-scheduler.yaml" "$cluster_dir/kube-scheduler.yaml.shared"
+echo "real-suites: the cluster is up with its images after $((SECONDS - t0))s"
+rc=0
+for s in "chart-e2e-real.sh secondScheduler" "chart-e2e-real.sh extenderOnly" "e2e-real.sh"; do
+  t=$SECONDS
+  # shellcheck disable=SC2086
+  REAL_SHARED=1 "$hack_dir/"$s || rc=1
+  echo "real-suites: $s took $((SECONDS - t))s"
+done
+echo "real-suites: $((SECONDS - t0))s in all"
+exit $rc
