@@ -211,6 +211,10 @@ int sim_main(int argc, char **argv)
 	    {"pollux-rigid", NULL, FLAG_BOOL, &m->pollux_rigid, "false",
 	     "Pollux jobs keep their tuned num_replicas under every policy (by default the "
 	     "elastic ones scale them from 1 to twice that)"},
+	    {"pollux-iterations", NULL, FLAG_BOOL, &m->pollux_iterations, "false",
+	     "a Pollux job's work is its validation curve's iterations at its batch size (by "
+	     "default the artifact's count: the curves' progress at the efficiency of that "
+	     "batch)"},
 	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
 	     "DRAGON's TFJob informer resync period"},
 	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",

@@ -51,6 +51,20 @@ double sim_papp_iter_time(const struct sim_papp *a, const int *per_node, int n, 
 drake_err sim_papp_work(const struct sim_papp *a, int batch, double *iterations,
                         double *metric) DRAKE_MUST_CHECK;
 
+/* The work as the artifact's simulator counts it (simulator.py Job.step):
+ * progress in the curves' units (the `progress` column, samples over the
+ * smallest batch size) until the epoch target, the least progress any curve
+ * shows after a->epochs epochs, gained at throughput x statistical
+ * efficiency. Efficiency at the batch the job really runs (r x its local
+ * batch x passes, as sim_papp_iter_time rounds it) in epoch e is
+ * (var + sqr) / (var / scale + sqr), scale = that batch over the smallest
+ * measured, grad_sqr and grad_var linear in the batch between the curves
+ * around it. Given in iterations: sum over epochs of the epoch's progress
+ * over its efficiency. DRAKE_EINVAL when batch is outside the curves or an
+ * efficiency is not positive. */
+drake_err sim_papp_samples_work(const struct sim_papp *a, int batch, int replicas,
+                                double *iterations) DRAKE_MUST_CHECK;
+
 /* The elastic policies' max-instances for a job tuned to `tuned` replicas:
  * 2 x tuned, lowered while its local batch would fall below the smallest
  * measured (ceil(batch / r) < a->min_local_bsz) or r above the most

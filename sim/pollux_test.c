@@ -30,7 +30,7 @@ static const char toy_scal[] = SCAL "6,6,10,1.0,0.5\n6,6,20,2.0,0.5\n6,12,10,1.5
 static const char toy_plac[] = PLAC "1,10,0.5,0\n1,20,1.0,0\n2,10,0.6,0.1\n2,20,1.1,0.1\n"
                                     "11,10,0.8,0.3\n11,20,1.3,0.3\n";
 static const char toy_c16[] = CURV "1,10,0.5,1,1\n2,20,0.6,1,1\n3,30,0.7,1,1\n";
-static const char toy_c200[] = CURV "1,5,0.4,1,1\n2,10,0.5,1,1\n3,15,0.6,1,1\n";
+static const char toy_c200[] = CURV "1,5,0.4,1,3\n2,10,0.5,1,3\n3,15,0.6,1,3\n";
 
 static void toy(struct sim_papp *a, const char *name)
 {
@@ -179,6 +179,34 @@ static void work_is_the_last_epochs_iterations(void **state)
 	sim_papp_release(&a);
 }
 
+/* (var + sqr) / (var / scale + sqr) at batch run, grad_var 1 at batch 16
+ * and 3 at 200, grad_sqr 1 */
+static double toy_gain(double run)
+{
+	double var = 1 + 2 * (run - 16) / 184;
+	return (var + 1) / (var / (run / 16) + 1);
+}
+
+static void samples_work_is_progress_over_efficiency(void **state)
+{
+	(void)state;
+	struct sim_papp a;
+	toy(&a, "toy");
+	double it;
+	/* at the smallest batch the efficiency is 1: the progress target, 3 */
+	assert_int_equal(sim_papp_samples_work(&a, 16, 1, &it), DRAKE_OK);
+	assert_true(fabs(it - 3) < 1e-9);
+	/* 40 on 2 replicas runs at 40 */
+	assert_int_equal(sim_papp_samples_work(&a, 40, 2, &it), DRAKE_OK);
+	assert_true(fabs(it - 3 / toy_gain(40)) < 1e-9);
+	/* on 3 replicas a local batch of 14: it runs at 42 */
+	assert_int_equal(sim_papp_samples_work(&a, 40, 3, &it), DRAKE_OK);
+	assert_true(fabs(it - 3 / toy_gain(42)) < 1e-9);
+	assert_int_equal(sim_papp_samples_work(&a, 8, 1, &it), DRAKE_EINVAL);
+	assert_int_equal(sim_papp_samples_work(&a, 40, 0, &it), DRAKE_EINVAL);
+	sim_papp_release(&a);
+}
+
 static void max_replicas_double_within_the_measurements(void **state)
 {
 	(void)state;
@@ -320,6 +348,7 @@ static void binding_fills_work_size_and_duration(void **state)
 	                 DRAKE_OK);
 	assert_int_equal(t.jobs[0].app_index, 0);
 	assert_true(fabs(t.jobs[0].iterations - (30 + (40 - 16) * (15 - 30) / 184.0)) < 1e-9);
+	assert_true(fabs(t.jobs[0].samples - 3 / toy_gain(40)) < 1e-9);
 	assert_int_equal(t.jobs[0].max_replicas, 4);
 	/* 28.04... iterations of 1.1 s, packed on one node, rounded up */
 	assert_int_equal(t.jobs[0].duration, (int64_t)ceil(t.jobs[0].iterations * 1.1));
@@ -461,6 +490,7 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(a_toy_application_loads),
 	    cmocka_unit_test(work_is_the_last_epochs_iterations),
+	    cmocka_unit_test(samples_work_is_progress_over_efficiency),
 	    cmocka_unit_test(max_replicas_double_within_the_measurements),
 	    cmocka_unit_test(finishing_checks_what_the_model_needs),
 	    cmocka_unit_test(binding_fills_work_size_and_duration),

@@ -543,7 +543,7 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 				    "their applications' measurements (--apps)",
 				    j->t->id);
 			j->app = &apps->app[j->t->app_index];
-			j->work_total = j->t->iterations;
+			j->work_total = m->pollux_iterations ? j->t->iterations : j->t->samples;
 		} else {
 			j->work_total = (double)j->t->duration *
 			                drake_speed_rate(&m->speed, w0, g,
