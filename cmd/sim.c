@@ -180,7 +180,7 @@ int sim_main(int argc, char **argv)
 	    {"node-cpu", NULL, FLAG_DOUBLE, &c.node_cpu, "96", "CPU cores per node"},
 	    {"node-mem", NULL, FLAG_SIZE, &c.node_mem, "768Gi", "memory per node"},
 	    {"policies", "DRAKE_SIM_POLICIES", FLAG_STRING, &c.policies, "default,dragon,drake",
-	     "comma-separated policies to run: default, dragon, drake"},
+	     "comma-separated policies to run: default, dragon, drake, tiresias"},
 	    {"out", "DRAKE_SIM_OUT", FLAG_STRING, &c.out, "bench/results",
 	     "directory for CSV files and plots"},
 	    {"tag", NULL, FLAG_STRING, &c.tag, "", "prefix for output file names"},
@@ -215,6 +215,15 @@ int sim_main(int argc, char **argv)
 	     "a Pollux job's work is its validation curve's iterations at its batch size (by "
 	     "default the artifact's count: the curves' progress at the efficiency of that "
 	     "batch)"},
+	    {"tiresias-interval", NULL, FLAG_DURATION, &c.cfg.tiresias_interval, "60s",
+	     "Tiresias decides every this often (the Pollux artifact's interval)"},
+	    {"tiresias-restart", NULL, FLAG_DURATION, &c.cfg.tiresias_restart, "30s",
+	     "what each start or resume of a job costs under Tiresias (the artifact's 30 s)"},
+	    {"tiresias-threshold", NULL, FLAG_DOUBLE, &c.cfg.las.threshold[0], "57600",
+	     "Tiresias' queue threshold in GPU-seconds (the artifact's 16 GPU-hours)"},
+	    {"tiresias-promote", NULL, FLAG_DOUBLE, &c.cfg.las.promote_knob, "0",
+	     "Tiresias' PROMOTEKNOB: a demoted job waiting this many times its run time "
+	     "returns to the top queue; 0 never (the artifact)"},
 	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
 	     "DRAGON's TFJob informer resync period"},
 	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
@@ -319,7 +328,9 @@ int sim_main(int argc, char **argv)
 	m->speed = c.scale.opts.speed;
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
 	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.first_job < 0 || c.max_jobs < 0 ||
-	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1) {
+	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1 ||
+	    !(c.cfg.tiresias_interval > 0) || !(c.cfg.tiresias_restart >= 0) ||
+	    !(c.cfg.las.threshold[0] > 0) || !(c.cfg.las.promote_knob >= 0)) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}
@@ -349,7 +360,9 @@ int sim_main(int argc, char **argv)
 	for (char *t = strtok_r(plist, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (np == MAX_POLICIES || !(pol[np] = sim_policy_find(t))) {
 			fprintf(stderr,
-			        "drake sim: unknown policy \"%s\" (default, dragon, drake)\n", t);
+			        "drake sim: unknown policy \"%s\" (default, dragon, drake, "
+			        "tiresias)\n",
+			        t);
 			return 2;
 		}
 		np++;

@@ -32,6 +32,9 @@ void sim_config_defaults(struct sim_config *c)
 	c->dragon_resync = 30;
 	c->dragon_reconcile_delay = 1;
 	c->dragon_shuffle = true;
+	drake_las_defaults(&c->las);
+	c->tiresias_interval = 60; /* simulator.py: --interval */
+	c->tiresias_restart = 30;  /* simulator.py: Job.reallocate's rescale_time */
 	drake_scale_defaults(&c->scale);
 	c->seed = 1;
 	sim_model_defaults(&c->model);
@@ -82,6 +85,11 @@ const int *sim_arrived(const struct sim *s, size_t *n)
 {
 	*n = s->n_arrived;
 	return s->arrived;
+}
+
+size_t sim_job_count(const struct sim *s)
+{
+	return s->n;
 }
 
 size_t sim_scale_count(const struct sim *s)
@@ -249,7 +257,8 @@ static drake_err begin_running(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
 	j->state = SIM_JOB_RUNNING;
-	j->start = s->now;
+	if (j->start < 0)
+		j->start = s->now; /* a preempted job keeps its first start */
 	j->last_scaled = s->now;
 	j->last_update = s->now;
 	list_remove(s->waiting, &s->n_waiting, ji);
@@ -333,6 +342,19 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	return DRAKE_OK;
 }
 
+/* A pause still running at now is cut short: the work of its part not yet
+ * spent is taken back. */
+static void give_back_pause(struct sim_job *j, double now)
+{
+	if (j->pause_end > now && j->pause_len > 0) {
+		double unspent = j->pause_work * (j->pause_end - now) / j->pause_len;
+		j->work_total -= unspent;
+		if (j->work_total < j->work_done)
+			j->work_total = j->work_done;
+		j->pause_end = now;
+	}
+}
+
 /* The job stops for the rescale pause: that much more work at its new rate.
  * A change while a pause still runs restarts it, as `make bench-replay`'s
  * driver does on the cluster (a job restarted by changes a second apart
@@ -340,25 +362,68 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
  * back before the new one is charged. So several rounds that shrink the
  * same job at one instant (DRAGON's one change per run) cost it one pause,
  * not one each. */
-static drake_err charge_pause(struct sim *s, int ji)
+static drake_err charge_pause_of(struct sim *s, int ji, double pause)
 {
 	struct sim_job *j = &s->jobs[ji];
 	sim_progress_to_now(j, s->now);
-	double pause = s->cfg->model.speed.rescale_pause;
-	if (j->pause_end > s->now && pause > 0) {
-		double unspent = j->pause_work * (j->pause_end - s->now) / pause;
-		j->work_total -= unspent;
-		if (j->work_total < j->work_done)
-			j->work_total = j->work_done;
-	}
+	give_back_pause(j, s->now);
 	double r;
 	drake_err err = job_rate(s, j, &r);
 	if (err)
 		return err;
 	j->pause_work = pause * r;
+	j->pause_len = pause;
 	j->pause_end = s->now + pause;
 	j->work_total += j->pause_work;
 	return set_rate(s, ji);
+}
+
+static drake_err charge_pause(struct sim *s, int ji)
+{
+	return charge_pause_of(s, ji, s->cfg->model.speed.rescale_pause);
+}
+
+drake_err sim_restart_pause(struct sim *s, int ji, double seconds)
+{
+	if (s->jobs[ji].state != SIM_JOB_RUNNING || !(seconds >= 0))
+		return DRAKE_ESTATE;
+	return charge_pause_of(s, ji, seconds);
+}
+
+drake_err sim_preempt(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (j->state != SIM_JOB_RUNNING)
+		return DRAKE_ESTATE;
+	sim_progress_to_now(j, s->now);
+	give_back_pause(j, s->now);
+	j->pause_end = s->now;
+	for (int i = 0; i < j->n_ps; i++)
+		drake_cluster_charge(&s->c, (size_t)j->ps_node[i], &j->req.ps, -1);
+	for (int i = 0; i < j->n_workers; i++)
+		drake_cluster_charge(&s->c, (size_t)j->worker_node[i], &j->req.worker, -1);
+	s->busy -= j->req.worker.gpu * j->n_workers;
+	j->n_ps = j->n_workers = 0;
+	j->pods_bound = 0;
+	j->rate = 0;
+	j->gen++; /* its finish event is void */
+	j->state = SIM_JOB_WAITING;
+	j->preemptions++;
+	list_remove(s->running, &s->n_running, ji);
+	/* back into its FIFO place: submit time, then trace order */
+	size_t at = s->n_waiting;
+	while (at > 0) {
+		const struct sim_job *w = &s->jobs[s->waiting[at - 1]];
+		if (w->submit < j->submit || (w->submit == j->submit && s->waiting[at - 1] < ji))
+			break;
+		at--;
+	}
+	memmove(&s->waiting[at + 1], &s->waiting[at], (s->n_waiting - at) * sizeof(int));
+	s->waiting[at] = ji;
+	s->n_waiting++;
+	s->changes++;
+	s->preemptions++;
+	return DRAKE_OK;
 }
 
 drake_err sim_rescaled(struct sim *s, int ji)
@@ -706,7 +771,7 @@ done:
 const struct sim_policy *sim_policy_find(const char *name)
 {
 	static const struct sim_policy *const all[] = {&sim_policy_default, &sim_policy_dragon,
-	                                               &sim_policy_drake};
+	                                               &sim_policy_drake, &sim_policy_tiresias};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (strcmp(all[i]->name, name) == 0)
 			return all[i];
