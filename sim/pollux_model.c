@@ -290,19 +290,21 @@ drake_err sim_pollux_bind(struct sim_trace *t, const char *file, const struct si
 			    "%s:%zu: num_replicas %d is more than %s's measurements "
 			    "cover (%d)",
 			    file, j->line, j->replicas, j->app, a->max_replicas);
+		double samples;
+		if (sim_papp_samples_work(a, j->batch_size, j->replicas, &samples))
+			return drake_errorf(DRAKE_EINVAL, msg, mlen,
+			                    "%s:%zu: %s's gradient statistics give no positive "
+			                    "efficiency at batch_size %d",
+			                    file, j->line, j->app, j->batch_size);
 		double sec =
-		    iters * sim_papp_packed_iter_time(a, j->replicas, node_gpus, j->batch_size);
+		    samples * sim_papp_packed_iter_time(a, j->replicas, node_gpus, j->batch_size);
 		if (!(sec < SIM_TRACE_MAX_SECONDS))
 			return drake_errorf(DRAKE_ELIMIT, msg, mlen,
 			                    "%s:%zu: the job would run %g s, more than %d", file,
 			                    j->line, sec, SIM_TRACE_MAX_SECONDS);
 		j->app_index = k;
 		j->iterations = iters;
-		if (sim_papp_samples_work(a, j->batch_size, j->replicas, &j->samples))
-			return drake_errorf(DRAKE_EINVAL, msg, mlen,
-			                    "%s:%zu: %s's gradient statistics give no positive "
-			                    "efficiency at batch_size %d",
-			                    file, j->line, j->app, j->batch_size);
+		j->samples = samples;
 		j->max_replicas = sim_papp_max_replicas(a, j->batch_size, j->replicas);
 		j->duration = (int64_t)ceil(sec);
 		if (j->duration < 1)

@@ -75,9 +75,10 @@ int sim_papp_max_replicas(const struct sim_papp *a, int batch, int tuned);
 double sim_papp_packed_iter_time(const struct sim_papp *a, int r, int node_gpus, int batch);
 
 /* Binds a Pollux trace's jobs to the loaded applications: per job its
- * application's index, its iterations, its max replicas, and as duration
- * its run time at the tuned size packed on nodes of node_gpus GPUs
- * (rounded up to a second). Errors name file:line of the job. */
+ * application's index, its iterations (the curve's and the artifact's
+ * count, sim_papp_samples_work), its max replicas, and as duration the run
+ * time of the artifact's count at the tuned size packed on nodes of
+ * node_gpus GPUs (rounded up to a second). Errors name file:line of the job. */
 drake_err sim_pollux_bind(struct sim_trace *t, const char *file, const struct sim_papps *apps,
                           int node_gpus, char *msg, size_t mlen) DRAKE_MUST_CHECK;
 

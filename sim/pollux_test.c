@@ -350,9 +350,9 @@ static void binding_fills_work_size_and_duration(void **state)
 	assert_true(fabs(t.jobs[0].iterations - (30 + (40 - 16) * (15 - 30) / 184.0)) < 1e-9);
 	assert_true(fabs(t.jobs[0].samples - 3 / toy_gain(40)) < 1e-9);
 	assert_int_equal(t.jobs[0].max_replicas, 4);
-	/* 28.04... iterations of 1.1 s, packed on one node, rounded up */
-	assert_int_equal(t.jobs[0].duration, (int64_t)ceil(t.jobs[0].iterations * 1.1));
-	assert_int_equal(t.jobs[1].duration, (int64_t)ceil(t.jobs[1].iterations * 5.0));
+	/* the artifact's count, at 1.1 s an iteration packed on one node, rounded up */
+	assert_int_equal(t.jobs[0].duration, (int64_t)ceil(t.jobs[0].samples * 1.1));
+	assert_int_equal(t.jobs[1].duration, (int64_t)ceil(t.jobs[1].samples * 5.0));
 	sim_trace_release(&t);
 	assert_int_equal(bind_rows("a,0,toy,2,40\nb,5,other,1,100\n", msg, sizeof(msg), &t),
 	                 DRAKE_EINVAL);
