@@ -5,6 +5,7 @@
 #include "sim/pollux_model.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double lerp(double a, double b, double w)
@@ -194,6 +195,21 @@ double sim_papp_iter_time(const struct sim_papp *a, const int *per_node, int n, 
 drake_err sim_papp_samples_work(const struct sim_papp *a, int batch, int replicas,
                                 double *iterations)
 {
+	if (a->epochs < 1)
+		return DRAKE_EINVAL;
+	double *cum = malloc((size_t)a->epochs * sizeof(*cum));
+	if (!cum)
+		return DRAKE_ENOMEM;
+	drake_err err = sim_papp_samples_cumulative(a, batch, replicas, cum);
+	if (!err)
+		*iterations = cum[a->epochs - 1];
+	free(cum);
+	return err;
+}
+
+drake_err sim_papp_samples_cumulative(const struct sim_papp *a, int batch, int replicas,
+                                      double *cum)
+{
 	if (a->n_curve == 0 || a->epochs < 1 || replicas < 1 || batch < a->curve[0].batch ||
 	    batch > a->curve[a->n_curve - 1].batch)
 		return DRAKE_EINVAL;
@@ -222,9 +238,22 @@ drake_err sim_papp_samples_work(const struct sim_papp *a, int batch, int replica
 			return DRAKE_EINVAL;
 		sum += (target - done) / gain;
 		done = target;
+		cum[e] = sum;
 	}
-	*iterations = sum;
 	return DRAKE_OK;
+}
+
+double sim_papp_curve_iteration(const struct sim_papp *a, int batch, int epoch)
+{
+	if (a->n_curve == 0 || epoch < 0 || epoch >= a->epochs)
+		return 0;
+	size_t hi = 0;
+	while (hi + 1 < a->n_curve && a->curve[hi].batch < batch)
+		hi++;
+	size_t lo = hi > 0 && a->curve[hi].batch > batch ? hi - 1 : hi;
+	const struct sim_papp_curve *l = &a->curve[lo], *u = &a->curve[hi];
+	double w = u->batch == l->batch ? 0 : (double)(batch - l->batch) / (u->batch - l->batch);
+	return lerp(l->e[epoch].iteration, u->e[epoch].iteration, w < 0 ? 0 : w);
 }
 
 drake_err sim_papp_work(const struct sim_papp *a, int batch, double *iterations, double *metric)

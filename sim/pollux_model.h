@@ -64,6 +64,14 @@ drake_err sim_papp_work(const struct sim_papp *a, int batch, double *iterations,
  * efficiency is not positive. */
 drake_err sim_papp_samples_work(const struct sim_papp *a, int batch, int replicas,
                                 double *iterations) DRAKE_MUST_CHECK;
+/* The same count epoch by epoch: cum[e] (a->epochs entries) is the work
+ * done at the end of epoch e (cum[a->epochs - 1] is the whole). */
+drake_err sim_papp_samples_cumulative(const struct sim_papp *a, int batch, int replicas,
+                                      double *cum) DRAKE_MUST_CHECK;
+/* The curve's iterations after epoch index `epoch` (0-based row) at batch,
+ * linear between the curves around it (the artifact's get_iteration); 0
+ * outside the epochs. */
+double sim_papp_curve_iteration(const struct sim_papp *a, int batch, int epoch);
 
 /* The elastic policies' max-instances for a job tuned to `tuned` replicas:
  * 2 x tuned, lowered while its local batch would fall below the smallest

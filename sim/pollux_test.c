@@ -202,6 +202,15 @@ static void samples_work_is_progress_over_efficiency(void **state)
 	/* on 3 replicas a local batch of 14: it runs at 42 */
 	assert_int_equal(sim_papp_samples_work(&a, 40, 3, &it), DRAKE_OK);
 	assert_true(fabs(it - 3 / toy_gain(42)) < 1e-9);
+	/* epoch by epoch: progress targets 1, 2, 3 at one efficiency */
+	double cum[3];
+	assert_int_equal(sim_papp_samples_cumulative(&a, 40, 2, cum), DRAKE_OK);
+	for (int e = 0; e < 3; e++)
+		assert_true(fabs(cum[e] - (e + 1) / toy_gain(40)) < 1e-9);
+	/* the curve's own iterations after epoch index 1, between the curves */
+	assert_true(sim_papp_curve_iteration(&a, 16, 1) == 20);
+	assert_true(fabs(sim_papp_curve_iteration(&a, 108, 1) - 15) < 1e-9);
+	assert_true(sim_papp_curve_iteration(&a, 16, 3) == 0);
 	assert_int_equal(sim_papp_samples_work(&a, 8, 1, &it), DRAKE_EINVAL);
 	assert_int_equal(sim_papp_samples_work(&a, 40, 0, &it), DRAKE_EINVAL);
 	sim_papp_release(&a);

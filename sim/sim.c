@@ -160,7 +160,7 @@ static int by_int(const void *a, const void *b)
 
 /* A Pollux job's iterations per second: its replicas per node, in node
  * order, at its application's measured iteration time. */
-static drake_err pollux_rate(const struct sim_job *j, double *rate)
+static drake_err pollux_rate(const struct sim_job *j, bool s_iterations, double *rate)
 {
 	*rate = 0;
 	if (j->n_workers <= 0)
@@ -182,6 +182,13 @@ static drake_err pollux_rate(const struct sim_job *j, double *rate)
 	}
 	double it = sim_papp_iter_time(j->app, per, n, j->t->batch_size);
 	*rate = it > 0 ? 1.0 / it : 0;
+	/* the work is counted at the tuned size; at another size the batch it
+	 * really runs at, and so its efficiency, differ: one iteration there
+	 * is worth W(tuned) / W(r) of the count */
+	double w;
+	if (!s_iterations && j->t->samples > 0 &&
+	    sim_papp_samples_work(j->app, j->t->batch_size, j->n_workers, &w) == DRAKE_OK && w > 0)
+		*rate *= j->t->samples / w;
 	free(node);
 	free(per);
 	return DRAKE_OK;
@@ -191,7 +198,7 @@ static drake_err pollux_rate(const struct sim_job *j, double *rate)
 static drake_err job_rate(const struct sim *s, const struct sim_job *j, double *rate)
 {
 	if (j->app)
-		return pollux_rate(j, rate);
+		return pollux_rate(j, s->cfg->model.pollux_iterations, rate);
 	*rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
 	                         job_nodes(j));
 	return DRAKE_OK;
