@@ -180,7 +180,8 @@ int sim_main(int argc, char **argv)
 	    {"node-cpu", NULL, FLAG_DOUBLE, &c.node_cpu, "96", "CPU cores per node"},
 	    {"node-mem", NULL, FLAG_SIZE, &c.node_mem, "768Gi", "memory per node"},
 	    {"policies", "DRAKE_SIM_POLICIES", FLAG_STRING, &c.policies, "default,dragon,drake",
-	     "comma-separated policies to run: default, dragon, drake, tiresias"},
+	     "comma-separated policies to run: default, dragon, drake, tiresias, optimus "
+	     "(optimus: Pollux workloads only)"},
 	    {"out", "DRAKE_SIM_OUT", FLAG_STRING, &c.out, "bench/results",
 	     "directory for CSV files and plots"},
 	    {"tag", NULL, FLAG_STRING, &c.tag, "", "prefix for output file names"},
@@ -216,9 +217,10 @@ int sim_main(int argc, char **argv)
 	     "default the artifact's count: the curves' progress at the efficiency of that "
 	     "batch)"},
 	    {"tiresias-interval", NULL, FLAG_DURATION, &c.cfg.tiresias_interval, "60s",
-	     "Tiresias decides every this often (the Pollux artifact's interval)"},
+	     "Tiresias and Optimus decide every this often (the Pollux artifact's interval)"},
 	    {"tiresias-restart", NULL, FLAG_DURATION, &c.cfg.tiresias_restart, "30s",
-	     "what each start or resume of a job costs under Tiresias (the artifact's 30 s)"},
+	     "what each start, resume or resize of a job costs under Tiresias and Optimus (the "
+	     "artifact's 30 s)"},
 	    {"tiresias-threshold", NULL, FLAG_DOUBLE, &c.cfg.las.threshold[0], "57600",
 	     "Tiresias' queue threshold in GPU-seconds (the artifact's 16 GPU-hours)"},
 	    {"tiresias-promote", NULL, FLAG_DOUBLE, &c.cfg.las.promote_knob, "0",
@@ -361,8 +363,14 @@ int sim_main(int argc, char **argv)
 		if (np == MAX_POLICIES || !(pol[np] = sim_policy_find(t))) {
 			fprintf(stderr,
 			        "drake sim: unknown policy \"%s\" (default, dragon, drake, "
-			        "tiresias)\n",
+			        "tiresias, optimus)\n",
 			        t);
+			return 2;
+		}
+		if (pol[np] == &sim_policy_optimus && (!c.apps_dir || !*c.apps_dir)) {
+			fprintf(stderr,
+			        "drake sim: optimus needs a Pollux workload and its "
+			        "applications (--apps): it predicts from their measurements\n");
 			return 2;
 		}
 		np++;

@@ -16,6 +16,7 @@
 
 #include "sim/pollux_apps.h"
 #include "sim/pollux_model.h"
+#include "sim/sim.h"
 #include "sim/trace.h"
 
 #define SCAL "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
@@ -441,6 +442,45 @@ static double tuning_jct(const struct sim_papp *a, int r, int batch)
  * replica (at that replica's best batch size) was 50 to 80 % of linear
  * and it ran under 12 h, or one replica when none was: every tuned size in
  * the workloads must pass that test in this model too. */
+/* Three jobs of workload 1 on the artifact's cluster: both baselines of
+ * the artifact run them to the end; Tiresias at their tuned sizes, never
+ * preempting (nothing passes 16 GPU-hours), Optimus growing the lone
+ * cifar10 job past its 6 replicas, so that it ends sooner. */
+static void a_small_workload_runs_under_tiresias_and_optimus(void **state)
+{
+	(void)state;
+	const char *names[] = {"cifar10", "ncf"};
+	struct sim_papps apps;
+	struct sim_trace t;
+	char msg[512];
+	if (sim_papps_load("traces/pollux/apps", names, 2, &apps, msg, sizeof(msg)))
+		fail_msg("%s (run from the repository root)", msg);
+	static const char text[] = "name,time,application,num_replicas,batch_size\n"
+	                           "cifar10-0,107,cifar10,6,2048\nncf-2,135,ncf,1,32768\n"
+	                           "ncf-5,400,ncf,1,32768\n";
+	assert_int_equal(sim_trace_parse(text, strlen(text), "w.csv", &t, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(sim_pollux_bind(&t, "w.csv", &apps, 4, msg, sizeof(msg)), DRAKE_OK);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.apps = &apps;
+	struct sim_result ti, op;
+	assert_int_equal(
+	    sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &ti, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("optimus"), NULL, &op, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(ti.finished, 3);
+	assert_int_equal(op.finished, 3);
+	assert_int_equal(ti.preemptions, 0);
+	/* decisions at whole minutes: 107 s waits for 120 s */
+	assert_true(ti.job_start[0] == 120 && op.job_start[0] == 120);
+	assert_true(op.job_finish[0] < ti.job_finish[0]);
+	sim_result_release(&ti);
+	sim_result_release(&op);
+	sim_trace_release(&t);
+	sim_papps_release(&apps);
+}
+
 static void the_tuned_sizes_pass_the_artifacts_tuning_rule(void **state)
 {
 	(void)state;
@@ -500,6 +540,7 @@ int main(void)
 	    cmocka_unit_test(a_toy_application_loads),
 	    cmocka_unit_test(work_is_the_last_epochs_iterations),
 	    cmocka_unit_test(samples_work_is_progress_over_efficiency),
+	    cmocka_unit_test(a_small_workload_runs_under_tiresias_and_optimus),
 	    cmocka_unit_test(max_replicas_double_within_the_measurements),
 	    cmocka_unit_test(finishing_checks_what_the_model_needs),
 	    cmocka_unit_test(binding_fills_work_size_and_duration),

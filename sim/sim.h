@@ -138,6 +138,7 @@ extern const struct sim_policy sim_policy_default;
 extern const struct sim_policy sim_policy_dragon;
 extern const struct sim_policy sim_policy_drake;
 extern const struct sim_policy sim_policy_tiresias;
+extern const struct sim_policy sim_policy_optimus;
 const struct sim_policy *sim_policy_find(const char *name);
 
 /* A sample of the cluster's GPUs over time: busy (running jobs) and held
