@@ -152,14 +152,11 @@ static int job_nodes(const struct sim_job *j)
 	return drake_plan_count_nodes(j->ps_node, j->n_ps, j->worker_node, j->n_workers);
 }
 
-static int by_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* A Pollux job's iterations per second: its replicas per node, in node
- * order, at its application's measured iteration time. */
+/* A Pollux job's iterations per second: its replicas per node, the nodes
+ * in the order its workers first use them (the artifact's placement tuple
+ * follows its allocation list, and a placement's measurement depends on
+ * that order up to rotation: 1234 and 1324 differ), at its application's
+ * measured iteration time. */
 static drake_err pollux_rate(const struct sim_job *j, bool s_iterations, double *rate)
 {
 	*rate = 0;
@@ -172,13 +169,16 @@ static drake_err pollux_rate(const struct sim_job *j, bool s_iterations, double 
 		free(per);
 		return DRAKE_ENOMEM;
 	}
-	memcpy(node, j->worker_node, (size_t)j->n_workers * sizeof(int));
-	qsort(node, (size_t)j->n_workers, sizeof(int), by_int);
 	int n = 0;
 	for (int i = 0; i < j->n_workers; i++) {
-		if (i == 0 || node[i] != node[i - 1])
+		int k = 0;
+		while (k < n && node[k] != j->worker_node[i])
+			k++;
+		if (k == n) {
+			node[n] = j->worker_node[i];
 			per[n++] = 0;
-		per[n - 1]++;
+		}
+		per[k]++;
 	}
 	double it = sim_papp_iter_time(j->app, per, n, j->t->batch_size);
 	*rate = it > 0 ? 1.0 / it : 0;
