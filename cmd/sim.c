@@ -180,7 +180,8 @@ int sim_main(int argc, char **argv)
 	    {"node-cpu", NULL, FLAG_DOUBLE, &c.node_cpu, "96", "CPU cores per node"},
 	    {"node-mem", NULL, FLAG_SIZE, &c.node_mem, "768Gi", "memory per node"},
 	    {"policies", "DRAKE_SIM_POLICIES", FLAG_STRING, &c.policies, "default,dragon,drake",
-	     "comma-separated policies to run: default, dragon, drake"},
+	     "comma-separated policies to run: default, dragon, drake, tiresias, optimus "
+	     "(optimus: Pollux workloads only)"},
 	    {"out", "DRAKE_SIM_OUT", FLAG_STRING, &c.out, "bench/results",
 	     "directory for CSV files and plots"},
 	    {"tag", NULL, FLAG_STRING, &c.tag, "", "prefix for output file names"},
@@ -211,6 +212,20 @@ int sim_main(int argc, char **argv)
 	    {"pollux-rigid", NULL, FLAG_BOOL, &m->pollux_rigid, "false",
 	     "Pollux jobs keep their tuned num_replicas under every policy (by default the "
 	     "elastic ones scale them from 1 to twice that)"},
+	    {"pollux-iterations", NULL, FLAG_BOOL, &m->pollux_iterations, "false",
+	     "a Pollux job's work is its validation curve's iterations at its batch size (by "
+	     "default the artifact's count: the curves' progress at the efficiency of that "
+	     "batch)"},
+	    {"tiresias-interval", NULL, FLAG_DURATION, &c.cfg.tiresias_interval, "60s",
+	     "Tiresias and Optimus decide every this often (the Pollux artifact's interval)"},
+	    {"tiresias-restart", NULL, FLAG_DURATION, &c.cfg.tiresias_restart, "30s",
+	     "what each start, resume or resize of a job costs under Tiresias and Optimus (the "
+	     "artifact's 30 s)"},
+	    {"tiresias-threshold", NULL, FLAG_DOUBLE, &c.cfg.las.threshold[0], "57600",
+	     "Tiresias' queue threshold in GPU-seconds (the artifact's 16 GPU-hours)"},
+	    {"tiresias-promote", NULL, FLAG_DOUBLE, &c.cfg.las.promote_knob, "0",
+	     "Tiresias' PROMOTEKNOB: a demoted job waiting this many times its run time "
+	     "returns to the top queue; 0 never (the artifact)"},
 	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
 	     "DRAGON's TFJob informer resync period"},
 	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
@@ -315,7 +330,9 @@ int sim_main(int argc, char **argv)
 	m->speed = c.scale.opts.speed;
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
 	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.first_job < 0 || c.max_jobs < 0 ||
-	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1) {
+	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1 ||
+	    !(c.cfg.tiresias_interval > 0) || !(c.cfg.tiresias_restart >= 0) ||
+	    !(c.cfg.las.threshold[0] > 0) || !(c.cfg.las.promote_knob >= 0)) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}
@@ -345,7 +362,15 @@ int sim_main(int argc, char **argv)
 	for (char *t = strtok_r(plist, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (np == MAX_POLICIES || !(pol[np] = sim_policy_find(t))) {
 			fprintf(stderr,
-			        "drake sim: unknown policy \"%s\" (default, dragon, drake)\n", t);
+			        "drake sim: unknown policy \"%s\" (default, dragon, drake, "
+			        "tiresias, optimus)\n",
+			        t);
+			return 2;
+		}
+		if (pol[np] == &sim_policy_optimus && (!c.apps_dir || !*c.apps_dir)) {
+			fprintf(stderr,
+			        "drake sim: optimus needs a Pollux workload and its "
+			        "applications (--apps): it predicts from their measurements\n");
 			return 2;
 		}
 		np++;

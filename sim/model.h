@@ -45,6 +45,8 @@ struct sim_model {
 	double max_factor;
 	bool gang_elastic;
 	bool pollux_rigid;        /* Pollux jobs keep their tuned size (min = max) */
+	bool pollux_iterations;   /* a Pollux job's work is its curve's iterations, not
+	                           * the artifact's efficiency-weighted count */
 	struct drake_speed speed; /* node_gpus is set from the cluster */
 };
 

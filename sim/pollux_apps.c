@@ -234,13 +234,12 @@ static drake_err curve_row(const struct trace_lines *l, char **f, struct sim_pap
 	(void)a;
 	struct sim_papp_curve *c = arg;
 	struct sim_papp_epoch e;
-	double sqr, var;
 	drake_err err;
 	if ((err = field_num(l, "progress", f[0], 0, 0, 1e15, &e.progress, msg, mlen)) ||
 	    (err = field_num(l, "iteration", f[1], 0, 0, 1e15, &e.iteration, msg, mlen)) ||
 	    (err = field_num(l, "metric", f[2], -1e15, 0, 1e15, &e.metric, msg, mlen)) ||
-	    (err = field_num(l, "grad_sqr", f[3], -1e300, 0, 1e300, &sqr, msg, mlen)) ||
-	    (err = field_num(l, "grad_var", f[4], -1e300, 0, 1e300, &var, msg, mlen)))
+	    (err = field_num(l, "grad_sqr", f[3], -1e300, 0, 1e300, &e.grad_sqr, msg, mlen)) ||
+	    (err = field_num(l, "grad_var", f[4], -1e300, 0, 1e300, &e.grad_var, msg, mlen)))
 		return err;
 	if (c->n > 0 &&
 	    (e.iteration < c->e[c->n - 1].iteration || e.progress < c->e[c->n - 1].progress))

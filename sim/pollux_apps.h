@@ -59,6 +59,7 @@ struct sim_papp_placement {
 
 struct sim_papp_epoch {
 	double progress, iteration, metric;
+	double grad_sqr, grad_var; /* the gradient's statistics during the epoch */
 };
 
 struct sim_papp_curve {

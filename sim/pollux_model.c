@@ -5,6 +5,7 @@
 #include "sim/pollux_model.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double lerp(double a, double b, double w)
@@ -158,6 +159,25 @@ static int ceil_div(double x)
 	return (int)ceil(x - 1e-8);
 }
 
+/* The artifact's update_local_bsz: at r replicas, the accumulation passes
+ * beyond the first and the per-pass local batch for total batch `batch`. */
+static void local_batch(const struct sim_papp *a, int r, int batch, int *accum, int *atomic)
+{
+	int init = a->curve[0].batch, max_batch = a->curve[a->n_curve - 1].batch;
+	int local = ceil_div((double)batch / r);
+	*accum = ceil_div(local / a->max_local_bsz) - 1;
+	if (*accum < 0)
+		*accum = 0;
+	if (r == 1 && batch > init && *accum < 1)
+		*accum = 1;
+	*atomic = ceil_div((double)local / (*accum + 1));
+	int cap = max_batch / (r * (*accum + 1));
+	if (*atomic > cap)
+		*atomic = cap;
+	if (*atomic < 1)
+		*atomic = 1;
+}
+
 double sim_papp_iter_time(const struct sim_papp *a, const int *per_node, int n, int batch)
 {
 	int r = 0;
@@ -165,22 +185,75 @@ double sim_papp_iter_time(const struct sim_papp *a, const int *per_node, int n, 
 		r += per_node[i] > 0 ? per_node[i] : 0;
 	if (r == 0 || a->n_curve == 0)
 		return 0;
-	int init = a->curve[0].batch, max_batch = a->curve[a->n_curve - 1].batch;
-	int local = ceil_div((double)batch / r);
-	int accum = ceil_div(local / a->max_local_bsz) - 1;
-	if (accum < 0)
-		accum = 0;
-	if (r == 1 && batch > init && accum < 1)
-		accum = 1;
-	int atomic = ceil_div((double)local / (accum + 1));
-	int cap = max_batch / (r * (accum + 1));
-	if (atomic > cap)
-		atomic = cap;
-	if (atomic < 1)
-		atomic = 1;
+	int accum, atomic;
+	local_batch(a, r, batch, &accum, &atomic);
 	double step, sync;
 	sim_papp_throughput(a, per_node, n, atomic, &step, &sync);
 	return step + accum * (step - sync);
+}
+
+drake_err sim_papp_samples_work(const struct sim_papp *a, int batch, int replicas,
+                                double *iterations)
+{
+	if (a->epochs < 1)
+		return DRAKE_EINVAL;
+	double *cum = malloc((size_t)a->epochs * sizeof(*cum));
+	if (!cum)
+		return DRAKE_ENOMEM;
+	drake_err err = sim_papp_samples_cumulative(a, batch, replicas, cum);
+	if (!err)
+		*iterations = cum[a->epochs - 1];
+	free(cum);
+	return err;
+}
+
+drake_err sim_papp_samples_cumulative(const struct sim_papp *a, int batch, int replicas,
+                                      double *cum)
+{
+	if (a->n_curve == 0 || a->epochs < 1 || replicas < 1 || batch < a->curve[0].batch ||
+	    batch > a->curve[a->n_curve - 1].batch)
+		return DRAKE_EINVAL;
+	int accum, atomic;
+	local_batch(a, replicas, batch, &accum, &atomic);
+	double run = (double)replicas * atomic * (accum + 1);
+	/* the curves around the batch it runs at (the nearest outside them) */
+	size_t hi = 0;
+	while (hi + 1 < a->n_curve && a->curve[hi].batch < run)
+		hi++;
+	size_t lo = hi > 0 && a->curve[hi].batch > run ? hi - 1 : hi;
+	const struct sim_papp_curve *l = &a->curve[lo], *u = &a->curve[hi];
+	double w = u->batch == l->batch ? 0 : (run - l->batch) / (u->batch - l->batch);
+	if (w < 0)
+		w = 0;
+	double scale = run / a->curve[0].batch, done = 0, sum = 0;
+	for (int e = 0; e < a->epochs; e++) {
+		double target = INFINITY;
+		for (size_t c = 0; c < a->n_curve; c++)
+			if (a->curve[c].e[e].progress < target)
+				target = a->curve[c].e[e].progress;
+		double sqr = lerp(l->e[e].grad_sqr, u->e[e].grad_sqr, w);
+		double var = lerp(l->e[e].grad_var, u->e[e].grad_var, w);
+		double gain = (var + sqr) / (var / scale + sqr);
+		if (!(gain > 0) || !isfinite(gain))
+			return DRAKE_EINVAL;
+		sum += (target - done) / gain;
+		done = target;
+		cum[e] = sum;
+	}
+	return DRAKE_OK;
+}
+
+double sim_papp_curve_iteration(const struct sim_papp *a, int batch, int epoch)
+{
+	if (a->n_curve == 0 || epoch < 0 || epoch >= a->epochs)
+		return 0;
+	size_t hi = 0;
+	while (hi + 1 < a->n_curve && a->curve[hi].batch < batch)
+		hi++;
+	size_t lo = hi > 0 && a->curve[hi].batch > batch ? hi - 1 : hi;
+	const struct sim_papp_curve *l = &a->curve[lo], *u = &a->curve[hi];
+	double w = u->batch == l->batch ? 0 : (double)(batch - l->batch) / (u->batch - l->batch);
+	return lerp(l->e[epoch].iteration, u->e[epoch].iteration, w < 0 ? 0 : w);
 }
 
 drake_err sim_papp_work(const struct sim_papp *a, int batch, double *iterations, double *metric)
@@ -246,14 +319,21 @@ drake_err sim_pollux_bind(struct sim_trace *t, const char *file, const struct si
 			    "%s:%zu: num_replicas %d is more than %s's measurements "
 			    "cover (%d)",
 			    file, j->line, j->replicas, j->app, a->max_replicas);
+		double samples;
+		if (sim_papp_samples_work(a, j->batch_size, j->replicas, &samples))
+			return drake_errorf(DRAKE_EINVAL, msg, mlen,
+			                    "%s:%zu: %s's gradient statistics give no positive "
+			                    "efficiency at batch_size %d",
+			                    file, j->line, j->app, j->batch_size);
 		double sec =
-		    iters * sim_papp_packed_iter_time(a, j->replicas, node_gpus, j->batch_size);
+		    samples * sim_papp_packed_iter_time(a, j->replicas, node_gpus, j->batch_size);
 		if (!(sec < SIM_TRACE_MAX_SECONDS))
 			return drake_errorf(DRAKE_ELIMIT, msg, mlen,
 			                    "%s:%zu: the job would run %g s, more than %d", file,
 			                    j->line, sec, SIM_TRACE_MAX_SECONDS);
 		j->app_index = k;
 		j->iterations = iters;
+		j->samples = samples;
 		j->max_replicas = sim_papp_max_replicas(a, j->batch_size, j->replicas);
 		j->duration = (int64_t)ceil(sec);
 		if (j->duration < 1)

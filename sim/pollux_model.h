@@ -51,6 +51,28 @@ double sim_papp_iter_time(const struct sim_papp *a, const int *per_node, int n, 
 drake_err sim_papp_work(const struct sim_papp *a, int batch, double *iterations,
                         double *metric) DRAKE_MUST_CHECK;
 
+/* The work as the artifact's simulator counts it (simulator.py Job.step):
+ * progress in the curves' units (the `progress` column, samples over the
+ * smallest batch size) until the epoch target, the least progress any curve
+ * shows after a->epochs epochs, gained at throughput x statistical
+ * efficiency. Efficiency at the batch the job really runs (r x its local
+ * batch x passes, as sim_papp_iter_time rounds it) in epoch e is
+ * (var + sqr) / (var / scale + sqr), scale = that batch over the smallest
+ * measured, grad_sqr and grad_var linear in the batch between the curves
+ * around it. Given in iterations: sum over epochs of the epoch's progress
+ * over its efficiency. DRAKE_EINVAL when batch is outside the curves or an
+ * efficiency is not positive. */
+drake_err sim_papp_samples_work(const struct sim_papp *a, int batch, int replicas,
+                                double *iterations) DRAKE_MUST_CHECK;
+/* The same count epoch by epoch: cum[e] (a->epochs entries) is the work
+ * done at the end of epoch e (cum[a->epochs - 1] is the whole). */
+drake_err sim_papp_samples_cumulative(const struct sim_papp *a, int batch, int replicas,
+                                      double *cum) DRAKE_MUST_CHECK;
+/* The curve's iterations after epoch index `epoch` (0-based row) at batch,
+ * linear between the curves around it (the artifact's get_iteration); 0
+ * outside the epochs. */
+double sim_papp_curve_iteration(const struct sim_papp *a, int batch, int epoch);
+
 /* The elastic policies' max-instances for a job tuned to `tuned` replicas:
  * 2 x tuned, lowered while its local batch would fall below the smallest
  * measured (ceil(batch / r) < a->min_local_bsz) or r above the most
@@ -61,9 +83,10 @@ int sim_papp_max_replicas(const struct sim_papp *a, int batch, int tuned);
 double sim_papp_packed_iter_time(const struct sim_papp *a, int r, int node_gpus, int batch);
 
 /* Binds a Pollux trace's jobs to the loaded applications: per job its
- * application's index, its iterations, its max replicas, and as duration
- * its run time at the tuned size packed on nodes of node_gpus GPUs
- * (rounded up to a second). Errors name file:line of the job. */
+ * application's index, its iterations (the curve's and the artifact's
+ * count, sim_papp_samples_work), its max replicas, and as duration the run
+ * time of the artifact's count at the tuned size packed on nodes of
+ * node_gpus GPUs (rounded up to a second). Errors name file:line of the job. */
 drake_err sim_pollux_bind(struct sim_trace *t, const char *file, const struct sim_papps *apps,
                           int node_gpus, char *msg, size_t mlen) DRAKE_MUST_CHECK;
 

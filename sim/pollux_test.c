@@ -16,6 +16,7 @@
 
 #include "sim/pollux_apps.h"
 #include "sim/pollux_model.h"
+#include "sim/sim.h"
 #include "sim/trace.h"
 
 #define SCAL "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
@@ -30,7 +31,7 @@ static const char toy_scal[] = SCAL "6,6,10,1.0,0.5\n6,6,20,2.0,0.5\n6,12,10,1.5
 static const char toy_plac[] = PLAC "1,10,0.5,0\n1,20,1.0,0\n2,10,0.6,0.1\n2,20,1.1,0.1\n"
                                     "11,10,0.8,0.3\n11,20,1.3,0.3\n";
 static const char toy_c16[] = CURV "1,10,0.5,1,1\n2,20,0.6,1,1\n3,30,0.7,1,1\n";
-static const char toy_c200[] = CURV "1,5,0.4,1,1\n2,10,0.5,1,1\n3,15,0.6,1,1\n";
+static const char toy_c200[] = CURV "1,5,0.4,1,3\n2,10,0.5,1,3\n3,15,0.6,1,3\n";
 
 static void toy(struct sim_papp *a, const char *name)
 {
@@ -179,6 +180,43 @@ static void work_is_the_last_epochs_iterations(void **state)
 	sim_papp_release(&a);
 }
 
+/* (var + sqr) / (var / scale + sqr) at batch run, grad_var 1 at batch 16
+ * and 3 at 200, grad_sqr 1 */
+static double toy_gain(double run)
+{
+	double var = 1 + 2 * (run - 16) / 184;
+	return (var + 1) / (var / (run / 16) + 1);
+}
+
+static void samples_work_is_progress_over_efficiency(void **state)
+{
+	(void)state;
+	struct sim_papp a;
+	toy(&a, "toy");
+	double it;
+	/* at the smallest batch the efficiency is 1: the progress target, 3 */
+	assert_int_equal(sim_papp_samples_work(&a, 16, 1, &it), DRAKE_OK);
+	assert_true(fabs(it - 3) < 1e-9);
+	/* 40 on 2 replicas runs at 40 */
+	assert_int_equal(sim_papp_samples_work(&a, 40, 2, &it), DRAKE_OK);
+	assert_true(fabs(it - 3 / toy_gain(40)) < 1e-9);
+	/* on 3 replicas a local batch of 14: it runs at 42 */
+	assert_int_equal(sim_papp_samples_work(&a, 40, 3, &it), DRAKE_OK);
+	assert_true(fabs(it - 3 / toy_gain(42)) < 1e-9);
+	/* epoch by epoch: progress targets 1, 2, 3 at one efficiency */
+	double cum[3];
+	assert_int_equal(sim_papp_samples_cumulative(&a, 40, 2, cum), DRAKE_OK);
+	for (int e = 0; e < 3; e++)
+		assert_true(fabs(cum[e] - (e + 1) / toy_gain(40)) < 1e-9);
+	/* the curve's own iterations after epoch index 1, between the curves */
+	assert_true(sim_papp_curve_iteration(&a, 16, 1) == 20);
+	assert_true(fabs(sim_papp_curve_iteration(&a, 108, 1) - 15) < 1e-9);
+	assert_true(sim_papp_curve_iteration(&a, 16, 3) == 0);
+	assert_int_equal(sim_papp_samples_work(&a, 8, 1, &it), DRAKE_EINVAL);
+	assert_int_equal(sim_papp_samples_work(&a, 40, 0, &it), DRAKE_EINVAL);
+	sim_papp_release(&a);
+}
+
 static void max_replicas_double_within_the_measurements(void **state)
 {
 	(void)state;
@@ -320,10 +358,11 @@ static void binding_fills_work_size_and_duration(void **state)
 	                 DRAKE_OK);
 	assert_int_equal(t.jobs[0].app_index, 0);
 	assert_true(fabs(t.jobs[0].iterations - (30 + (40 - 16) * (15 - 30) / 184.0)) < 1e-9);
+	assert_true(fabs(t.jobs[0].samples - 3 / toy_gain(40)) < 1e-9);
 	assert_int_equal(t.jobs[0].max_replicas, 4);
-	/* 28.04... iterations of 1.1 s, packed on one node, rounded up */
-	assert_int_equal(t.jobs[0].duration, (int64_t)ceil(t.jobs[0].iterations * 1.1));
-	assert_int_equal(t.jobs[1].duration, (int64_t)ceil(t.jobs[1].iterations * 5.0));
+	/* the artifact's count, at 1.1 s an iteration packed on one node, rounded up */
+	assert_int_equal(t.jobs[0].duration, (int64_t)ceil(t.jobs[0].samples * 1.1));
+	assert_int_equal(t.jobs[1].duration, (int64_t)ceil(t.jobs[1].samples * 5.0));
 	sim_trace_release(&t);
 	assert_int_equal(bind_rows("a,0,toy,2,40\nb,5,other,1,100\n", msg, sizeof(msg), &t),
 	                 DRAKE_EINVAL);
@@ -403,6 +442,45 @@ static double tuning_jct(const struct sim_papp *a, int r, int batch)
  * replica (at that replica's best batch size) was 50 to 80 % of linear
  * and it ran under 12 h, or one replica when none was: every tuned size in
  * the workloads must pass that test in this model too. */
+/* Three jobs of workload 1 on the artifact's cluster: both baselines of
+ * the artifact run them to the end; Tiresias at their tuned sizes, never
+ * preempting (nothing passes 16 GPU-hours), Optimus growing the lone
+ * cifar10 job past its 6 replicas, so that it ends sooner. */
+static void a_small_workload_runs_under_tiresias_and_optimus(void **state)
+{
+	(void)state;
+	const char *names[] = {"cifar10", "ncf"};
+	struct sim_papps apps;
+	struct sim_trace t;
+	char msg[512];
+	if (sim_papps_load("traces/pollux/apps", names, 2, &apps, msg, sizeof(msg)))
+		fail_msg("%s (run from the repository root)", msg);
+	static const char text[] = "name,time,application,num_replicas,batch_size\n"
+	                           "cifar10-0,107,cifar10,6,2048\nncf-2,135,ncf,1,32768\n"
+	                           "ncf-5,400,ncf,1,32768\n";
+	assert_int_equal(sim_trace_parse(text, strlen(text), "w.csv", &t, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(sim_pollux_bind(&t, "w.csv", &apps, 4, msg, sizeof(msg)), DRAKE_OK);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.apps = &apps;
+	struct sim_result ti, op;
+	assert_int_equal(
+	    sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &ti, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("optimus"), NULL, &op, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(ti.finished, 3);
+	assert_int_equal(op.finished, 3);
+	assert_int_equal(ti.preemptions, 0);
+	/* decisions at whole minutes: 107 s waits for 120 s */
+	assert_true(ti.job_start[0] == 120 && op.job_start[0] == 120);
+	assert_true(op.job_finish[0] < ti.job_finish[0]);
+	sim_result_release(&ti);
+	sim_result_release(&op);
+	sim_trace_release(&t);
+	sim_papps_release(&apps);
+}
+
 static void the_tuned_sizes_pass_the_artifacts_tuning_rule(void **state)
 {
 	(void)state;
@@ -461,6 +539,8 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(a_toy_application_loads),
 	    cmocka_unit_test(work_is_the_last_epochs_iterations),
+	    cmocka_unit_test(samples_work_is_progress_over_efficiency),
+	    cmocka_unit_test(a_small_workload_runs_under_tiresias_and_optimus),
 	    cmocka_unit_test(max_replicas_double_within_the_measurements),
 	    cmocka_unit_test(finishing_checks_what_the_model_needs),
 	    cmocka_unit_test(binding_fills_work_size_and_duration),

@@ -87,6 +87,7 @@ drake_err sim_collect(struct sim *s, struct sim_result *r)
 	r->scale_up_events = s->scale_up;
 	r->scale_down_events = s->scale_down;
 	r->moves = s->moves;
+	r->preemptions = s->preemptions;
 	r->samples = s->samples;
 	r->n_samples = s->n_samples;
 	s->samples = NULL;

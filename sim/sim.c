@@ -32,6 +32,9 @@ void sim_config_defaults(struct sim_config *c)
 	c->dragon_resync = 30;
 	c->dragon_reconcile_delay = 1;
 	c->dragon_shuffle = true;
+	drake_las_defaults(&c->las);
+	c->tiresias_interval = 60; /* simulator.py: --interval */
+	c->tiresias_restart = 30;  /* simulator.py: Job.reallocate's rescale_time */
 	drake_scale_defaults(&c->scale);
 	c->seed = 1;
 	sim_model_defaults(&c->model);
@@ -82,6 +85,11 @@ const int *sim_arrived(const struct sim *s, size_t *n)
 {
 	*n = s->n_arrived;
 	return s->arrived;
+}
+
+size_t sim_job_count(const struct sim *s)
+{
+	return s->n;
 }
 
 size_t sim_scale_count(const struct sim *s)
@@ -144,15 +152,12 @@ static int job_nodes(const struct sim_job *j)
 	return drake_plan_count_nodes(j->ps_node, j->n_ps, j->worker_node, j->n_workers);
 }
 
-static int by_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* A Pollux job's iterations per second: its replicas per node, in node
- * order, at its application's measured iteration time. */
-static drake_err pollux_rate(const struct sim_job *j, double *rate)
+/* A Pollux job's iterations per second: its replicas per node, the nodes
+ * in the order its workers first use them (the artifact's placement tuple
+ * follows its allocation list, and a placement's measurement depends on
+ * that order up to rotation: 1234 and 1324 differ), at its application's
+ * measured iteration time. */
+static drake_err pollux_rate(const struct sim_job *j, bool s_iterations, double *rate)
 {
 	*rate = 0;
 	if (j->n_workers <= 0)
@@ -164,16 +169,26 @@ static drake_err pollux_rate(const struct sim_job *j, double *rate)
 		free(per);
 		return DRAKE_ENOMEM;
 	}
-	memcpy(node, j->worker_node, (size_t)j->n_workers * sizeof(int));
-	qsort(node, (size_t)j->n_workers, sizeof(int), by_int);
 	int n = 0;
 	for (int i = 0; i < j->n_workers; i++) {
-		if (i == 0 || node[i] != node[i - 1])
+		int k = 0;
+		while (k < n && node[k] != j->worker_node[i])
+			k++;
+		if (k == n) {
+			node[n] = j->worker_node[i];
 			per[n++] = 0;
-		per[n - 1]++;
+		}
+		per[k]++;
 	}
 	double it = sim_papp_iter_time(j->app, per, n, j->t->batch_size);
 	*rate = it > 0 ? 1.0 / it : 0;
+	/* the work is counted at the tuned size; at another size the batch it
+	 * really runs at, and so its efficiency, differ: one iteration there
+	 * is worth W(tuned) / W(r) of the count */
+	double w;
+	if (!s_iterations && j->t->samples > 0 &&
+	    sim_papp_samples_work(j->app, j->t->batch_size, j->n_workers, &w) == DRAKE_OK && w > 0)
+		*rate *= j->t->samples / w;
 	free(node);
 	free(per);
 	return DRAKE_OK;
@@ -183,7 +198,7 @@ static drake_err pollux_rate(const struct sim_job *j, double *rate)
 static drake_err job_rate(const struct sim *s, const struct sim_job *j, double *rate)
 {
 	if (j->app)
-		return pollux_rate(j, rate);
+		return pollux_rate(j, s->cfg->model.pollux_iterations, rate);
 	*rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
 	                         job_nodes(j));
 	return DRAKE_OK;
@@ -249,7 +264,8 @@ static drake_err begin_running(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
 	j->state = SIM_JOB_RUNNING;
-	j->start = s->now;
+	if (j->start < 0)
+		j->start = s->now; /* a preempted job keeps its first start */
 	j->last_scaled = s->now;
 	j->last_update = s->now;
 	list_remove(s->waiting, &s->n_waiting, ji);
@@ -333,6 +349,19 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	return DRAKE_OK;
 }
 
+/* A pause still running at now is cut short: the work of its part not yet
+ * spent is taken back. */
+static void give_back_pause(struct sim_job *j, double now)
+{
+	if (j->pause_end > now && j->pause_len > 0) {
+		double unspent = j->pause_work * (j->pause_end - now) / j->pause_len;
+		j->work_total -= unspent;
+		if (j->work_total < j->work_done)
+			j->work_total = j->work_done;
+		j->pause_end = now;
+	}
+}
+
 /* The job stops for the rescale pause: that much more work at its new rate.
  * A change while a pause still runs restarts it, as `make bench-replay`'s
  * driver does on the cluster (a job restarted by changes a second apart
@@ -340,25 +369,68 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
  * back before the new one is charged. So several rounds that shrink the
  * same job at one instant (DRAGON's one change per run) cost it one pause,
  * not one each. */
-static drake_err charge_pause(struct sim *s, int ji)
+static drake_err charge_pause_of(struct sim *s, int ji, double pause)
 {
 	struct sim_job *j = &s->jobs[ji];
 	sim_progress_to_now(j, s->now);
-	double pause = s->cfg->model.speed.rescale_pause;
-	if (j->pause_end > s->now && pause > 0) {
-		double unspent = j->pause_work * (j->pause_end - s->now) / pause;
-		j->work_total -= unspent;
-		if (j->work_total < j->work_done)
-			j->work_total = j->work_done;
-	}
+	give_back_pause(j, s->now);
 	double r;
 	drake_err err = job_rate(s, j, &r);
 	if (err)
 		return err;
 	j->pause_work = pause * r;
+	j->pause_len = pause;
 	j->pause_end = s->now + pause;
 	j->work_total += j->pause_work;
 	return set_rate(s, ji);
+}
+
+static drake_err charge_pause(struct sim *s, int ji)
+{
+	return charge_pause_of(s, ji, s->cfg->model.speed.rescale_pause);
+}
+
+drake_err sim_restart_pause(struct sim *s, int ji, double seconds)
+{
+	if (s->jobs[ji].state != SIM_JOB_RUNNING || !(seconds >= 0))
+		return DRAKE_ESTATE;
+	return charge_pause_of(s, ji, seconds);
+}
+
+drake_err sim_preempt(struct sim *s, int ji)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (j->state != SIM_JOB_RUNNING)
+		return DRAKE_ESTATE;
+	sim_progress_to_now(j, s->now);
+	give_back_pause(j, s->now);
+	j->pause_end = s->now;
+	for (int i = 0; i < j->n_ps; i++)
+		drake_cluster_charge(&s->c, (size_t)j->ps_node[i], &j->req.ps, -1);
+	for (int i = 0; i < j->n_workers; i++)
+		drake_cluster_charge(&s->c, (size_t)j->worker_node[i], &j->req.worker, -1);
+	s->busy -= j->req.worker.gpu * j->n_workers;
+	j->n_ps = j->n_workers = 0;
+	j->pods_bound = 0;
+	j->rate = 0;
+	j->gen++; /* its finish event is void */
+	j->state = SIM_JOB_WAITING;
+	j->preemptions++;
+	list_remove(s->running, &s->n_running, ji);
+	/* back into its FIFO place: submit time, then trace order */
+	size_t at = s->n_waiting;
+	while (at > 0) {
+		const struct sim_job *w = &s->jobs[s->waiting[at - 1]];
+		if (w->submit < j->submit || (w->submit == j->submit && s->waiting[at - 1] < ji))
+			break;
+		at--;
+	}
+	memmove(&s->waiting[at + 1], &s->waiting[at], (s->n_waiting - at) * sizeof(int));
+	s->waiting[at] = ji;
+	s->n_waiting++;
+	s->changes++;
+	s->preemptions++;
+	return DRAKE_OK;
 }
 
 drake_err sim_rescaled(struct sim *s, int ji)
@@ -543,7 +615,7 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 				    "their applications' measurements (--apps)",
 				    j->t->id);
 			j->app = &apps->app[j->t->app_index];
-			j->work_total = j->t->iterations;
+			j->work_total = m->pollux_iterations ? j->t->iterations : j->t->samples;
 		} else {
 			j->work_total = (double)j->t->duration *
 			                drake_speed_rate(&m->speed, w0, g,
@@ -706,7 +778,8 @@ done:
 const struct sim_policy *sim_policy_find(const char *name)
 {
 	static const struct sim_policy *const all[] = {&sim_policy_default, &sim_policy_dragon,
-	                                               &sim_policy_drake};
+	                                               &sim_policy_drake, &sim_policy_tiresias,
+	                                               &sim_policy_optimus};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (strcmp(all[i]->name, name) == 0)
 			return all[i];

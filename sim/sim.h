@@ -34,6 +34,7 @@
 #include "gang/cluster.h"
 #include "gang/elastic.h"
 #include "gang/scale.h"
+#include "gang/tiresias.h"
 #include "migrate/progress.h"
 #include "sim/evq.h"
 #include "sim/model.h"
@@ -65,6 +66,8 @@ struct sim_job {
 	double work_orig;          /* work_total before any pause was charged */
 	double pause_end;          /* the latest rescale pause runs to here */
 	double pause_work;         /* and was charged this much work */
+	double pause_len;          /* over this many seconds */
+	int preemptions;           /* times stopped and sent back to wait */
 	struct sim_curve curve;    /* drawn for every job, reported with curves.on */
 	struct mig_progress *prog; /* its samples (curves.on), else NULL */
 	int64_t last_step;         /* latest reported step */
@@ -92,6 +95,12 @@ struct sim_config {
 	double dragon_resync;
 	double dragon_reconcile_delay;
 	bool dragon_shuffle; /* random node order as Go's map walk, else by name */
+	/* Tiresias' (policy_tiresias.c): its 2D-LAS queues, how often it
+	 * decides and what each (re)start costs; the Pollux artifact's by
+	 * default (60 s, 30 s) */
+	struct drake_las_opts las;
+	double tiresias_interval;
+	double tiresias_restart;
 	uint64_t seed;
 	bool progress; /* log progress lines on long runs (nothing to do with curves) */
 	struct sim_model model;
@@ -128,6 +137,8 @@ struct sim_migrator {
 extern const struct sim_policy sim_policy_default;
 extern const struct sim_policy sim_policy_dragon;
 extern const struct sim_policy sim_policy_drake;
+extern const struct sim_policy sim_policy_tiresias;
+extern const struct sim_policy sim_policy_optimus;
 const struct sim_policy *sim_policy_find(const char *name);
 
 /* A sample of the cluster's GPUs over time: busy (running jobs) and held
@@ -154,6 +165,7 @@ struct sim_result {
 	int64_t deadlock_gpus;
 	size_t scale_up_events, scale_down_events;
 	size_t moves;         /* sim_move_worker calls */
+	size_t preemptions;   /* sim_preempt calls */
 	size_t decisions;     /* policy calls, re-decisions at the same instant included */
 	size_t rounds_capped; /* instants where decisions did not settle within the cap */
 	double policy_cpu_s, policy_cpu_max_s;
@@ -207,6 +219,16 @@ drake_err sim_rescaled(struct sim *s, int j) DRAKE_MUST_CHECK;
  * on the slot (moves[], moved_at[]); it is not a change of size, so
  * last_scaled and the scale counters stay. */
 drake_err sim_move_worker(struct sim *s, int j, int slot, int node) DRAKE_MUST_CHECK;
+/* Stops running job j and sends it back to wait (a preemption): its pods
+ * leave, the work it has done stays (it resumes from there), its place in
+ * the waiting list is its FIFO place, and the part of a pause not yet spent
+ * is given back (a restart replaces it). Its start stays its first. */
+drake_err sim_preempt(struct sim *s, int j) DRAKE_MUST_CHECK;
+/* Charges running job j a restart of `seconds` (no progress for that long
+ * at its rate), as the rescale pause does but of its own length. */
+drake_err sim_restart_pause(struct sim *s, int j, double seconds) DRAKE_MUST_CHECK;
+/* Jobs in the run (the trace's, after --max-jobs): job ids are 0..n-1. */
+size_t sim_job_count(const struct sim *s);
 /* Workers added plus removed by the placement policy so far. */
 size_t sim_scale_count(const struct sim *s);
 /* Asks for a decide() call at time t (>= now). */

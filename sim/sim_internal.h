@@ -27,7 +27,7 @@ struct sim {
 	double wakes[MAX_WAKES];
 	size_t n_wakes;
 	uint64_t rng;
-	size_t scale_up, scale_down, moves;
+	size_t scale_up, scale_down, moves, preemptions;
 	size_t changes;     /* every start, bind, removal, addition and move, for decide_all() */
 	double next_sample; /* the next grid point of progress samples */
 	bool sample_pending;

@@ -337,6 +337,46 @@ static void the_same_seed_gives_the_same_run(void **state)
 	sim_result_release(&b);
 }
 
+/* Tiresias on one node of 8 GPUs, queue threshold 4,800 GPU-s: a long job
+ * (a, 8 GPUs, 3,000 s) starts at the first decision (60 s) and pays the
+ * 30 s restart; b (8 GPUs, 300 s) arrives at 100 and waits in the top
+ * queue behind it; at 660 a has run 600 s on 8 GPUs, is demoted and
+ * preempted, b starts (660 + 30 + 300 = 990); at the next decision (1,020)
+ * a resumes with 2,430 s of work left and another restart: 3,480. */
+static void tiresias_demotes_and_preempts_a_long_job(void **state)
+{
+	(void)state;
+	static const char text[] = "job_id,submission_time,duration,num_gpu\n"
+	                           "a,0,3000,8\nb,100,300,8\n";
+	struct sim_trace t;
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.nodes = 1;
+	cfg.las.threshold[0] = 4800;
+	struct sim_result r;
+	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(r.finished, 2);
+	assert_int_equal(r.preemptions, 1);
+	assert_float_equal(r.job_start[0], 60, 1e-6); /* its first start stays */
+	assert_float_equal(r.job_start[1], 660, 1e-6);
+	assert_float_equal(r.job_finish[1], 990, 1e-6);
+	assert_float_equal(r.job_finish[0], 3480, 1e-6);
+	sim_result_release(&r);
+	/* without the threshold's demotion (one queue) b waits for a */
+	cfg.las.n_queues = 1;
+	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(r.preemptions, 0);
+	assert_float_equal(r.job_finish[0], 3090, 1e-6);
+	assert_float_equal(r.job_start[1], 3120, 1e-6);
+	sim_result_release(&r);
+	sim_trace_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +391,7 @@ int main(void)
 	    cmocka_unit_test(a_small_trace_gives_the_pinned_figures),
 	    cmocka_unit_test(the_same_seed_gives_the_same_run),
 	    cmocka_unit_test(changes_during_a_pause_restart_it),
+	    cmocka_unit_test(tiresias_demotes_and_preempts_a_long_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

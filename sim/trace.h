@@ -117,7 +117,8 @@ struct sim_trace_job {
 	int batch_size;
 	int app_index;     /* into the bound struct sim_papps */
 	int max_replicas;  /* elastic policies' max-instances */
-	double iterations; /* the work: iterations at batch_size */
+	double iterations; /* its curve's iterations at batch_size */
+	double samples;    /* the artifact's accounting of them (sim_papp_samples_work) */
 };
 
 struct sim_trace {
