@@ -11,7 +11,8 @@
 # its own control plane (make e2e: both modes' e2e suites and the chart
 # installed in both of its modes, with a few jobs of the trace replay per
 # arm and a 2-minute soak); the chart with drake's own image on real nodes
-# (make chart-e2e-real) and real training on them (make e2e-real). Every
+# and real training on them, on one real-node cluster (make real-suites:
+# make chart-e2e-real's two modes, then make e2e-real). Every
 # step runs even when an earlier one failed, so one CI run shows every
 # problem. It ends with each step's minutes against the budget (40 minutes
 # in all with the binaries cached, 60 from empty caches; a report, not a
@@ -19,8 +20,8 @@
 # suites' counts:
 #   check: N passed, N failed
 #
-# env: CHECK_SKIP, step names to leave out (e.g. "real train" on a machine
-#      that cannot run real nodes); the summary then names them
+# env: CHECK_SKIP, step names to leave out (on a machine
+#      that cannot run real nodes: "real"); the summary then names them
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p build
@@ -109,8 +110,7 @@ node_pid=$!
 step chart make chart-check
 step e2e make e2e E2E_SUITES="simple gang gang-faults chart-second chart-extender replay soak"
 wait_for node-binaries "$node_pid"
-step real make chart-e2e-real
-step train make e2e-real
+step real make real-suites
 
 passed=$(awk '{s += $2} END {print s + 0}' "$summary")
 failed=$(awk '{s += $4} END {print s + 0}' "$summary")
