@@ -174,25 +174,15 @@ static drake_err decide_now(struct sim *s, struct tiresias_pstate *p)
 	return err;
 }
 
+static drake_err decide_at(struct sim *s, void *p)
+{
+	return decide_now(s, p);
+}
+
 static drake_err tiresias_decide(struct sim *s, void *state)
 {
 	struct tiresias_pstate *p = state;
-	double iv = sim_cfg(s)->tiresias_interval, now = sim_now(s);
-	double tick = ceil(now / iv) * iv;
-	drake_err err = DRAKE_OK;
-	if (tick == now && now > 0 && now != p->decided) {
-		p->decided = now;
-		err = decide_now(s, p);
-	}
-	if (tick <= now)
-		tick =
-		    now + iv; /* decided now, or time 0: the artifact's first is at one interval */
-	size_t nw, nr;
-	sim_waiting(s, &nw);
-	sim_running(s, &nr);
-	if (!err && nw + nr > 0)
-		err = sim_wake_at(s, tick);
-	return err;
+	return sim_every(s, sim_cfg(s)->tiresias_interval, &p->decided, decide_at, p);
 }
 
 const struct sim_policy sim_policy_tiresias = {"tiresias", tiresias_init, tiresias_release,

@@ -30,21 +30,6 @@ static const struct {
     {"imagenet", 90, 0}, {"ncf", 10, 0},      {"yolov3", 50, 8},
 };
 
-static int split(char *line, char **f)
-{
-	int n = 0;
-	f[n++] = line;
-	for (char *c = line; *c; c++) {
-		if (*c == ',') {
-			if (n == MAX_FIELDS)
-				return MAX_FIELDS + 1;
-			*c = '\0';
-			f[n++] = c + 1;
-		}
-	}
-	return n;
-}
-
 /* A finite decimal number in [min, max]; min_open: strictly above min. */
 static drake_err field_num(const struct trace_lines *l, const char *name, const char *s, double min,
                            int min_open, double max, double *out, char *msg, size_t mlen)
@@ -95,7 +80,7 @@ static drake_err each_row(const char *buf, size_t len, const char *file, const c
 		if (++rows > SIM_PAPP_MAX_ROWS)
 			return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: more than %d rows",
 			                    file, l.lineno, SIM_PAPP_MAX_ROWS);
-		int nf = split(line, f);
+		int nf = trace_split(line, f, MAX_FIELDS);
 		if (nf != want)
 			return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want %d",
 			                    file, l.lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf,

@@ -471,6 +471,25 @@ drake_err sim_wake_at(struct sim *s, double t)
 	return sim_evq_push(&s->q, (struct sim_ev){t, 0, SIM_EV_WAKE, -1, 0});
 }
 
+drake_err sim_every(struct sim *s, double interval, double *decided,
+                    drake_err (*decide_now)(struct sim *s, void *arg), void *arg)
+{
+	double now = s->now, tick = ceil(now / interval) * interval;
+	drake_err err = DRAKE_OK;
+	if (tick == now && now > 0 && now != *decided) {
+		*decided = now;
+		err = decide_now(s, arg);
+	}
+	if (tick <= now)
+		tick = now + interval; /* decided now, or time 0 */
+	size_t nw, nr;
+	sim_waiting(s, &nw);
+	sim_running(s, &nr);
+	if (!err && nw + nr > 0)
+		err = sim_wake_at(s, tick);
+	return err;
+}
+
 void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 {
 	struct sim_job *j = &s->jobs[ji];

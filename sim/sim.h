@@ -233,6 +233,12 @@ size_t sim_job_count(const struct sim *s);
 size_t sim_scale_count(const struct sim *s);
 /* Asks for a decide() call at time t (>= now). */
 drake_err sim_wake_at(struct sim *s, double t) DRAKE_MUST_CHECK;
+/* For a policy that decides every `interval` seconds, at its multiples
+ * (the first at one interval, as Pollux's artifact does): when now is one
+ * not decided yet (*decided remembers the last), calls decide_now(s, arg);
+ * then, while any job waits or runs, asks to be woken at the next. */
+drake_err sim_every(struct sim *s, double interval, double *decided,
+                    drake_err (*decide_now)(struct sim *s, void *arg), void *arg) DRAKE_MUST_CHECK;
 /* Applies scale ops from gang/ (job = index into ids, the running jobs the
  * views were built from). Removals are reordered so that swap-removal never
  * moves a slot still to be removed; each touched job is rescaled once. */

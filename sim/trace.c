@@ -36,14 +36,14 @@ int trace_next_line(struct trace_lines *l, char *buf, size_t cap)
 	return 1;
 }
 
-static int split(char *line, char **f)
+int trace_split(char *line, char **f, int max)
 {
 	int n = 0;
 	f[n++] = line;
 	for (char *c = line; *c; c++) {
 		if (*c == ',') {
-			if (n == MAX_FIELDS)
-				return MAX_FIELDS + 1;
+			if (n == max)
+				return max + 1;
 			*c = '\0';
 			f[n++] = c + 1;
 		}
@@ -280,7 +280,7 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 		                      msg, mlen)))
 			goto fail;
 		struct sim_trace_job *j = &out->jobs[out->n];
-		if ((err = parse_row(&l, out->kind, f, split(line, f), j, msg, mlen)))
+		if ((err = parse_row(&l, out->kind, f, trace_split(line, f, MAX_FIELDS), j, msg, mlen)))
 			goto fail;
 		if (out->kind != SIM_TRACE_GANG) {
 			j->order = (int64_t)out->n;
@@ -359,7 +359,7 @@ drake_err sim_nodes_parse(const char *buf, size_t len, const char *file, struct 
 			goto fail;
 		struct sim_node_row *n = &out->rows[out->n];
 		memset(n, 0, sizeof(*n));
-		int nf = split(line, f);
+		int nf = trace_split(line, f, MAX_FIELDS);
 		int64_t v;
 		if (nf != 5) {
 			err = drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want 5",

@@ -22,6 +22,10 @@ struct trace_lines {
  * (the line is passed over, so a caller may go on). */
 int trace_next_line(struct trace_lines *l, char *buf, size_t cap);
 
+/* Splits line at its commas, in place, into at most max fields of f (f
+ * has room for max); returns the count, or max + 1 when there are more. */
+int trace_split(char *line, char **f, int max);
+
 /* A decimal integer field in [min, max] (min 0 or 1). On failure fills msg
  * and, when why is not NULL, the reason a lenient reader skips the row for. */
 drake_err trace_field_int(const struct trace_lines *l, const char *name, const char *s, int64_t min,
