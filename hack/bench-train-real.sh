@@ -168,13 +168,8 @@ if eventually 180 grown; then
 else
   bad "elastic: big was not grown back to 4 workers: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
 fi
-for i in $removed; do
-  if eventually 30 worker_fetched "$jobs_ns" "big-worker-$i"; then
-    ok "elastic: big-worker-$i fetched the weights at a step > 0: $(worker_fetched "$jobs_ns" "big-worker-$i")"
-  else
-    bad "elastic: big-worker-$i did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-$i" 2>&1 | head -n 5 || true)"
-  fi
-done
+# shellcheck disable=SC2086
+check_fetched "elastic: " "$jobs_ns" big $removed
 rejoined_all() { [ -n "$t_up" ] && ps_saw "$plog" "$t_up" rejoined $removed; }
 if [ -n "$removed" ] && eventually 60 rejoined_all; then
   ok "elastic: each new worker ($removed) rejoined big's PS at a step > 0 after the ScaledUp of $t_up"

@@ -248,13 +248,8 @@ after_shrink() {
   # it connected at a step > 0 and trained on the weights it fetched (read
   # first, while the pods exist: they go once big succeeds), and the PS
   # welcomes each back at a step > 0 after drake's first ScaledUp
-  for i in $removed; do
-    if eventually 30 worker_fetched "$jobs_ns" "big-worker-$i"; then
-      ok "big-worker-$i fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" "big-worker-$i")"
-    else
-      bad "big-worker-$i did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" "big-worker-$i" 2>&1 | head -n 5 || true)"
-    fi
-  done
+  # shellcheck disable=SC2086
+  check_fetched "" "$jobs_ns" big $removed
   t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
   rejoined_all() { [ -n "$t_up" ] && ps_saw "$work/big-ps.log" "$t_up" rejoined $removed; }
   if [ -n "$removed" ] && eventually 60 rejoined_all; then

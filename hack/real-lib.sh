@@ -114,6 +114,21 @@ worker_fetched() {
     c && /^worker [0-9]+: step=[0-9]+ local_steps/ {print first "; " $0; f = 1; exit}
     END {exit !f}' <<<"$log"
 }
+# check_fetched LABEL NAMESPACE JOB WORKER...: one check per worker index
+# that its pod's log shows it fetched the weights at a step > 0
+# (worker_fetched); LABEL starts each check's line
+check_fetched() {
+  local label=$1 namespace=$2 job=$3 i pod
+  shift 3
+  for i in "$@"; do
+    pod=$job-worker-$i
+    if eventually 30 worker_fetched "$namespace" "$pod"; then
+      ok "$label$pod fetched the weights at a step > 0 and trained on them: $(worker_fetched "$namespace" "$pod")"
+    else
+      bad "$label$pod did not fetch the weights at a step > 0: $(k logs -n "$namespace" "$pod" 2>&1 | head -n 5 || true)"
+    fi
+  done
+}
 
 # lease_holder: who holds drake's Lease now ("" when nobody)
 lease_holder() { k get lease -n "$ns" drake -o jsonpath='{.spec.holderIdentity}'; }
