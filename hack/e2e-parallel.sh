@@ -14,7 +14,7 @@
 #   simple          hack/e2e.sh in simple mode (the Go suite in e2e/)
 #   gang            hack/e2e.sh in gang mode, but the fault and HA tests
 #   gang-faults     the fault and HA tests (they stop and kill the control
-#                   plane's components: 5 minutes of the gang suite's 17)
+#                   plane's components: about 5 minutes)
 #   chart-second    hack/chart-e2e.sh secondScheduler
 #   chart-extender  hack/chart-e2e.sh extenderOnly
 #   replay          make bench-replay-smoke (a few jobs of the trace replay
