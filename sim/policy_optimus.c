@@ -182,10 +182,7 @@ static drake_err decide_now(struct sim *s, struct optimus_pstate *p)
 	const int *w = sim_waiting(s, &nw);
 	const int *r = sim_running(s, &nr);
 	size_t n = nw + nr;
-	int64_t gpus = 0;
-	const struct drake_cluster *c = sim_cluster(s);
-	for (size_t i = 0; i < c->n; i++)
-		gpus += c->nodes[i].schedulable ? c->nodes[i].alloc.gpu : 0;
+	int64_t gpus = sim_cluster(s)->alloc_total.gpu; /* over schedulable nodes */
 	int *ids = malloc((n + 1) * sizeof(*ids));
 	struct drake_optimus_job *jobs = calloc(n + 1, sizeof(*jobs));
 	drake_err err = ids && jobs ? DRAKE_OK : DRAKE_ENOMEM;

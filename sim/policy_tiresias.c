@@ -143,12 +143,9 @@ static drake_err decide_now(struct sim *s, struct tiresias_pstate *p)
 		                                 .seq = (uint64_t)ids[i],
 		                                 .st = &p->st[ids[i]]};
 	}
-	int64_t total = 0;
-	const struct drake_cluster *c = sim_cluster(s);
-	for (size_t i = 0; i < c->n; i++)
-		total += c->nodes[i].schedulable ? c->nodes[i].alloc.gpu : 0;
 	if (!err)
-		err = drake_las_decide(jobs, n, total, sim_now(s), &cfg->las, order);
+		err = drake_las_decide(jobs, n, sim_cluster(s)->alloc_total.gpu, sim_now(s),
+		                       &cfg->las, order);
 	/* preemptions first: the starts below are planned on what they free */
 	for (size_t i = 0; !err && i < n; i++)
 		if (jobs[i].running && !jobs[i].run)
