@@ -51,8 +51,13 @@ step() {
   counts=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "build/check-$name.log" |
     awk '{p += $2; f += $4} END {if (NR) printf "%d passed, %d failed", p, f}')
   echo "=== $name: exit $rc after $((SECONDS - t0))s"
-  printf '%s\t%d\t%d\t%s\n' "$name" "$((SECONDS - t0))" "$rc" "$counts" >>"$times"
-  [ "$rc" -eq 0 ] || failed_steps+=("$name")
+  record "$name" "$((SECONDS - t0))" "$rc" "$counts"
+}
+
+# record NAME SECONDS RC NOTE: the step's row in the table, and its failure
+record() {
+  printf '%s\t%d\t%d\t%s\n' "$1" "$2" "$3" "$4" >>"$times"
+  [ "$3" -eq 0 ] || failed_steps+=("$1")
 }
 
 # The Go builds run in the background, where the C steps leave a core idle
@@ -61,23 +66,19 @@ step() {
 # then, while the kwok suites run, the real nodes' (kubelet, containerd,
 # runc, CNI, CoreDNS). With the binaries cached each takes seconds. Their
 # rows in the table are how long the steps after them waited.
-cp_binaries() {
+# timed CMD...: CMD, then a line saying how long it took (its log's last)
+timed() {
   local t0 rc
   t0=$(date +%s)
-  hack/build-control-plane.sh etcd k8s kwok helm &&
-    (cd e2e && export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" &&
-      go test -count=1 -run XXX . >/dev/null && go build ./cmd/...)
+  "$@"
   rc=$?
   echo "binaries: exit $rc after $(($(date +%s) - t0))s, in the background"
   return "$rc"
 }
-node_binaries() {
-  local t0 rc
-  t0=$(date +%s)
-  hack/build-control-plane.sh kubelet containerd runc cni coredns
-  rc=$?
-  echo "binaries: exit $rc after $(($(date +%s) - t0))s, in the background"
-  return "$rc"
+cp_binaries() {
+  hack/build-control-plane.sh etcd k8s kwok helm &&
+    (cd e2e && export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" &&
+      go test -count=1 -run XXX . >/dev/null && go build ./cmd/...)
 }
 # wait_for NAME PID: the step NAME is the wait for the background build PID
 # (its log: build/check-NAME-build.log)
@@ -89,13 +90,11 @@ wait_for() {
   rc=$?
   tee "build/check-$name.log" <"build/check-$name-build.log"
   echo "=== $name: exit $rc after waiting $((SECONDS - t0))s"
-  printf '%s\t%d\t%d\t%s\n' "$name" "$((SECONDS - t0))" "$rc" \
-    "waited; $(tail -n 1 "build/check-$name-build.log")" >>"$times"
-  [ "$rc" -eq 0 ] || failed_steps+=("$name")
+  record "$name" "$((SECONDS - t0))" "$rc" "waited; $(tail -n 1 "build/check-$name-build.log")"
 }
 
 step deps hack/install-deps.sh
-cp_binaries >build/check-binaries-build.log 2>&1 &
+timed cp_binaries >build/check-binaries-build.log 2>&1 &
 cp_pid=$!
 step build make -j2 WERROR=1 all
 step image make image-check
@@ -105,7 +104,8 @@ step sanitize make -j2 WERROR=1 sanitize
 step valgrind make -j2 valgrind
 step fuzz make -j2 fuzz-smoke
 wait_for binaries "$cp_pid"
-node_binaries >build/check-node-binaries-build.log 2>&1 &
+timed hack/build-control-plane.sh kubelet containerd runc cni coredns \
+  >build/check-node-binaries-build.log 2>&1 &
 node_pid=$!
 step chart make chart-check
 step e2e make e2e E2E_SUITES="simple gang gang-faults chart-second chart-extender replay soak"
