@@ -343,11 +343,7 @@ if want 3; then
   else
     bad "worker 1 did not rejoin mig's PS after it left: $(tail -5 "$work/mig-ps.log")"
   fi
-  if eventually 30 worker_fetched "$jobs_ns" mig-worker-1; then
-    ok "the moved mig-worker-1 fetched the weights at a step > 0 and trained on them: $(worker_fetched "$jobs_ns" mig-worker-1)"
-  else
-    bad "the moved mig-worker-1 did not fetch the weights at a step > 0: $(k logs -n "$jobs_ns" mig-worker-1 2>&1 | head -n 5 || true)"
-  fi
+  check_fetched "the moved " "$jobs_ns" mig 1
   finish mig "$t0"
   eventually 60 no_pods mig || true
 fi

@@ -186,21 +186,18 @@ real_cluster_up() {
   VERSION=${VERSION:-$(git -C "$drake_root" describe --always --dirty 2>/dev/null || echo unknown)}
   export VERSION
   for w in "$@"; do which+=(--which "$w"); done
+  mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
+  [ ${#refs[@]} -eq $# ] || cdie "build-image.sh gave ${#refs[@]} references for $#"
+  for ((i = 1; i <= $#; i++)); do image_ref[${!i}]=${refs[$((i - 1))]}; done
   if [ "${REAL_SHARED:-}" = 1 ]; then
     [ -f "$cluster_dir/env" ] || cdie "REAL_SHARED=1 and no cluster in $cluster_dir"
     # shellcheck disable=SC1091
     source "$cluster_dir/env"
-    mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
-    [ ${#refs[@]} -eq $# ] || cdie "build-image.sh gave ${#refs[@]} references for $#"
-    for ((i = 1; i <= $#; i++)); do image_ref[${!i}]=${refs[$((i - 1))]}; done
     return 0
   fi
   "$hack_dir/build-control-plane.sh" helm kubelet containerd runc cni coredns >/dev/null
   mapfile -t files < <("$hack_dir/build-image.sh" "${which[@]}")
-  mapfile -t refs < <("$hack_dir/build-image.sh" "${which[@]}" --print-ref)
-  [ ${#files[@]} -eq $# ] && [ ${#refs[@]} -eq $# ] ||
-    cdie "build-image.sh gave ${#files[@]} archives and ${#refs[@]} references for $#"
-  for ((i = 1; i <= $#; i++)); do image_ref[${!i}]=${refs[$((i - 1))]}; done
+  [ ${#files[@]} -eq $# ] || cdie "build-image.sh gave ${#files[@]} archives for $#"
   DRAKE_CLUSTER_DIR=$cluster_dir DRAKE_EXTENDER_MODE=gang "$hack_dir/cluster-up.sh" \
     --real-nodes 2 --nodes 0 --large-nodes 0 --mig-nodes 0 --amd-nodes 0
   # shellcheck disable=SC1091
