@@ -12,8 +12,19 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	     "a job waiting this long may take workers from running jobs to start"},
 	    {"idle-after", "DRAKE_IDLE_AFTER", FLAG_DURATION, &o->idle_after, "60s",
 	     "running jobs grow only after this long without an admission or scaling"},
-	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "newest",
-	     "jobs give workers in this order: newest, oldest, least-progress"},
+	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "most-service",
+	     "jobs give workers in this order: newest, oldest, least-progress, most-service "
+	     "(most attained GPU-seconds first)"},
+	    {"queue-order", "DRAKE_QUEUE_ORDER", FLAG_STRING, &v->queue, "fifo",
+	     "waiting jobs are tried in this order: fifo, or narrow (fewest GPUs asked first, a "
+	     "job waiting --age-after or longer ahead of them)"},
+	    {"service-threshold", "DRAKE_SERVICE_THRESHOLD", FLAG_DOUBLE, &o->service_threshold,
+	     "14400",
+	     "GPU-seconds a running job has run past which it gives workers down to its minimum "
+	     "to a new job that cannot start at the size it asks (below it: only workers lent "
+	     "beyond its size); 0 never"},
+	    {"age-after", "DRAKE_AGE_AFTER", FLAG_DURATION, &o->age_after, "10m",
+	     "--queue-order narrow: a job waiting this long goes ahead of narrower ones"},
 	    {"lonely-first", "DRAKE_LONELY_FIRST", FLAG_BOOL, &o->shrink.lonely_first, "true",
 	     "workers off their PS's node are given first"},
 	    {"shrink-tries", "DRAKE_SHRINK_TRIES", FLAG_INT, &o->shrink_tries, "4",
@@ -35,12 +46,16 @@ drake_err scale_flags_finish(struct scale_flag_vals *v, char *msg, size_t len)
 	struct drake_scale_opts *o = &v->opts;
 	if (drake_victim_order_parse(v->victim, &o->shrink.order))
 		return drake_errorf(DRAKE_EINVAL, msg, len,
-		                    "--victim-order must be newest, oldest or least-progress");
-	if (o->starve_after < 0 || o->idle_after < 0 || o->shrink_tries < 0 ||
+		                    "--victim-order must be newest, oldest, least-progress or "
+		                    "most-service");
+	if (drake_queue_order_parse(v->queue, &o->queue))
+		return drake_errorf(DRAKE_EINVAL, msg, len, "--queue-order must be fifo or narrow");
+	if (o->starve_after < 0 || o->idle_after < 0 || o->age_after < 0 || o->shrink_tries < 0 ||
 	    o->speed.scaling_loss < 0 || o->speed.locality_penalty < 0 ||
 	    o->speed.rescale_pause < 0)
-		return drake_errorf(DRAKE_EINVAL, msg, len,
-		                    "--starve-after, --idle-after, --shrink-tries, --scaling-loss, "
-		                    "--locality-penalty and --rescale-pause cannot be negative");
+		return drake_errorf(
+		    DRAKE_EINVAL, msg, len,
+		    "--starve-after, --idle-after, --age-after, --shrink-tries, --scaling-loss, "
+		    "--locality-penalty and --rescale-pause cannot be negative");
 	return DRAKE_OK;
 }

@@ -12,12 +12,13 @@
 #include "common/flags.h"
 #include "gang/scale.h"
 
-#define SCALE_FLAGS_N 8
+#define SCALE_FLAGS_N 11
 
 /* What the flags parse into before scale_flags_finish checks it. */
 struct scale_flag_vals {
 	struct drake_scale_opts opts;
 	const char *victim;
+	const char *queue;
 };
 
 /* Fills out[0..SCALE_FLAGS_N) with flags writing into v. */

@@ -143,12 +143,12 @@ static void test_refusals(void **state)
 	    {{"--node-metrics-interval", "25h"},
 	     "--node-metrics-interval must be between 0 and 24h"},
 	    {{"--victim-order", "sideways"},
-	     "--victim-order must be newest, oldest or least-progress"},
+	     "--victim-order must be newest, oldest, least-progress or most-service"},
 	    /* the first check in serve's order wins */
 	    {{"--policy", "x", "--port=70000"}, "--policy must be drake or dragon, not \"x\""},
 	    {{"--scheduler-name=A", "--port=70000"}, "--port must be 0..65535"},
 	    {{"--victim-order=x", "--policy=x"},
-	     "--victim-order must be newest, oldest or least-progress"},
+	     "--victim-order must be newest, oldest, least-progress or most-service"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *argv[4] = {"serve"};

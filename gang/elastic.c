@@ -20,6 +20,8 @@ drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out)
 		*out = DRAKE_VICTIM_OLDEST_FIRST;
 	else if (strcmp(s, "least-progress") == 0)
 		*out = DRAKE_VICTIM_LEAST_PROGRESS;
+	else if (strcmp(s, "most-service") == 0)
+		*out = DRAKE_VICTIM_MOST_SERVICE;
 	else
 		return DRAKE_EINVAL;
 	return DRAKE_OK;
@@ -31,6 +33,7 @@ const char *drake_victim_order_name(enum drake_victim_order o)
 	case DRAKE_VICTIM_NEWEST_FIRST: return "newest";
 	case DRAKE_VICTIM_OLDEST_FIRST: return "oldest";
 	case DRAKE_VICTIM_LEAST_PROGRESS: return "least-progress";
+	case DRAKE_VICTIM_MOST_SERVICE: return "most-service";
 	}
 	return "unknown";
 }
@@ -68,6 +71,7 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	case DRAKE_VICTIM_NEWEST_FIRST: return -j->admitted;
 	case DRAKE_VICTIM_OLDEST_FIRST: return j->admitted;
 	case DRAKE_VICTIM_LEAST_PROGRESS: return j->progress < 0 ? -1 : j->progress;
+	case DRAKE_VICTIM_MOST_SERVICE: return -j->service;
 	}
 	return 0;
 }

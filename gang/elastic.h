@@ -4,8 +4,8 @@
  * Starvation shrink: a job that has waited past the threshold may take
  * workers from running jobs, down to each one's min, never a PS and never
  * worker 0, "lonely" workers (not on their PS's node) first, then in the
- * victim order chosen (newest admitted, oldest admitted, or least progress
- * first), a job whose progress is slowing or converged before any other
+ * victim order chosen (newest admitted, oldest admitted, least progress,
+ * or most attained service first), a job whose progress is slowing or converged before any other
  * (SpeCon: slow-growing jobs yield first). Nothing is taken unless the whole starving job, PS
  * included, then fits; and workers that turn out not to be needed are given back before answering,
  * so the fewest are removed.
@@ -30,6 +30,7 @@
 #include "common/err.h"
 #include "gang/cluster.h"
 #include "gang/planner.h"
+#include "gang/speed_fit.h"
 
 /* A running gang as the scaling rules see it. Worker slot 0 is worker 0. */
 struct drake_running_job {
@@ -50,6 +51,12 @@ struct drake_running_job {
 	bool ending;          /* a member has ended (Succeeded): the rest of its room frees
 	                         soon; it neither gives workers nor grows */
 	double ending_since;  /* when the first member ended */
+	double service;       /* attained service: GPU-seconds run so far, 0 unknown */
+	/* rates it ran at, per size and spread (gang/speed_fit.h); may be NULL */
+	const struct drake_speed_obs *obs;
+	int n_obs;
+	int want_workers; /* the workers its spec asks for; beyond them, workers are a loan
+	                     of idle capacity (gang/scale.h); 0 unknown: none are */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job
@@ -64,6 +71,7 @@ enum drake_victim_order {
 	DRAKE_VICTIM_NEWEST_FIRST,
 	DRAKE_VICTIM_OLDEST_FIRST,
 	DRAKE_VICTIM_LEAST_PROGRESS,
+	DRAKE_VICTIM_MOST_SERVICE, /* most attained service first (least-attained-service order) */
 };
 
 struct drake_shrink_opts {
@@ -71,7 +79,7 @@ struct drake_shrink_opts {
 	bool lonely_first;
 };
 
-/* Parses "newest", "oldest", "least-progress". */
+/* Parses "newest", "oldest", "least-progress", "most-service". */
 drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out) DRAKE_MUST_CHECK;
 const char *drake_victim_order_name(enum drake_victim_order o);
 

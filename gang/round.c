@@ -353,7 +353,8 @@ const char *drake_round_kind_name(enum drake_round_kind k)
 const char *drake_round_reason_name(enum drake_round_reason r)
 {
 	static const char *const names[DRAKE_NREASONS] = {
-	    "lost-members", "hinted",  "fits",    "starved",      "no-fit", "never",   "fifo",
-	    "paced",        "backoff", "unbound", "repair-waits", "give",   "speedup", "stray"};
+	    "lost-members", "hinted", "fits",    "starved", "no-fit",
+	    "never",        "fifo",   "paced",   "backoff", "unbound",
+	    "repair-waits", "give",   "speedup", "faster",  "stray"};
 	return (unsigned)r < DRAKE_NREASONS ? names[r] : "?";
 }

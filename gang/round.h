@@ -140,6 +140,10 @@ struct drake_round_job {
 	struct drake_refusal_record refusal; /* tries 0: never refused */
 	const char *refused_pod, *refused_why;
 	double changed; /* when what it may wait for last changed; 0 never */
+	double service; /* attained service: GPU-seconds its members ran, 0 unknown */
+	/* the rates it reported per size and spread (gang/speed_fit.h), NULL none */
+	const struct drake_speed_obs *obs;
+	int n_obs;
 };
 
 /* Seconds past its deletion time after which a leaving pod is stuck. */
@@ -184,6 +188,7 @@ enum drake_round_reason {
 	DRAKE_REASON_REPAIR_WAITS, /* HOLD: its lost members do not fit now */
 	DRAKE_REASON_GIVE,         /* SHRINK: workers for a starving job */
 	DRAKE_REASON_SPEEDUP,      /* GROW: idle capacity pays for itself */
+	DRAKE_REASON_FASTER,       /* SHRINK: its measured rates say fewer workers run faster */
 	DRAKE_REASON_STRAY,        /* RELEASE: the record no longer lists them */
 	DRAKE_NREASONS
 };

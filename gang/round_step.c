@@ -71,6 +71,7 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->slow = j->slow;
 	v->min_workers = j->req.min_workers;
 	v->max_workers = j->max_workers;
+	v->want_workers = j->req.want_workers;
 	v->ps = w->req.ps;
 	v->worker = w->req.worker;
 	v->n_ps = n_ps;
@@ -78,6 +79,9 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->n_workers = n;
 	v->worker_node = w->w_node;
 	v->last_scaled = w->rec && j->rec.at > 0 ? j->rec.at : v->admitted;
+	v->service = j->service;
+	v->obs = j->obs;
+	v->n_obs = j->obs ? j->n_obs : 0;
 	return true;
 }
 
@@ -169,20 +173,23 @@ drake_err round_unbound_hold(struct round_ctx *x, size_t i)
 	return DRAKE_OK;
 }
 
-/* SHRINK of view k: the step's actions s[0..n) (all SHRINK of it). */
+/* SHRINK of view k: the step's actions s[0..n) (all SHRINK of it, for one
+ * waiting job, or for none: for_job -1, it runs faster with fewer). */
 static drake_err shrink(struct round_ctx *x, const struct work *w, const struct drake_action *s,
-                        size_t n, const size_t *entry_job)
+                        size_t n, const size_t *entry_job, const unsigned char *member, int members)
 {
-	size_t to = entry_job[s[n - 1].for_job];
+	bool faster = s[n - 1].for_job < 0;
+	size_t to = faster ? 0 : entry_job[s[n - 1].for_job];
 	struct drake_round_action *a =
-	    round_push(x, DRAKE_ROUND_SHRINK, DRAKE_REASON_GIVE, (int)(w - x->w));
+	    round_push(x, DRAKE_ROUND_SHRINK, faster ? DRAKE_REASON_FASTER : DRAKE_REASON_GIVE,
+	               (int)(w - x->w));
 	if (!a)
 		return DRAKE_ENOMEM;
 	a->pods = calloc(n, sizeof(*a->pods));
 	a->member = malloc((size_t)w->in->max_workers + 1);
 	if (!a->pods || !a->member)
 		return DRAKE_ENOMEM;
-	memcpy(a->member, w->member, (size_t)w->in->max_workers);
+	memcpy(a->member, member, (size_t)w->in->max_workers);
 	for (size_t i = 0; i < n; i++) {
 		int idx = w->w_index[s[i].slot];
 		size_t k = i; /* highest index first */
@@ -193,9 +200,17 @@ static drake_err shrink(struct round_ctx *x, const struct work *w, const struct 
 		a->member[idx] = 0;
 	}
 	a->n_pods = (int)n;
+	a->members_before = members;
+	a->members_after = members - (int)n;
+	if (faster) {
+		a->for_job = -1;
+		snprintf(a->why, sizeof(a->why),
+		         "gave back %zu worker%s: the rates it reported say it runs faster with "
+		         "fewer (%d -> %d workers)",
+		         n, n == 1 ? "" : "s", a->members_before, a->members_after);
+		return DRAKE_OK;
+	}
 	a->for_job = (int)to;
-	a->members_before = w->n_members;
-	a->members_after = w->n_members - (int)n;
 	a->since = x->now - x->jobs[to].created;
 	snprintf(a->why, sizeof(a->why),
 	         "gave %zu worker%s to %s, waiting %.0f s (%d -> %d workers)", n, n == 1 ? "" : "s",
@@ -360,19 +375,32 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 		                                : en->why);
 	}
 	/* Per job, every action of a kind at once (a job may give workers to two
-	 * starving jobs in one step; it never both gives and grows). */
+	 * starving jobs in one step; it never both gives and grows). A job that
+	 * gives workers back and then gives more away gets two SHRINKs. */
 	if (!err && !(mine = malloc((st.n + 1) * sizeof(*mine))))
 		err = DRAKE_ENOMEM;
 	for (size_t k = 0; !err && k < nv; k++) {
 		const struct work *w = &x->w[view_job[k]];
-		for (int kind = DRAKE_ACT_SHRINK; !err && kind <= DRAKE_ACT_GROW; kind++) {
+		const unsigned char *member = w->member;
+		int members = w->n_members;
+		/* workers given back (SHRINK for none), given away (on what the
+		 * first left), added */
+		for (int pass = 0; !err && pass < 3; pass++) {
+			enum drake_act_kind kind = pass < 2 ? DRAKE_ACT_SHRINK : DRAKE_ACT_GROW;
 			size_t n = 0;
 			for (size_t i = 0; i < st.n; i++)
-				if ((int)st.act[i].kind == kind && st.act[i].job == (int)k)
+				if (st.act[i].kind == kind && st.act[i].job == (int)k &&
+				    (pass == 2 || (st.act[i].for_job < 0) == (pass == 0)))
 					mine[n++] = st.act[i];
-			if (n)
-				err = kind == DRAKE_ACT_SHRINK ? shrink(x, w, mine, n, entry_job)
-				                               : grow(x, w, mine, n);
+			if (n && kind == DRAKE_ACT_SHRINK) {
+				err = shrink(x, w, mine, n, entry_job, member, members);
+				if (!err) {
+					member = x->out->act[x->out->n - 1].member;
+					members = x->out->act[x->out->n - 1].members_after;
+				}
+			} else if (n) {
+				err = grow(x, w, mine, n);
+			}
 		}
 	}
 	free(mine);

@@ -21,11 +21,30 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	o->starve_after = 30;
 	o->idle_after = 60;
 	o->shrink_tries = 4;
-	o->shrink.order = DRAKE_VICTIM_NEWEST_FIRST;
+	o->shrink.order = DRAKE_VICTIM_MOST_SERVICE;
 	o->shrink.lonely_first = true;
 	drake_speed_defaults(&o->speed);
 	o->ending_hold = 10;
 	o->keep_window = 60;
+	o->queue = DRAKE_QUEUE_FIFO;
+	o->age_after = 600;
+	o->service_threshold = 4 * 3600;
+}
+
+drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)
+{
+	if (s && strcmp(s, "fifo") == 0)
+		*out = DRAKE_QUEUE_FIFO;
+	else if (s && strcmp(s, "narrow") == 0)
+		*out = DRAKE_QUEUE_NARROW;
+	else
+		return DRAKE_EINVAL;
+	return DRAKE_OK;
+}
+
+const char *drake_queue_order_name(enum drake_queue_order o)
+{
+	return o == DRAKE_QUEUE_NARROW ? "narrow" : "fifo";
 }
 
 /* A running job as the step changes it. */
@@ -33,6 +52,7 @@ struct work {
 	int *node; /* current workers' nodes */
 	int *orig; /* their slots in the caller's view */
 	int n;
+	struct drake_speed_fitted fit; /* its speed model (gang/speed_fit.h) */
 };
 
 struct step {
@@ -90,6 +110,8 @@ static drake_err step_init(struct step *s, const struct drake_cluster *c,
 			s->work[j].orig[k] = k;
 		}
 		s->work[j].n = r[j].n_workers;
+		drake_speed_fit(&s->o->speed, (int)(r[j].worker.gpu > 0 ? r[j].worker.gpu : 0),
+		                r[j].obs, r[j].obs ? r[j].n_obs : 0, &s->work[j].fit);
 		s->view[j] = r[j];
 		s->view[j].worker_node = s->work[j].node;
 	}
@@ -445,6 +467,78 @@ static drake_err keep_shapes(struct step *s, const struct drake_admission_entry 
 	return DRAKE_OK;
 }
 
+/* The size a running job's spec asks for: its floor when a waiting job
+ * takes back what it was lent. */
+static int asked(const struct drake_running_job *r)
+{
+	return r->want_workers > r->min_workers ? r->want_workers : r->min_workers;
+}
+
+/* How far down a running job gives workers to a new job (rule 1b): its
+ * min once its attained service passed the threshold, else the size it
+ * asks (what it holds beyond was lent), else (size unknown) nothing. */
+static int floor_of(const struct step *s, const struct drake_running_job *r)
+{
+	if (s->o->service_threshold > 0 && r->service >= s->o->service_threshold)
+		return r->min_workers;
+	return r->want_workers > 0 ? asked(r) : r->n_workers;
+}
+
+/*
+ * Rule 1b (scale.h): workers a running job holds beyond the size its spec
+ * asks for were lent from idle capacity, and a waiting job that does not
+ * fit at the size it asks for takes them back at once, without waiting to
+ * starve: the fewest removals (drake_shrink_for's order, never below a
+ * job's asked size) that let it start at that size. *started when it did;
+ * when no set of loans is enough, nothing changes and the usual rules go
+ * on.
+ */
+static drake_err reclaim(struct step *s, struct drake_admission_entry *x, int xi, bool *started)
+{
+	*started = false;
+	bool lent = false;
+	for (size_t j = 0; j < s->nr; j++)
+		lent |= !s->r[j].ending && s->work[j].n > floor_of(s, &s->r[j]);
+	if (!lent || s->o->shrinks_wait || x->req.want_workers <= x->req.min_workers)
+		return DRAKE_OK;
+	struct drake_gang_req req = x->req;
+	req.min_workers = req.want_workers;
+	struct drake_plan plan = {0};
+	char why[DRAKE_WHY_MAX];
+	drake_err e = drake_plan_gang(&s->c, &req, &plan, why, sizeof(why));
+	drake_plan_release(&plan);
+	if (e != DRAKE_ESTATE)
+		return e == DRAKE_ENOMEM ? e : DRAKE_OK; /* it fits as asked, or never */
+	struct drake_running_job *v = malloc((s->nr + 1) * sizeof(*v));
+	if (!v)
+		return DRAKE_ENOMEM;
+	for (size_t j = 0; j < s->nr; j++) {
+		v[j] = s->view[j];
+		v[j].min_workers = floor_of(s, &s->r[j]);
+	}
+	struct drake_scale_op *ops = NULL;
+	size_t n_ops = 0;
+	e = drake_shrink_for(&s->c, v, s->nr, &req, &s->o->shrink, &ops, &n_ops, &plan, why,
+	                     sizeof(why));
+	free(v);
+	if (e == DRAKE_ESTATE || e == DRAKE_ELIMIT || e == DRAKE_EINVAL)
+		return DRAKE_OK;
+	if (!e)
+		e = apply_removals(s, ops, n_ops, xi);
+	free(ops);
+	if (e) {
+		drake_plan_release(&plan);
+		return e;
+	}
+	drake_plan_release(&x->plan);
+	x->plan = plan;
+	x->status = DRAKE_ADMIT_STARTED;
+	x->why[0] = '\0';
+	drake_plan_charge(&s->c, &x->req, &x->plan, 1);
+	*started = true;
+	return DRAKE_OK;
+}
+
 /* Waiting entry x of index i, in FIFO order: starts it if it fits, by
  * shrinking running jobs if it starves, or holds nodes for it (starving:
  * reserve(); fitting once the ending jobs are gone: hold_ending(), or
@@ -455,11 +549,21 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
                            struct drake_step *out)
 {
 	const struct drake_scale_opts *o = s->o;
+	bool lent_back;
+	drake_err e = reclaim(s, x, (int)i, &lent_back);
+	if (e)
+		return e;
+	if (lent_back) {
+		drake_cluster_free_sum(&s->c, avail);
+		if (soon)
+			drake_plan_charge(soon, &x->req, &x->plan, 1);
+		return push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
+	}
 	const struct drake_res *keep = x->req.keep;
 	int n_keep = x->req.n_keep;
 	x->req.keep = s->keep;
 	x->req.n_keep = s->n_keep;
-	drake_err e = drake_admit_one(&s->c, x, o->backfill, avail);
+	e = drake_admit_one(&s->c, x, o->backfill, avail);
 	x->req.keep = keep;
 	x->req.n_keep = n_keep;
 	if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)
@@ -508,6 +612,46 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 	return DRAKE_OK;
 }
 
+/* Has waiting entry x waited long enough to go ahead of narrower jobs? */
+static bool aged(const struct step *s, const struct drake_admission_entry *x)
+{
+	return s->now - x->created >= s->o->age_after;
+}
+
+/* The GPUs a waiting job asks for: its PS and chief and the workers its
+ * spec asks for (an elastic job's minimum says little of its size). */
+static int64_t want_gpus(const struct drake_admission_entry *x)
+{
+	struct drake_res need;
+	drake_gang_min_need(&x->req, &need);
+	int more = x->req.want_workers - x->req.min_workers;
+	return need.gpu + (more > 0 ? more : 0) * x->req.worker.gpu;
+}
+
+/* The order waiting entries w[0..nw) (FIFO as given) are tried in, into
+ * ix: FIFO, or aged first, then narrowest, then FIFO (scale.h). */
+static void queue_order(const struct step *s, const struct drake_admission_entry *w, size_t nw,
+                        size_t *ix)
+{
+	for (size_t a = 0; a < nw; a++) {
+		size_t b = a;
+		if (s->o->queue == DRAKE_QUEUE_NARROW) {
+			bool old = aged(s, &w[a]);
+			int64_t g = want_gpus(&w[a]);
+			while (b > 0) {
+				const struct drake_admission_entry *y = &w[ix[b - 1]];
+				bool yold = aged(s, y);
+				/* y stays ahead: aged before young, or narrower among the young */
+				if (yold || (!old && want_gpus(y) <= g))
+					break;
+				ix[b] = ix[b - 1];
+				b--;
+			}
+		}
+		ix[b] = a;
+	}
+}
+
 static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t nw,
                        struct drake_step *out)
 {
@@ -515,12 +659,17 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	drake_cluster_free_sum(&s->c, &avail);
 	struct drake_cluster soon;
 	bool have_soon;
+	size_t *ix = malloc((nw + 1) * sizeof(*ix));
+	if (!ix)
+		return DRAKE_ENOMEM;
+	queue_order(s, w, nw, ix);
 	drake_err e = soon_build(s, &soon, &have_soon);
 	if (!e)
 		e = keep_shapes(s, w, nw);
 	int tries = 0;
 	bool blocked = false;
-	for (size_t i = 0; !e && i < nw; i++) {
+	for (size_t k = 0; !e && k < nw; k++) {
+		size_t i = ix[k];
 		struct drake_admission_entry *x = &w[i];
 		if (blocked) {
 			x->status = DRAKE_ADMIT_NOT_TRIED;
@@ -533,6 +682,7 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	}
 	if (have_soon)
 		drake_cluster_release(&soon);
+	free(ix);
 	return e;
 }
 
@@ -623,11 +773,11 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 {
 	const struct drake_running_job *r = &s->r[j];
 	struct work *w = &s->work[j];
-	const struct drake_speed *m = &s->o->speed;
+	const struct drake_speed_fitted *m = &w->fit;
 	int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
 	int base = w->n;
 	*b = (struct batch){0};
-	b->before = drake_speed_rate(m, base, g, nodes_of(r, w));
+	b->before = drake_speed_fitted_rate(m, base, g, nodes_of(r, w));
 	double best = b->before;
 	int placed = 0;
 	while (base + placed < r->max_workers) {
@@ -637,7 +787,7 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 		drake_cluster_charge(&s->c, (size_t)nd, &r->worker, 1);
 		w->node[w->n++] = nd;
 		nodes[placed++] = nd;
-		double t = drake_speed_rate(m, w->n, g, nodes_of(r, w));
+		double t = drake_speed_fitted_rate(m, w->n, g, nodes_of(r, w));
 		if (t > best) {
 			best = t;
 			b->k = placed;
@@ -650,7 +800,7 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 	if (b->k > 0) {
 		double e = remaining(r, s->now);
 		double frac = b->before > 0 ? 1 - b->before / b->after : 1;
-		b->saved = e * frac - m->rescale_pause;
+		b->saved = e * frac - s->o->speed.rescale_pause;
 	}
 }
 
@@ -749,6 +899,85 @@ static drake_err grow(struct step *s, double *next)
 	return e;
 }
 
+/* ---- giving back workers that slow a job down ---- */
+
+/* A job gives workers back only for a modelled gain of at least this
+ * fraction, so that the noise of measured rates does not resize it. */
+#define SHED_MARGIN 0.05
+
+/*
+ * A job whose own model (fitted to two sizes or spreads it ran at,
+ * gang/speed_fit.h) says it runs faster with fewer workers gives them
+ * back: workers come off one at a time, each time the one whose removal
+ * leaves the job fastest (ties: the highest slot), never worker 0 and never
+ * below its min, and the count with the highest modelled speed is kept
+ * when it beats the current one by SHED_MARGIN and saves more than the
+ * pause over the job's expected remaining time. The removals are SHRINK
+ * actions for no waiting job (for_job -1).
+ */
+static drake_err shed(struct step *s)
+{
+	drake_err e = DRAKE_OK;
+	for (size_t j = 0; !e && j < s->nr; j++) {
+		const struct drake_running_job *r = &s->r[j];
+		struct work *w = &s->work[j];
+		int floor = r->min_workers > 1 ? r->min_workers : 1;
+		if (!w->fit.sized || r->ending || r->slow || w->n <= floor)
+			continue;
+		int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
+		int *cur = malloc(((size_t)w->n + 1) * sizeof(int));
+		int *pos = malloc(((size_t)w->n + 1) * sizeof(int));
+		int *tmp = malloc(((size_t)w->n + 1) * sizeof(int));
+		struct drake_scale_op *ops = malloc(((size_t)w->n + 1) * sizeof(*ops));
+		if (!cur || !pos || !tmp || !ops) {
+			e = DRAKE_ENOMEM;
+		} else {
+			int n = w->n, k = 0, best_k = 0;
+			memcpy(cur, w->node, (size_t)n * sizeof(int));
+			for (int p = 0; p < n; p++)
+				pos[p] = p;
+			double t0 = drake_speed_fitted_rate(&w->fit, n, g, nodes_of(r, w));
+			double best = t0;
+			while (n > floor) {
+				int drop = -1;
+				double dt = -1;
+				for (int p = n - 1; p >= 1; p--) {
+					int m = 0;
+					for (int q = 0; q < n; q++)
+						if (q != p)
+							tmp[m++] = cur[q];
+					double t = drake_speed_fitted_rate(
+					    &w->fit, m, g,
+					    drake_plan_count_nodes(r->ps_node, r->n_ps, tmp, m));
+					if (t > dt) {
+						dt = t;
+						drop = p;
+					}
+				}
+				ops[k++] = (struct drake_scale_op){(int)j, pos[drop], cur[drop]};
+				memmove(&cur[drop], &cur[drop + 1],
+				        (size_t)(n - drop - 1) * sizeof(int));
+				memmove(&pos[drop], &pos[drop + 1],
+				        (size_t)(n - drop - 1) * sizeof(int));
+				n--;
+				if (dt > best) {
+					best = dt;
+					best_k = k;
+				}
+			}
+			double frac = best > 0 ? 1 - t0 / best : 0;
+			if (best_k > 0 && best >= t0 * (1 + SHED_MARGIN) &&
+			    remaining(r, s->now) * frac > s->o->speed.rescale_pause)
+				e = apply_removals(s, ops, (size_t)best_k, -1);
+		}
+		free(cur);
+		free(pos);
+		free(tmp);
+		free(ops);
+	}
+	return e;
+}
+
 /* Newest admission or scaling of any running job. */
 static double last_action(const struct drake_running_job *r, size_t nr)
 {
@@ -791,6 +1020,8 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 	local.speed.node_gpus = drake_speed_node_gpus(c);
 	s.o = &local;
 	drake_err e = step_init(&s, c, r, nr);
+	if (!e && !o->shrinks_wait)
+		e = shed(&s);
 	if (!e)
 		e = admit(&s, w, nw, out);
 	if (!e) {
@@ -798,10 +1029,11 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 			bool waits = w[i].status == DRAKE_ADMIT_WAITING ||
 			             w[i].status == DRAKE_ADMIT_NOT_TRIED;
 			double t = w[i].created + o->starve_after;
-			if (waits && t > now) {
+			if (waits && t > now && t < out->next)
 				out->next = t;
-				break; /* FIFO: the rest starve later */
-			}
+			t = w[i].created + o->age_after;
+			if (waits && o->queue == DRAKE_QUEUE_NARROW && t > now && t < out->next)
+				out->next = t;
 		}
 		if (s.hold_until < out->next)
 			out->next = s.hold_until;

@@ -70,8 +70,25 @@
 #include "gang/elastic.h"
 #include "gang/speed.h"
 
+/* The order waiting jobs are tried in. */
+enum drake_queue_order {
+	DRAKE_QUEUE_FIFO,   /* created, then name */
+	DRAKE_QUEUE_NARROW, /* jobs waiting age_after or longer first (FIFO among them), then
+	                       fewest GPUs asked (the workers the spec asks for), then FIFO */
+};
+
+/* Parses "fifo", "narrow". */
+drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out) DRAKE_MUST_CHECK;
+const char *drake_queue_order_name(enum drake_queue_order o);
+
 struct drake_scale_opts {
 	bool backfill;
+	enum drake_queue_order queue;
+	double age_after; /* QUEUE_NARROW: seconds after which a job goes ahead of narrower ones */
+	/* GPU-seconds of attained service past which a running job gives
+	 * workers down to its min to a new job that cannot start at the size it
+	 * asks (rule 1b); below it, only what it was lent. <= 0: never. */
+	double service_threshold;
 	double starve_after; /* seconds a job waits before it may take workers */
 	double idle_after;   /* seconds without admission or scaling before growth */
 	int shrink_tries;    /* starving jobs that may take workers per step */

@@ -88,6 +88,15 @@ static json_t *job_json(const struct drake_round_job *j, const struct drake_clus
 	                      j->progress, "slow", j->slow, "changed", num(j->changed));
 	if (!o)
 		return NULL;
+	json_object_set_new(o, "service", json_real(j->service));
+	if (j->obs && j->n_obs > 0) {
+		json_t *ob = json_array();
+		for (int i = 0; ob && i < j->n_obs; i++)
+			json_array_append_new(
+			    ob, json_pack("{s:i,s:i,s:f}", "workers", j->obs[i].workers, "nodes",
+			                  j->obs[i].nodes, "rate", j->obs[i].rate));
+		json_object_set_new(o, "obs", ob);
+	}
 	json_object_set_new(o, "ps", members_json(j->ps, j->req.n_ps));
 	json_object_set_new(o, "chief", members_json(j->chief, j->req.n_chief));
 	json_object_set_new(o, "workers", members_json(j->workers, j->max_workers));
@@ -190,6 +199,12 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 	    so->speed.locality_penalty, "rescalePause", so->speed.rescale_pause, "nodeGpus",
 	    so->speed.node_gpus, "endingHold", so->ending_hold, "keepWindow", so->keep_window,
 	    "paceBudget", (json_int_t)o->pace_budget, "paceUnbound", (json_int_t)o->pace_unbound);
+	if (opts) {
+		json_object_set_new(opts, "queueOrder",
+		                    json_string(drake_queue_order_name(so->queue)));
+		json_object_set_new(opts, "ageAfter", json_real(so->age_after));
+		json_object_set_new(opts, "serviceThreshold", json_real(so->service_threshold));
+	}
 	json_t *names = json_array();
 	for (int i = 0; names && i < c->names.n; i++)
 		json_array_append_new(names, json_string(c->names.name[i]));

@@ -409,6 +409,30 @@ static bool job_dec(struct dec *d, json_t *o, const char *path, struct drake_rou
 		j->move.active = true;
 		j->move.role = (enum drake_role)role;
 	}
+	if (json_object_get(o, "service") && !get_num(d, o, path, "service", &j->service))
+		return false;
+	if ((v = json_object_get(o, "obs"))) {
+		snprintf(p, sizeof(p), "%s.obs", path);
+		if (!json_is_array(v) || json_array_size(v) > DRAKE_SPEED_MAX_OBS)
+			return bad(d, p, NULL, "expected an array of at most 8 observations");
+		struct drake_speed_obs *ob = block(d, json_array_size(v), sizeof(*ob));
+		if (!ob)
+			return false;
+		size_t i;
+		json_t *x;
+		json_array_foreach (v, i, x) {
+			char pp[300];
+			snprintf(pp, sizeof(pp), "%s[%zu]", p, i);
+			if (!json_is_object(x))
+				return bad(d, pp, NULL, "expected an object");
+			if (!get_i(d, x, pp, "workers", 0, 1 << 20, &ob[i].workers) ||
+			    !get_i(d, x, pp, "nodes", 0, 1 << 20, &ob[i].nodes) ||
+			    !get_num(d, x, pp, "rate", &ob[i].rate))
+				return false;
+		}
+		j->obs = ob;
+		j->n_obs = (int)json_array_size(v);
+	}
 	if ((v = json_object_get(o, "refusal"))) {
 		snprintf(p, sizeof(p), "%s.refusal", path);
 		if (!json_is_object(v))
@@ -478,6 +502,11 @@ static bool nodes_dec(struct dec *d, json_t *in)
 	return true;
 }
 
+static const char *queue_name(int i)
+{
+	return drake_queue_order_name((enum drake_queue_order)i);
+}
+
 static bool opts_dec(struct dec *d, json_t *in)
 {
 	struct drake_round_opts *o = &d->e->opts;
@@ -492,8 +521,7 @@ static bool opts_dec(struct dec *d, json_t *in)
 	    !get_num(d, v, p, "starveAfter", &s->starve_after) ||
 	    !get_num(d, v, p, "idleAfter", &s->idle_after) ||
 	    !get_i(d, v, p, "shrinkTries", 0, 1 << 20, &s->shrink_tries) ||
-	    !get_enum(d, v, p, "victimOrder", order_name, DRAKE_VICTIM_LEAST_PROGRESS + 1,
-	              &order) ||
+	    !get_enum(d, v, p, "victimOrder", order_name, DRAKE_VICTIM_MOST_SERVICE + 1, &order) ||
 	    !get_bool(d, v, p, "lonelyFirst", &s->shrink.lonely_first) ||
 	    !get_num(d, v, p, "endingHold", &s->ending_hold) ||
 	    !get_num(d, v, p, "keepWindow", &s->keep_window) ||
@@ -504,6 +532,15 @@ static bool opts_dec(struct dec *d, json_t *in)
 	s->shrink.order = (enum drake_victim_order)order;
 	o->pace_budget = (long)budget;
 	o->pace_unbound = (long)unbound;
+	/* absent in the logs of drakes before them: FIFO, no threshold */
+	int queue = DRAKE_QUEUE_FIFO;
+	if ((json_object_get(v, "queueOrder") &&
+	     !get_enum(d, v, p, "queueOrder", queue_name, DRAKE_QUEUE_NARROW + 1, &queue)) ||
+	    (json_object_get(v, "ageAfter") && !get_num(d, v, p, "ageAfter", &s->age_after)) ||
+	    (json_object_get(v, "serviceThreshold") &&
+	     !get_num(d, v, p, "serviceThreshold", &s->service_threshold)))
+		return false;
+	s->queue = (enum drake_queue_order)queue;
 	json_t *sp = field(d, v, p, "speed", JSON_OBJECT);
 	return sp && get_num(d, sp, "in.opts.speed", "scalingLoss", &s->speed.scaling_loss) &&
 	       get_num(d, sp, "in.opts.speed", "localityPenalty", &s->speed.locality_penalty) &&

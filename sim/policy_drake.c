@@ -9,7 +9,11 @@
  * its worker slots are its worker indexes (slot 0 is worker 0), the rest
  * of its max workers wait gated, and its drake.dev/scale record lists its
  * slots, the time of its latest change of size and the job it last gave
- * workers to. Progress comes from the learning curves when they are on.
+ * workers to. Progress comes from the learning curves when they are on;
+ * a Pollux job reports its fraction of work done, and its measured rate at
+ * each size and spread once it has run there for a report interval
+ * (sim_observe), as a job that runs `drake progress` does. Attained
+ * service is the GPU-seconds its members ran.
  * Pacing is off: the sim has no kube-scheduler queue to pace. Its timers
  * come back as a wake-up time.
  */
@@ -104,10 +108,14 @@ static drake_err build(struct sim *s, struct inputs *in)
 			mb[k] = 1;
 		}
 		struct drake_running_job v;
+		sim_observe(s, id, sim_cfg(s)->curves.interval);
 		sim_running_view(s, id, &v);
 		x->admitted = j->start;
 		x->progress = v.progress;
 		x->slow = v.slow;
+		x->service = v.service;
+		x->obs = v.obs;
+		x->n_obs = v.n_obs;
 		x->rec = (struct drake_round_record){
 		    .present = true,
 		    .gang = j->t->id,
@@ -193,6 +201,15 @@ static drake_err drake_decide(struct sim *s, void *state)
 	 * something, and the same state decides the same */
 	if (!err && r.next < INFINITY && r.next > sim_now(s))
 		err = sim_wake_at(s, r.next);
+	/* a Pollux job's first report at a new size or spread: look again then */
+	size_t nr;
+	const int *run = sim_running(s, &nr);
+	for (size_t i = 0; !err && i < nr; i++) {
+		const struct sim_job *j = sim_job(s, run[i]);
+		double t = j->last_scaled + cfg->curves.interval;
+		if (j->app && t > sim_now(s))
+			err = sim_wake_at(s, t);
+	}
 	drake_round_release(&r);
 	inputs_release(&in);
 	return err;

@@ -168,7 +168,8 @@ static drake_err start(struct sim *s, int id, int replicas, double restart)
 	plan.n_workers = replicas;
 	if (!err)
 		err = sim_start(s, id, &plan);
-	if (!err)
+	/* sim_start charges a Pollux job's restart itself */
+	if (!err && !sim_job(s, id)->app)
 		err = sim_restart_pause(s, id, restart);
 	free(room);
 	drake_plan_release(&plan);

@@ -160,7 +160,8 @@ static drake_err decide_now(struct sim *s, struct tiresias_pstate *p)
 			err = DRAKE_OK; /* it waits for the next decision */
 		} else if (!err) {
 			err = sim_start(s, ids[i], &plan);
-			if (!err)
+			/* sim_start charges a Pollux job's restart itself */
+			if (!err && !sim_job(s, ids[i])->app)
 				err = sim_restart_pause(s, ids[i], cfg->tiresias_restart);
 		}
 		drake_plan_release(&plan);

@@ -140,6 +140,8 @@ static drake_err account(struct sim *s)
 void sim_progress_to_now(struct sim_job *j, double now)
 {
 	if (j->state == SIM_JOB_RUNNING && now > j->last_update) {
+		j->service += (double)(j->req.worker.gpu * j->n_workers + j->req.ps.gpu * j->n_ps) *
+		              (now - j->last_update);
 		j->work_done += j->rate * (now - j->last_update);
 		if (j->work_done > j->work_total)
 			j->work_done = j->work_total;
@@ -276,6 +278,8 @@ static drake_err begin_running(struct sim *s, int ji)
 	return err ? err : set_rate(s, ji);
 }
 
+static drake_err charge_pause(struct sim *s, int ji);
+
 drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 {
 	struct sim_job *j = &s->jobs[ji];
@@ -289,7 +293,12 @@ drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 	memcpy(j->worker_node, p->worker_node, (size_t)p->n_workers * sizeof(int));
 	s->changes++;
 	drake_plan_charge(&s->c, &j->req, p, 1);
-	return begin_running(s, ji);
+	drake_err err = begin_running(s, ji);
+	/* a Pollux job's every start, the first and each resume, costs a
+	 * restart, under every policy (the artifact's reallocation cost) */
+	if (err || !j->app)
+		return err;
+	return charge_pause(s, ji);
 }
 
 drake_err sim_bind_pod(struct sim *s, int ji, bool ps, int node)
@@ -490,6 +499,25 @@ drake_err sim_every(struct sim *s, double interval, double *decided,
 	return err;
 }
 
+void sim_observe(struct sim *s, int ji, double interval)
+{
+	struct sim_job *j = &s->jobs[ji];
+	if (!j->app || j->state != SIM_JOB_RUNNING || j->rate <= 0 || j->work_orig <= 0 ||
+	    s->now - j->last_scaled < interval)
+		return;
+	struct drake_speed_obs o = {j->n_workers, job_nodes(j), j->rate / j->work_orig};
+	int k = 0;
+	while (k < j->n_obs && (j->obs[k].workers != o.workers || j->obs[k].nodes != o.nodes))
+		k++;
+	if (k == DRAKE_SPEED_MAX_OBS) {
+		memmove(&j->obs[0], &j->obs[1], (DRAKE_SPEED_MAX_OBS - 1) * sizeof(o));
+		k--;
+	} else if (k == j->n_obs) {
+		j->n_obs++;
+	}
+	j->obs[k] = o;
+}
+
 void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 {
 	struct sim_job *j = &s->jobs[ji];
@@ -500,6 +528,7 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	    .progress = -1,
 	    .min_workers = j->req.min_workers,
 	    .max_workers = j->max_workers,
+	    .want_workers = j->req.want_workers,
 	    .ps = j->req.ps,
 	    .worker = j->req.worker,
 	    .n_ps = j->n_ps,
@@ -509,10 +538,16 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	    .last_scaled = j->last_scaled,
 	    .gave_to_waiting =
 	        j->shrunk_for >= 0 && s->jobs[j->shrunk_for].state == SIM_JOB_WAITING,
+	    .service = j->service,
+	    .obs = j->obs,
+	    .n_obs = j->n_obs,
 	};
 	if (j->prog) {
 		out->progress = mig_progress_fraction(j->prog);
 		out->slow = mig_progress_slow(j->prog);
+	} else if (j->app && j->work_total > 0) {
+		/* a Pollux job reports its steps against its total */
+		out->progress = j->work_done / j->work_total;
 	}
 }
 
@@ -697,6 +732,10 @@ drake_err sim_run(const struct sim_config *cfg_in, const struct sim_trace *trace
 	memset(&s, 0, sizeof(s));
 	memset(out, 0, sizeof(*out));
 	out->policy = policy->name;
+	/* a Pollux job's every change restarts it: the artifact's cost of a
+	 * reallocation, for every policy and in what drake's believes */
+	if (cfg.apps)
+		cfg.model.speed.rescale_pause = cfg.tiresias_restart;
 	s.cfg = &cfg;
 	s.policy = policy;
 	s.rng = cfg.seed;

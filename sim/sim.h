@@ -74,6 +74,11 @@ struct sim_job {
 	double slow_at;            /* fraction done when first slowing/converged, -1 never */
 	int *moves;                /* per worker slot, like worker_node: moves so far */
 	double *moved_at;          /* per worker slot: time of its latest move, -1 never */
+	double service;            /* attained service: GPU-seconds run */
+	/* a Pollux job's reports: its rate (fraction of its work per second)
+	 * at each size and spread it ran at for a report interval (sim_observe) */
+	struct drake_speed_obs obs[DRAKE_SPEED_MAX_OBS];
+	int n_obs;
 };
 
 struct sim_config {
@@ -252,6 +257,13 @@ drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_
  * steps of its latest sample (-1 before one) and slow is its class being
  * slowing or converged. */
 void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
+
+/* A Pollux job's progress report as drake's controller would take it:
+ * once it has run interval seconds at its current size and spread (its
+ * first report after the change), the measured rate there is kept in its
+ * obs (one entry per size and spread, the latest; the oldest goes when
+ * they are full). No-op for other jobs. */
+void sim_observe(struct sim *s, int j, double interval);
 /* Views of every running job, in admission order, with a copy of their ids
  * (the running list changes as jobs start). Caller frees both. */
 drake_err sim_running_views(struct sim *s, struct drake_running_job **v, int **ids,
