@@ -467,6 +467,8 @@ static drake_err keep_shapes(struct step *s, const struct drake_admission_entry 
 	return DRAKE_OK;
 }
 
+static double remaining(const struct drake_running_job *j, double now);
+
 /* The size a running job's spec asks for: its floor when a waiting job
  * takes back what it was lent. */
 static int asked(const struct drake_running_job *r)
@@ -479,7 +481,12 @@ static int asked(const struct drake_running_job *r)
  * asks (what it holds beyond was lent), else (size unknown) nothing. */
 static int floor_of(const struct step *s, const struct drake_running_job *r)
 {
-	if (s->o->service_threshold > 0 && r->service >= s->o->service_threshold)
+	double t = s->o->service_threshold;
+	/* what it is expected still to run, in GPU-seconds, when its progress
+	 * says: a job about to end keeps its workers */
+	double gpus = (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
+	bool ends_soon = r->progress > 0 && remaining(r, s->now) * gpus < t;
+	if (t > 0 && r->service >= t && !ends_soon)
 		return r->min_workers;
 	return r->want_workers > 0 ? asked(r) : r->n_workers;
 }
@@ -757,6 +764,38 @@ static double remaining(const struct drake_running_job *j, double now)
 	return drake_speed_remaining(j->admitted, j->progress, now);
 }
 
+/* Job r's speed at w workers over n nodes: the rate it was seen at there,
+ * else its fitted model's (gang/speed_fit.h). */
+static double rate_at(const struct drake_running_job *r, const struct work *w, int workers,
+                      int nodes)
+{
+	for (int i = 0; r->obs && i < r->n_obs; i++)
+		if (r->obs[i].workers == workers && r->obs[i].nodes == nodes && r->obs[i].rate > 0)
+			return r->obs[i].rate;
+	int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
+	return drake_speed_fitted_rate(&w->fit, workers, g, nodes);
+}
+
+/* The most workers growth may give job r: its max, or, when a size it
+ * was seen at ran slower than a smaller one it was seen at (its rates,
+ * gang/speed_fit.h), the size with the best rate seen: past it, more
+ * workers are known not to pay, whatever the model promises of the sizes
+ * in between. */
+static int growth_cap(const struct drake_running_job *r)
+{
+	int best = -1;
+	for (int i = 0; r->obs && i < r->n_obs; i++)
+		if (r->obs[i].rate > 0 && (best < 0 || r->obs[i].rate > r->obs[best].rate))
+			best = i;
+	if (best < 0)
+		return r->max_workers;
+	for (int i = 0; i < r->n_obs; i++)
+		if (r->obs[i].workers > r->obs[best].workers && r->obs[i].rate < r->obs[best].rate)
+			return r->obs[best].workers < r->max_workers ? r->obs[best].workers
+			                                             : r->max_workers;
+	return r->max_workers;
+}
+
 struct batch {
 	int k;         /* workers to add */
 	double before; /* T now */
@@ -773,21 +812,20 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 {
 	const struct drake_running_job *r = &s->r[j];
 	struct work *w = &s->work[j];
-	const struct drake_speed_fitted *m = &w->fit;
-	int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
 	int base = w->n;
 	*b = (struct batch){0};
-	b->before = drake_speed_fitted_rate(m, base, g, nodes_of(r, w));
+	b->before = rate_at(r, w, base, nodes_of(r, w));
 	double best = b->before;
 	int placed = 0;
-	while (base + placed < r->max_workers) {
+	int cap = growth_cap(r);
+	while (base + placed < cap) {
 		int nd = next_node(s, j, w);
 		if (nd < 0)
 			break;
 		drake_cluster_charge(&s->c, (size_t)nd, &r->worker, 1);
 		w->node[w->n++] = nd;
 		nodes[placed++] = nd;
-		double t = drake_speed_fitted_rate(m, w->n, g, nodes_of(r, w));
+		double t = rate_at(r, w, w->n, nodes_of(r, w));
 		if (t > best) {
 			best = t;
 			b->k = placed;
@@ -924,7 +962,6 @@ static drake_err shed(struct step *s)
 		int floor = r->min_workers > 1 ? r->min_workers : 1;
 		if (!w->fit.sized || r->ending || r->slow || w->n <= floor)
 			continue;
-		int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
 		int *cur = malloc(((size_t)w->n + 1) * sizeof(int));
 		int *pos = malloc(((size_t)w->n + 1) * sizeof(int));
 		int *tmp = malloc(((size_t)w->n + 1) * sizeof(int));
@@ -936,7 +973,7 @@ static drake_err shed(struct step *s)
 			memcpy(cur, w->node, (size_t)n * sizeof(int));
 			for (int p = 0; p < n; p++)
 				pos[p] = p;
-			double t0 = drake_speed_fitted_rate(&w->fit, n, g, nodes_of(r, w));
+			double t0 = rate_at(r, w, n, nodes_of(r, w));
 			double best = t0;
 			while (n > floor) {
 				int drop = -1;
@@ -946,8 +983,8 @@ static drake_err shed(struct step *s)
 					for (int q = 0; q < n; q++)
 						if (q != p)
 							tmp[m++] = cur[q];
-					double t = drake_speed_fitted_rate(
-					    &w->fit, m, g,
+					double t = rate_at(
+					    r, w, m,
 					    drake_plan_count_nodes(r->ps_node, r->n_ps, tmp, m));
 					if (t > dt) {
 						dt = t;

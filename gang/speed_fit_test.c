@@ -93,8 +93,8 @@ static void unusable_observations_are_ignored(void **state)
 {
 	(void)state;
 	struct drake_speed m = prior();
-	struct drake_speed_obs o[] = {
-	    {4, 1, 2}, {8, 2, 0}, {8, 2, -1}, {8, 2, NAN}, {8, 2, INFINITY}, {0, 1, 5}, {8, 0, 5}};
+	struct drake_speed_obs o[] = {{4, 1, 2},        {8, 2, 0}, {8, 2, -1}, {8, 2, NAN},
+	                              {8, 2, INFINITY}, {0, 1, 5}, {8, 0, 5}};
 	struct drake_speed_fitted f;
 	drake_speed_fit(&m, 1, o, 7, &f);
 	assert_int_equal(f.n_obs, 1);

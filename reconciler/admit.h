@@ -146,6 +146,7 @@ struct admit_result {
 };
 
 struct drake_scale_opts;
+struct drake_round_job;
 struct tfjob;
 
 struct admit_options {
@@ -156,6 +157,9 @@ struct admit_options {
 	 * progress is slowing or converged, *frac its fraction of steps. */
 	bool (*progress)(void *arg, const struct tfjob *job, double *frac);
 	void *progress_arg;
+	/* Fills a job's attained service and observed rates (its round input,
+	 * key "ns/name"); called with progress_arg. NULL: none known. */
+	void (*observe)(void *arg, const char *key, struct drake_round_job *in);
 	/* When something a job kube-scheduler refused may wait for last
 	 * changed (a node, a claim in namespace ns; wall s, 0: never), so a
 	 * job backing off is tried again at once (gang/refusal.h). NULL:

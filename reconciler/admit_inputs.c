@@ -224,6 +224,8 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 			in->admitted = gang_time(cd->members[i].gang);
 	if (o->progress)
 		in->slow = o->progress(o->progress_arg, job, &in->progress);
+	if (o->observe)
+		o->observe(o->progress_arg, cd->key, in);
 	const struct tf_refusal *f = &job->refusal;
 	in->refusal = (struct drake_refusal_record){f->tries, f->at_s, f->until_s};
 	in->refused_pod = f->pod;

@@ -49,6 +49,9 @@ struct write_ctx;
 #define RECONCILER_MOVES_KEPT   64   /* decisions GET /v1/migrations lists */
 
 struct rec_progress;
+struct rec_observed;
+struct drake_round_job;
+struct mig_progress;
 struct rec_usage;
 
 struct keyset {
@@ -191,6 +194,9 @@ struct reconciler {
 	size_t nrunning;
 	struct rec_progress *progress; /* per job, what its replicas report */
 	size_t nprogress;
+	struct rec_observed *observed; /* per job, its service and rates (observed.c) */
+	size_t nobserved;
+	unsigned long observe_pass;                       /* admission passes that observed jobs */
 	struct tf_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
 	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
 	/* The last admission round's snapshot, for the filter's re-plan
@@ -284,6 +290,19 @@ void rec_migrate_pass(struct reconciler *r, const struct pass_world *pw);
 /* The job's replicas report it slowing or converged; *frac its fraction of
  * steps (-1 unknown). */
 bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac);
+
+/* The progress samples kept for job key (uid), or NULL when none came. */
+const struct mig_progress *rec_job_samples(const struct reconciler *r, const char *key,
+                                           const char *uid);
+
+/* ---- observed.c ---- */
+
+/* Fills in's service and obs (gang/round.h) from what was seen of job key
+ * up to now, and remembers this pass's size and GPUs. */
+void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *in, double now);
+
+/* Forgets the jobs this pass's round did not see. */
+void rec_observed_gc(struct reconciler *r);
 /* The class and latest sample of job key (uid) for GET /v1/jobs, and
  * whether that class is slow (what the next round will read); false, and
  * not slow, when none of its replicas has reported. */

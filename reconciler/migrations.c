@@ -143,6 +143,13 @@ static enum mig_class class_of(const struct reconciler *r, const struct tfjob *j
 	return e ? e->p.cls : MIG_CLASS_UNKNOWN;
 }
 
+const struct mig_progress *rec_job_samples(const struct reconciler *r, const char *key,
+                                           const char *uid)
+{
+	const struct rec_progress *e = progress_of(r, key, uid);
+	return e && e->p.n > 0 ? &e->p : NULL;
+}
+
 bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac)
 {
 	return mig_class_slow(class_of(r, job, frac));

@@ -444,6 +444,7 @@ void reconciler_free(struct reconciler *r)
 	free(r->pending);
 	free(r->running);
 	free(r->progress);
+	free(r->observed);
 	for (size_t i = 0; i < r->nscaling; i++)
 		free(r->scaling[i].value);
 	free(r->scaling);

@@ -277,6 +277,12 @@ static bool slow_of(void *arg, const struct tfjob *job, double *frac)
 	return rec_job_slow(arg, job, frac);
 }
 
+static void observe_of(void *arg, const char *key, struct drake_round_job *in)
+{
+	struct reconciler *r = arg;
+	rec_observe(r, key, in, rec_now_s(r));
+}
+
 static double changed_of(void *arg, const char *ns)
 {
 	return rec_changed_s(arg, ns);
@@ -343,6 +349,7 @@ void rec_admit_pass(struct reconciler *r)
 	                           .scale = r->opts.scale,
 	                           .progress = slow_of,
 	                           .progress_arg = r,
+	                           .observe = observe_of,
 	                           .changed = changed_of,
 	                           .changed_arg = r,
 	                           .pace_budget = budget,
@@ -352,6 +359,7 @@ void rec_admit_pass(struct reconciler *r)
 	                           .dragon_last_action = r->dragon_last_action};
 	struct admit_result res;
 	char msg[256];
+	r->observe_pass++;
 	struct pass_world *w = calloc(1, sizeof(*w));
 	drake_err e = w ? rec_pass_world(r, w, msg, sizeof(msg))
 	                : drake_errorf(DRAKE_ENOMEM, msg, sizeof(msg), "out of memory");
@@ -365,6 +373,7 @@ void rec_admit_pass(struct reconciler *r)
 		return;
 	}
 	r->dragon_last_action = res.dragon_last_action;
+	rec_observed_gc(r);
 	note_skipped(r, &res.skipped);
 	free(r->running);
 	r->running = res.running;

@@ -1,0 +1,157 @@
+/*
+ * observed.c - what drake saw each running job do, for its round
+ * (gang/round.h: service, obs): the attained service, GPU-seconds its
+ * placed members ran, added up pass by pass; and the rate its replicas'
+ * progress reports show at each size and spread it ran at
+ * (gang/speed_fit.h), measured between reports that came after the size
+ * last changed (the first RATE_SETTLE_S after a change are the change's
+ * own cost, not the size's speed).
+ *
+ * Kept in memory per job uid, as the progress reports are; a drake that
+ * restarts takes a running job's service to be its GPUs now times its
+ * time since admission, and its rates come back with its next reports.
+ * Jobs that leave the round are forgotten after the pass.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang/round.h"
+#include "migrate/progress.h"
+#include "reconciler/internal.h"
+
+#define RATE_SETTLE_S 30.0
+
+struct rec_observed {
+	char uid[64];
+	double service, at; /* GPU-seconds up to at */
+	double gpus;        /* placed GPUs since at */
+	int workers, nodes; /* its size and spread since `since` */
+	double since;
+	struct drake_speed_obs obs[DRAKE_SPEED_MAX_OBS];
+	int n_obs;
+	unsigned long seen; /* the last pass that saw it */
+};
+
+static struct rec_observed *observed_of(struct reconciler *r, const char *uid, bool *fresh)
+{
+	*fresh = false;
+	for (size_t i = 0; i < r->nobserved; i++)
+		if (!strcmp(r->observed[i].uid, uid))
+			return &r->observed[i];
+	if (r->nobserved == RECONCILER_MAX_PROGRESS)
+		return NULL;
+	struct rec_observed *p = realloc(r->observed, (r->nobserved + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	r->observed = p;
+	struct rec_observed *e = &r->observed[r->nobserved++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->uid, sizeof(e->uid), "%s", uid);
+	*fresh = true;
+	return e;
+}
+
+/* Placed GPUs, workers and distinct nodes of in's live members. */
+static void placed(const struct drake_round_job *in, double *gpus, int *workers, int *nodes)
+{
+	int seen[64], n_seen = 0;
+	*gpus = 0;
+	*workers = 0;
+	*nodes = 0;
+	const int n[DRAKE_NROLES] = {in->req.n_ps, in->req.n_chief, in->max_workers};
+	const struct drake_res *res[DRAKE_NROLES] = {&in->req.ps, &in->req.chief,
+	                                             &in->req.worker};
+	const struct drake_round_member *m[DRAKE_NROLES] = {in->ps, in->chief, in->workers};
+	for (int r = 0; r < DRAKE_NROLES; r++)
+		for (int i = 0; i < n[r]; i++) {
+			const struct drake_round_member *x = &m[r][i];
+			if (x->state != DRAKE_MEMBER_PLACED || !x->bound || x->finished || x->node < 0)
+				continue;
+			*gpus += (double)res[r]->gpu;
+			if (r == DRAKE_ROLE_WORKER)
+				(*workers)++;
+			int k = 0;
+			while (k < n_seen && seen[k] != x->node)
+				k++;
+			if (k == n_seen && n_seen < 64)
+				seen[n_seen++] = x->node;
+		}
+	*nodes = n_seen;
+}
+
+/* The job's rate at its current size, from reports after since + settle:
+ * its fraction of steps per second (steps per second when the total is
+ * not known); false without two such reports. */
+static bool rate_since(const struct mig_progress *p, double since, double *rate)
+{
+	const struct mig_sample *first = NULL, *last = NULL;
+	for (size_t k = 0; k < p->n; k++) {
+		const struct mig_sample *s = &p->ring[(p->head + k) % MIG_RING];
+		if (s->t < since + RATE_SETTLE_S)
+			continue;
+		if (!first)
+			first = s;
+		last = s;
+	}
+	if (!first || last == first || last->t <= first->t || last->step <= first->step)
+		return false;
+	*rate = (double)(last->step - first->step) / (last->t - first->t);
+	if (p->total_steps > 0)
+		*rate /= (double)p->total_steps;
+	return isfinite(*rate) && *rate > 0;
+}
+
+void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *in, double now)
+{
+	bool fresh;
+	struct rec_observed *e = in->uid ? observed_of(r, in->uid, &fresh) : NULL;
+	if (!e)
+		return; /* no room or memory: the round goes on without */
+	double gpus;
+	int workers, nodes;
+	placed(in, &gpus, &workers, &nodes);
+	if (fresh) {
+		double since = in->admitted > 0 ? in->admitted : now;
+		e->service = gpus * (now > since ? now - since : 0);
+		e->since = in->rec.at > since ? in->rec.at : since;
+	} else if (now > e->at) {
+		e->service += e->gpus * (now - e->at);
+	}
+	e->at = now;
+	e->gpus = gpus;
+	e->seen = r->observe_pass;
+	if (workers != e->workers || nodes != e->nodes) {
+		e->workers = workers;
+		e->nodes = nodes;
+		if (!fresh)
+			e->since = now;
+	}
+	const struct mig_progress *p = rec_job_samples(r, key, in->uid);
+	double rate;
+	if (p && workers > 0 && rate_since(p, e->since, &rate)) {
+		struct drake_speed_obs o = {workers, nodes, rate};
+		int k = 0;
+		while (k < e->n_obs && (e->obs[k].workers != workers || e->obs[k].nodes != nodes))
+			k++;
+		if (k == DRAKE_SPEED_MAX_OBS) {
+			memmove(&e->obs[0], &e->obs[1], (DRAKE_SPEED_MAX_OBS - 1) * sizeof(o));
+			k--;
+		} else if (k == e->n_obs) {
+			e->n_obs++;
+		}
+		e->obs[k] = o;
+	}
+	in->service = e->service;
+	in->obs = e->n_obs ? e->obs : NULL;
+	in->n_obs = e->n_obs;
+}
+
+void rec_observed_gc(struct reconciler *r)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < r->nobserved; i++)
+		if (r->observed[i].seen == r->observe_pass)
+			r->observed[kept++] = r->observed[i];
+	r->nobserved = kept;
+}
