@@ -105,6 +105,7 @@ $(O)/cmd/%_test: $(O)/cmd/%_test.o $(O)/libcmd.a $(O)/libdrake.a
 # Tests that count calls into the library (how often a pass decodes a
 # TFJob, builds a world or a snapshot) through the linker's wrappers.
 $(O)/reconciler/pass_world_test: LDFLAGS += -Wl,--wrap=tfjob_decode
+$(O)/reconciler/observed_test: LDFLAGS += -Wl,--wrap=rec_job_samples
 $(O)/reconciler/reconciler_test: LDFLAGS += -Wl,--wrap=tfjob_decode,--wrap=rec_admit_pass \
 	-Wl,--wrap=pass_world_build,--wrap=admit_snapshot
 

@@ -5,8 +5,18 @@
  * controller and `drake sim`'s drake policy both call and nothing else to
  * decide, so what the simulator measures is what the cluster runs.
  *
- * One step, in FIFO order of the waiting jobs:
+ * One step, the waiting jobs in the queue's order (opts.queue: FIFO, or
+ * narrow: fewest GPUs asked first, a job waiting age_after or longer ahead
+ * of them in FIFO order, so no job is passed over for longer than
+ * age_after plus what rules 2 and 3 take to start it):
  *
+ *  0. A running job whose own rates (gang/speed_fit.h: two sizes or
+ *     spreads seen) say it runs faster with fewer workers gives them back
+ *     (SHRINK for no waiting job): workers come off one at a time, each
+ *     time the one whose removal leaves it fastest, never worker 0 nor
+ *     below min, and the count that is fastest is kept when it beats the
+ *     current one by 5 % and saves more than rescale_pause over its
+ *     expected remaining time E (rule 4).
  *  1. A job whose PS, chief and min workers fit starts (best-fit packing,
  *     gang/planner.h, keeping room for the shapes of the waiting jobs and
  *     of those admitted within keep_window: planner.h, "Room for the
@@ -22,6 +32,17 @@
  *     reason a job that fits now with fewer workers than it asks for, and
  *     with more once the ending jobs are gone, waits for that room too
  *     rather than start narrow.
+ * 1b. A job that does not fit at the size its spec asks for (want) takes
+ *     workers back at once, without waiting to starve, so that it starts
+ *     at that size: the workers running jobs hold beyond the size their
+ *     own specs ask for (lent from idle GPUs by rule 4), and, from a job
+ *     whose attained service (GPU-seconds run) passed service_threshold,
+ *     down to its min unless its progress says it is about to end (its
+ *     expected remaining GPU-seconds below the threshold). The fewest
+ *     removals, in the victim order (most attained service first by
+ *     default: least attained service, as Tiresias orders jobs, without
+ *     stopping any). When no such set of removals is enough, nothing
+ *     changes and rules 1 to 3 go on.
  *  2. A job that has waited starve_after or longer and does not fit takes
  *     workers from running jobs (drake_shrink_for: never below min, never a
  *     PS or worker 0, lonely workers first, only if the whole job then

@@ -85,7 +85,8 @@ static void wait_for(struct world *x, const char *name, double t, int min, int w
 	struct drake_admission_entry *e = &x->w[x->nw++];
 	e->name = name;
 	e->created = t;
-	e->req = (struct drake_gang_req){.worker = worker(), .min_workers = min, .want_workers = want};
+	e->req =
+	    (struct drake_gang_req){.worker = worker(), .min_workers = min, .want_workers = want};
 }
 
 static void step(struct world *x, double now)
@@ -189,8 +190,8 @@ static void a_job_whose_rates_fell_with_more_workers_gives_them_back(void **stat
 	(void)state;
 	struct world x;
 	/* 4 workers on a ran at 1 %/min; grown to 8 over two nodes at 0.55 */
-	const struct rj r[] = {{"yolo", 1, 4, 8, "aaaabbbb", 100, 0.1,
-	                        {{4, 1, 1.0 / 6000}, {8, 2, 0.55 / 6000}}, 2}};
+	const struct rj r[] = {
+	    {"yolo", 1, 4, 8, "aaaabbbb", 100, 0.1, {{4, 1, 1.0 / 6000}, {8, 2, 0.55 / 6000}}, 2}};
 	build(&x, "a:4:0 b:4:0", r, 1);
 	x.r[0].admitted = 0;
 	step(&x, 600);

@@ -60,13 +60,13 @@ static void placed(const struct drake_round_job *in, double *gpus, int *workers,
 	*workers = 0;
 	*nodes = 0;
 	const int n[DRAKE_NROLES] = {in->req.n_ps, in->req.n_chief, in->max_workers};
-	const struct drake_res *res[DRAKE_NROLES] = {&in->req.ps, &in->req.chief,
-	                                             &in->req.worker};
+	const struct drake_res *res[DRAKE_NROLES] = {&in->req.ps, &in->req.chief, &in->req.worker};
 	const struct drake_round_member *m[DRAKE_NROLES] = {in->ps, in->chief, in->workers};
 	for (int r = 0; r < DRAKE_NROLES; r++)
 		for (int i = 0; i < n[r]; i++) {
 			const struct drake_round_member *x = &m[r][i];
-			if (x->state != DRAKE_MEMBER_PLACED || !x->bound || x->finished || x->node < 0)
+			if (x->state != DRAKE_MEMBER_PLACED || !x->bound || x->finished ||
+			    x->node < 0)
 				continue;
 			*gpus += (double)res[r]->gpu;
 			if (r == DRAKE_ROLE_WORKER)

@@ -262,6 +262,8 @@ static void fresh_slots(struct sim_job *j, int from, int to)
 	}
 }
 
+static drake_err charge_pause(struct sim *s, int ji);
+
 static drake_err begin_running(struct sim *s, int ji)
 {
 	struct sim_job *j = &s->jobs[ji];
@@ -275,10 +277,14 @@ static drake_err begin_running(struct sim *s, int ji)
 	s->busy += j->req.worker.gpu * j->n_workers;
 	fresh_slots(j, 0, j->n_workers);
 	drake_err err = sim_schedule_sample(s);
-	return err ? err : set_rate(s, ji);
+	if (!err)
+		err = set_rate(s, ji);
+	/* a Pollux job's every start, the first and each resume, costs a
+	 * restart, under every policy (the artifact's reallocation cost) */
+	if (!err && j->app)
+		err = charge_pause(s, ji);
+	return err;
 }
-
-static drake_err charge_pause(struct sim *s, int ji);
 
 drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 {
@@ -293,12 +299,7 @@ drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 	memcpy(j->worker_node, p->worker_node, (size_t)p->n_workers * sizeof(int));
 	s->changes++;
 	drake_plan_charge(&s->c, &j->req, p, 1);
-	drake_err err = begin_running(s, ji);
-	/* a Pollux job's every start, the first and each resume, costs a
-	 * restart, under every policy (the artifact's reallocation cost) */
-	if (err || !j->app)
-		return err;
-	return charge_pause(s, ji);
+	return begin_running(s, ji);
 }
 
 drake_err sim_bind_pod(struct sim *s, int ji, bool ps, int node)
