@@ -29,7 +29,10 @@
  *     BACKOFF), unless something it may wait for changed.
  *  5. The other new jobs and the running ones go through drake_scale_step
  *     (gang/scale.h), or DRAGON's rules (gang/dragon_step.h) with policy
- *     DRAKE_POLICY_DRAGON: ADMIT, SHRINK, GROW. A running job is scaled only
+ *     DRAKE_POLICY_DRAGON: ADMIT, SHRINK (GIVE: workers for a waiting job;
+ *     FASTER: its reported rates say fewer workers run faster), GROW. The
+ *     step tries the new jobs in its own queue order (gang/scale.h) and
+ *     reads each running job's attained service and reported rates. A running job is scaled only
  *     when every member is placed and worker 0 is one of them (worker 0 is
  *     slot 0 and is never given away). While a pod of any job is leaving
  *     (deleted, or a worker its record no longer lists, still on its
