@@ -72,6 +72,8 @@ drake_err sim_jobs_json(FILE *out, const char *trace_path, const struct sim_conf
 {
 	struct sim_model m = cfg->model;
 	m.speed.node_gpus = cluster_node_gpus(cfg, t->kind);
+	if (t->kind == SIM_TRACE_POLLUX) /* what sim_run charges a Pollux job's change */
+		m.speed.rescale_pause = cfg->tiresias_restart;
 	size_t n = sim_config_jobs(cfg, t->n);
 	json_t *doc = json_object(), *jobs = json_array(), *speed = json_object();
 	drake_err err = doc && jobs && speed ? DRAKE_OK : DRAKE_ENOMEM;
