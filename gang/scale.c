@@ -285,6 +285,25 @@ static drake_err rejected(const struct step *s, struct drake_admission_entry *x,
 	return DRAKE_OK;
 }
 
+/* Starts waiting entry x on plan once the removals ops[0..n) (freed here)
+ * are applied for it; the plan is x's from then on. */
+static drake_err start_after(struct step *s, struct drake_admission_entry *x, int xi,
+                             struct drake_scale_op *ops, size_t n, struct drake_plan *plan)
+{
+	drake_err e = apply_removals(s, ops, n, xi);
+	free(ops);
+	if (e) {
+		drake_plan_release(plan);
+		return e;
+	}
+	drake_plan_release(&x->plan);
+	x->plan = *plan;
+	x->status = DRAKE_ADMIT_STARTED;
+	x->why[0] = '\0';
+	drake_plan_charge(&s->c, &x->req, &x->plan, 1);
+	return DRAKE_OK;
+}
+
 /* Starts waiting entry x by shrinking running jobs, if an allowed set of
  * removals makes it fit; else says why in x->why. */
 static drake_err shrink_for(struct step *s, struct drake_admission_entry *x, int xi)
@@ -305,18 +324,7 @@ static drake_err shrink_for(struct step *s, struct drake_admission_entry *x, int
 		return rejected(s, x, e, why);
 	if (e)
 		return e;
-	e = apply_removals(s, ops, n_ops, xi);
-	free(ops);
-	if (e) {
-		drake_plan_release(&plan);
-		return e;
-	}
-	drake_plan_release(&x->plan);
-	x->plan = plan;
-	x->status = DRAKE_ADMIT_STARTED;
-	x->why[0] = '\0';
-	drake_plan_charge(&s->c, &x->req, &x->plan, 1);
-	return DRAKE_OK;
+	return start_after(s, x, xi, ops, n_ops, &plan);
 }
 
 /* ---- the room of ending jobs ---- */
@@ -530,20 +538,12 @@ static drake_err reclaim(struct step *s, struct drake_admission_entry *x, int xi
 	free(v);
 	if (e == DRAKE_ESTATE || e == DRAKE_ELIMIT || e == DRAKE_EINVAL)
 		return DRAKE_OK;
-	if (!e)
-		e = apply_removals(s, ops, n_ops, xi);
-	free(ops);
 	if (e) {
-		drake_plan_release(&plan);
+		free(ops);
 		return e;
 	}
-	drake_plan_release(&x->plan);
-	x->plan = plan;
-	x->status = DRAKE_ADMIT_STARTED;
-	x->why[0] = '\0';
-	drake_plan_charge(&s->c, &x->req, &x->plan, 1);
 	*started = true;
-	return DRAKE_OK;
+	return start_after(s, x, xi, ops, n_ops, &plan);
 }
 
 /* Waiting entry x of index i, in FIFO order: starts it if it fits, by

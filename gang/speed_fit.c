@@ -5,6 +5,7 @@
 #include "gang/speed_fit.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The grid of the job's two terms. */
 #define A_STEPS 40
@@ -18,6 +19,20 @@
 static bool usable(const struct drake_speed_obs *o)
 {
 	return o->workers >= 1 && o->nodes >= 1 && o->rate > 0 && isfinite(o->rate);
+}
+
+void drake_speed_obs_put(struct drake_speed_obs *obs, int *n, struct drake_speed_obs o)
+{
+	int k = 0;
+	while (k < *n && (obs[k].workers != o.workers || obs[k].nodes != o.nodes))
+		k++;
+	if (k == DRAKE_SPEED_MAX_OBS) {
+		memmove(&obs[0], &obs[1], (DRAKE_SPEED_MAX_OBS - 1) * sizeof(o));
+		k--;
+	} else if (k == *n) {
+		(*n)++;
+	}
+	obs[k] = o;
 }
 
 void drake_speed_fit(const struct drake_speed *prior, int gpus_per_worker,

@@ -41,6 +41,11 @@ struct drake_speed_obs {
 	double rate;
 };
 
+/* Records o in obs[0..*n) (capacity DRAKE_SPEED_MAX_OBS): it replaces the
+ * entry of the same size and spread, else is added, the oldest entry
+ * dropped when they are full. */
+void drake_speed_obs_put(struct drake_speed_obs *obs, int *n, struct drake_speed_obs o);
+
 struct drake_speed_fitted {
 	struct drake_speed prior;
 	double c;   /* 1 without observations */

@@ -130,17 +130,8 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 	const struct mig_progress *p = rec_job_samples(r, key, in->uid);
 	double rate;
 	if (p && workers > 0 && rate_since(p, e->since, &rate)) {
-		struct drake_speed_obs o = {workers, nodes, rate};
-		int k = 0;
-		while (k < e->n_obs && (e->obs[k].workers != workers || e->obs[k].nodes != nodes))
-			k++;
-		if (k == DRAKE_SPEED_MAX_OBS) {
-			memmove(&e->obs[0], &e->obs[1], (DRAKE_SPEED_MAX_OBS - 1) * sizeof(o));
-			k--;
-		} else if (k == e->n_obs) {
-			e->n_obs++;
-		}
-		e->obs[k] = o;
+		drake_speed_obs_put(e->obs, &e->n_obs,
+		                    (struct drake_speed_obs){workers, nodes, rate});
 	}
 	in->service = e->service;
 	in->obs = e->n_obs ? e->obs : NULL;

@@ -53,8 +53,12 @@ static void job_on(struct job *j, const int *nodes, int n, double admitted)
 		    .state = DRAKE_MEMBER_PLACED, .node = nodes[i], .bound = true};
 	for (int i = n; i < 8; i++)
 		j->w[i] = (struct drake_round_member){.state = DRAKE_MEMBER_WAITING, .node = -1};
-	j->in = (struct drake_round_job){.name = "ns/a", .uid = "u1", .max_workers = 8,
-	                                 .workers = j->w, .admitted = admitted, .progress = -1};
+	j->in = (struct drake_round_job){.name = "ns/a",
+	                                 .uid = "u1",
+	                                 .max_workers = 8,
+	                                 .workers = j->w,
+	                                 .admitted = admitted,
+	                                 .progress = -1};
 	j->in.req.worker.gpu = 1;
 	j->in.req.want_workers = n;
 }

@@ -506,17 +506,9 @@ void sim_observe(struct sim *s, int ji, double interval)
 	if (!j->app || j->state != SIM_JOB_RUNNING || j->rate <= 0 || j->work_orig <= 0 ||
 	    s->now - j->last_scaled < interval)
 		return;
-	struct drake_speed_obs o = {j->n_workers, job_nodes(j), j->rate / j->work_orig};
-	int k = 0;
-	while (k < j->n_obs && (j->obs[k].workers != o.workers || j->obs[k].nodes != o.nodes))
-		k++;
-	if (k == DRAKE_SPEED_MAX_OBS) {
-		memmove(&j->obs[0], &j->obs[1], (DRAKE_SPEED_MAX_OBS - 1) * sizeof(o));
-		k--;
-	} else if (k == j->n_obs) {
-		j->n_obs++;
-	}
-	j->obs[k] = o;
+	drake_speed_obs_put(
+	    j->obs, &j->n_obs,
+	    (struct drake_speed_obs){j->n_workers, job_nodes(j), j->rate / j->work_orig});
 }
 
 void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
