@@ -9,7 +9,7 @@ SHELL := /bin/bash
 VARIANT ?= release
 O := build/$(VARIANT)
 
-MODULES := common extender kube gang migrate place sim kind tfjob reconciler
+MODULES := common extender kube gang migrate place sim kind tfjob pytorchjob reconciler
 PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1 libnghttp2
 
 CC ?= cc

@@ -87,7 +87,7 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	     "waits for its caches)"},
 	    {"kinds", "DRAKE_KINDS", FLAG_STRING, &o->kinds, "tfjobs",
 	     "with --reconcile: the job kinds the controller serves, by resource, comma-separated "
-	     "(tfjobs); a kind left out is another operator's"},
+	     "(tfjobs, pytorchjobs); a kind left out is another operator's"},
 	    {"cluster-domain", "DRAKE_CLUSTER_DOMAIN", FLAG_STRING, &o->cluster_domain, NULL,
 	     "suffix after <svc>.<ns>.svc in TF_CONFIG hosts (Kubeflow's CUSTOM_CLUSTER_DOMAIN)"},
 	    {"gang", "DRAKE_GANG", FLAG_BOOL, &o->gang, "true",

@@ -331,8 +331,7 @@ static void pods_that_are_not_the_member_they_claim_are_refused_and_do_not_count
 	assert_non_null(strstr(other_ns.answer,
 	                       "is in namespace elsewhere, but gang job-uid.1 waits in ml; "
 	                       "it is not bound and does not count toward the wave"));
-	assert_non_null(
-	    strstr(foreign.answer, "is owned by another-uid, not by the job job-uid"));
+	assert_non_null(strstr(foreign.answer, "is owned by another-uid, not by the job job-uid"));
 	assert_non_null(strstr(copy.answer, "is not named like the worker of job \"mnist\""));
 	assert_int_equal(stats(e).joins_refused, 3);
 	assert_int_equal(stats(e).waiting, 1);

@@ -13,6 +13,7 @@
 #include "kind/pod_codec.h"
 #include "tfjob/tfconfig.h"
 #include "kind/job.h"
+#include "tfjob/tfjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -45,6 +45,14 @@ struct job;
 /* Most kinds one controller serves. */
 #define JOB_KINDS_MAX 4
 
+enum job_restart {
+	JOB_RESTART_NEVER,
+	JOB_RESTART_ON_FAILURE,
+	JOB_RESTART_ALWAYS,
+	JOB_RESTART_EXIT_CODE
+};
+enum job_clean { JOB_CLEAN_NONE, JOB_CLEAN_RUNNING, JOB_CLEAN_ALL };
+
 /*
  * A job kind: its resource, its names, and the two functions that differ
  * between kinds. Everything else the reconciler does to a job (pods,
@@ -60,6 +68,7 @@ struct job_kind {
 	const char *container;     /* the container drake fixes: "tensorflow" */
 	const char *port_name;     /* its port's name: "tfjob-port" */
 	int default_port;
+	enum job_restart default_restart; /* a replica's restartPolicy when absent */
 	/* The spec's (and replicaStatuses') name of each type, and the
 	 * lower-case one pod and Service names and labels carry; NULL: the
 	 * kind has no such type. */
@@ -81,14 +90,6 @@ struct job_kind {
 	           struct json_t *env,
 	           void (*set_env)(struct json_t *env, const char *name, const char *value));
 };
-
-enum job_restart {
-	JOB_RESTART_NEVER,
-	JOB_RESTART_ON_FAILURE,
-	JOB_RESTART_ALWAYS,
-	JOB_RESTART_EXIT_CODE
-};
-enum job_clean { JOB_CLEAN_NONE, JOB_CLEAN_RUNNING, JOB_CLEAN_ALL };
 
 struct job_replica_spec {
 	bool present;
@@ -121,6 +122,12 @@ enum job_success { JOB_SUCCESS_WORKER0, JOB_SUCCESS_ALL_WORKERS, JOB_SUCCESS_ANY
 
 struct job {
 	const struct job_kind *kind;
+	/* The object's spec (borrowed, like the templates): a kind's own
+	 * fields, validated by its decoder, are read from it by its env(). */
+	const struct json_t *spec;
+	/* A field drake accepts but does not act on, explained on the job (an
+	 * Event when its pods are created): "" when none. */
+	char notice[256];
 	char ns[64], name[KUBE_NAME_MAX + 1], uid[64]; /* name is at most JOB_NAME_MAX once valid */
 	struct job_replica_spec rs[JOB_NTYPES];
 	int min_instances, max_instances; /* workers; default Worker.replicas */

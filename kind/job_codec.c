@@ -171,9 +171,11 @@ static drake_err check_template(const struct job_kind *k, json_t *tmpl, const ch
 	                    type, k->container);
 }
 
-static drake_err restart_policy(const char *rp, enum job_restart *out)
+static drake_err restart_policy(const char *rp, enum job_restart dflt, enum job_restart *out)
 {
-	if (!rp || !strcmp(rp, "Never") || !*rp)
+	if (!rp || !*rp)
+		*out = dflt;
+	else if (!strcmp(rp, "Never"))
 		*out = JOB_RESTART_NEVER;
 	else if (!strcmp(rp, "OnFailure"))
 		*out = JOB_RESTART_ON_FAILURE;
@@ -212,15 +214,14 @@ drake_err job_decode_replicas(const json_t *specs_, const char *key, struct job 
 		long n = 1;
 		char what[64];
 		snprintf(what, sizeof(what), "%s.%s.replicas", key, tn);
-		drake_err e = job_get_int(json_object_get(rs, "replicas"), what, 0,
-		                          (t == JOB_CHIEF || t == JOB_EVALUATOR) ? 1
-		                                                                 : JOB_MAX_REPLICAS,
-		                          &n, msg, msglen);
+		drake_err e = job_get_int(
+		    json_object_get(rs, "replicas"), what, 0,
+		    (t == JOB_CHIEF || t == JOB_EVALUATOR) ? 1 : JOB_MAX_REPLICAS, &n, msg, msglen);
 		if (e != DRAKE_OK)
 			return e;
 		r->replicas = (int)n;
 		const char *rp = json_string_value(json_object_get(rs, "restartPolicy"));
-		if (restart_policy(rp, &r->restart) != DRAKE_OK)
+		if (restart_policy(rp, k->default_restart, &r->restart) != DRAKE_OK)
 			return drake_errorf(DRAKE_EINVAL, msg, msglen,
 			                    "%s.%s.restartPolicy %.20s is not Always, "
 			                    "OnFailure, Never or ExitCode",
@@ -347,8 +348,8 @@ drake_err job_decode_meta(const json_t *obj, const struct job_kind *kind, struct
 		return DRAKE_OK;
 	}
 	/* pods are "<job>-evaluator-999" and services must be DNS-1035 labels */
-	if (!name || strlen(name) > JOB_NAME_MAX || !kube_name_valid(name) ||
-	    strchr(name, '.') || name[0] < 'a' || name[0] > 'z')
+	if (!name || strlen(name) > JOB_NAME_MAX || !kube_name_valid(name) || strchr(name, '.') ||
+	    name[0] < 'a' || name[0] > 'z')
 		return drake_errorf(
 		    DRAKE_EINVAL, msg, msglen,
 		    "metadata.name must be a DNS-1035 label of at most %d characters "
@@ -357,6 +358,7 @@ drake_err job_decode_meta(const json_t *obj, const struct job_kind *kind, struct
 	memcpy(job->name, name, strlen(name) + 1);
 	if (!json_is_object(spec))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "spec is missing");
+	job->spec = spec;
 	job_refusal_decode(json_string_value(json_object_get(json_object_get(meta, "annotations"),
 	                                                     JOB_ANNOTATION_UNSCHEDULABLE)),
 	                   &job->refusal);

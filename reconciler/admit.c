@@ -134,6 +134,7 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 			snprintf(j->gave_to, sizeof(j->gave_to), "%s", cd->scale.for_key);
 		j->slow = x->in[i].slow;
 		snprintf(j->uid, sizeof(j->uid), "%s", cd->job.uid);
+		j->kind = cd->job.kind->kind;
 	}
 	drake_err e = DRAKE_OK;
 	for (size_t i = 0; !e && i < r->n; i++) {

@@ -121,6 +121,7 @@ struct admit_running {
 	char gave_to[320];  /* the job its latest scale-down gave workers to, or "" */
 	bool slow;          /* its replicas report its progress slowing or converged */
 	char uid[64];       /* the job's uid */
+	const char *kind;   /* its Kind (static, the kind's) */
 	/* Its latest progress report, filled when GET /v1/jobs is answered
 	 * (views.c), not by the round: progress is NULL until one came, else
 	 * its class (migrate/progress.h's name) after that report. */
@@ -334,9 +335,11 @@ char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w,
 /* {"jobs":[{"job":"ns/name","status":"waiting","waitsFor":"..."}]}; caller frees. */
 struct admit_note {
 	const char *key, *status, *why;
+	const char *kind; /* the job's Kind ("PyTorchJob"), or NULL: not said */
 };
 /* With skipped (may be NULL): "nodesLeftOut":[{"node":"n","why":"..."}]
- * beside the jobs, and "nodesNotListed":N when more were left out. With
+ * beside the jobs, and "nodesNotListed":N when more were left out. Each
+ * job, waiting or running, says its "kind" when known. With
  * running jobs: "running":[{"job":"ns/name","workers":w,"min":m,"max":M,
  * "lastScaled":seconds,"gaveTo":"ns/other","slow":true,
  * "progress":{"class":"progressing","step":1200,"value":0.95}}] ("gaveTo",

@@ -658,10 +658,13 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
                          const struct admit_running *running, size_t n_running)
 {
 	json_t *jobs = json_array();
-	for (size_t i = 0; jobs && i < n; i++)
-		json_array_append_new(jobs,
-		                      json_pack("{s:s,s:s,s:s}", "job", notes[i].key, "status",
-		                                notes[i].status, "waitsFor", notes[i].why));
+	for (size_t i = 0; jobs && i < n; i++) {
+		json_t *o = json_pack("{s:s,s:s,s:s}", "job", notes[i].key, "status",
+		                      notes[i].status, "waitsFor", notes[i].why);
+		if (o && notes[i].kind)
+			json_object_set_new(o, "kind", json_string(notes[i].kind));
+		json_array_append_new(jobs, o);
+	}
 	json_t *root = jobs ? json_pack("{s:o}", "jobs", jobs) : NULL;
 	if (root && skipped && (skipped->n || skipped->unlisted)) {
 		json_t *left = json_array();
@@ -680,6 +683,8 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
 		json_t *o =
 		    json_pack("{s:s,s:i,s:i,s:i,s:I}", "job", j->key, "workers", j->workers, "min",
 		              j->min, "max", j->max, "lastScaled", (json_int_t)j->last_scaled);
+		if (o && j->kind)
+			json_object_set_new(o, "kind", json_string(j->kind));
 		if (o && j->gave_to[0])
 			json_object_set_new(o, "gaveTo", json_string(j->gave_to));
 		if (o && j->slow)

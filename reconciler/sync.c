@@ -291,6 +291,8 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		         reserved);
 		rec_event(r, &job, "Warning", "TemplateAnnotationsStripped", why);
 	}
+	if (created && job.notice[0]) /* a field drake accepts but does not act on */
+		rec_event(r, &job, "Warning", "FieldNotHonoured", job.notice);
 	struct job_verdict v;
 	int prior = job_restart_count(obj);
 	job_judge(&job, o->obs, o->n, prior, since_start, &v);

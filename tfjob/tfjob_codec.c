@@ -25,6 +25,7 @@ const struct job_kind tfjob_kind = {
     .container = TF_CONTAINER,
     .port_name = TF_PORT_NAME,
     .default_port = TF_DEFAULT_PORT,
+    .default_restart = JOB_RESTART_NEVER,
     .type_name = {"Chief", "PS", "Worker", "Evaluator"},
     .type_lower = {"chief", "ps", "worker", "evaluator"},
     .resize_cost_s = TF_RESIZE_COST_S,
