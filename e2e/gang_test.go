@@ -238,22 +238,7 @@ func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode == 200 && strings.Contains(string(body), `"job":"`+ns+`/second"`), nil
 	})
-	// Until first's pods finish, second has no pod bound at all.
-	poll(t, 120*time.Second, "first's pods finished", func() (bool, error) {
-		if n := bw.boundCount("second"); n > 0 {
-			for _, p := range jobPods(t, e, ns, "first") {
-				if p.Status.Phase == corev1.PodRunning {
-					return false, fmt.Errorf("second has %d pods bound while first's %s still runs", n, p.Name)
-				}
-			}
-		}
-		for _, p := range jobPods(t, e, ns, "first") {
-			if p.Status.Phase != corev1.PodSucceeded {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	waitFirstThenSecond(t, e, bw, ns, "first", "second")
 	poll(t, 120*time.Second, "second bound whole", func() (bool, error) { return bw.allBound(), nil })
 	bw.check(t, normalWaveMax, true)
 	ev := e.jobEvent(t, ns, "second", "GangWaiting", 10*time.Second)
@@ -315,7 +300,30 @@ func TestGangDrakeKilledDuringTheBindBarrierStillBindsWholeGangs(t *testing.T) {
 	waitState(t, ns, "barrier", "Running", 60*time.Second)
 }
 
-// jobEvent waits for an Event with the given reason on a TFJob.
+// waitFirstThenSecond waits until every pod of job first has succeeded,
+// failing if second had a pod bound while one of first's still ran: the
+// second job waited whole for the first.
+func waitFirstThenSecond(t *testing.T, e *env, bw *gangWatch, ns, first, second string) {
+	t.Helper()
+	poll(t, 120*time.Second, first+"'s pods finished", func() (bool, error) {
+		if n := bw.boundCount(second); n > 0 {
+			for _, p := range jobPods(t, e, ns, first) {
+				if p.Status.Phase == corev1.PodRunning {
+					return false, fmt.Errorf("%s has %d pods bound while %s's %s still runs",
+						second, n, first, p.Name)
+				}
+			}
+		}
+		for _, p := range jobPods(t, e, ns, first) {
+			if p.Status.Phase != corev1.PodSucceeded {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// jobEvent waits for an Event with the given reason on a job.
 func (e *env) jobEvent(t *testing.T, ns, job, reason string, d time.Duration) corev1.Event {
 	t.Helper()
 	var found corev1.Event
