@@ -228,16 +228,7 @@ func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {
 	poll(t, 120*time.Second, "first bound whole", func() (bool, error) { return bw.boundCount("first") == firstWorkers+1, nil })
 	createTFJob(t, ns, "second", gpuJob(secondWorkers, gpus, "5s"))
 	// drake says what second waits for.
-	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
-	poll(t, 30*time.Second, "second listed by GET /v1/jobs", func() (bool, error) {
-		resp, err := e.drakeHTTP(t).Get(jobsURL)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode == 200 && strings.Contains(string(body), `"job":"`+ns+`/second"`), nil
-	})
+	waitJobsListing(t, e, "second listed by GET /v1/jobs", `"job":"`+ns+`/second"`)
 	waitFirstThenSecond(t, e, bw, ns, "first", "second")
 	poll(t, 120*time.Second, "second bound whole", func() (bool, error) { return bw.allBound(), nil })
 	bw.check(t, normalWaveMax, true)
@@ -298,6 +289,27 @@ func TestGangDrakeKilledDuringTheBindBarrierStillBindsWholeGangs(t *testing.T) {
 	// members already bound); the gap is bounded by the restart, not by luck.
 	bw.check(t, gangBound(), true)
 	waitState(t, ns, "barrier", "Running", 60*time.Second)
+}
+
+// waitJobsListing waits until GET /v1/jobs answers 200 with every one of
+// the strings in its body.
+func waitJobsListing(t *testing.T, e *env, what string, want ...string) {
+	t.Helper()
+	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
+	poll(t, 30*time.Second, what, func() (bool, error) {
+		resp, err := e.drakeHTTP(t).Get(jobsURL)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				return false, nil
+			}
+		}
+		return resp.StatusCode == 200, nil
+	})
 }
 
 // waitFirstThenSecond waits until every pod of job first has succeeded,

@@ -10,7 +10,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,18 +325,8 @@ func TestPyTorchJobWaitsInOneQueueWithATFJobAndRunsWhole(t *testing.T) {
 	if _, err := pytorchjobs(ns).Create(ctxFor(t, 30*time.Second), pt, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pytorchjob: %v", err)
 	}
-	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
-	poll(t, 30*time.Second, "pt listed as a waiting PyTorchJob by GET /v1/jobs", func() (bool, error) {
-		resp, err := e.drakeHTTP(t).Get(jobsURL)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode == 200 &&
-			strings.Contains(string(body), `"job":"`+ns+`/pt","status"`) &&
-			strings.Contains(string(body), `"kind":"PyTorchJob"`), nil
-	})
+	waitJobsListing(t, e, "pt listed as a waiting PyTorchJob by GET /v1/jobs",
+		`"job":"`+ns+`/pt","status"`, `"kind":"PyTorchJob"`)
 	waitFirstThenSecond(t, e, bw, ns, "tf", "pt")
 	poll(t, 120*time.Second, "pt bound whole", func() (bool, error) { return bw.allBound(), nil })
 	bw.check(t, normalWaveMax, true)

@@ -74,10 +74,6 @@ struct job_kind {
 	 * kind has no such type. */
 	const char *type_name[JOB_NTYPES];
 	const char *type_lower[JOB_NTYPES];
-	/* Seconds from a resize's decision until the job trains again, as
-	 * measured on real nodes (BENCHMARKS.md): the price a change of its
-	 * membership costs, which the policy weighs. */
-	double resize_cost_s;
 	/* Decodes and validates an object of the kind (managed false, and
 	 * DRAKE_OK, when runPolicy.managedBy names another controller). */
 	drake_err (*decode)(const struct json_t *obj, struct job *job, bool *managed, char *msg,

@@ -29,11 +29,6 @@
 /* Longest elasticPolicy strings kept (rdzvHost, rdzvId, rdzvConf joined). */
 #define PT_RDZV_STR_MAX  253
 #define PT_RDZV_CONF_MAX 1024
-/* A resize of an elastic PyTorchJob restarts every worker (torchrun's
- * rendezvous closes and reopens with the new membership): seconds from the
- * decision until the job trains again. Not measured on real nodes yet, so
- * no cost is claimed (0), as for a TFJob. */
-#define PT_RESIZE_COST_S 0.0
 
 extern const struct job_kind pytorchjob_kind;
 

@@ -30,7 +30,6 @@ const struct job_kind pytorchjob_kind = {
     .default_restart = JOB_RESTART_ON_FAILURE,
     .type_name = {"Master", NULL, "Worker", NULL},
     .type_lower = {"master", NULL, "worker", NULL},
-    .resize_cost_s = PT_RESIZE_COST_S,
     .decode = pytorchjob_decode,
     .env = pytorch_env_set,
 };

@@ -19,12 +19,6 @@
 #define TF_OPERATOR_NAME "tfjob-controller"
 /* runPolicy.managedBy values drake answers to (absent counts as drake's). */
 #define TF_MANAGED_BY_DRAKE "drake.dev/tfjob-controller"
-/* A resize of a TFJob touches no surviving replica (TF_CONFIG lists
- * max-instances workers from the start): drake-train's added worker pulls
- * the parameters from its PS and steps, and a removed one is simply gone.
- * Seconds from the decision until the job steps again, measured on real
- * nodes (BENCHMARKS.md, "resize cost"). */
-#define TF_RESIZE_COST_S 0.0
 
 extern const struct job_kind tfjob_kind;
 

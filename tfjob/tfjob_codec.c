@@ -28,7 +28,6 @@ const struct job_kind tfjob_kind = {
     .default_restart = JOB_RESTART_NEVER,
     .type_name = {"Chief", "PS", "Worker", "Evaluator"},
     .type_lower = {"chief", "ps", "worker", "evaluator"},
-    .resize_cost_s = TF_RESIZE_COST_S,
     .decode = tfjob_decode,
     .env = tf_env_set,
 };
