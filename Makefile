@@ -9,7 +9,7 @@ SHELL := /bin/bash
 VARIANT ?= release
 O := build/$(VARIANT)
 
-MODULES := common extender kube gang migrate place sim tfjob reconciler
+MODULES := common extender kube gang migrate place sim kind tfjob pytorchjob reconciler
 PKGS := libevent libevent_openssl jansson yajl libcurl openssl yaml-0.1 libnghttp2
 
 CC ?= cc
@@ -104,9 +104,9 @@ $(O)/cmd/%_test: $(O)/cmd/%_test.o $(O)/libcmd.a $(O)/libdrake.a
 
 # Tests that count calls into the library (how often a pass decodes a
 # TFJob, builds a world or a snapshot) through the linker's wrappers.
-$(O)/reconciler/pass_world_test: LDFLAGS += -Wl,--wrap=tfjob_decode
+$(O)/reconciler/pass_world_test: LDFLAGS += -Wl,--wrap=job_decode
 $(O)/reconciler/observed_test: LDFLAGS += -Wl,--wrap=rec_job_samples
-$(O)/reconciler/reconciler_test: LDFLAGS += -Wl,--wrap=tfjob_decode,--wrap=rec_admit_pass \
+$(O)/reconciler/reconciler_test: LDFLAGS += -Wl,--wrap=job_decode,--wrap=rec_admit_pass \
 	-Wl,--wrap=pass_world_build,--wrap=admit_snapshot
 
 $(O)/bench/%: $(O)/bench/%.o $(O)/libdrake.a

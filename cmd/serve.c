@@ -345,7 +345,9 @@ int serve_main(int argc, char **argv)
 		return 1;
 	}
 	if (o.reconcile) {
-		struct reconciler_options ro = {.cluster_domain = o.cluster_domain,
+		struct reconciler_options ro = {.kinds = o.kind_list,
+		                                .nkinds = o.nkinds,
+		                                .cluster_domain = o.cluster_domain,
 		                                .gang_resource = o.gang_resource,
 		                                .gang = o.gang,
 		                                .strict_fifo = o.strict_fifo,

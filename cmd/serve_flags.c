@@ -4,9 +4,11 @@
  */
 #include "cmd/serve_flags.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "gang/round.h"
+#include "kind/registry.h"
 #include "kube/object.h"
 #include "place/learn.h"
 
@@ -83,6 +85,9 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	    {"reconcile", "DRAKE_RECONCILE", FLAG_BOOL, &o->reconcile, "false",
 	     "run the TFJob controller (needs the CRD in config/crd/ installed; /readyz then "
 	     "waits for its caches)"},
+	    {"kinds", "DRAKE_KINDS", FLAG_STRING, &o->kinds, "tfjobs",
+	     "with --reconcile: the job kinds the controller serves, by resource, comma-separated "
+	     "(tfjobs, pytorchjobs); a kind left out is another operator's"},
 	    {"cluster-domain", "DRAKE_CLUSTER_DOMAIN", FLAG_STRING, &o->cluster_domain, NULL,
 	     "suffix after <svc>.<ns>.svc in TF_CONFIG hosts (Kubeflow's CUSTOM_CLUSTER_DOMAIN)"},
 	    {"gang", "DRAKE_GANG", FLAG_BOOL, &o->gang, "true",
@@ -208,6 +213,35 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	migrate_flags(&o->mig, out + SERVE_OWN_FLAGS_N + SCALE_FLAGS_N);
 }
 
+/* --kinds into o->kind_list: each a kind drake is built with, once. */
+static drake_err kinds_finish(struct serve_opts *o, char *msg, size_t len)
+{
+	o->nkinds = 0;
+	const char *s = o->kinds ? o->kinds : "";
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
+		         s);
+		const struct job_kind *k = n < sizeof(name) ? job_kind_lookup(name) : NULL;
+		if (!k)
+			return drake_errorf(DRAKE_EINVAL, msg, len,
+			                    "--kinds: \"%s\" is not a job kind drake serves", name);
+		for (size_t i = 0; i < o->nkinds; i++)
+			if (o->kind_list[i] == k)
+				return drake_errorf(DRAKE_EINVAL, msg, len,
+				                    "--kinds names %s twice", k->plural);
+		if (o->nkinds == JOB_KINDS_MAX)
+			return drake_errorf(DRAKE_EINVAL, msg, len, "--kinds names too many kinds");
+		o->kind_list[o->nkinds++] = k;
+		s += n + (s[n] == ',');
+	}
+	if (o->reconcile && o->nkinds == 0)
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "--kinds names no job kind for --reconcile to serve");
+	return DRAKE_OK;
+}
+
 drake_err serve_flags_finish(struct serve_opts *o, char *msg, size_t len)
 {
 	drake_err e = scale_flags_finish(&o->scale, msg, len);
@@ -223,6 +257,8 @@ drake_err serve_flags_finish(struct serve_opts *o, char *msg, size_t len)
 	if (!(o->node_metrics >= 0 && o->node_metrics <= 86400))
 		return drake_errorf(DRAKE_EINVAL, msg, len,
 		                    "--node-metrics-interval must be between 0 and 24h");
+	if ((e = kinds_finish(o, msg, len)))
+		return e;
 	if (!strcmp(o->policy, "drake"))
 		o->policy_id = DRAKE_POLICY_DRAKE;
 	else if (!strcmp(o->policy, "dragon"))

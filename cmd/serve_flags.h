@@ -15,10 +15,11 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "extender/server.h"
+#include "kind/job.h"
 #include "kube/leader.h"
 
 /* Flags of serve_flags' own table, before the scaling and migration ones. */
-#define SERVE_OWN_FLAGS_N 54
+#define SERVE_OWN_FLAGS_N 55
 #define SERVE_FLAGS_N     (SERVE_OWN_FLAGS_N + SCALE_FLAGS_N + MIGRATE_FLAGS_N)
 
 /* Everything drake serve's flags parse into. */
@@ -33,6 +34,7 @@ struct serve_opts {
 	const char *log_level;
 	bool reconcile;
 	const char *cluster_domain;
+	const char *kinds; /* --kinds: "tfjobs,pytorchjobs" */
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *decision_log;
@@ -54,6 +56,8 @@ struct serve_opts {
 	size_t prioritize_window;
 
 	/* Worked out from the flags by serve_flags_finish. */
+	const struct job_kind *kind_list[JOB_KINDS_MAX]; /* --kinds */
+	size_t nkinds;
 	int policy_id;                /* DRAKE_POLICY_DRAKE or DRAKE_POLICY_DRAGON */
 	bool prioritize_on;           /* --prioritize, auto resolved */
 	enum drake_log_level log_lvl; /* --log-level */

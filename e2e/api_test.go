@@ -199,7 +199,7 @@ func TestProgressReportsAreAuthenticatedByThePodsOwnToken(t *testing.T) {
 	stray := e.createPod(t, ns, "stray")
 	stray = e.waitPhase(t, ns, stray.Name, corev1.PodRunning, 60*time.Second)
 	if code, body := e.post(t, c, "/v1/progress", podToken(t, stray), good); code != 403 ||
-		!strings.Contains(body, "not a replica of a TFJob drake manages") {
+		!strings.Contains(body, "not a replica of a job drake manages") {
 		t.Errorf("a report from a pod of no TFJob: %d %s; want 403 saying why", code, body)
 	}
 }

@@ -228,32 +228,8 @@ func TestGangTwoJobsOverTheClusterRunOneAfterTheOther(t *testing.T) {
 	poll(t, 120*time.Second, "first bound whole", func() (bool, error) { return bw.boundCount("first") == firstWorkers+1, nil })
 	createTFJob(t, ns, "second", gpuJob(secondWorkers, gpus, "5s"))
 	// drake says what second waits for.
-	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
-	poll(t, 30*time.Second, "second listed by GET /v1/jobs", func() (bool, error) {
-		resp, err := e.drakeHTTP(t).Get(jobsURL)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode == 200 && strings.Contains(string(body), `"job":"`+ns+`/second"`), nil
-	})
-	// Until first's pods finish, second has no pod bound at all.
-	poll(t, 120*time.Second, "first's pods finished", func() (bool, error) {
-		if n := bw.boundCount("second"); n > 0 {
-			for _, p := range jobPods(t, e, ns, "first") {
-				if p.Status.Phase == corev1.PodRunning {
-					return false, fmt.Errorf("second has %d pods bound while first's %s still runs", n, p.Name)
-				}
-			}
-		}
-		for _, p := range jobPods(t, e, ns, "first") {
-			if p.Status.Phase != corev1.PodSucceeded {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	waitJobsListing(t, e, "second listed by GET /v1/jobs", `"job":"`+ns+`/second"`)
+	waitFirstThenSecond(t, e, bw, ns, "first", "second")
 	poll(t, 120*time.Second, "second bound whole", func() (bool, error) { return bw.allBound(), nil })
 	bw.check(t, normalWaveMax, true)
 	ev := e.jobEvent(t, ns, "second", "GangWaiting", 10*time.Second)
@@ -315,7 +291,51 @@ func TestGangDrakeKilledDuringTheBindBarrierStillBindsWholeGangs(t *testing.T) {
 	waitState(t, ns, "barrier", "Running", 60*time.Second)
 }
 
-// jobEvent waits for an Event with the given reason on a TFJob.
+// waitJobsListing waits until GET /v1/jobs answers 200 with every one of
+// the strings in its body.
+func waitJobsListing(t *testing.T, e *env, what string, want ...string) {
+	t.Helper()
+	jobsURL := strings.TrimSuffix(e.metricsURL, "/metrics") + "/v1/jobs"
+	poll(t, 30*time.Second, what, func() (bool, error) {
+		resp, err := e.drakeHTTP(t).Get(jobsURL)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				return false, nil
+			}
+		}
+		return resp.StatusCode == 200, nil
+	})
+}
+
+// waitFirstThenSecond waits until every pod of job first has succeeded,
+// failing if second had a pod bound while one of first's still ran: the
+// second job waited whole for the first.
+func waitFirstThenSecond(t *testing.T, e *env, bw *gangWatch, ns, first, second string) {
+	t.Helper()
+	poll(t, 120*time.Second, first+"'s pods finished", func() (bool, error) {
+		if n := bw.boundCount(second); n > 0 {
+			for _, p := range jobPods(t, e, ns, first) {
+				if p.Status.Phase == corev1.PodRunning {
+					return false, fmt.Errorf("%s has %d pods bound while %s's %s still runs",
+						second, n, first, p.Name)
+				}
+			}
+		}
+		for _, p := range jobPods(t, e, ns, first) {
+			if p.Status.Phase != corev1.PodSucceeded {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// jobEvent waits for an Event with the given reason on a job.
 func (e *env) jobEvent(t *testing.T, ns, job, reason string, d time.Duration) corev1.Event {
 	t.Helper()
 	var found corev1.Event

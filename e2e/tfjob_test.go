@@ -44,17 +44,19 @@ func withReconciler(t *testing.T) *env {
 	e := need(t)
 	reconcilerOnce.Do(func() {
 		kubectl := filepath.Join(os.Getenv("DRAKE_CP_BIN"), "kubectl")
-		crd := filepath.Join(e.root, "config", "crd", "kubeflow.org_tfjobs.yaml")
-		out, err := exec.Command(kubectl, "apply", "-f", crd).CombinedOutput()
-		if err != nil {
-			reconcilerErr = fmt.Errorf("kubectl apply crd: %v: %s", err, out)
-			return
-		}
-		out, err = exec.Command(kubectl, "wait", "--for=condition=Established",
-			"crd/tfjobs.kubeflow.org", "--timeout=60s").CombinedOutput()
-		if err != nil {
-			reconcilerErr = fmt.Errorf("crd not established: %v: %s", err, out)
-			return
+		for _, plural := range []string{"tfjobs", "pytorchjobs"} {
+			crd := filepath.Join(e.root, "config", "crd", "kubeflow.org_"+plural+".yaml")
+			out, err := exec.Command(kubectl, "apply", "-f", crd).CombinedOutput()
+			if err != nil {
+				reconcilerErr = fmt.Errorf("kubectl apply crd: %v: %s", err, out)
+				return
+			}
+			out, err = exec.Command(kubectl, "wait", "--for=condition=Established",
+				"crd/"+plural+".kubeflow.org", "--timeout=60s").CombinedOutput()
+			if err != nil {
+				reconcilerErr = fmt.Errorf("crd not established: %v: %s", err, out)
+				return
+			}
 		}
 		cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 		if err != nil {
@@ -66,6 +68,7 @@ func withReconciler(t *testing.T) *env {
 			return
 		}
 		os.Setenv("DRAKE_RECONCILE", "true")
+		os.Setenv("DRAKE_KINDS", "tfjobs,pytorchjobs") // one queue for both kinds
 		// scaling thresholds in seconds, so scale_test.go runs in a minute
 		os.Setenv("DRAKE_STARVE_AFTER", "5s")
 		os.Setenv("DRAKE_IDLE_AFTER", "10s")

@@ -201,7 +201,7 @@ static drake_err on_progress(void *arg, const struct ext_progress *p, char *why,
 	e->progress_calls++;
 	e->progress = *p;
 	if (!strncmp(p->pod, "job-stranger", 12)) {
-		snprintf(why, len, "pod %s/%s is not a replica of a TFJob drake manages", p->ns,
+		snprintf(why, len, "pod %s/%s is not a replica of a job drake manages", p->ns,
 		         p->pod);
 		return DRAKE_EINVAL;
 	}
@@ -219,7 +219,7 @@ static drake_err on_migrate(void *arg, const struct ext_migration_req *r, char *
 		return DRAKE_ESTATE;
 	}
 	if (!strcmp(r->pod, "ghost")) {
-		snprintf(why, len, "no replica ml/ghost of a TFJob drake manages");
+		snprintf(why, len, "no replica ml/ghost of a job drake manages");
 		return DRAKE_EINVAL;
 	}
 	snprintf(id, idlen, "%s/%s@1763880000", r->ns, r->pod);
@@ -552,7 +552,7 @@ static void test_a_pod_the_controller_does_not_run_is_forbidden_with_its_reason(
 {
 	struct env *e = *state;
 	struct resp r = progress(e, REPORT, "pod-stranger", false);
-	expect(&r, 403, "pod ml/job-stranger is not a replica of a TFJob drake manages");
+	expect(&r, 403, "pod ml/job-stranger is not a replica of a job drake manages");
 	assert_int_equal(e->progress_calls, 1);
 }
 

@@ -245,17 +245,16 @@ static void leaders_done(struct barrier *bar)
 	char why[512] = "";
 	const struct waiter *w;
 	if (bar->n_failed)
-		snprintf(why, sizeof(why), "tfjob %s: gang %s: not bound because %s", bar->job,
+		snprintf(why, sizeof(why), "job %s: gang %s: not bound because %s", bar->job,
 		         bar->id, bar->failure);
 	else if (!bar->reg)
 		snprintf(why, sizeof(why), "drake is shutting down");
 	TAILQ_FOREACH (w, &bar->waiters, link) {
 		if (!why[0] && !w->posted && !bar->ops->held(w->req))
-			snprintf(
-			    why, sizeof(why),
-			    "tfjob %s: gang %s: a member's request was lost before the workers "
-			    "were bound; kube-scheduler will retry",
-			    bar->job, bar->id);
+			snprintf(why, sizeof(why),
+			         "job %s: gang %s: a member's request was lost before the workers "
+			         "were bound; kube-scheduler will retry",
+			         bar->job, bar->id);
 	}
 	if (!why[0]) {
 		post_phase(bar, POSTING_REST);
@@ -367,7 +366,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 		         bar->min_roles.n[r], drake_role_name((enum drake_role)r));
 	char msg[512];
 	snprintf(msg, sizeof(msg),
-	         "tfjob %s: gang %s: %zu of %ld members reached bind within %gs%s; none was bound, "
+	         "job %s: gang %s: %zu of %ld members reached bind within %gs%s; none was bound, "
 	         "kube-scheduler will retry",
 	         bar->job, bar->id, arrived, bar->size, bar->reg->timeout, roles);
 	bar->reg->stats.waves_timed_out++;
@@ -408,7 +407,7 @@ static void refuse(struct barrier_reg *g, const struct ext_member *m, void *req,
 {
 	char msg[768];
 	snprintf(msg, sizeof(msg),
-	         "tfjob %s/%s: gang %s: %s; it is not bound and does not count toward the wave",
+	         "job %s/%s: gang %s: %s; it is not bound and does not count toward the wave",
 	         m->ns, m->job, m->gang, why);
 	char q[600];
 	log_warn("gang_join_refused", "gang=%s pod=%s/%s why=%s", m->gang, m->ns, m->name,

@@ -183,7 +183,7 @@ static void a_wave_with_its_size_reached_but_no_ps_does_not_release(void **state
 	assert_int_equal(stats(e).waiting, 3);
 	event_base_dispatch(e->base); /* the timeout */
 	assert_true(w0.answered && w1.answered && w2.answered);
-	assert_non_null(strstr(w0.answer, "tfjob ml/mnist: gang job-uid.1: 3 of 3 members reached "
+	assert_non_null(strstr(w0.answer, "job ml/mnist: gang job-uid.1: 3 of 3 members reached "
 	                                  "bind within 0.05s, with 0 of the 1 ps the job needs; "
 	                                  "none was bound"));
 	assert_int_equal(post_seq, 0);
@@ -248,7 +248,7 @@ static void a_failing_ps_binding_posts_no_worker(void **state)
 	assert_int_equal(w0.posted + w1.posted, 0);
 	assert_string_equal(ps.answer, "node gpu-a is gone (HTTP 500)");
 	assert_string_equal(w0.answer,
-	                    "tfjob ml/mnist: gang job-uid.1: not bound because the "
+	                    "job ml/mnist: gang job-uid.1: not bound because the "
 	                    "Binding of mnist-ps-0 failed: node gpu-a is gone (HTTP 500)");
 	assert_string_equal(w1.answer, w0.answer);
 	assert_false(ps.undone); /* nothing was bound, nothing to undo */
@@ -331,8 +331,7 @@ static void pods_that_are_not_the_member_they_claim_are_refused_and_do_not_count
 	assert_non_null(strstr(other_ns.answer,
 	                       "is in namespace elsewhere, but gang job-uid.1 waits in ml; "
 	                       "it is not bound and does not count toward the wave"));
-	assert_non_null(
-	    strstr(foreign.answer, "is owned by another-uid, not by the TFJob job-uid"));
+	assert_non_null(strstr(foreign.answer, "is owned by another-uid, not by the job job-uid"));
 	assert_non_null(strstr(copy.answer, "is not named like the worker of job \"mnist\""));
 	assert_int_equal(stats(e).joins_refused, 3);
 	assert_int_equal(stats(e).waiting, 1);

@@ -286,7 +286,7 @@ static void route(struct bind_state *b, const struct ext_member *m)
 		char err[512];
 		snprintf(
 		    err, sizeof(err),
-		    "tfjob %s/%s: gang %s: not bound while drake's pod cache is not synced (%s); "
+		    "job %s/%s: gang %s: not bound while drake's pod cache is not synced (%s); "
 		    "kube-scheduler will retry",
 		    m->ns, m->job, m->gang, kube_informer_unsynced_why(pods));
 		log_info("gang_bind_deferred", "pod=%s/%s gang=%s", b->args.pod_ns,

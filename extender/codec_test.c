@@ -218,13 +218,13 @@ static json_t *encode_filter(const char *body, const enum ext_verdict *v, const 
 static void test_filter_splits_nodes_into_passed_failed_and_unresolvable(void **state)
 {
 	enum ext_verdict v[] = {EXT_FAIL, EXT_PASS, EXT_FAIL_UNRESOLVABLE};
-	const char *why[] = {"tfjob ml/mnist: planned on b", NULL, "outside the job's domain"};
+	const char *why[] = {"job ml/mnist: planned on b", NULL, "outside the job's domain"};
 	json_t *j = encode_filter("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
 	                          "\"NodeNames\":[\"a\",\"b\",\"c\"]}",
 	                          v, why);
 	json_t *want = json_loads(
 	    "{\"NodeNames\":[\"b\"],\"Nodes\":null,"
-	    "\"FailedNodes\":{\"a\":\"tfjob ml/mnist: planned on b\"},"
+	    "\"FailedNodes\":{\"a\":\"job ml/mnist: planned on b\"},"
 	    "\"FailedAndUnresolvableNodes\":{\"c\":\"outside the job's domain\"},\"Error\":\"\"}",
 	    0, NULL);
 	assert_true(json_equal(j, want));

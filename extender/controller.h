@@ -70,7 +70,7 @@ struct ext_controller {
 	 * reason for the 503 into why. */
 	bool (*ready)(void *arg, char *why, size_t whylen);
 	/* DRAKE_OK: accepted, 202; DRAKE_EINVAL: rejected, 403 (why, e.g.
-	 * "pod ml/x is not a replica of a TFJob drake manages"); other errors
+	 * "pod ml/x is not a replica of a job drake manages"); other errors
 	 * 500. why is NUL-terminated and empty on entry. */
 	drake_err (*progress)(void *arg, const struct ext_progress *p, char *why, size_t len);
 	/* DRAKE_OK: accepted, 202 (id filled, e.g. "ml/job-worker-1@1763880000");

@@ -11,8 +11,9 @@
 #include <string.h>
 
 #include "gang/protocol.h"
+#include "gang/refusal.h"
 #include "kube/pod.h"
-#include "tfjob/tfjob.h"
+#include "kind/job.h"
 
 static drake_err parse_count(const char *s, long max, long *out)
 {
@@ -74,7 +75,7 @@ drake_err ext_member_of(const struct ext_pod *pod, struct ext_member *m, char *w
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s: %s must be ps, chief or worker, not \"%.32s\"",
 		                    pod->ns, pod->name, DRAKE_ANNOTATION_ROLE, role);
-	m->role = role ? (int)r : drake_role_of_replica_type(ext_pod_label(pod, TF_LABEL_TYPE));
+	m->role = role ? (int)r : drake_role_of_replica_type(ext_pod_label(pod, JOB_LABEL_TYPE));
 	m->planned_node = planned;
 	return DRAKE_OK;
 }
@@ -98,11 +99,11 @@ drake_err ext_member_of_pod(const struct kube_pod *obj, struct ext_member *m, ch
 	struct ext_label lab[2];
 	size_t nl = 0;
 	const char *job = kube_pod_label(obj, DRAKE_LABEL_JOB_NAME);
-	const char *type = kube_pod_label(obj, TF_LABEL_TYPE);
+	const char *type = kube_pod_label(obj, JOB_LABEL_TYPE);
 	if (job)
 		lab[nl++] = (struct ext_label){DRAKE_LABEL_JOB_NAME, (char *)job};
 	if (type)
-		lab[nl++] = (struct ext_label){TF_LABEL_TYPE, (char *)type};
+		lab[nl++] = (struct ext_label){JOB_LABEL_TYPE, (char *)type};
 	/* A view: the strings stay the record's, so m may borrow them. */
 	struct ext_pod view = {.name = (char *)meta.name,
 	                       .ns = (char *)meta.ns,
@@ -138,12 +139,12 @@ drake_err ext_member_check(const struct ext_member *m, const char *wave_ns, char
 	if (!m->owner_uid || !*m->owner_uid)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s has no controller owner, so it is not a pod of the "
-		                    "TFJob gang %s belongs to",
+		                    "job gang %s belongs to",
 		                    m->ns, m->name, m->gang);
 	if (strcmp(m->owner_uid, id.uid) != 0)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
-		                    "pod %s/%s is owned by %s, not by the TFJob %s of gang %s",
-		                    m->ns, m->name, m->owner_uid, id.uid, m->gang);
+		                    "pod %s/%s is owned by %s, not by the job %s of gang %s", m->ns,
+		                    m->name, m->owner_uid, id.uid, m->gang);
 	if (wave_ns && strcmp(m->ns, wave_ns) != 0)
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s is in namespace %s, but gang %s waits in %s", m->ns,
@@ -152,7 +153,7 @@ drake_err ext_member_check(const struct ext_member *m, const char *wave_ns, char
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s has no role: neither %s nor a %s label of ps, chief "
 		                    "or worker",
-		                    m->ns, m->name, DRAKE_ANNOTATION_ROLE, TF_LABEL_TYPE);
+		                    m->ns, m->name, DRAKE_ANNOTATION_ROLE, JOB_LABEL_TYPE);
 	const char *word = drake_role_name((enum drake_role)m->role);
 	if (!m->job[0] || !(named_as(m->name, m->job, word) ||
 	                    (m->role == DRAKE_ROLE_CHIEF && named_as(m->name, m->job, "master"))))
@@ -178,11 +179,12 @@ void ext_member_filter(const struct ext_member *m, const struct ext_pod *pod,
 		reasons[i] = buf;
 	}
 	if (found)
-		snprintf(buf, buflen, "tfjob %s/%s: gang %s reserves %s for %s", pod->ns, m->job,
-		         m->gang, m->planned_node, pod->name);
+		snprintf(buf, buflen, DRAKE_JOB_REASON "%s/%s: gang %s reserves %s for %s", pod->ns,
+		         m->job, m->gang, m->planned_node, pod->name);
 	else
 		snprintf(buf, buflen,
-		         "tfjob %s/%s: planned node %s for %s is not feasible now (gang %s)",
+		         DRAKE_JOB_REASON
+		         "%s/%s: planned node %s for %s is not feasible now (gang %s)",
 		         pod->ns, m->job, m->planned_node, pod->name, m->gang);
 }
 

@@ -11,7 +11,7 @@
 
 #include "extender/member.h"
 #include "gang/protocol.h"
-#include "tfjob/tfjob.h"
+#include "kind/job.h"
 
 static struct ext_pod pod_with(struct ext_label *ann, size_t n)
 {
@@ -96,7 +96,7 @@ static void test_filter_passes_only_the_planned_node(void **state)
 	assert_int_equal(v[0], EXT_FAIL_UNRESOLVABLE);
 	assert_int_equal(v[1], EXT_PASS);
 	assert_int_equal(v[2], EXT_FAIL_UNRESOLVABLE);
-	assert_string_equal(why[0], "tfjob ml/mnist: gang uid.1 reserves gpu-b for mnist-worker-1");
+	assert_string_equal(why[0], "job ml/mnist: gang uid.1 reserves gpu-b for mnist-worker-1");
 	int64_t s[3];
 	ext_member_prioritize(&m, &args, s);
 	assert_int_equal(s[0], 0);
@@ -158,7 +158,7 @@ static void test_roles_minimums_and_owner_are_read_with_the_legacy_fallbacks(voi
 			ann[n++] = (struct ext_label){DRAKE_ANNOTATION_GANG_ROLES,
 			                              (char *)cases[i].min_roles};
 		struct ext_label labels[2] = {{DRAKE_LABEL_JOB_NAME, "mnist"},
-		                              {TF_LABEL_TYPE, (char *)cases[i].type_label}};
+		                              {JOB_LABEL_TYPE, (char *)cases[i].type_label}};
 		struct ext_pod pod = pod_with(ann, n);
 		pod.owner_uid = "job-uid";
 		pod.labels = labels;
@@ -199,8 +199,7 @@ static void test_only_a_real_member_of_the_wave_passes_the_check(void **state)
 	    {"a pod in another namespace is refused", "mnist-worker-0", "other", "job-uid", "mnist",
 	     DRAKE_ROLE_WORKER, "ml", "is in namespace other, but gang job-uid.1 waits in ml"},
 	    {"a pod owned by another object is refused", "mnist-worker-0", "ml", "someone-else",
-	     "mnist", DRAKE_ROLE_WORKER, "ml",
-	     "is owned by someone-else, not by the TFJob job-uid"},
+	     "mnist", DRAKE_ROLE_WORKER, "ml", "is owned by someone-else, not by the job job-uid"},
 	    {"a copy without an owner is refused", "mnist-worker-0-debug", "ml", "", "mnist",
 	     DRAKE_ROLE_WORKER, "ml", "has no controller owner"},
 	    {"a copy with the owner but another name is refused", "mnist-worker-0-debug", "ml",

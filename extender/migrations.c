@@ -47,7 +47,7 @@ static void on_authorised(struct access_req *r)
 		break;
 	case DRAKE_EINVAL:
 		access_refuse(r->call, API_MIGRATION, 404, API_UNKNOWN_REPLICA, 0, "%s",
-		              why[0] ? why : "no such replica of a TFJob drake manages");
+		              why[0] ? why : "no such replica of a job drake manages");
 		break;
 	default:
 		access_refuse(r->call, API_MIGRATION, 500, API_ERROR, 0,

@@ -10,6 +10,7 @@
 #include "extender/member.h"
 #include "gang/preempt.h"
 #include "gang/protocol.h"
+#include "gang/refusal.h"
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "kube/pod.h"
@@ -96,7 +97,7 @@ static bool guard_pod(const struct kube_pod *obj, void *arg)
 	if (drake_preempt_verdict(&j.live, &j.victims, j.has_min_roles ? &j.min : NULL,
 	                          (int)j.min_total, why, sizeof(why)) == DRAKE_PREEMPT_ALLOW)
 		return true;
-	snprintf(c->why, c->whylen, "tfjob %s/%s %s", m.ns, m.job, why);
+	snprintf(c->why, c->whylen, DRAKE_JOB_REASON "%s/%s %s", m.ns, m.job, why);
 	c->allowed = false;
 	return false;
 }

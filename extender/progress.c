@@ -44,7 +44,7 @@ static void deliver(struct ext_call *call, const struct api_progress_body *b, co
 	drake_err e = ctl->progress(arg, &p, why, sizeof(why));
 	if (e == DRAKE_EINVAL) {
 		access_refuse(call, API_PROGRESS, 403, API_UNKNOWN_REPLICA, 0, "%s",
-		              why[0] ? why : "the pod is not a replica of a TFJob drake manages");
+		              why[0] ? why : "the pod is not a replica of a job drake manages");
 	} else if (e) {
 		access_refuse(call, API_PROGRESS, 500, API_ERROR, 0, "recording progress: %s",
 		              why[0] ? why : drake_strerror(e));

@@ -10,8 +10,9 @@
 
 #include <jansson.h>
 
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 #include "tfjob/tfconfig.h"
+#include "kind/job.h"
 #include "tfjob/tfjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *o = json_loadb((const char *)data, size, 0, NULL);
 	if (!o)
 		return 0;
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	char msg[256];
 	msg[0] = '\0';
@@ -31,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!msg[0])
 			abort();
 	} else if (managed) {
-		for (int t = 0; t < TF_NTYPES; t++) {
-			int n = tf_replica_slots(&job, (enum tf_rtype)t);
+		for (int t = 0; t < JOB_NTYPES; t++) {
+			int n = job_replica_slots(&job, (enum job_rtype)t);
 			for (int i = 0; i < n && i < 3; i++) {
-				struct tf_pod_opts po = {
+				struct job_pod_opts po = {
 				    NULL,
 				    i ? NULL : "drake.dev/gang",
 				    i ? NULL : "drake-scheduler",
@@ -44,10 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				        "CERTIFICATE-----\n",
 				    i ? NULL : "drake"};
 				char *pod =
-				    tf_pod_json(&job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
-				char *svc = tf_service_json(&job, (enum tf_rtype)t, i);
+				    job_pod_json(&job, (enum job_rtype)t, i, &po, msg, sizeof(msg));
+				char *svc = job_service_json(&job, (enum job_rtype)t, i);
 				char *cfg =
-				    tf_config_json(&job, (enum tf_rtype)t, i, "example.org");
+				    tf_config_json(&job, (enum job_rtype)t, i, "example.org");
 				if (!pod || !svc || !cfg)
 					abort(); /* a valid job always builds */
 				free(pod);

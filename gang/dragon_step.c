@@ -103,7 +103,7 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 		w[i].status = DRAKE_ADMIT_NOT_TRIED;
 		w[i].why[0] = '\0';
 	}
-	/* DRAGON's running jobs are its TFJobs that still run: a job whose
+	/* DRAGON's running jobs are the jobs that still run: a job whose
 	 * members have begun to end (gang/elastic.h) neither gives nor grows. */
 	struct drake_running_job *live = malloc((nr + 1) * sizeof(*live));
 	size_t *of = malloc((nr + 1) * sizeof(*of));

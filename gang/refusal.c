@@ -29,7 +29,7 @@ static bool reason_modelled(const char *s, size_t n, bool pinned)
 	s += i + 1;
 	n -= i + 1;
 	if (starts(s, n, "Insufficient ") || starts(s, n, "node(s) were unschedulable") ||
-	    starts(s, n, "node(s) had untolerated taint") || starts(s, n, "tfjob "))
+	    starts(s, n, "node(s) had untolerated taint") || starts(s, n, DRAKE_JOB_REASON))
 		return true;
 	return pinned && (starts(s, n, "node(s) didn't match Pod's node affinity/selector") ||
 	                  starts(s, n, "node(s) didn't satisfy plugin(s) [NodeAffinity]"));

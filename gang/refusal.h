@@ -10,7 +10,7 @@
  *
  *   MODELLED  every reason named is one the planner itself weighs: too
  *             little of a resource ("Insufficient ..."), a cordoned node,
- *             an untolerated taint, drake's own filter ("tfjob ..."), and
+ *             an untolerated taint, drake's own filter (DRAKE_JOB_REASON), and
  *             for a pod drake pinned to its wave's nodes, "didn't match
  *             Pod's node affinity/selector" or "didn't satisfy plugin(s)
  *             [NodeAffinity]" (that affinity is drake's).
@@ -37,6 +37,10 @@
 #define DRAKE_GANG_REFUSAL_H
 
 #include <stdbool.h>
+
+/* How every reason drake's extender gives about a gang member begins,
+ * whatever the job's kind: "job ml/mnist: planned node ...". */
+#define DRAKE_JOB_REASON "job "
 
 enum drake_refusal_kind {
 	DRAKE_REFUSAL_MODELLED,

@@ -37,7 +37,7 @@ static const struct tcase cases[] = {
      "node affinity/selector.",
      true, DRAKE_REFUSAL_MODELLED},
     {"drake's own filter reason is modelled",
-     "0/3 nodes are available: 3 tfjob ml/a: planned node n1 for a-worker-0 is not feasible "
+     "0/3 nodes are available: 3 job ml/a: planned node n1 for a-worker-0 is not feasible "
      "now (gang u.1).",
      false, DRAKE_REFUSAL_MODELLED},
     {"an untolerated taint is modelled: the planner weighs taints",

@@ -82,7 +82,7 @@ else
   exit 1
 fi
 helm get manifest drake -n "$ns" >"$work/manifest.yaml"
-want=(CustomResourceDefinition/tfjobs.kubeflow.org ClusterRole/drake ClusterRoleBinding/drake
+want=(CustomResourceDefinition/tfjobs.kubeflow.org CustomResourceDefinition/pytorchjobs.kubeflow.org ClusterRole/drake ClusterRoleBinding/drake
   ServiceAccount/drake Service/drake Deployment/drake PodDisruptionBudget/drake Secret/drake-tls
   Secret/drake-client-tls)
 [ "$mode" = secondScheduler ] && want+=(ConfigMap/drake-scheduler-config Deployment/drake-scheduler
@@ -124,7 +124,7 @@ if helm upgrade drake "$drake_root/charts/drake" -n "$ns" --reuse-values --wait=
 else
   bad "helm upgrade changed the CA or failed: $(head -5 "$work/upgrade.txt")"
 fi
-wait_for "CRD established" 30 - k wait --for condition=established --timeout=5s crd/tfjobs.kubeflow.org
+wait_for "CRDs established" 30 - k wait --for condition=established --timeout=5s crd/tfjobs.kubeflow.org crd/pytorchjobs.kubeflow.org
 
 # --- 3. drake (and kube-scheduler) with the chart's identities ---------------
 # kubeconfig_for SA FILE : a kubeconfig with a token of ServiceAccount SA

@@ -27,7 +27,7 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --language=c --inline-suppr \
     --enable=warning,portability,performance --suppress=missingIncludeSystem \
     --include=/usr/include/x86_64-linux-gnu/sys/queue.h \
     -I . -D_GNU_SOURCE -DDRAKE_VERSION='"lint"' \
-    common extender kube gang migrate place sim tfjob reconciler cmd examples/train 2>&1 | sed 's/^/    /'; then
+    common extender kube gang migrate place sim kind tfjob pytorchjob reconciler cmd examples/train 2>&1 | sed 's/^/    /'; then
   fail=1
 fi
 
@@ -47,10 +47,18 @@ if [ -n "$io" ]; then
   fail=1
 fi
 
-echo "lint: tfjob/ (the TFJob API) uses nothing of the controller"
-up=$(grep -nE '^#include "(reconciler|extender|sim|cmd)/' tfjob/*.[ch] 2>/dev/null || true)
+echo "lint: kind/ and the kinds' folders (the job APIs) use nothing of the controller"
+up=$(grep -nE '^#include "(reconciler|extender|sim|cmd)/' kind/*.[ch] tfjob/*.[ch] pytorchjob/*.[ch] 2>/dev/null || true)
 if [ -n "$up" ]; then
-  echo "$up" | sed 's/^/    tfjob\/ reaches up: /'
+  echo "$up" | sed 's/^/    reaches up: /'
+  fail=1
+fi
+
+echo "lint: the controller, gang/ and the simulator name no job kind (kind/job.h)"
+named=$(grep -nE '^#include "(tfjob|pytorchjob)/' reconciler/*.[ch] gang/*.[ch] sim/*.[ch] 2>/dev/null |
+  grep -vE '_test(util)?\.[ch]:' || true)
+if [ -n "$named" ]; then
+  echo "$named" | sed 's/^/    names a kind: /'
   fail=1
 fi
 
@@ -110,9 +118,11 @@ else
   echo "    (skipped: build/release/drake not built)"
 fi
 
-echo "lint: the chart's TFJob CRD is config/crd's"
-cmp -s config/crd/kubeflow.org_tfjobs.yaml charts/drake/files/kubeflow.org_tfjobs.yaml ||
-  { echo "    charts/drake/files/kubeflow.org_tfjobs.yaml differs from config/crd/ (copy it)"; fail=1; }
+echo "lint: the chart's CRDs are config/crd's"
+for crd in config/crd/kubeflow.org_*.yaml; do
+  cmp -s "$crd" "charts/drake/files/${crd##*/}" ||
+    { echo "    charts/drake/files/${crd##*/} differs from config/crd/ (copy it)"; fail=1; }
+done
 
 [ "$fail" -eq 0 ] && echo "lint: clean"
 exit "$fail"

@@ -1,8 +1,8 @@
 /*
- * admit.c - one admission round over every drake-managed TFJob (see
+ * admit.c - one admission round over every drake-managed job (see
  * admit.h). Every decision is gang/round.h's: this file builds the
  * round's inputs from the pass's world (pass_world.h: the snapshot and the
- * TFJobs decoded once, shared with migration) and each job's pods
+ * jobs decoded once, shared with migration) and each job's pods
  * (admit_inputs.c), calls drake_round(), and turns the actions it returns
  * into waves of pods to ungate, scale records to write and notes of what
  * waits.
@@ -57,8 +57,8 @@ static drake_err make_wave(const struct drake_cluster *c, const struct candidate
 		o->share = p->share;
 		snprintf(o->gpuid, sizeof(o->gpuid), "%s", p->gpuid);
 		snprintf(o->node, sizeof(o->node), "%s", c->nodes[p->node].name);
-		if (tf_replica_name(&cd->job, tf_rtype_of_role(p->role), p->index, o->name,
-		                    sizeof(o->name)) != DRAKE_OK)
+		if (job_replica_name(&cd->job, job_rtype_of_role(p->role), p->index, o->name,
+		                     sizeof(o->name)) != DRAKE_OK)
 			return DRAKE_EINVAL;
 	}
 	return DRAKE_OK;
@@ -80,12 +80,12 @@ static drake_err make_scale(const struct drake_cluster *c, const struct candidat
 	if (!sc->grow && !(sc->pods = calloc((size_t)a->n_pods + 1, sizeof(*sc->pods))))
 		return DRAKE_ENOMEM;
 	for (int i = 0; !sc->grow && i < a->n_pods; i++)
-		if (tf_replica_name(&cd->job, TF_WORKER, a->pods[i].index, sc->pods[i],
-		                    sizeof(sc->pods[i])))
+		if (job_replica_name(&cd->job, JOB_WORKER, a->pods[i].index, sc->pods[i],
+		                     sizeof(sc->pods[i])))
 			return DRAKE_EINVAL;
 	if (a->kind == DRAKE_ROUND_RELEASE)
 		return DRAKE_OK;
-	struct tf_scale rec = {.present = true, .at = now, .n = a->members_after};
+	struct job_scale rec = {.present = true, .at = now, .n = a->members_after};
 	memcpy(rec.member, a->member, (size_t)cd->job.max_instances);
 	snprintf(rec.gang, sizeof(rec.gang), "%s", st->gang);
 	if (a->for_job >= 0)
@@ -98,9 +98,9 @@ static drake_err make_scale(const struct drake_cluster *c, const struct candidat
 		         c->nodes[a->pods[i].node].name);
 		rec.n_place++;
 	}
-	sc->value = tf_scale_value(&rec);
-	sc->patch = sc->value ? tf_scale_patch(sc->value) : NULL;
-	tf_scale_release(&rec);
+	sc->value = job_scale_value(&rec);
+	sc->patch = sc->value ? job_scale_patch(sc->value) : NULL;
+	job_scale_release(&rec);
 	return sc->patch ? DRAKE_OK : DRAKE_ENOMEM;
 }
 
@@ -134,6 +134,7 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 			snprintf(j->gave_to, sizeof(j->gave_to), "%s", cd->scale.for_key);
 		j->slow = x->in[i].slow;
 		snprintf(j->uid, sizeof(j->uid), "%s", cd->job.uid);
+		j->kind = cd->job.kind->kind;
 	}
 	drake_err e = DRAKE_OK;
 	for (size_t i = 0; !e && i < r->n; i++) {
@@ -225,12 +226,12 @@ drake_err admit_round_world(const struct pass_world *w, const struct kube_cache 
 	return e;
 }
 
-drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
+drake_err admit_round(const struct job_caches *jobs, const struct kube_cache *pods,
                       const struct kube_cache *nodes, const struct admit_options *opts,
                       struct admit_result *out, char *msg, size_t msglen)
 {
 	struct pass_world w;
-	drake_err e = pass_world_build(&w, nodes, pods, tfjobs, msg, msglen);
+	drake_err e = pass_world_build(&w, nodes, pods, jobs, msg, msglen);
 	if (e) {
 		memset(out, 0, sizeof(*out));
 		out->next = INFINITY;

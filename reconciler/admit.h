@@ -1,11 +1,11 @@
 /*
- * admit.h - admission for gang scheduling: which waiting TFJobs
+ * admit.h - admission for gang scheduling: which waiting jobs
  * start now, with how many workers, on which nodes.
  *
  * One round looks at the whole cluster: it builds gang/'s snapshot from the
  * node and pod caches (bound pods, admitted members planned but not bound
  * yet, and pods kube-scheduler nominated for a node use that node's
- * capacity), collects the drake-managed TFJobs whose pods all exist
+ * capacity), collects the drake-managed jobs whose pods all exist
  * and are still gated and the running ones, runs gang/'s decision step
  * (gang/scale.h: FIFO admission with backfill, shrinking running jobs for
  * one that starves, growing them into idle capacity) over them, and
@@ -41,6 +41,7 @@
 #include "gang/cluster.h"
 #include "gang/nodefit.h"
 #include "gang/roles.h"
+#include "kind/job.h"
 
 struct decision_log;
 struct kube_cache;
@@ -96,11 +97,11 @@ struct admit_skipped_list {
 void admit_skipped_release(struct admit_skipped_list *l);
 
 /* A running job's new size (gang/scale.h decided it): the drake.dev/scale
- * record to write on its TFJob, and for a scale-down the worker pods to
+ * record to write on its job, and for a scale-down the worker pods to
  * delete once it is written. Added workers need nothing more: as members
  * that wait, the next round ungates them on the nodes the record names.
  * Without a record (patch NULL): workers of a job the record already on
- * its TFJob no longer lists, still running because their deletion was lost
+ * its job no longer lists, still running because their deletion was lost
  * (drake restarted after writing it): only deleted. */
 struct admit_scale {
 	char ns[64], job[KUBE_NAME_MAX + 1], uid[64];
@@ -119,7 +120,8 @@ struct admit_running {
 	double last_scaled; /* wall seconds: its admission or latest scaling */
 	char gave_to[320];  /* the job its latest scale-down gave workers to, or "" */
 	bool slow;          /* its replicas report its progress slowing or converged */
-	char uid[64];       /* the TFJob's uid */
+	char uid[64];       /* the job's uid */
+	const char *kind;   /* its Kind (static, the kind's) */
 	/* Its latest progress report, filled when GET /v1/jobs is answered
 	 * (views.c), not by the round: progress is NULL until one came, else
 	 * its class (migrate/progress.h's name) after that report. */
@@ -147,7 +149,7 @@ struct admit_result {
 
 struct drake_scale_opts;
 struct drake_round_job;
-struct tfjob;
+struct job;
 
 struct admit_options {
 	bool backfill; /* admit smaller jobs behind one that does not fit */
@@ -155,7 +157,7 @@ struct admit_options {
 	const struct drake_scale_opts *scale; /* thresholds and model; NULL: defaults */
 	/* What a running job's replicas report (NULL: nothing): slow when its
 	 * progress is slowing or converged, *frac its fraction of steps. */
-	bool (*progress)(void *arg, const struct tfjob *job, double *frac);
+	bool (*progress)(void *arg, const struct job *job, double *frac);
 	void *progress_arg;
 	/* Fills a job's attained service and observed rates (its round input,
 	 * key "ns/name"); called with progress_arg. NULL: none known. */
@@ -180,11 +182,19 @@ struct admit_options {
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.
- * A job whose wave kube-scheduler refused (its TFJob's drake.dev/unschedulable
+ * A job whose wave kube-scheduler refused (its job's drake.dev/unschedulable
  * record) is left out while it backs off and listed as waiting with
  * kube-scheduler's reason; a job admitted with no member bound yet is
  * listed as waiting for kube-scheduler, never as running. */
-drake_err admit_round(const struct kube_cache *tfjobs, const struct kube_cache *pods,
+/* The jobs' caches, one per kind the controller serves, with the kind
+ * each holds: every kind's jobs wait in one queue. */
+struct job_caches {
+	const struct kube_cache *cache[JOB_KINDS_MAX];
+	const struct job_kind *kind[JOB_KINDS_MAX];
+	size_t n;
+};
+
+drake_err admit_round(const struct job_caches *jobs, const struct kube_cache *pods,
                       const struct kube_cache *nodes, const struct admit_options *opts,
                       struct admit_result *out, char *msg, size_t msglen) DRAKE_MUST_CHECK;
 /* The same round over a pass's world (pass_world.h: its snapshot and
@@ -251,7 +261,7 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
  * and a node that cannot be read is left out and, when skipped is not
  * NULL, listed there with why. Then every live pod is charged to its node:
  * where it is bound; an admitted member (no drake.dev/gang gate, controlled
- * by a TFJob) where it is planned; a pod kube-scheduler nominated
+ * by a job) where it is planned; a pod kube-scheduler nominated
  * (status.nominatedNodeName) there. A node's kubeshare/gpu_info gives its
  * GPUs' memory, and a pod with kubeshare/GPUID holds its share of that vGPU
  * (the first such pod opens it, taking a whole GPU). c must be freshly
@@ -259,10 +269,10 @@ drake_err admit_template_share(const struct json_t *tmpl, struct drake_share *ou
  * caller releases both.
  */
 drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                         const struct kube_cache *tfjobs, struct drake_cluster *c,
+                         const struct job_caches *jobs, struct drake_cluster *c,
                          struct admit_skipped_list *skipped, char *msg,
                          size_t msglen) DRAKE_MUST_CHECK;
-/* The same with the names of jobs[0..njobs)'s templates: the TFJobs a
+/* The same with the names of jobs[0..njobs)'s templates: the jobs a
  * pass decoded (pass_world.h), instead of decoding the cache again. */
 struct pass_job;
 drake_err admit_snapshot_jobs(const struct kube_cache *nodes, const struct kube_cache *pods,
@@ -329,9 +339,11 @@ char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w,
 /* {"jobs":[{"job":"ns/name","status":"waiting","waitsFor":"..."}]}; caller frees. */
 struct admit_note {
 	const char *key, *status, *why;
+	const char *kind; /* the job's Kind ("PyTorchJob"), or NULL: not said */
 };
 /* With skipped (may be NULL): "nodesLeftOut":[{"node":"n","why":"..."}]
- * beside the jobs, and "nodesNotListed":N when more were left out. With
+ * beside the jobs, and "nodesNotListed":N when more were left out. Each
+ * job, waiting or running, says its "kind" when known. With
  * running jobs: "running":[{"job":"ns/name","workers":w,"min":m,"max":M,
  * "lastScaled":seconds,"gaveTo":"ns/other","slow":true,
  * "progress":{"class":"progressing","step":1200,"value":0.95}}] ("gaveTo",

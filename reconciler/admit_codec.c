@@ -4,13 +4,13 @@
  * shares, and the patch that ungates a planned pod.
  *
  * Pods and nodes come from the caches' records (kube/pod.h, kube/node.h);
- * TFJobs and their templates are still JSON, and a template's resource
+ * jobs and their templates are still JSON, and a template's resource
  * lists are decoded into the records' form so both are counted by the one
  * rule of requests.h.
  *
  * The snapshot is built in three walks. First the names table is filled
- * with the extended resources the TFJobs' gang templates ask for, the
- * oldest job's first, as far as it holds them (without a TFJob cache, the
+ * with the extended resources the jobs' gang templates ask for, the
+ * oldest job's first, as far as it holds them (without a job cache, the
  * pods that use a node stand in). Then every node is read, looking names
  * up: a resource nobody asks for is skipped unread, so a real node with
  * pods, ephemeral-storage, hugepages-*, rdma/... and MIG profiles is read
@@ -38,8 +38,9 @@
 #include "kube/strpool.h"
 #include "reconciler/pass_world.h"
 #include "reconciler/requests.h"
-#include "tfjob/pod_codec.h"
-#include "tfjob/tfjob.h"
+#include "kind/pod_codec.h"
+#include "kind/registry.h"
+#include "kind/job.h"
 
 drake_err admit_spec_requests(const struct kube_res_spec *spec, const struct drake_res_names *names,
                               struct drake_res *out, char *msg, size_t msglen)
@@ -184,16 +185,16 @@ static void want_list(const struct kube_qty *list, size_t n, void *arg)
 			want_name(arg, list[i].name);
 }
 
-/* The names a TFJob's gang (PS, chief, workers) asks for. A job asking
+/* The names a job's gang (PS, chief, workers) asks for. A job asking
  * for more than the table holds can never be placed, so it takes no slot
  * from the others. */
 static void want_job(const struct pass_job *j, struct wants *w)
 {
-	const struct tfjob *job = &j->job;
+	const struct job *job = &j->job;
 	if (job->suspend)
 		return;
 	struct wants one = {0};
-	const enum tf_rtype gang[] = {TF_PS, TF_CHIEF, TF_WORKER};
+	const enum job_rtype gang[] = {JOB_PS, JOB_CHIEF, JOB_WORKER};
 	struct kube_res_spec *specs[3] = {NULL, NULL, NULL};
 	char msg[DRAKE_WHY_MAX];
 	for (size_t t = 0; t < sizeof(gang) / sizeof(gang[0]); t++) {
@@ -214,12 +215,14 @@ static void want_job(const struct pass_job *j, struct wants *w)
 		kube_res_spec_free(specs[t], w->pool);
 }
 
-/* True for a pod admission ungated: drake's gate is gone and a TFJob
- * controls it. A planned-node annotation on any other pod (forged, or on a
- * pod still gated) is no reservation and must not make a node look full. */
+/* True for a pod admission ungated: drake's gate is gone and a job of a
+ * kind drake knows controls it. A planned-node annotation on any other pod
+ * (forged, or on a pod still gated) is no reservation and must not make a
+ * node look full. */
 static bool admitted_member(const struct kube_pod *pod)
 {
-	return pod->owner_kind && !strcmp(pod->owner_kind, "TFJob") && tf_gang_gate_index(pod) < 0;
+	return job_kind_named(job_kinds, job_nkinds, pod->owner_kind) &&
+	       job_gang_gate_index(pod) < 0;
 }
 
 /* The node a live pod uses, or NULL: where it is bound; else, for an
@@ -241,7 +244,7 @@ static const char *charged_node(const struct kube_pod *pod)
 	return node && *node ? node : NULL;
 }
 
-/* Without a TFJob cache (re-planning one member) the pods that use a node
+/* Without a job cache (re-planning one member) the pods that use a node
  * are all that says which names matter. */
 static bool want_pod(const struct kube_pod *pod, void *arg)
 {
@@ -457,16 +460,16 @@ drake_err admit_snapshot_jobs(const struct kube_cache *nodes, const struct kube_
 }
 
 drake_err admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                         const struct kube_cache *tfjobs, struct drake_cluster *c,
+                         const struct job_caches *caches, struct drake_cluster *c,
                          struct admit_skipped_list *skipped, char *msg, size_t msglen)
 {
-	if (!tfjobs)
+	if (!caches)
 		return snapshot(nodes, pods, NULL, 0, false, c, skipped, msg, msglen);
 	struct pass_job *jobs;
 	size_t n;
-	drake_err e = pass_jobs_decode(tfjobs, &jobs, &n);
+	drake_err e = pass_jobs_decode(caches, &jobs, &n);
 	if (e)
-		e = drake_errorf(e, msg, msglen, "out of memory decoding TFJobs");
+		e = drake_errorf(e, msg, msglen, "out of memory decoding jobs");
 	else
 		e = snapshot(nodes, pods, jobs, n, true, c, skipped, msg, msglen);
 	pass_jobs_release(jobs, n);
@@ -587,7 +590,7 @@ static json_t *pin_affinity(const struct admit_wave *w, const char *node)
 char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w, const char *node,
                          bool pin)
 {
-	int k = tf_gang_gate_index(pod);
+	int k = job_gang_gate_index(pod);
 	if (k < 0)
 		return NULL;
 	char gate[64], gate_name[80], size[16], min[16];
@@ -597,7 +600,7 @@ char *admit_ungate_patch(const struct kube_pod *pod, const struct admit_wave *w,
 	snprintf(min, sizeof(min), "%d", w->min);
 	json_t *ops = json_array();
 	json_array_append_new(ops, json_pack("{s:s,s:s,s:s}", "op", "test", "path", gate_name,
-	                                     "value", TF_GANG_GATE));
+	                                     "value", JOB_GANG_GATE));
 	/* The plan goes on before the gate comes off, in one atomic patch, so
 	 * kube-scheduler never sees the pod without its plan. */
 	char roles[64];
@@ -655,10 +658,13 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
                          const struct admit_running *running, size_t n_running)
 {
 	json_t *jobs = json_array();
-	for (size_t i = 0; jobs && i < n; i++)
-		json_array_append_new(jobs,
-		                      json_pack("{s:s,s:s,s:s}", "job", notes[i].key, "status",
-		                                notes[i].status, "waitsFor", notes[i].why));
+	for (size_t i = 0; jobs && i < n; i++) {
+		json_t *o = json_pack("{s:s,s:s,s:s}", "job", notes[i].key, "status",
+		                      notes[i].status, "waitsFor", notes[i].why);
+		if (o && notes[i].kind)
+			json_object_set_new(o, "kind", json_string(notes[i].kind));
+		json_array_append_new(jobs, o);
+	}
 	json_t *root = jobs ? json_pack("{s:o}", "jobs", jobs) : NULL;
 	if (root && skipped && (skipped->n || skipped->unlisted)) {
 		json_t *left = json_array();
@@ -677,6 +683,8 @@ char *admit_waiting_json(const struct admit_note *notes, size_t n,
 		json_t *o =
 		    json_pack("{s:s,s:i,s:i,s:i,s:I}", "job", j->key, "workers", j->workers, "min",
 		              j->min, "max", j->max, "lastScaled", (json_int_t)j->last_scaled);
+		if (o && j->kind)
+			json_object_set_new(o, "kind", json_string(j->kind));
 		if (o && j->gave_to[0])
 			json_object_set_new(o, "gaveTo", json_string(j->gave_to));
 		if (o && j->slow)

@@ -1,5 +1,5 @@
 /*
- * admit_inputs.c - the round's inputs (admit_inputs.h): each TFJob the
+ * admit_inputs.c - the round's inputs (admit_inputs.h): each job the
  * pass decoded (pass_world.h), its replicas' pods read into members (state,
  * node, wave, kube-scheduler's refusal), its drake.dev/scale record, the
  * move a migration has in flight, its refusal backoff and progress.
@@ -24,12 +24,12 @@ static bool finished(const struct kube_pod *pod)
 
 /* What the round needs of replica (t, i): its pod's state, node, wave, and
  * kube-scheduler's refusal. Strings are borrowed from the pod cache. */
-static void read_member(const struct collect_ctx *x, const struct tfjob *job, enum tf_rtype t,
-                        int i, struct drake_round_member *m)
+static void read_member(const struct collect_ctx *x, const struct job *job, enum job_rtype t, int i,
+                        struct drake_round_member *m)
 {
 	*m = (struct drake_round_member){.state = DRAKE_MEMBER_MISSING, .node = -1};
 	char name[KUBE_NAME_MAX + 1];
-	const struct kube_pod *pod = tf_replica_name(job, t, i, name, sizeof(name)) == DRAKE_OK
+	const struct kube_pod *pod = job_replica_name(job, t, i, name, sizeof(name)) == DRAKE_OK
 	                                 ? kube_pods_get(x->pods, job->ns, name)
 	                                 : NULL;
 	if (!pod)
@@ -67,12 +67,12 @@ static void read_member(const struct collect_ctx *x, const struct tfjob *job, en
 	m->state = unscheduled && !planned ? DRAKE_MEMBER_WAITING : DRAKE_MEMBER_PLACED;
 }
 
-static drake_err job_request(const struct drake_cluster *c, const struct tfjob *job,
+static drake_err job_request(const struct drake_cluster *c, const struct job *job,
                              struct drake_gang_req *req, char *msg, size_t msglen)
 {
 	memset(req, 0, sizeof(*req));
-	const struct tf_replica_spec *ps = &job->rs[TF_PS], *w = &job->rs[TF_WORKER];
-	const struct tf_replica_spec *chief = &job->rs[TF_CHIEF]; /* Chief or Master */
+	const struct job_replica_spec *ps = &job->rs[JOB_PS], *w = &job->rs[JOB_WORKER];
+	const struct job_replica_spec *chief = &job->rs[JOB_CHIEF]; /* Chief or Master */
 	req->n_ps = ps->present ? ps->replicas : 0;
 	req->n_chief = chief->present && chief->replicas > 0 ? 1 : 0;
 	req->min_workers = job->min_instances;
@@ -95,7 +95,7 @@ static drake_err job_request(const struct drake_cluster *c, const struct tfjob *
 	return e;
 }
 
-void admit_note(struct admit_waiting *w, const struct tfjob *job, enum drake_admit_status st,
+void admit_note(struct admit_waiting *w, const struct job *job, enum drake_admit_status st,
                 const char *why)
 {
 	snprintf(w->ns, sizeof(w->ns), "%s", job->ns);
@@ -110,7 +110,7 @@ static void release_candidate(struct candidate *cd)
 		free(cd->mask[k]);
 	free(cd->place);
 	free(cd->members);
-	tf_scale_release(&cd->scale);
+	job_scale_release(&cd->scale);
 	memset(cd, 0, sizeof(*cd));
 }
 
@@ -120,10 +120,10 @@ static void release_candidate(struct candidate *cd)
 static drake_err node_masks(struct collect_ctx *x, struct candidate *cd, struct drake_gang_req *req,
                             char *msg, size_t msglen)
 {
-	const enum tf_rtype types[3] = {TF_PS, TF_WORKER, TF_CHIEF};
+	const enum job_rtype types[3] = {JOB_PS, JOB_WORKER, JOB_CHIEF};
 	const unsigned char **ok[3] = {&req->ps_ok, &req->worker_ok, &req->chief_ok};
 	for (int k = 0; k < 3; k++) {
-		const struct tf_replica_spec *rs = &cd->job.rs[types[k]];
+		const struct job_replica_spec *rs = &cd->job.rs[types[k]];
 		if (!rs->present || !rs->tmpl || !x->nodes)
 			continue;
 		struct admit_node_rules rules;
@@ -131,7 +131,7 @@ static drake_err node_masks(struct collect_ctx *x, struct candidate *cd, struct 
 		drake_err e = admit_template_node_rules(rs->tmpl, &rules, why, sizeof(why));
 		if (e) {
 			drake_errorf(e, msg, msglen, "tfReplicaSpecs.%s: %s",
-			             tf_rtype_name(types[k]), why);
+			             job_rtype_name(types[k]), why);
 			return e;
 		}
 		if (rules.any) {
@@ -158,27 +158,27 @@ static double gang_time(const char *gang)
  * move (strings borrowed from the caches or held in cd). */
 static drake_err read_job(struct collect_ctx *x, const struct pass_job *pj, struct candidate *cd)
 {
-	const struct tfjob *job = &cd->job;
+	const struct job *job = &cd->job;
 	int n_ps = cd->req.n_ps, n_chief = cd->req.n_chief, max = job->max_instances;
 	cd->members = calloc((size_t)(n_ps + n_chief + max + 1), sizeof(*cd->members));
 	if (!cd->members)
 		return DRAKE_ENOMEM;
 	for (int i = 0; i < n_ps + n_chief + max; i++)
 		read_member(x, job,
-		            i < n_ps             ? TF_PS
-		            : i < n_ps + n_chief ? TF_CHIEF
-		                                 : TF_WORKER,
+		            i < n_ps             ? JOB_PS
+		            : i < n_ps + n_chief ? JOB_CHIEF
+		                                 : JOB_WORKER,
 		            i < n_ps             ? i
 		            : i < n_ps + n_chief ? i - n_ps
 		                                 : i - n_ps - n_chief,
 		            &cd->members[i]);
-	if (tf_scale_decode(pj->obj, job, &cd->scale, cd->scale_why, sizeof(cd->scale_why)) !=
+	if (job_scale_decode(pj->obj, job, &cd->scale, cd->scale_why, sizeof(cd->scale_why)) !=
 	    DRAKE_EINVAL)
 		cd->scale_why[0] = '\0';
 	cd->place = calloc((size_t)cd->scale.n_place + 1, sizeof(*cd->place));
 	if (!cd->place)
 		return DRAKE_ENOMEM;
-	const struct tf_migrations *mg = pass_job_migrations(pj);
+	const struct job_migrations *mg = pass_job_migrations(pj);
 	if (mg)
 		cd->move = mg->moving;
 	return DRAKE_OK;
@@ -188,7 +188,7 @@ static drake_err read_job(struct collect_ctx *x, const struct pass_job *pj, stru
 static void round_job(const struct admit_options *o, struct candidate *cd,
                       struct drake_round_job *in)
 {
-	const struct tfjob *job = &cd->job;
+	const struct job *job = &cd->job;
 	*in = (struct drake_round_job){.name = cd->key,
 	                               .uid = job->uid,
 	                               .created = cd->created,
@@ -198,7 +198,7 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 	                               .chief = cd->members + cd->req.n_ps,
 	                               .workers = cd->members + cd->req.n_ps + cd->req.n_chief,
 	                               .progress = -1}; /* unknown until replicas report it */
-	const struct tf_scale *s = &cd->scale;
+	const struct job_scale *s = &cd->scale;
 	for (int i = 0; i < s->n_place; i++)
 		cd->place[i] = (struct drake_round_place){s->place[i].index, s->place[i].node};
 	if (s->present)
@@ -210,11 +210,11 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 		                                      .gave_to = s->for_key[0] ? s->for_key : NULL,
 		                                      .place = cd->place,
 		                                      .n_place = s->n_place};
-	const struct tf_move *m = &cd->move;
+	const struct job_move *m = &cd->move;
 	in->move = (struct drake_round_move){
 	    .active =
-	        m->active && (m->type == TF_PS || m->type == TF_CHIEF || m->type == TF_WORKER),
-	    .role = (enum drake_role)tf_role_of(m->type),
+	        m->active && (m->type == JOB_PS || m->type == JOB_CHIEF || m->type == JOB_WORKER),
+	    .role = (enum drake_role)job_role_of(m->type),
 	    .index = m->index,
 	    .to = m->to};
 	/* its wave's time: the first member, PS, chief, workers, that names one */
@@ -226,7 +226,7 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 		in->slow = o->progress(o->progress_arg, job, &in->progress);
 	if (o->observe)
 		o->observe(o->progress_arg, cd->key, in);
-	const struct tf_refusal *f = &job->refusal;
+	const struct job_refusal *f = &job->refusal;
 	in->refusal = (struct drake_refusal_record){f->tries, f->at_s, f->until_s};
 	in->refused_pod = f->pod;
 	in->refused_why = f->why;

@@ -1,6 +1,6 @@
 /*
  * admit_inputs.h - what admit.c's round reads from the pass's world and
- * the pod cache: each drake-managed TFJob the pass decoded, as
+ * the pod cache: each drake-managed job the pass decoded, as
  * gang/round.h's input (admit_inputs.c).
  *
  * Ownership: admit_inputs_collect() fills in, which admit_inputs_release()
@@ -14,14 +14,14 @@
 #include "reconciler/admit.h"
 #include "reconciler/migration.h"
 #include "reconciler/scale.h"
-#include "tfjob/tfjob.h"
+#include "kind/job.h"
 
-/* One TFJob as the round gets it, and the storage its inputs borrow. */
+/* One job as the round gets it, and the storage its inputs borrow. */
 struct candidate {
-	struct tfjob job;
+	struct job job;
 	char key[320]; /* "ns/name" */
-	struct tf_scale scale;
-	struct tf_move move;
+	struct job_scale scale;
+	struct job_move move;
 	struct drake_gang_req req; /* as the spec asks; node masks in mask[] */
 	double created;
 	struct drake_round_place *place;
@@ -51,7 +51,7 @@ drake_err admit_inputs_collect(const struct pass_world *w, struct collect_ctx *x
 void admit_inputs_release(struct collect_ctx *x);
 
 /* A waiting note for job. */
-void admit_note(struct admit_waiting *w, const struct tfjob *job, enum drake_admit_status st,
+void admit_note(struct admit_waiting *w, const struct job *job, enum drake_admit_status st,
                 const char *why);
 
 #endif

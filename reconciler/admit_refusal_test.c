@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "reconciler/admit_testutil.h"
-#include "tfjob/tfjob.h"
+#include "kind/job.h"
 
 #define NOW 1700000000L
 
@@ -26,13 +26,13 @@ static void refused_job(struct world *w, const char *name, const char *created, 
 {
 	job(w, name, created, workers, workers, gpu);
 	json_t *o = json_deep_copy(kube_cache_get(&w->jobs, "ml", name));
-	struct tf_refusal r = {.tries = tries, .at_s = (double)at, .until_s = (double)until};
+	struct job_refusal r = {.tries = tries, .at_s = (double)at, .until_s = (double)until};
 	snprintf(r.pod, sizeof(r.pod), "%s-worker-0", name);
 	snprintf(r.why, sizeof(r.why),
 	         "0/1 nodes are available: persistentvolumeclaim \"data\" not found.");
-	char *v = tf_refusal_value(&r);
+	char *v = job_refusal_value(&r);
 	json_object_set_new(json_object_get(o, "metadata"), "annotations",
-	                    json_pack("{s:s}", TF_ANNOTATION_UNSCHEDULABLE, v));
+	                    json_pack("{s:s}", JOB_ANNOTATION_UNSCHEDULABLE, v));
 	free(v);
 	char *text = json_dumps(o, JSON_COMPACT);
 	put(&w->jobs, text);
@@ -54,8 +54,9 @@ static void round_at(struct world *w, struct admit_result *res)
 {
 	struct admit_options o = {.backfill = true, .now_s = NOW, .changed = changed};
 	char msg[256];
-	assert_int_equal(admit_round(&w->jobs, &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_round(TF_CACHES(&w->jobs), &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),
+	    DRAKE_OK);
 }
 
 static const struct admit_waiting *waiting_of(const struct admit_result *res, const char *job)

@@ -304,8 +304,9 @@ static void test_the_snapshot_rebuilds_vgpus_from_pods_with_a_gpuid(void **state
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	char msg[256];
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_snapshot(&w.nodes, &w.pods, TF_CACHES(&w.jobs), &c, NULL, msg, sizeof(msg)),
+	    DRAKE_OK);
 	const struct drake_node *a = &c.nodes[drake_cluster_find(&c, "gpu-a")];
 	const struct drake_node *b = &c.nodes[drake_cluster_find(&c, "gpu-b")];
 	assert_int_equal(a->gpu_mem, 16LL << 30);
@@ -675,9 +676,9 @@ static void test_a_real_node_advertising_a_dozen_resources_is_read_whole(void **
 		drake_cluster_init(&c);
 		struct admit_skipped_list sk = {0};
 		char msg[256];
-		assert_int_equal(
-		    admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, &sk, msg, sizeof(msg)),
-		    DRAKE_OK);
+		assert_int_equal(admit_snapshot(&w.nodes, &w.pods, TF_CACHES(&w.jobs), &c, &sk, msg,
+		                                sizeof(msg)),
+		                 DRAKE_OK);
 		assert_int_equal(sk.n, 0);
 		const struct drake_node *a = snap_node(&c, "gpu-a");
 		assert_int_equal(a->alloc.cpu_milli, 64000);
@@ -852,8 +853,9 @@ static void run_skip_case(void **state)
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	char msg[256];
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_snapshot(&w.nodes, &w.pods, TF_CACHES(&w.jobs), &c, NULL, msg, sizeof(msg)),
+	    DRAKE_OK);
 	assert_int_equal(c.n, k->why ? 1 : 2);
 	assert_true(drake_cluster_find(&c, "good") >= 0);
 	drake_cluster_release(&c);
@@ -874,8 +876,9 @@ static void test_two_nodes_of_one_name_are_both_left_out_and_reported(void **sta
 	drake_cluster_init(&c);
 	struct admit_skipped_list sk = {0};
 	char msg[256];
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, &sk, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_snapshot(&w.nodes, &w.pods, TF_CACHES(&w.jobs), &c, &sk, msg, sizeof(msg)),
+	    DRAKE_OK);
 	assert_int_equal(c.n, 1);
 	assert_string_equal(c.nodes[0].name, "good");
 	assert_int_equal(c.alloc_total.gpu, 8);
@@ -1050,8 +1053,9 @@ static void run_loose_case(void **state)
 	struct drake_cluster c;
 	drake_cluster_init(&c);
 	char msg[256];
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_snapshot(&w.nodes, &w.pods, TF_CACHES(&w.jobs), &c, NULL, msg, sizeof(msg)),
+	    DRAKE_OK);
 	if (snap_node(&c, "a")->used.gpu != k->used_a)
 		fail_msg("case '%s': a has %lld GPUs used", k->name,
 		         (long long)snap_node(&c, "a")->used.gpu);

@@ -14,6 +14,11 @@
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "reconciler/admit.h"
+#include "kind/job_codec.h"
+#include "tfjob/tfjob.h"
+
+/* One kind's cache as admission reads the caches of every kind. */
+#define TF_CACHES(c) (&(struct job_caches){.cache = {(c)}, .kind = {&tfjob_kind}, .n = 1})
 
 struct world {
 	struct kube_cache jobs, pods, nodes;
@@ -161,8 +166,9 @@ static inline void round_of(struct world *w, bool backfill, struct admit_result 
 {
 	struct admit_options o = {.backfill = backfill, .now_s = 1700000000};
 	char msg[256];
-	assert_int_equal(admit_round(&w->jobs, &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_round(TF_CACHES(&w->jobs), &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),
+	    DRAKE_OK);
 }
 
 #endif

@@ -24,7 +24,8 @@
 #include "kube/node.h"
 #include "kube/object.h"
 #include "kube/pod.h"
-#include "tfjob/pod_codec.h"
+#include "kind/job_codec.h"
+#include "kind/pod_codec.h"
 
 void rec_backstop_forget(struct reconciler *r, const char *key)
 {
@@ -61,14 +62,14 @@ static long long first_seen(struct reconciler *r, const char *key, bool partial,
 }
 
 /* The minimum per role: every PS, the chief, min-instances workers. */
-static void job_minimum(const struct tfjob *job, struct drake_roles *min)
+static void job_minimum(const struct job *job, struct drake_roles *min)
 {
 	*min = (struct drake_roles){0};
-	if (job->rs[TF_PS].present)
-		min->n[DRAKE_ROLE_PS] = job->rs[TF_PS].replicas;
-	if (job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0)
+	if (job->rs[JOB_PS].present)
+		min->n[DRAKE_ROLE_PS] = job->rs[JOB_PS].replicas;
+	if (job->rs[JOB_CHIEF].present && job->rs[JOB_CHIEF].replicas > 0)
 		min->n[DRAKE_ROLE_CHIEF] = 1;
-	if (job->rs[TF_WORKER].present)
+	if (job->rs[JOB_WORKER].present)
 		min->n[DRAKE_ROLE_WORKER] = job->min_instances;
 }
 
@@ -94,8 +95,8 @@ struct census {
 	struct drake_roles have; /* bound plus Succeeded, per role */
 	double bound_at;         /* the earliest binding among bound members */
 	double lost_at[DRAKE_NROLES];
-	int present[DRAKE_NROLES];            /* pods seen of the role, up to its minimum's slots */
-	char refused_msg[TF_REFUSAL_WHY_MAX]; /* kube-scheduler's, its preemption part cut */
+	int present[DRAKE_NROLES]; /* pods seen of the role, up to its minimum's slots */
+	char refused_msg[JOB_REFUSAL_WHY_MAX]; /* kube-scheduler's, its preemption part cut */
 };
 
 /* kube-scheduler's report on an admitted member it could not place (its
@@ -119,7 +120,7 @@ static void note_refusal(const struct kube_pod *pod, struct census *c)
 	c->in.refused_msg = c->refused_msg;
 }
 
-static void count(const struct reconciler *r, const struct tfjob *job, const struct owned *o,
+static void count(const struct reconciler *r, const struct job *job, const struct owned *o,
                   struct census *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -128,11 +129,11 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 	if (job->schedule_timeout_s > 0)
 		c->in.stuck_s = (double)job->schedule_timeout_s;
 	for (size_t i = 0; i < o->n; i++) {
-		const struct tf_pod_obs *p = &o->obs[i];
-		int role = tf_role_of(p->type);
+		const struct job_pod_obs *p = &o->obs[i];
+		int role = job_role_of(p->type);
 		if (role < 0)
 			continue;
-		if (p->type != TF_WORKER || p->index < c->in.min.n[role])
+		if (p->type != JOB_WORKER || p->index < c->in.min.n[role])
 			c->present[role]++;
 		const struct kube_pod *pod = o->obj[i];
 		const char *node = pod->node_name;
@@ -145,11 +146,11 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 				c->in.stuck_terminating_s = gone;
 			continue;
 		}
-		if (p->phase == TF_POD_SUCCEEDED) {
+		if (p->phase == JOB_POD_SUCCEEDED) {
 			c->in.done.n[role]++;
 			continue;
 		}
-		if (p->phase == TF_POD_FAILED)
+		if (p->phase == JOB_POD_FAILED)
 			continue; /* recreated per its restart policy, or the job fails */
 		if (bound) {
 			c->in.bound.n[role]++;
@@ -183,14 +184,14 @@ static void count(const struct reconciler *r, const struct tfjob *job, const str
 	c->in.since_s = lost > 0 && c->bound_at > 0 ? later(lost, c->bound_at) : 0;
 }
 
-static void delete_members(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+static void delete_members(struct reconciler *r, const struct job *job, const struct owned *o,
                            const char *what)
 {
 	for (size_t i = 0; i < o->n; i++) {
-		const struct tf_pod_obs *p = &o->obs[i];
+		const struct job_pod_obs *p = &o->obs[i];
 		struct kube_meta pm;
-		if (tf_role_of(p->type) < 0 || p->deleting || p->phase == TF_POD_SUCCEEDED ||
-		    p->phase == TF_POD_FAILED)
+		if (job_role_of(p->type) < 0 || p->deleting || p->phase == JOB_POD_SUCCEEDED ||
+		    p->phase == JOB_POD_FAILED)
 			continue;
 		kube_pod_meta(o->obj[i], &pm);
 		struct kube_resource res;
@@ -200,12 +201,12 @@ static void delete_members(struct reconciler *r, const struct tfjob *job, const 
 }
 
 /* Deletes at once the members stuck Terminating on a node that is not Ready. */
-static void force_delete_stuck(struct reconciler *r, const struct tfjob *job, const struct owned *o)
+static void force_delete_stuck(struct reconciler *r, const struct job *job, const struct owned *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
 		struct kube_meta pm;
 		kube_pod_meta(o->obj[i], &pm);
-		if (tf_role_of(o->obs[i].type) < 0 || !o->obs[i].deleting || !pm.node_name ||
+		if (job_role_of(o->obs[i].type) < 0 || !o->obs[i].deleting || !pm.node_name ||
 		    !*pm.node_name || node_ready(r, pm.node_name))
 			continue;
 		char msg[400];
@@ -222,15 +223,15 @@ static void force_delete_stuck(struct reconciler *r, const struct tfjob *job, co
 
 /* Writes job's refusal record (NULL: removes it) and holds admission
  * until the cache shows it, so no round admits the job again meanwhile. */
-static void write_refusal(struct reconciler *r, const struct tfjob *job,
-                          const struct tf_refusal *rec)
+static void write_refusal(struct reconciler *r, const struct job *job,
+                          const struct job_refusal *rec)
 {
-	char *value = rec ? tf_refusal_value(rec) : NULL;
+	char *value = rec ? job_refusal_value(rec) : NULL;
 	char *patch = NULL;
 	if (rec && value)
-		patch = tf_annotation_patch(TF_ANNOTATION_UNSCHEDULABLE, value);
+		patch = job_annotation_patch(JOB_ANNOTATION_UNSCHEDULABLE, value);
 	else if (!rec)
-		patch = strdup("{\"metadata\":{\"annotations\":{\"" TF_ANNOTATION_UNSCHEDULABLE
+		patch = strdup("{\"metadata\":{\"annotations\":{\"" JOB_ANNOTATION_UNSCHEDULABLE
 		               "\":null}}}");
 	struct pending_scale *p =
 	    value && patch ? realloc(r->scaling, (r->nscaling + 1) * sizeof(*p)) : NULL;
@@ -240,7 +241,7 @@ static void write_refusal(struct reconciler *r, const struct tfjob *job,
 		memset(p, 0, sizeof(*p));
 		snprintf(p->ns, sizeof(p->ns), "%s", job->ns);
 		snprintf(p->job, sizeof(p->job), "%s", job->name);
-		p->annotation = TF_ANNOTATION_UNSCHEDULABLE;
+		p->annotation = JOB_ANNOTATION_UNSCHEDULABLE;
 		p->value = value;
 		p->sent_ms = rec_now_ms(r);
 		value = NULL;
@@ -256,14 +257,14 @@ static void write_refusal(struct reconciler *r, const struct tfjob *job,
 }
 
 /* A wave refused outside the planner's model: the job backs off. */
-static void refused(struct reconciler *r, const struct tfjob *job, const struct census *c,
+static void refused(struct reconciler *r, const struct job *job, const struct census *c,
                     const struct drake_backstop_out *out)
 {
 	struct drake_backoff_opts bo = {r->opts.backoff_min_s, r->opts.backoff_max_s};
 	struct drake_refusal_record prev = {job->refusal.tries, job->refusal.at_s,
 	                                    job->refusal.until_s};
 	struct drake_refusal_record next = drake_refusal_next(&prev, &bo, rec_now_s(r));
-	struct tf_refusal rec = {.tries = next.tries, .at_s = next.at_s, .until_s = next.until_s};
+	struct job_refusal rec = {.tries = next.tries, .at_s = next.at_s, .until_s = next.until_s};
 	snprintf(rec.pod, sizeof(rec.pod), "%s", c->in.refused_pod ? c->in.refused_pod : "");
 	snprintf(rec.why, sizeof(rec.why), "%s", c->refused_msg);
 	write_refusal(r, job, &rec);
@@ -278,7 +279,7 @@ static void refused(struct reconciler *r, const struct tfjob *job, const struct 
 	         job->name, rec.pod, rec.tries, next.until_s - next.at_s, rec.why);
 }
 
-void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+void rec_backstop(struct reconciler *r, const struct job *job, const struct owned *o,
                   const char *key)
 {
 	struct census c;

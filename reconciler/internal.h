@@ -5,11 +5,11 @@
  *   reconciler.c  informer callbacks, the drain and tick events, lifecycle
  *   queue.c       the work queue (dirty job keys) and per-job write backoff
  *   writes.c      writes to the API server and Events, each tied to its job
- *   sync.c        one pass over one TFJob: services, pods, status
+ *   sync.c        one pass over one job: services, pods, status
  *   backstop.c    the gang invariant's backstop: a gang below its per-role
  *                 minimum is repaired or rolled back (gang/backstop.h decides)
  *   waves.c       the admission loop: rounds, pacing, waves in flight
- *   pass_world.c  one round's snapshot and decoded TFJobs (pass_world.h),
+ *   pass_world.c  one round's snapshot and decoded jobs (pass_world.h),
  *                 lent to admission and migration
  *   views.c       what the extender asks of the controller
  *
@@ -35,8 +35,8 @@
 #include "reconciler/migration.h"
 #include "reconciler/place_view.h"
 #include "reconciler/reconciler.h"
-#include "tfjob/status.h"
-#include "tfjob/tfjob.h"
+#include "kind/status.h"
+#include "kind/job.h"
 
 struct json_t;
 struct kube_pod;
@@ -83,7 +83,7 @@ struct inflight {
 /* A replica slot whose pod or service a pass created. */
 struct rec_slot {
 	unsigned short index;
-	unsigned char type; /* enum tf_rtype */
+	unsigned char type; /* enum job_rtype */
 	bool svc;
 };
 
@@ -102,7 +102,7 @@ struct pending_wave {
 	int bound; /* members seen bound at the last scan */
 };
 
-/* A scale record written to a TFJob. Admission holds further rounds until
+/* A scale record written to a job. Admission holds further rounds until
  * the cache shows it (a round before would see the old membership and
  * re-admit the workers just given away), or until it is old enough to have
  * failed. */
@@ -139,13 +139,14 @@ struct wait_note {
 /* A job's pods as one pass sees them. */
 struct owned {
 	const struct kube_pod *obj[RECONCILER_MAX_PODS]; /* borrowed from the pod cache */
-	struct tf_pod_obs obs[RECONCILER_MAX_PODS];
+	struct job_pod_obs obs[RECONCILER_MAX_PODS];
 	size_t n;
 	bool truncated;
+	const char *container; /* the kind's, whose exit code counts */
 };
 
 struct svc_seen {
-	unsigned char have[TF_NTYPES][TF_MAX_REPLICAS];
+	unsigned char have[JOB_NTYPES][JOB_MAX_REPLICAS];
 };
 
 /* When a PersistentVolumeClaim of a namespace last appeared or changed. */
@@ -163,7 +164,12 @@ struct reconciler {
 	struct mig_opts mig;           /* opts.mig points here */
 	struct mig_progress_opts prog; /* opts.progress points here */
 	char *domain, *gang_resource;
-	struct kube_informer *jobs, *pods, *services, *nodes;
+	/* The kinds served, and one informer over each kind's jobs. */
+	const struct job_kind *kinds[JOB_KINDS_MAX];
+	size_t nkinds;
+	struct kube_informer *jobs[JOB_KINDS_MAX];
+	char job_paths[JOB_KINDS_MAX][128];
+	struct kube_informer *pods, *services, *nodes;
 	struct kube_informer *claims; /* with gang and watch_claims; never gates readiness */
 	/* Node states prioritize read, forgotten as pods and nodes change. */
 	struct place_view_memo place_memo;
@@ -196,8 +202,8 @@ struct reconciler {
 	size_t nprogress;
 	struct rec_observed *observed; /* per job, its service and rates (observed.c) */
 	size_t nobserved;
-	unsigned long observe_pass;                       /* admission passes that observed jobs */
-	struct tf_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
+	unsigned long observe_pass;                        /* admission passes that observed jobs */
+	struct job_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
 	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
 	/* The last admission round's snapshot, for the filter's re-plan
 	 * (views.c), with this round's waves charged where they are planned;
@@ -213,6 +219,16 @@ struct reconciler {
 	bool was_synced, events_ready;
 };
 
+/* ---- reconciler.c ---- */
+
+/* The job ns/name of the first kind (in r->kinds order) that has one, and
+ * that kind; NULL when none has. Two jobs of different kinds with one name
+ * would own the same pod and Service names, so only the first is served. */
+struct json_t *rec_job_get(const struct reconciler *r, const char *ns, const char *name,
+                           const struct job_kind **kind);
+/* The job caches of every kind served, for a pass. */
+void rec_job_caches(const struct reconciler *r, struct job_caches *jc);
+
 /* ---- queue.c ---- */
 
 /* The controller's clock (reconciler_options.clock), in ms and in s. */
@@ -225,7 +241,7 @@ void rec_expect(struct inflight *f, struct rec_slot *slots, size_t n, long long 
 /* Expects nothing. */
 void rec_expect_clear(struct inflight *f);
 /* The caches saw slot (t, index)'s pod, or its service with svc. */
-void rec_expect_seen(struct inflight *f, enum tf_rtype t, int index, bool svc);
+void rec_expect_seen(struct inflight *f, enum job_rtype t, int index, bool svc);
 /* Marks ns/name dirty in s; r->now is drained at once, r->later on the tick. */
 void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const char *name);
 
@@ -238,19 +254,20 @@ void rec_enqueue(struct reconciler *r, struct keyset *s, const char *ns, const c
 enum rec_op { OP_CREATE, OP_DELETE, OP_MERGE, OP_JSONPATCH, OP_ADMIT };
 
 /* One write for job; its completion requeues the job and settles backoff. */
-void rec_write(struct reconciler *r, const struct tfjob *job, enum rec_op op,
+void rec_write(struct reconciler *r, const struct job *job, enum rec_op op,
                const struct kube_resource *res, const char *body, const char *uid,
                const char *what);
 /* A DELETE with gracePeriodSeconds=0 (a pod stuck Terminating on a lost node). */
-void rec_force_delete(struct reconciler *r, const struct tfjob *job, const char *pod,
-                      const char *uid, const char *what);
-void rec_event(struct reconciler *r, const struct tfjob *job, const char *type, const char *reason,
+void rec_force_delete(struct reconciler *r, const struct job *job, const char *pod, const char *uid,
+                      const char *what);
+void rec_event(struct reconciler *r, const struct job *job, const char *type, const char *reason,
                const char *message);
-void rec_pod_res(const struct tfjob *job, const char *name, struct kube_resource *res);
+void rec_pod_res(const struct job *job, const char *name, struct kube_resource *res);
 /* job as the writes and Events above need it, from ns, name and uid alone
  * (when no decoded job is at hand). */
-void rec_job_ref(struct tfjob *job, const char *ns, const char *name, const char *uid);
-void rec_job_res(const struct tfjob *job, const char *sub, struct kube_resource *res);
+void rec_job_ref(const struct reconciler *r, struct job *job, const char *ns, const char *name,
+                 const char *uid);
+void rec_job_res(const struct job *job, const char *sub, struct kube_resource *res);
 /* Detaches every write still in flight (their callbacks free only themselves). */
 void rec_writes_detach(struct reconciler *r);
 
@@ -277,7 +294,7 @@ double rec_changed_s(const struct reconciler *r, const char *ns);
 
 /* Checks a live gang job against its per-role minimum and repairs or rolls
  * it back when the verdict says so. */
-void rec_backstop(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+void rec_backstop(struct reconciler *r, const struct job *job, const struct owned *o,
                   const char *key);
 void rec_backstop_forget(struct reconciler *r, const char *key);
 
@@ -289,7 +306,7 @@ struct pass_world;
 void rec_migrate_pass(struct reconciler *r, const struct pass_world *pw);
 /* The job's replicas report it slowing or converged; *frac its fraction of
  * steps (-1 unknown). */
-bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac);
+bool rec_job_slow(const struct reconciler *r, const struct job *job, double *frac);
 
 /* The progress samples kept for job key (uid), or NULL when none came. */
 const struct mig_progress *rec_job_samples(const struct reconciler *r, const char *key,

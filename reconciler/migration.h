@@ -1,5 +1,5 @@
 /*
- * migration.h - a TFJob's migrations, recorded on the TFJob so that a drake
+ * migration.h - a job's migrations, recorded on the job so that a drake
  * restart neither loses nor repeats one: how often each replica has moved
  * (the cap counts these; no other plan change resets them) and the move in
  * flight, if any.
@@ -28,16 +28,16 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "tfjob/tfjob.h"
+#include "kind/job.h"
 
 struct json_t;
 
-#define TF_ANNOTATION_MIGRATIONS "drake.dev/migrations"
-#define TF_MIGRATION_COUNTS_MAX  64 /* replicas with a count kept */
+#define JOB_ANNOTATION_MIGRATIONS "drake.dev/migrations"
+#define JOB_MIGRATION_COUNTS_MAX  64 /* replicas with a count kept */
 
-struct tf_move {
+struct job_move {
 	bool active;
-	enum tf_rtype type;
+	enum job_rtype type;
 	int index;
 	char from[KUBE_NAME_MAX + 1], to[KUBE_NAME_MAX + 1];
 	char uid[64];
@@ -46,42 +46,42 @@ struct tf_move {
 	char by[128];
 };
 
-struct tf_move_count {
-	enum tf_rtype type;
+struct job_move_count {
+	enum job_rtype type;
 	int index;
 	int n;
 	double last;
 };
 
-struct tf_migrations {
-	struct tf_move_count counts[TF_MIGRATION_COUNTS_MAX];
+struct job_migrations {
+	struct job_move_count counts[JOB_MIGRATION_COUNTS_MAX];
 	int n_counts;
-	struct tf_move moving;
+	struct job_move moving;
 };
 
-/* Reads the annotation of TFJob obj (absent: all zero, DRAKE_OK). */
-drake_err tf_migrations_decode(const struct json_t *obj, const struct tfjob *job,
-                               struct tf_migrations *out, char *why,
-                               size_t whylen) DRAKE_MUST_CHECK;
+/* Reads the annotation of job obj (absent: all zero, DRAKE_OK). */
+drake_err job_migrations_decode(const struct json_t *obj, const struct job *job,
+                                struct job_migrations *out, char *why,
+                                size_t whylen) DRAKE_MUST_CHECK;
 /* The count of replica t/index (0 when none) and its last move (-1). */
-int tf_migrations_count(const struct tf_migrations *m, enum tf_rtype t, int index, double *last);
+int job_migrations_count(const struct job_migrations *m, enum job_rtype t, int index, double *last);
 /* Counts one more move of t/index at time at; ELIMIT when the table is full. */
-drake_err tf_migrations_bump(struct tf_migrations *m, enum tf_rtype t, int index,
-                             double at) DRAKE_MUST_CHECK;
+drake_err job_migrations_bump(struct job_migrations *m, enum job_rtype t, int index,
+                              double at) DRAKE_MUST_CHECK;
 /* The annotation's value for m, and the merge patch writing a value. */
-char *tf_migrations_value(const struct tf_migrations *m);
-char *tf_migrations_patch(const char *value);
+char *job_migrations_value(const struct job_migrations *m);
+char *job_migrations_patch(const char *value);
 /* "worker-1" for t/index. */
-void tf_replica_key(enum tf_rtype t, int index, char *buf, size_t len);
+void job_replica_key(enum job_rtype t, int index, char *buf, size_t len);
 
 /* A decision, an outcome or a refusal, as GET /v1/migrations lists it. */
-struct tf_move_note {
+struct job_move_note {
 	double at;
 	char job[320], replica[32], from[KUBE_NAME_MAX + 1], to[KUBE_NAME_MAX + 1], by[128];
 	char what[200];
 };
 /* {"migrations":[{"at":s,"job":...,"replica":...,"from":...,"to":...,
  * "by":...,"what":...}]} in the order given; caller frees. */
-char *tf_moves_json(const struct tf_move_note *v, size_t n);
+char *job_moves_json(const struct job_move_note *v, size_t n);
 
 #endif

@@ -10,28 +10,28 @@
 #include <string.h>
 
 #include "kube/object.h"
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 #define MIGRATIONS_MAX_BYTES 16384
 
-void tf_replica_key(enum tf_rtype t, int index, char *buf, size_t len)
+void job_replica_key(enum job_rtype t, int index, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s-%d", tf_rtype_lower(t), index);
+	snprintf(buf, len, "%s-%d", job_rtype_lower(t), index);
 }
 
 /* "worker-1" back into a replica of job; false when it names none. */
-static bool parse_replica(const char *key, const struct tfjob *job, enum tf_rtype *t, int *index)
+static bool parse_replica(const char *key, const struct job *job, enum job_rtype *t, int *index)
 {
-	for (int k = 0; k < TF_NTYPES; k++) {
-		const char *name = tf_rtype_lower((enum tf_rtype)k);
+	for (int k = 0; k < JOB_NTYPES; k++) {
+		const char *name = job_rtype_lower((enum job_rtype)k);
 		size_t n = strlen(name);
 		if (strncmp(key, name, n) != 0 || key[n] != '-' || !key[n + 1])
 			continue;
 		char *end;
 		long i = strtol(key + n + 1, &end, 10);
-		if (*end || i < 0 || i >= tf_replica_slots(job, (enum tf_rtype)k))
+		if (*end || i < 0 || i >= job_replica_slots(job, (enum job_rtype)k))
 			return false;
-		*t = (enum tf_rtype)k;
+		*t = (enum job_rtype)k;
 		*index = (int)i;
 		return true;
 	}
@@ -57,7 +57,7 @@ static bool copy_str(const json_t *v, char *buf, size_t len, bool required)
 	return true;
 }
 
-static const char *decode_moving(const json_t *mv, const struct tfjob *job, struct tf_move *m)
+static const char *decode_moving(const json_t *mv, const struct job *job, struct job_move *m)
 {
 	if (!json_is_object(mv))
 		return "\"moving\" is not an object";
@@ -76,11 +76,11 @@ static const char *decode_moving(const json_t *mv, const struct tfjob *job, stru
 	return NULL;
 }
 
-drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job,
-                               struct tf_migrations *out, char *why, size_t whylen)
+drake_err job_migrations_decode(const json_t *obj, const struct job *job,
+                                struct job_migrations *out, char *why, size_t whylen)
 {
 	memset(out, 0, sizeof(*out));
-	const char *v = kube_obj_annotation(obj, TF_ANNOTATION_MIGRATIONS);
+	const char *v = kube_obj_annotation(obj, JOB_ANNOTATION_MIGRATIONS);
 	if (!v)
 		return DRAKE_OK;
 	const char *err = NULL;
@@ -98,9 +98,9 @@ drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job,
 	json_t *c;
 	if (!err && counts)
 		json_object_foreach (counts, key, c) {
-			struct tf_move_count *mc = &out->counts[out->n_counts];
+			struct job_move_count *mc = &out->counts[out->n_counts];
 			json_t *n = json_object_get(c, "n");
-			if (out->n_counts == TF_MIGRATION_COUNTS_MAX) {
+			if (out->n_counts == JOB_MIGRATION_COUNTS_MAX) {
 				err = "more replicas counted than drake keeps";
 				break;
 			}
@@ -121,12 +121,12 @@ drake_err tf_migrations_decode(const json_t *obj, const struct tfjob *job,
 	if (err) {
 		memset(out, 0, sizeof(*out));
 		return drake_errorf(DRAKE_EINVAL, why, whylen, "annotation %s: %s",
-		                    TF_ANNOTATION_MIGRATIONS, err);
+		                    JOB_ANNOTATION_MIGRATIONS, err);
 	}
 	return DRAKE_OK;
 }
 
-int tf_migrations_count(const struct tf_migrations *m, enum tf_rtype t, int index, double *last)
+int job_migrations_count(const struct job_migrations *m, enum job_rtype t, int index, double *last)
 {
 	for (int i = 0; i < m->n_counts; i++)
 		if (m->counts[i].type == t && m->counts[i].index == index) {
@@ -139,7 +139,7 @@ int tf_migrations_count(const struct tf_migrations *m, enum tf_rtype t, int inde
 	return 0;
 }
 
-drake_err tf_migrations_bump(struct tf_migrations *m, enum tf_rtype t, int index, double at)
+drake_err job_migrations_bump(struct job_migrations *m, enum job_rtype t, int index, double at)
 {
 	for (int i = 0; i < m->n_counts; i++)
 		if (m->counts[i].type == t && m->counts[i].index == index) {
@@ -147,19 +147,19 @@ drake_err tf_migrations_bump(struct tf_migrations *m, enum tf_rtype t, int index
 			m->counts[i].last = at;
 			return DRAKE_OK;
 		}
-	if (m->n_counts == TF_MIGRATION_COUNTS_MAX)
+	if (m->n_counts == JOB_MIGRATION_COUNTS_MAX)
 		return DRAKE_ELIMIT;
-	m->counts[m->n_counts++] = (struct tf_move_count){t, index, 1, at};
+	m->counts[m->n_counts++] = (struct job_move_count){t, index, 1, at};
 	return DRAKE_OK;
 }
 
-char *tf_migrations_value(const struct tf_migrations *m)
+char *job_migrations_value(const struct job_migrations *m)
 {
 	json_t *root = json_object(), *counts = json_object();
 	bool ok = root && counts;
 	for (int i = 0; ok && i < m->n_counts; i++) {
 		char k[32];
-		tf_replica_key(m->counts[i].type, m->counts[i].index, k, sizeof(k));
+		job_replica_key(m->counts[i].type, m->counts[i].index, k, sizeof(k));
 		ok = !json_object_set_new(counts, k,
 		                          json_pack("{s:i,s:I}", "n", m->counts[i].n, "last",
 		                                    (json_int_t)m->counts[i].last));
@@ -167,8 +167,8 @@ char *tf_migrations_value(const struct tf_migrations *m)
 	ok = ok && !json_object_set(root, "counts", counts);
 	if (ok && m->moving.active) {
 		char k[32];
-		const struct tf_move *mv = &m->moving;
-		tf_replica_key(mv->type, mv->index, k, sizeof(k));
+		const struct job_move *mv = &m->moving;
+		job_replica_key(mv->type, mv->index, k, sizeof(k));
 		ok = !json_object_set_new(root, "moving",
 		                          json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s}", "replica", k,
 		                                    "from", mv->from, "to", mv->to, "uid", mv->uid,
@@ -183,12 +183,12 @@ char *tf_migrations_value(const struct tf_migrations *m)
 	return value;
 }
 
-char *tf_migrations_patch(const char *value)
+char *job_migrations_patch(const char *value)
 {
-	return tf_annotation_patch(TF_ANNOTATION_MIGRATIONS, value);
+	return job_annotation_patch(JOB_ANNOTATION_MIGRATIONS, value);
 }
 
-char *tf_moves_json(const struct tf_move_note *v, size_t n)
+char *job_moves_json(const struct job_move_note *v, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < n; i++)

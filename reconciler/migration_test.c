@@ -16,30 +16,30 @@
 #include "reconciler/migration.h"
 
 /* A job with a PS and four workers. */
-static struct tfjob job4(void)
+static struct job job4(void)
 {
-	struct tfjob j;
+	struct job j;
 	memset(&j, 0, sizeof(j));
 	snprintf(j.ns, sizeof(j.ns), "ml");
 	snprintf(j.name, sizeof(j.name), "a");
-	j.rs[TF_PS].present = true;
-	j.rs[TF_PS].replicas = 1;
-	j.rs[TF_WORKER].present = true;
-	j.rs[TF_WORKER].replicas = 4;
+	j.rs[JOB_PS].present = true;
+	j.rs[JOB_PS].replicas = 1;
+	j.rs[JOB_WORKER].present = true;
+	j.rs[JOB_WORKER].replicas = 4;
 	j.min_instances = 1;
 	j.max_instances = 4;
 	return j;
 }
 
-static drake_err decode(const char *value, struct tf_migrations *m, char *why)
+static drake_err decode(const char *value, struct job_migrations *m, char *why)
 {
-	struct tfjob j = job4();
+	struct job j = job4();
 	json_t *o = json_pack("{s:{s:s,s:s}}", "metadata", "name", "a", "namespace", "ml");
 	if (value)
 		json_object_set_new(json_object_get(o, "metadata"), "annotations",
-		                    json_pack("{s:s}", TF_ANNOTATION_MIGRATIONS, value));
+		                    json_pack("{s:s}", JOB_ANNOTATION_MIGRATIONS, value));
 	why[0] = '\0';
-	drake_err e = tf_migrations_decode(o, &j, m, why, 200);
+	drake_err e = job_migrations_decode(o, &j, m, why, 200);
 	json_decref(o);
 	return e;
 }
@@ -47,7 +47,7 @@ static drake_err decode(const char *value, struct tf_migrations *m, char *why)
 static void a_record_with_counts_and_a_move_reads_whole(void **state)
 {
 	(void)state;
-	struct tf_migrations m;
+	struct job_migrations m;
 	char why[200];
 	assert_int_equal(decode("{\"counts\":{\"worker-1\":{\"n\":2,\"last\":1700000000},"
 	                        "\"ps-0\":{\"n\":1,\"last\":1700000100}},\"moving\":{\"replica\":"
@@ -56,13 +56,13 @@ static void a_record_with_counts_and_a_move_reads_whole(void **state)
 	                        &m, why),
 	                 DRAKE_OK);
 	double last;
-	assert_int_equal(tf_migrations_count(&m, TF_WORKER, 1, &last), 2);
+	assert_int_equal(job_migrations_count(&m, JOB_WORKER, 1, &last), 2);
 	assert_true(last == 1700000000);
-	assert_int_equal(tf_migrations_count(&m, TF_PS, 0, NULL), 1);
-	assert_int_equal(tf_migrations_count(&m, TF_WORKER, 0, &last), 0);
+	assert_int_equal(job_migrations_count(&m, JOB_PS, 0, NULL), 1);
+	assert_int_equal(job_migrations_count(&m, JOB_WORKER, 0, &last), 0);
 	assert_true(last == -1);
 	assert_true(m.moving.active);
-	assert_int_equal(m.moving.type, TF_WORKER);
+	assert_int_equal(m.moving.type, JOB_WORKER);
 	assert_int_equal(m.moving.index, 1);
 	assert_string_equal(m.moving.to, "b");
 	assert_string_equal(m.moving.uid, "u1");
@@ -82,10 +82,10 @@ static void a_record_that_does_not_fit_its_job_is_refused_whole(void **state)
 	    "{\"counts\":",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct tf_migrations m;
+		struct job_migrations m;
 		char why[200];
 		if (decode(bad[i], &m, why) != DRAKE_EINVAL ||
-		    !strstr(why, TF_ANNOTATION_MIGRATIONS))
+		    !strstr(why, JOB_ANNOTATION_MIGRATIONS))
 			fail_msg("%s: accepted or no reason (%s)", bad[i], why);
 		assert_int_equal(m.n_counts, 0);
 		assert_false(m.moving.active);
@@ -95,27 +95,27 @@ static void a_record_that_does_not_fit_its_job_is_refused_whole(void **state)
 static void what_drake_writes_reads_back_the_same(void **state)
 {
 	(void)state;
-	struct tf_migrations w;
+	struct job_migrations w;
 	memset(&w, 0, sizeof(w));
-	assert_int_equal(tf_migrations_bump(&w, TF_WORKER, 2, 1700000000), DRAKE_OK);
-	assert_int_equal(tf_migrations_bump(&w, TF_WORKER, 2, 1700000050), DRAKE_OK);
+	assert_int_equal(job_migrations_bump(&w, JOB_WORKER, 2, 1700000000), DRAKE_OK);
+	assert_int_equal(job_migrations_bump(&w, JOB_WORKER, 2, 1700000050), DRAKE_OK);
 	w.moving =
-	    (struct tf_move){.active = true, .type = TF_WORKER, .index = 2, .at = 1700000050};
+	    (struct job_move){.active = true, .type = JOB_WORKER, .index = 2, .at = 1700000050};
 	snprintf(w.moving.from, sizeof(w.moving.from), "n1");
 	snprintf(w.moving.to, sizeof(w.moving.to), "n2");
 	snprintf(w.moving.uid, sizeof(w.moving.uid), "uid-x");
-	char *value = tf_migrations_value(&w);
+	char *value = job_migrations_value(&w);
 	assert_non_null(value);
-	struct tf_migrations r;
+	struct job_migrations r;
 	char why[200];
 	assert_int_equal(decode(value, &r, why), DRAKE_OK);
-	assert_int_equal(tf_migrations_count(&r, TF_WORKER, 2, NULL), 2);
+	assert_int_equal(job_migrations_count(&r, JOB_WORKER, 2, NULL), 2);
 	assert_true(r.moving.active);
 	assert_string_equal(r.moving.uid, "uid-x");
 	free(value);
 	/* cleared: "moving":null */
 	w.moving.active = false;
-	value = tf_migrations_value(&w);
+	value = job_migrations_value(&w);
 	assert_non_null(strstr(value, "\"moving\":null"));
 	assert_int_equal(decode(value, &r, why), DRAKE_OK);
 	assert_false(r.moving.active);

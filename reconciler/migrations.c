@@ -2,10 +2,10 @@
  * migrations.c - migration, the adapter side: what replicas report about
  * their progress (kept per job in migrate/progress.h's ring), the moves the
  * policy (migrate/migrate.h) or an explicit request decides, and carrying
- * each out from its record on the TFJob (reconciler/migration.h).
+ * each out from its record on the job (reconciler/migration.h).
  *
  * Each pass builds the world migrate/step.h's round reads (the pass's
- * snapshot and decoded TFJobs, pass_world.h, shared with admission; every
+ * snapshot and decoded jobs, pass_world.h, shared with admission; every
  * bound replica with its job's progress class, the waiting jobs, whether a
  * move is in flight or a record has not settled) and starts the move it
  * returns; when to move, and what, is the round's alone. A move is in
@@ -36,7 +36,7 @@
 #include "migrate/step.h"
 #include "reconciler/migration.h"
 #include "reconciler/pass_world.h"
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 /* A move that has not finished this long after it started is given up
  * (its replica stays wherever it is now). */
@@ -59,8 +59,8 @@ static struct rec_progress *progress_of(const struct reconciler *r, const char *
 	return NULL;
 }
 
-/* The TFJob drake manages that controls pod (its key and uid), or false. */
-static bool owner_job(const struct reconciler *r, const struct kube_pod *pod, struct tfjob *job,
+/* The job drake manages that controls pod (its key and uid), or false. */
+static bool owner_job(const struct reconciler *r, const struct kube_pod *pod, struct job *job,
                       struct json_t **job_obj)
 {
 	struct kube_meta m;
@@ -72,11 +72,12 @@ static bool owner_job(const struct reconciler *r, const struct kube_pod *pod, st
 	const char *name = kube_pod_label(pod, "training.kubeflow.org/job-name");
 	if (!name)
 		return false;
-	struct json_t *obj = kube_informer_get(r->jobs, m.ns, name);
+	const struct job_kind *kind;
+	struct json_t *obj = rec_job_get(r, m.ns, name, &kind);
 	bool managed;
 	char why[DRAKE_WHY_MAX];
-	if (!obj || tfjob_decode(obj, job, &managed, why, sizeof(why)) != DRAKE_OK || !managed ||
-	    strcmp(job->uid, m.owner_uid) != 0)
+	if (!obj || job_decode(kind, obj, job, &managed, why, sizeof(why)) != DRAKE_OK ||
+	    !managed || strcmp(job->uid, m.owner_uid) != 0)
 		return false;
 	if (job_obj)
 		*job_obj = obj;
@@ -88,7 +89,7 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
                               int64_t total_steps, double t, char *why, size_t len)
 {
 	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), ns, pod_name);
-	struct tfjob job;
+	struct job job;
 	/* a pod's token names its uid; a trusted agent (client certificate)
 	 * names none */
 	if (!pod || (pod_uid && *pod_uid && strcmp(pod->uid, pod_uid) != 0))
@@ -97,7 +98,7 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
 		                    pod_uid);
 	if (!owner_job(r, pod, &job, NULL))
 		return drake_errorf(DRAKE_EINVAL, why, len,
-		                    "pod %s/%s is not a replica of a TFJob drake manages", ns,
+		                    "pod %s/%s is not a replica of a job drake manages", ns,
 		                    pod_name);
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", job.ns, job.name);
@@ -133,7 +134,7 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
 
 /* The job's progress class (UNKNOWN when it has reported nothing) and
  * fraction of its steps (-1 unknown). */
-static enum mig_class class_of(const struct reconciler *r, const struct tfjob *job, double *frac)
+static enum mig_class class_of(const struct reconciler *r, const struct job *job, double *frac)
 {
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
@@ -150,7 +151,7 @@ const struct mig_progress *rec_job_samples(const struct reconciler *r, const cha
 	return e && e->p.n > 0 ? &e->p : NULL;
 }
 
-bool rec_job_slow(const struct reconciler *r, const struct tfjob *job, double *frac)
+bool rec_job_slow(const struct reconciler *r, const struct job *job, double *frac)
 {
 	return mig_class_slow(class_of(r, job, frac));
 }
@@ -177,7 +178,7 @@ static void progress_gc(struct reconciler *r)
 	for (size_t i = 0; i < r->nprogress; i++) {
 		char ns[64] = "", name[KUBE_NAME_MAX + 1] = "";
 		sscanf(r->progress[i].key, "%63[^/]/%253s", ns, name);
-		struct json_t *obj = kube_informer_get(r->jobs, ns, name);
+		struct json_t *obj = rec_job_get(r, ns, name, NULL);
 		struct kube_meta m;
 		if (obj && kube_obj_meta(obj, &m) == DRAKE_OK && !strcmp(m.uid, r->progress[i].uid))
 			r->progress[kept++] = r->progress[i];
@@ -190,7 +191,7 @@ static void progress_gc(struct reconciler *r)
 static void remember(struct reconciler *r, const char *job, const char *replica, const char *from,
                      const char *to, const char *by, const char *what)
 {
-	struct tf_move_note *n = &r->moves[r->moves_head];
+	struct job_move_note *n = &r->moves[r->moves_head];
 	r->moves_head = (r->moves_head + 1) % RECONCILER_MOVES_KEPT;
 	if (r->nmoves < RECONCILER_MOVES_KEPT)
 		r->nmoves++;
@@ -209,9 +210,9 @@ static void remember(struct reconciler *r, const char *job, const char *replica,
 /* What the controller keeps of a replica beside the policy's view of it. */
 struct replica_of {
 	char pod[KUBE_NAME_MAX + 1];
-	char job[KEY_MAX];         /* "ns/name" */
-	const struct tfjob *tfjob; /* the pass world's */
-	enum tf_rtype type;
+	char job[KEY_MAX];       /* "ns/name" */
+	const struct job *tfjob; /* the pass world's */
+	enum job_rtype type;
 	int index;
 };
 
@@ -268,7 +269,7 @@ struct add_ctx {
 
 /* The requests of replica type t's template; false when it has none or
  * asks for a KubeShare share (the rule leaves such jobs alone). */
-static bool type_req(const struct rec_world *w, const struct tfjob *job, enum tf_rtype t,
+static bool type_req(const struct rec_world *w, const struct job *job, enum job_rtype t,
                      struct drake_res *out)
 {
 	char why[DRAKE_WHY_MAX];
@@ -284,24 +285,24 @@ static bool type_req(const struct rec_world *w, const struct tfjob *job, enum tf
  * better-placement rule. */
 static drake_err add_waiting(struct rec_world *w, const struct pass_job *pj)
 {
-	const struct tfjob *job = &pj->job;
+	const struct job *job = &pj->job;
 	struct waiting_of x = {.created = pj->created};
 	struct drake_gang_req *q = &x.req;
 	snprintf(x.job, sizeof(x.job), "%s/%s", job->ns, job->name);
-	if (!job->rs[TF_WORKER].present || !type_req(w, job, TF_WORKER, &q->worker))
+	if (!job->rs[JOB_WORKER].present || !type_req(w, job, JOB_WORKER, &q->worker))
 		return DRAKE_OK;
-	if (job->rs[TF_PS].present && job->rs[TF_PS].replicas > 0) {
-		if (!type_req(w, job, TF_PS, &q->ps))
+	if (job->rs[JOB_PS].present && job->rs[JOB_PS].replicas > 0) {
+		if (!type_req(w, job, JOB_PS, &q->ps))
 			return DRAKE_OK;
-		q->n_ps = job->rs[TF_PS].replicas;
+		q->n_ps = job->rs[JOB_PS].replicas;
 	}
-	if (job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0) {
-		if (!type_req(w, job, TF_CHIEF, &q->chief))
+	if (job->rs[JOB_CHIEF].present && job->rs[JOB_CHIEF].replicas > 0) {
+		if (!type_req(w, job, JOB_CHIEF, &q->chief))
 			return DRAKE_OK;
 		q->n_chief = 1;
 	}
 	q->min_workers = job->min_instances;
-	q->want_workers = job->rs[TF_WORKER].replicas;
+	q->want_workers = job->rs[JOB_WORKER].replicas;
 	if (w->nwof == w->capwof) {
 		size_t cap = w->capwof ? w->capwof * 2 : 16;
 		struct waiting_of *p = realloc(w->wof, cap * sizeof(*p));
@@ -325,11 +326,11 @@ static int by_created(const void *a, const void *b)
 /* The bound, live members of one running job, as the policy sees them. */
 static bool add_job(const struct pass_job *pj, struct add_ctx *x)
 {
-	const struct tfjob *job = &pj->job;
+	const struct job *job = &pj->job;
 	char why[DRAKE_WHY_MAX];
 	if (job->suspend)
 		return true;
-	const struct tf_migrations *mg = pass_job_migrations(pj);
+	const struct job_migrations *mg = pass_job_migrations(pj);
 	if (!mg)
 		return true; /* a broken record: no move until it is fixed */
 	if (mg->moving.active)
@@ -339,19 +340,19 @@ static bool add_job(const struct pass_job *pj, struct add_ctx *x)
 	double admitted = pj->created, waved = 0; /* waved: its first wave */
 	int live[DRAKE_NROLES] = {0}, seen = 0, gated = 0, done = 0;
 	size_t first = x->w->n;
-	const enum tf_rtype types[] = {TF_PS, TF_CHIEF, TF_WORKER};
+	const enum job_rtype types[] = {JOB_PS, JOB_CHIEF, JOB_WORKER};
 	for (size_t k = 0; k < 3; k++) {
-		enum tf_rtype t = types[k];
-		for (int i = 0; i < tf_replica_slots(job, t); i++) {
+		enum job_rtype t = types[k];
+		for (int i = 0; i < job_replica_slots(job, t); i++) {
 			char name[KUBE_NAME_MAX + 1];
-			if (tf_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
+			if (job_replica_name(job, t, i, name, sizeof(name)) != DRAKE_OK)
 				continue;
 			const struct kube_pod *pod =
 			    kube_pods_get(kube_informer_cache(x->r->pods), job->ns, name);
 			struct kube_meta m = {0};
 			const char *phase = pod ? pod->phase : NULL;
 			seen += pod != NULL;
-			gated += pod && tf_gang_gate_index(pod) >= 0;
+			gated += pod && job_gang_gate_index(pod) >= 0;
 			done += phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 			if (pod)
 				kube_pod_meta(pod, &m);
@@ -370,10 +371,10 @@ static bool add_job(const struct pass_job *pj, struct add_ctx *x)
 			}
 			size_t n = x->w->n++;
 			/* the types walked are the gang's roles */
-			enum drake_role role = (enum drake_role)tf_role_of(t);
+			enum drake_role role = (enum drake_role)job_role_of(t);
 			live[role]++;
 			double last;
-			int count = tf_migrations_count(mg, t, i, &last);
+			int count = job_migrations_count(mg, t, i, &last);
 			struct drake_gang_id g; /* its wave: the second admission made it */
 			double at =
 			    drake_gang_id_parse(kube_pod_annotation(pod, DRAKE_ANNOTATION_GANG), &g,
@@ -402,8 +403,8 @@ static bool add_job(const struct pass_job *pj, struct add_ctx *x)
 		}
 	}
 	int min[DRAKE_NROLES] = {0};
-	min[DRAKE_ROLE_PS] = job->rs[TF_PS].present ? job->rs[TF_PS].replicas : 0;
-	min[DRAKE_ROLE_CHIEF] = job->rs[TF_CHIEF].present && job->rs[TF_CHIEF].replicas > 0;
+	min[DRAKE_ROLE_PS] = job->rs[JOB_PS].present ? job->rs[JOB_PS].replicas : 0;
+	min[DRAKE_ROLE_CHIEF] = job->rs[JOB_CHIEF].present && job->rs[JOB_CHIEF].replicas > 0;
 	min[DRAKE_ROLE_WORKER] = job->min_instances;
 	for (size_t i = first; i < x->w->n; i++) {
 		x->w->r[i].role_live = live[x->w->r[i].role];
@@ -441,11 +442,11 @@ static drake_err build_world(struct reconciler *r, const struct pass_world *pw, 
 /* ---- starting and carrying out a move ---- */
 
 /* Writes mg on the job and holds admission until the cache shows it. */
-static drake_err write_record(struct reconciler *r, const struct tfjob *job,
-                              const struct tf_migrations *mg, const char *what)
+static drake_err write_record(struct reconciler *r, const struct job *job,
+                              const struct job_migrations *mg, const char *what)
 {
-	char *value = tf_migrations_value(mg);
-	char *patch = value ? tf_migrations_patch(value) : NULL;
+	char *value = job_migrations_value(mg);
+	char *patch = value ? job_migrations_patch(value) : NULL;
 	if (!patch) {
 		free(value);
 		free(patch);
@@ -462,7 +463,7 @@ static drake_err write_record(struct reconciler *r, const struct tfjob *job,
 	memset(p, 0, sizeof(*p));
 	snprintf(p->ns, sizeof(p->ns), "%s", job->ns);
 	snprintf(p->job, sizeof(p->job), "%s", job->name);
-	p->annotation = TF_ANNOTATION_MIGRATIONS;
+	p->annotation = JOB_ANNOTATION_MIGRATIONS;
 	p->value = value;
 	p->sent_ms = rec_now_ms(r);
 	struct kube_resource res;
@@ -477,26 +478,26 @@ static drake_err start_move(struct reconciler *r, const struct rec_world *w,
                             char *why, size_t len)
 {
 	const struct replica_of *of = &w->of[d->replica];
-	const struct tfjob *job = of->tfjob;
-	struct json_t *obj = kube_informer_get(r->jobs, job->ns, job->name);
+	const struct job *job = of->tfjob;
+	struct json_t *obj = rec_job_get(r, job->ns, job->name, NULL);
 	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job->ns, of->pod);
-	struct tf_migrations mg;
+	struct job_migrations mg;
 	struct kube_meta m;
-	if (!obj || !pod || tf_migrations_decode(obj, job, &mg, why, len) != DRAKE_OK)
+	if (!obj || !pod || job_migrations_decode(obj, job, &mg, why, len) != DRAKE_OK)
 		return drake_errorf(DRAKE_ESTATE, why, len, "the job or pod changed; ask again");
 	kube_pod_meta(pod, &m);
 	if (mg.moving.active) {
 		char k[32];
-		tf_replica_key(mg.moving.type, mg.moving.index, k, sizeof(k));
+		job_replica_key(mg.moving.type, mg.moving.index, k, sizeof(k));
 		return drake_errorf(DRAKE_ESTATE, why, len, "a move of its %s is in flight", k);
 	}
-	enum tf_rtype t = of->type;
+	enum job_rtype t = of->type;
 	int index = of->index;
 	double now = rec_now_s(r);
-	if (tf_migrations_bump(&mg, t, index, now) != DRAKE_OK)
+	if (job_migrations_bump(&mg, t, index, now) != DRAKE_OK)
 		return drake_errorf(DRAKE_ESTATE, why, len, "the job's migration record is full");
-	struct tf_move *mv = &mg.moving;
-	*mv = (struct tf_move){.active = true, .type = t, .index = index, .at = now};
+	struct job_move *mv = &mg.moving;
+	*mv = (struct job_move){.active = true, .type = t, .index = index, .at = now};
 	snprintf(mv->from, sizeof(mv->from), "%s", w->c->nodes[d->from].name);
 	snprintf(mv->to, sizeof(mv->to), "%s", w->c->nodes[d->to].name);
 	snprintf(mv->uid, sizeof(mv->uid), "%s", m.uid);
@@ -506,7 +507,7 @@ static drake_err start_move(struct reconciler *r, const struct rec_world *w,
 	if (e)
 		return drake_errorf(e, why, len, "out of memory");
 	char k[32], msg[1024];
-	tf_replica_key(t, index, k, sizeof(k));
+	job_replica_key(t, index, k, sizeof(k));
 	snprintf(msg, sizeof(msg), "moving %s from %s to %s (%s; by %s)", k, mv->from, mv->to,
 	         d->why, by);
 	rec_event(r, job, "Normal", "MigrationStarted", msg);
@@ -521,11 +522,11 @@ static drake_err start_move(struct reconciler *r, const struct rec_world *w,
 }
 
 /* Clears the move of job, with an Event saying how it ended. */
-static void end_move(struct reconciler *r, const struct tfjob *job, struct tf_migrations *mg,
+static void end_move(struct reconciler *r, const struct job *job, struct job_migrations *mg,
                      const char *reason, const char *type, const char *msg)
 {
 	char k[32];
-	tf_replica_key(mg->moving.type, mg->moving.index, k, sizeof(k));
+	job_replica_key(mg->moving.type, mg->moving.index, k, sizeof(k));
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", job->ns, job->name);
 	remember(r, key, k, mg->moving.from, mg->moving.to, mg->moving.by, msg);
@@ -540,15 +541,15 @@ static void end_move(struct reconciler *r, const struct tfjob *job, struct tf_mi
 /* One job's move in flight, carried one step further. */
 static void carry(struct reconciler *r, const struct pass_job *pj)
 {
-	const struct tf_migrations *rec = pass_job_migrations(pj);
+	const struct job_migrations *rec = pass_job_migrations(pj);
 	if (!rec || !rec->moving.active)
 		return;
-	const struct tfjob *job = &pj->job;
-	struct tf_migrations mg = *rec; /* end_move writes it back changed */
-	const struct tf_move *mv = &mg.moving;
+	const struct job *job = &pj->job;
+	struct job_migrations mg = *rec; /* end_move writes it back changed */
+	const struct job_move *mv = &mg.moving;
 	char name[KUBE_NAME_MAX + 1], k[32], msg[1024];
-	tf_replica_key(mv->type, mv->index, k, sizeof(k));
-	if (tf_replica_name(job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
+	job_replica_key(mv->type, mv->index, k, sizeof(k));
+	if (job_replica_name(job, mv->type, mv->index, name, sizeof(name)) != DRAKE_OK)
 		return;
 	const struct kube_pod *pod = kube_pods_get(kube_informer_cache(r->pods), job->ns, name);
 	struct kube_meta m = {0};
@@ -624,7 +625,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 		return drake_errorf(DRAKE_ESTATE, why, len, "migration needs --gang");
 	for (size_t k = 0; k < r->nscaling; k++) /* a record on its way: decide on it */
 		if (!strcmp(r->scaling[k].ns, ns) && r->scaling[k].annotation &&
-		    !strcmp(r->scaling[k].annotation, TF_ANNOTATION_MIGRATIONS))
+		    !strcmp(r->scaling[k].annotation, JOB_ANNOTATION_MIGRATIONS))
 			return drake_errorf(
 			    DRAKE_ESTATE, why, len,
 			    "a migration in %s was just recorded and is not in drake's "
@@ -646,8 +647,8 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 	if (i == w.n) {
 		worlds_release(&w, &pw);
 		return drake_errorf(DRAKE_EINVAL, why, len,
-		                    "%s/%s is no bound replica of a running TFJob drake manages",
-		                    ns, pod_name);
+		                    "%s/%s is no bound replica of a running job drake manages", ns,
+		                    pod_name);
 	}
 	snprintf(key, sizeof(key), "%s", w.of[i].job);
 	int away_i = away && *away ? drake_cluster_find(w.c, away) : -1;
@@ -664,7 +665,7 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 		e = start_move(r, &w, &d, user && *user ? user : "request", id, idlen, why, len);
 	if (e == DRAKE_ESTATE) {
 		char replica[32];
-		tf_replica_key(w.of[i].type, w.of[i].index, replica, sizeof(replica));
+		job_replica_key(w.of[i].type, w.of[i].index, replica, sizeof(replica));
 		remember(r, key, replica, w.c->nodes[w.r[i].node].name, onto ? onto : "",
 		         user && *user ? user : "request", why);
 	}
@@ -675,14 +676,14 @@ drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *p
 char *reconciler_migrations_json(const struct reconciler *r)
 {
 	size_t n = r ? r->nmoves : 0;
-	struct tf_move_note *v = calloc(n + 1, sizeof(*v));
+	struct job_move_note *v = calloc(n + 1, sizeof(*v));
 	if (!v)
 		return NULL;
 	/* newest first */
 	for (size_t i = 0; i < n; i++)
 		v[i] = r->moves[(r->moves_head + RECONCILER_MOVES_KEPT - 1 - i) %
 		                RECONCILER_MOVES_KEPT];
-	char *out = tf_moves_json(v, n);
+	char *out = job_moves_json(v, n);
 	free(v);
 	return out;
 }

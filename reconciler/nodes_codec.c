@@ -4,7 +4,7 @@
  * and the node mask they give a role over admission's snapshot (see
  * admit.h). A codec file: jansson lives here.
  *
- * Ownership: the rules borrow their strings from the template (the TFJob
+ * Ownership: the rules borrow their strings from the template (the job
  * in the cache) and own one block of arrays, freed by
  * admit_node_rules_release().
  */

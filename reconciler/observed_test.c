@@ -40,12 +40,12 @@ static void report(double t, int64_t step)
 }
 
 /* A job of 1 GPU a worker, no PS, workers bound on nodes[0..n). */
-struct job {
+struct test_job {
 	struct drake_round_member w[8];
 	struct drake_round_job in;
 };
 
-static void job_on(struct job *j, const int *nodes, int n, double admitted)
+static void job_on(struct test_job *j, const int *nodes, int n, double admitted)
 {
 	memset(j, 0, sizeof(*j));
 	for (int i = 0; i < n; i++)
@@ -78,7 +78,7 @@ static void service_adds_up_the_gpus_a_job_held_pass_by_pass(void **state)
 {
 	(void)state;
 	reset();
-	struct job j;
+	struct test_job j;
 	const int four[] = {0, 0, 1, 1}, two[] = {0, 0};
 	job_on(&j, four, 4, 100);
 	r.observe_pass++;
@@ -99,7 +99,7 @@ static void a_rate_counts_the_reports_after_the_size_changed(void **state)
 {
 	(void)state;
 	reset();
-	struct job j;
+	struct test_job j;
 	const int four[] = {0, 0, 0, 0}, eight[] = {0, 0, 0, 0, 1, 1, 1, 1};
 	job_on(&j, four, 4, 0);
 	r.observe_pass++;
@@ -137,7 +137,7 @@ static void a_job_no_pass_saw_is_forgotten(void **state)
 {
 	(void)state;
 	reset();
-	struct job j;
+	struct test_job j;
 	const int one[] = {0};
 	job_on(&j, one, 1, 20);
 	r.observe_pass++;

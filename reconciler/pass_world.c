@@ -1,5 +1,5 @@
 /*
- * pass_world.c - one pass's snapshot and decoded TFJobs (pass_world.h).
+ * pass_world.c - one pass's snapshot and decoded jobs (pass_world.h).
  */
 #include "reconciler/pass_world.h"
 
@@ -13,6 +13,7 @@ struct decode_ctx {
 	struct pass_job *v;
 	size_t n, cap;
 	drake_err err;
+	const struct job_kind *kind; /* of the cache being decoded */
 };
 
 static bool decode_one(struct json_t *obj, void *arg)
@@ -32,17 +33,17 @@ static bool decode_one(struct json_t *obj, void *arg)
 	memset(j, 0, sizeof(*j));
 	bool managed;
 	char why[DRAKE_WHY_MAX];
-	if (tfjob_decode(obj, &j->job, &managed, why, sizeof(why)) != DRAKE_OK || !managed)
+	if (job_decode(x->kind, obj, &j->job, &managed, why, sizeof(why)) != DRAKE_OK || !managed)
 		return true;
 	j->obj = obj;
 	j->created = admit_created(obj);
-	if (kube_obj_annotation(obj, TF_ANNOTATION_MIGRATIONS)) {
+	if (kube_obj_annotation(obj, JOB_ANNOTATION_MIGRATIONS)) {
 		j->mg = malloc(sizeof(*j->mg));
 		if (!j->mg) {
 			x->err = DRAKE_ENOMEM;
 			return false;
 		}
-		if (tf_migrations_decode(obj, &j->job, j->mg, j->mg_why, sizeof(j->mg_why)) !=
+		if (job_migrations_decode(obj, &j->job, j->mg, j->mg_why, sizeof(j->mg_why)) !=
 		    DRAKE_OK) {
 			free(j->mg);
 			j->mg = NULL;
@@ -53,10 +54,13 @@ static bool decode_one(struct json_t *obj, void *arg)
 	return true;
 }
 
-drake_err pass_jobs_decode(const struct kube_cache *tfjobs, struct pass_job **jobs, size_t *n)
+drake_err pass_jobs_decode(const struct job_caches *caches, struct pass_job **jobs, size_t *n)
 {
 	struct decode_ctx x = {0};
-	kube_cache_foreach(tfjobs, decode_one, &x);
+	for (size_t k = 0; k < caches->n && !x.err; k++) {
+		x.kind = caches->kind[k];
+		kube_cache_foreach(caches->cache[k], decode_one, &x);
+	}
 	*jobs = x.v;
 	*n = x.n;
 	return x.err;
@@ -69,20 +73,20 @@ void pass_jobs_release(struct pass_job *jobs, size_t n)
 	free(jobs);
 }
 
-const struct tf_migrations *pass_job_migrations(const struct pass_job *j)
+const struct job_migrations *pass_job_migrations(const struct pass_job *j)
 {
-	static const struct tf_migrations none;
+	static const struct job_migrations none;
 	return j->mg_bad ? NULL : j->mg ? j->mg : &none;
 }
 
 drake_err pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
-                           const struct kube_cache *pods, const struct kube_cache *tfjobs,
-                           char *msg, size_t msglen)
+                           const struct kube_cache *pods, const struct job_caches *jobs, char *msg,
+                           size_t msglen)
 {
 	memset(w, 0, sizeof(*w));
 	drake_cluster_init(&w->c);
-	if (pass_jobs_decode(tfjobs, &w->jobs, &w->n) != DRAKE_OK)
-		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory decoding TFJobs");
+	if (pass_jobs_decode(jobs, &w->jobs, &w->n) != DRAKE_OK)
+		return drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory decoding jobs");
 	return admit_snapshot_jobs(nodes, pods, w->jobs, w->n, &w->c, &w->skipped, msg, msglen);
 }
 

@@ -1,6 +1,6 @@
 /*
  * pass_world_test.c - one pass's world (pass_world.h): every TFJob object
- * decoded once (counted through the linker's --wrap=tfjob_decode, see the
+ * decoded once (counted through the linker's --wrap=job_decode, see the
  * Makefile), drake's jobs kept with their migration records, suspended ones
  * included; admission over the world decodes nothing again and decides
  * what it decides over the caches; the re-plan on a kept snapshot answers
@@ -25,15 +25,15 @@
 
 static int decodes;
 
-drake_err __real_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
-                              size_t msglen);
-drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
-                              size_t msglen);
-drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *msg,
-                              size_t msglen)
+drake_err __real_job_decode(const struct job_kind *kind, const struct json_t *obj, struct job *job,
+                            bool *managed, char *msg, size_t msglen);
+drake_err __wrap_job_decode(const struct job_kind *kind, const struct json_t *obj, struct job *job,
+                            bool *managed, char *msg, size_t msglen);
+drake_err __wrap_job_decode(const struct job_kind *kind, const struct json_t *obj, struct job *job,
+                            bool *managed, char *msg, size_t msglen)
 {
 	decodes++;
-	return __real_tfjob_decode(obj, job, managed, msg, msglen);
+	return __real_job_decode(kind, obj, job, managed, msg, msglen);
 }
 
 static char msg[256];
@@ -81,8 +81,9 @@ static void test_a_world_decodes_every_tfjob_once_and_keeps_drakes_with_their_re
 	             "\"spec\":{\"tfReplicaSpecs\":{\"Boss\":{}}}}");
 	decodes = 0;
 	struct pass_world pw;
-	assert_int_equal(pass_world_build(&pw, &w.nodes, &w.pods, &w.jobs, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    pass_world_build(&pw, &w.nodes, &w.pods, TF_CACHES(&w.jobs), msg, sizeof(msg)),
+	    DRAKE_OK);
 	assert_int_equal(decodes, 6); /* each object once, the snapshot's names included */
 	assert_int_equal(pw.n, 4);    /* another controller's and the invalid one left out */
 	assert_null(job_named(&pw, "theirs"));
@@ -96,7 +97,7 @@ static void test_a_world_decodes_every_tfjob_once_and_keeps_drakes_with_their_re
 	assert_non_null(pass_job_migrations(plain));
 	assert_int_equal(pass_job_migrations(plain)->n_counts, 0); /* none: an empty record */
 	double last;
-	assert_int_equal(tf_migrations_count(pass_job_migrations(moved), TF_WORKER, 0, &last), 2);
+	assert_int_equal(job_migrations_count(pass_job_migrations(moved), JOB_WORKER, 0, &last), 2);
 	assert_true(broken->mg_bad);
 	assert_null(pass_job_migrations(broken)); /* no move of it until it is fixed */
 	assert_true(strlen(broken->mg_why) > 0);
@@ -104,8 +105,9 @@ static void test_a_world_decodes_every_tfjob_once_and_keeps_drakes_with_their_re
 	/* the snapshot is the one admission built for itself from the caches */
 	struct drake_cluster c;
 	drake_cluster_init(&c);
-	assert_int_equal(admit_snapshot(&w.nodes, &w.pods, &w.jobs, &c, NULL, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    admit_snapshot(&w.nodes, &w.pods, TF_CACHES(&w.jobs), &c, NULL, msg, sizeof(msg)),
+	    DRAKE_OK);
 	assert_int_equal(pw.c.n, c.n);
 	assert_int_equal(pw.c.names.n, c.names.n);
 	for (int i = 0; i < c.names.n; i++)
@@ -134,10 +136,12 @@ test_admission_over_a_world_decodes_nothing_again_and_decides_as_over_the_caches
 	struct admit_options o = {.backfill = true, .now_s = 1700000000};
 	struct admit_result over_caches, over_world;
 	assert_int_equal(
-	    admit_round(&w.jobs, &w.pods, &w.nodes, &o, &over_caches, msg, sizeof(msg)), DRAKE_OK);
+	    admit_round(TF_CACHES(&w.jobs), &w.pods, &w.nodes, &o, &over_caches, msg, sizeof(msg)),
+	    DRAKE_OK);
 	struct pass_world pw;
-	assert_int_equal(pass_world_build(&pw, &w.nodes, &w.pods, &w.jobs, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    pass_world_build(&pw, &w.nodes, &w.pods, TF_CACHES(&w.jobs), msg, sizeof(msg)),
+	    DRAKE_OK);
 	decodes = 0;
 	assert_int_equal(
 	    admit_round_world(&pw, &w.pods, &w.nodes, &o, &over_world, msg, sizeof(msg)), DRAKE_OK);
@@ -172,8 +176,9 @@ static void test_the_replan_on_a_kept_snapshot_answers_as_on_its_own(void **stat
 	pod(&w, "j", "worker", 1, 2, "a", NULL); /* a is no longer offered */
 	pod(&w, "k", "worker", 0, 7, "b", NULL); /* another gang holds 7 of b's GPUs */
 	struct pass_world pw;
-	assert_int_equal(pass_world_build(&pw, &w.nodes, &w.pods, &w.jobs, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    pass_world_build(&pw, &w.nodes, &w.pods, TF_CACHES(&w.jobs), msg, sizeof(msg)),
+	    DRAKE_OK);
 	pass_world_drop_jobs(&pw); /* as the reconciler keeps it */
 	const char *all[] = {"b", "c", "d"}, *bd[] = {"b", "d"}, *b[] = {"b"};
 	const struct {

@@ -90,7 +90,7 @@ void rec_expect_clear(struct inflight *f)
 	rec_expect(f, NULL, 0, 0);
 }
 
-void rec_expect_seen(struct inflight *f, enum tf_rtype t, int index, bool svc)
+void rec_expect_seen(struct inflight *f, enum job_rtype t, int index, bool svc)
 {
 	for (size_t i = 0; i < f->nexpect; i++) {
 		const struct rec_slot *s = &f->expect[i];

@@ -1,5 +1,5 @@
 /*
- * reconciler.c - the TFJob controller's loop and lifecycle. Informer
+ * reconciler.c - the job controller's loop and lifecycle. Informer
  * callbacks only mark a job's key dirty (a node change marks admission
  * dirty); a zero-delay event drains the dirty set, syncs each job from the
  * caches (sync.c) and runs an admission round (waves.c) when anything
@@ -26,11 +26,11 @@
 #include "kube/pod.h"
 #include "reconciler/internal.h"
 #include "reconciler/pass_world.h"
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 /* ---- informer handlers: mark the owning job dirty ---- */
 
-/* TFJobs and services are cached as JSON; pods and nodes as records. */
+/* Jobs and services are cached as JSON; pods and nodes as records. */
 
 static void job_changed(void *obj, void *arg)
 {
@@ -39,28 +39,61 @@ static void job_changed(void *obj, void *arg)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, m.name);
 }
 
-/* The TFJob a service belongs to (its label, with a TFJob as its
- * controlling owner), or NULL; m is its metadata. pod_job: the same for a
- * cached pod. */
-static const char *svc_job(const struct json_t *obj, struct kube_meta *m)
+/* The job a service belongs to (its label, with a job of a kind this
+ * controller serves as its controlling owner), or NULL; m is its
+ * metadata. pod_job: the same for a cached pod. */
+static const char *svc_job(const struct reconciler *r, const struct json_t *obj,
+                           struct kube_meta *m)
 {
-	const char *job = kube_obj_label(obj, TF_LABEL_JOB);
-	return job && kube_obj_meta(obj, m) == DRAKE_OK && m->owner_kind &&
-	               !strcmp(m->owner_kind, "TFJob")
+	const char *job = kube_obj_label(obj, JOB_LABEL_JOB);
+	return job && kube_obj_meta(obj, m) == DRAKE_OK &&
+	               job_kind_named(r->kinds, r->nkinds, m->owner_kind)
 	           ? job
 	           : NULL;
 }
 
-static const char *pod_job(const struct kube_pod *p)
+static const char *pod_job(const struct reconciler *r, const struct kube_pod *p)
 {
-	const char *job = kube_pod_label(p, TF_LABEL_JOB);
-	return job && p->owner_kind && !strcmp(p->owner_kind, "TFJob") ? job : NULL;
+	const char *job = kube_pod_label(p, JOB_LABEL_JOB);
+	return job && job_kind_named(r->kinds, r->nkinds, p->owner_kind) ? job : NULL;
+}
+
+struct json_t *rec_job_get(const struct reconciler *r, const char *ns, const char *name,
+                           const struct job_kind **kind)
+{
+	for (size_t k = 0; k < r->nkinds; k++) {
+		struct json_t *obj = kube_informer_get(r->jobs[k], ns, name);
+		if (obj) {
+			if (kind)
+				*kind = r->kinds[k];
+			return obj;
+		}
+	}
+	return NULL;
+}
+
+void rec_job_caches(const struct reconciler *r, struct job_caches *jc)
+{
+	memset(jc, 0, sizeof(*jc));
+	for (size_t k = 0; k < r->nkinds; k++) {
+		jc->cache[k] = kube_informer_cache(r->jobs[k]);
+		jc->kind[k] = r->kinds[k];
+	}
+	jc->n = r->nkinds;
+}
+
+static size_t jobs_count(const struct reconciler *r)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < r->nkinds; k++)
+		n += kube_cache_count(kube_informer_cache(r->jobs[k]));
+	return n;
 }
 
 static void svc_changed(void *obj, void *arg)
 {
 	struct kube_meta m;
-	const char *job = svc_job(obj, &m);
+	const char *job = svc_job(arg, obj, &m);
 	if (job)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
 }
@@ -76,14 +109,14 @@ static void pod_changed(void *obj, void *arg)
 {
 	const struct kube_pod *p = obj;
 	pod_moved(arg, p);
-	const char *job = pod_job(p);
+	const char *job = pod_job(arg, p);
 	if (job)
 		rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
 }
 
 /* An added object meets its job's expectation of that slot, even when it
  * is deleted again before a pass sees it (kwok's second delete of a name). */
-static void observed(struct reconciler *r, const char *ns, const char *job, enum tf_rtype t,
+static void observed(struct reconciler *r, const char *ns, const char *job, enum job_rtype t,
                      int index, bool svc)
 {
 	char key[KEY_MAX];
@@ -98,12 +131,12 @@ static void pod_added(void *obj, void *arg)
 {
 	const struct kube_pod *p = obj;
 	pod_moved(arg, p);
-	const char *job = pod_job(p);
-	enum tf_rtype t;
+	const char *job = pod_job(arg, p);
+	enum job_rtype t;
 	int index;
 	if (!job)
 		return;
-	if (tf_pod_replica_of(p, &t, &index))
+	if (job_pod_replica_of(p, &t, &index))
 		observed(arg, p->ns, job, t, index, false);
 	rec_enqueue(arg, &((struct reconciler *)arg)->now, p->ns, job);
 }
@@ -111,12 +144,12 @@ static void pod_added(void *obj, void *arg)
 static void svc_added(void *obj, void *arg)
 {
 	struct kube_meta m;
-	const char *job = svc_job(obj, &m);
-	enum tf_rtype t;
+	const char *job = svc_job(arg, obj, &m);
+	enum job_rtype t;
 	int index;
 	if (!job)
 		return;
-	if (tf_replica_of(obj, &t, &index))
+	if (job_replica_of(obj, &t, &index))
 		observed(arg, m.ns, job, t, index, true);
 	rec_enqueue(arg, &((struct reconciler *)arg)->now, m.ns, job);
 }
@@ -214,9 +247,9 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 		return; /* a pass on a partial cache would create duplicates */
 	if (!r->was_synced) {
 		r->was_synced = true;
-		log_info("reconciler_synced", "jobs=%zu",
-		         kube_cache_count(kube_informer_cache(r->jobs)));
-		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
+		log_info("reconciler_synced", "jobs=%zu", jobs_count(r));
+		for (size_t k = 0; k < r->nkinds; k++)
+			kube_cache_foreach(kube_informer_cache(r->jobs[k]), enqueue_job, r);
 	}
 	double cpu0 = cpu_now_s();
 	struct keyset batch = r->now;
@@ -263,7 +296,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	long long now = rec_now_ms(r);
 	if (now - r->last_resync_ms >= (long long)r->opts.resync_s * 1000) {
 		r->last_resync_ms = now;
-		kube_cache_foreach(kube_informer_cache(r->jobs), enqueue_job, r);
+		for (size_t k = 0; k < r->nkinds; k++)
+			kube_cache_foreach(kube_informer_cache(r->jobs[k]), enqueue_job, r);
 	}
 	rec_usage_tick(r);
 	if (rec_now_s(r) >= r->admit_at) { /* a decision step's timer */
@@ -290,6 +324,15 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	r->client = client;
 	if (opts)
 		r->opts = *opts;
+	for (size_t k = 0; k < r->opts.nkinds && k < JOB_KINDS_MAX; k++)
+		if (r->opts.kinds[k])
+			r->kinds[r->nkinds++] = r->opts.kinds[k];
+	r->opts.kinds = NULL; /* r->kinds holds them */
+	if (!r->nkinds) {
+		free(r);
+		drake_errorf(DRAKE_EINVAL, msg, msglen, "the controller serves no job kind");
+		return NULL;
+	}
 	if (r->opts.resync_s <= 0)
 		r->opts.resync_s = 30;
 	if (r->opts.requeue_ms <= 0)
@@ -344,13 +387,19 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	struct kube_informer_handlers jh = {job_changed, job_updated, job_changed, r};
 	struct kube_informer_handlers ph = {pod_added, pod_updated, pod_changed, r};
 	struct kube_informer_handlers sh = {svc_added, svc_updated, svc_changed, r};
-	struct kube_informer_options jo = {.name = "tfjobs",
-	                                   .path = "/apis/kubeflow.org/v1/tfjobs"};
 	/* 50,000 pods as whole JSON trees are 1.3 GB; as records, tens of MB */
 	struct kube_informer_options po = {
 	    .name = "pods", .path = "/api/v1/pods", .codec = kube_pod_codec()};
 	struct kube_informer_options so = {.name = "services", .path = "/api/v1/services"};
-	r->jobs = kube_informer_new(base, client, &jo, &jh, msg, msglen);
+	bool jobs_ok = true;
+	for (size_t k = 0; k < r->nkinds && jobs_ok; k++) {
+		const struct job_kind *kd = r->kinds[k];
+		snprintf(r->job_paths[k], sizeof(r->job_paths[k]), "/apis/%s/%s/%s", kd->group,
+		         kd->version, kd->plural);
+		struct kube_informer_options jo = {.name = kd->plural, .path = r->job_paths[k]};
+		r->jobs[k] = kube_informer_new(base, client, &jo, &jh, msg, msglen);
+		jobs_ok = r->jobs[k] != NULL;
+	}
 	r->pods = kube_informer_new(base, client, &po, &ph, msg, msglen);
 	r->services = kube_informer_new(base, client, &so, &sh, msg, msglen);
 	if (r->opts.gang) {
@@ -376,7 +425,7 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 		drake_errorf(DRAKE_ENOMEM, msg, msglen, "out of memory");
 		return NULL;
 	}
-	if (!r->jobs || !r->pods || !r->services || (r->opts.gang && !r->nodes)) {
+	if (!jobs_ok || !r->pods || !r->services || (r->opts.gang && !r->nodes)) {
 		reconciler_free(r);
 		return NULL;
 	}
@@ -390,7 +439,9 @@ drake_err reconciler_start(struct reconciler *r)
 {
 	if (!r)
 		return DRAKE_EINVAL;
-	drake_err e = kube_informer_start(r->jobs);
+	drake_err e = DRAKE_OK;
+	for (size_t k = 0; k < r->nkinds && e == DRAKE_OK; k++)
+		e = kube_informer_start(r->jobs[k]);
 	if (e == DRAKE_OK)
 		e = kube_informer_start(r->pods);
 	if (e == DRAKE_OK)
@@ -414,8 +465,7 @@ void reconciler_lead(struct reconciler *r)
 	r->opts.standby = false;
 	r->last_requeue_ms = r->last_resync_ms = rec_now_ms(r);
 	log_info("reconciler_leading", "synced=%s jobs=%zu",
-	         reconciler_synced(r) ? "true" : "false",
-	         kube_cache_count(kube_informer_cache(r->jobs)));
+	         reconciler_synced(r) ? "true" : "false", jobs_count(r));
 	event_active(&r->drain, 0, 0);
 }
 
@@ -431,7 +481,8 @@ void reconciler_free(struct reconciler *r)
 	}
 	decision_log_close(r->dlog);
 	free(r->dlog);
-	kube_informer_free(r->jobs);
+	for (size_t k = 0; k < r->nkinds; k++)
+		kube_informer_free(r->jobs[k]);
 	kube_informer_free(r->pods);
 	kube_informer_free(r->services);
 	kube_informer_free(r->nodes);
@@ -465,8 +516,13 @@ void reconciler_free(struct reconciler *r)
 
 bool reconciler_synced(const struct reconciler *r)
 {
-	return r && kube_informer_synced(r->jobs) && kube_informer_synced(r->pods) &&
-	       kube_informer_synced(r->services) && (!r->nodes || kube_informer_synced(r->nodes));
+	if (!r)
+		return false;
+	for (size_t k = 0; k < r->nkinds; k++)
+		if (!kube_informer_synced(r->jobs[k]))
+			return false;
+	return kube_informer_synced(r->pods) && kube_informer_synced(r->services) &&
+	       (!r->nodes || kube_informer_synced(r->nodes));
 }
 
 int reconciler_node_ready(const struct reconciler *r, const char *name)
@@ -484,7 +540,9 @@ bool reconciler_ready(const struct reconciler *r, char *why, size_t whylen)
 		snprintf(why, whylen, "no controller");
 		return false;
 	}
-	struct kube_informer *infs[] = {r->jobs, r->pods, r->services, r->nodes};
+	struct kube_informer *infs[JOB_KINDS_MAX + 4] = {r->pods, r->services, r->nodes};
+	for (size_t k = 0; k < r->nkinds; k++)
+		infs[3 + k] = r->jobs[k];
 	for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) {
 		if (!infs[i] || kube_informer_synced(infs[i]))
 			continue;

@@ -1,5 +1,5 @@
 /*
- * reconciler.h - drake's TFJob controller: watches TFJobs, their pods and
+ * reconciler.h - drake's job controller: watches jobs, their pods and
  * services, and keeps each job's services, gated pods, TF_CONFIG, status
  * and Events right. Level-triggered: every pass recomputes from the caches
  * and the API server, so killing drake at any point and restarting it
@@ -19,6 +19,8 @@
 #include "common/err.h"
 #include "place/place.h"
 
+struct job_kind;
+
 struct event_base;
 struct kube_client;
 struct kube_informer;
@@ -29,6 +31,10 @@ struct kube_informer;
 #define RECONCILER_MAX_PODS 4096
 
 struct reconciler_options {
+	/* The job kinds served (kind/job.h), at most JOB_KINDS_MAX: one
+	 * queue over all of them. Borrowed: they must outlive the reconciler. */
+	const struct job_kind *const *kinds;
+	size_t nkinds;
 	const char *cluster_domain; /* appended to TF_CONFIG hosts, or NULL */
 	int resync_s;               /* full pass over every job; 0 = 30 */
 	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
@@ -63,13 +69,13 @@ struct reconciler_options {
 	bool migrate; /* with gang: the migration policy moves replicas off overloaded nodes */
 	const struct mig_opts *mig;               /* its thresholds; NULL: migrate/'s defaults */
 	const struct mig_progress_opts *progress; /* progress classes; NULL: defaults */
-	const char *progress_url;                 /* DRAKE_PROGRESS_URL in TFJob pods, or NULL */
-	/* With progress_url: DRAKE_PROGRESS_CA_PEM in TFJob pods (PEM of the CA
+	const char *progress_url;                 /* DRAKE_PROGRESS_URL in job pods, or NULL */
+	/* With progress_url: DRAKE_PROGRESS_CA_PEM in job pods (PEM of the CA
 	 * that signed drake's serving certificate), or NULL. Borrowed: it must
 	 * outlive the reconciler. */
 	const char *progress_ca_pem;
-	/* With progress_url: the audience of the projected token TFJob pods
-	 * report with (tf_pod_opts), or NULL: their service-account token. */
+	/* With progress_url: the audience of the projected token job pods
+	 * report with (job_pod_opts), or NULL: their service-account token. */
 	const char *progress_audience;
 	/* With migrate: seconds between lists of the metrics API's node usage,
 	 * which the migration rule's load then counts (migrate/migrate.h,
@@ -81,7 +87,7 @@ struct reconciler_options {
 	void *clock_arg;
 	/* drake serve --scheduler-name: spec.schedulerName of every pod the
 	 * controller creates whose template names no scheduler (a template's
-	 * own is kept); see tf_pod_json. NULL or "": templates as they are.
+	 * own is kept); see job_pod_json. NULL or "": templates as they are.
 	 * Borrowed, not copied: it must outlive the reconciler. */
 	const char *scheduler_name;
 	/* A warm standby (drake serve --leader-elect): the informers list and
@@ -103,7 +109,7 @@ drake_err reconciler_start(struct reconciler *r) DRAKE_MUST_CHECK;
 /* Ends standby: the controller acts from now on, on the caches it holds. */
 void reconciler_lead(struct reconciler *r);
 void reconciler_free(struct reconciler *r);
-/* True while the TFJob, pod, service (and node) caches are synced: not
+/* True while the job, pod, service (and node) caches are synced: not
  * before their first lists, nor after a watch broke until they relisted. */
 bool reconciler_synced(const struct reconciler *r);
 /* The same for /readyz: false with why naming the first cache not synced and
@@ -136,7 +142,7 @@ char *reconciler_jobs_json(const struct reconciler *r);
 
 /* A progress report from pod ns/pod (uid pod_uid, as its token names it;
  * "" from a trusted agent, which names no uid):
- * EINVAL with why when the pod is not a replica of a TFJob drake manages
+ * EINVAL with why when the pod is not a replica of a job drake manages
  * or the sample does not fit the job's series; nothing is kept then. */
 drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *pod,
                               const char *pod_uid, int64_t step, double value, bool loss,

@@ -7,7 +7,7 @@
  * a failed OnFailure pod (deleted for recreation), cleanPodPolicy, an
  * invalid job and a job managed by another controller.
  *
- * The linker wraps tfjob_decode, rec_admit_pass, pass_world_build and
+ * The linker wraps job_decode, rec_admit_pass, pass_world_build and
  * admit_snapshot (Makefile) so that a test can count what one round does:
  * the TFJobs it decodes, the worlds and snapshots it builds.
  */
@@ -26,8 +26,14 @@
 #include <event2/http.h>
 
 #include "kube/client.h"
+#include "reconciler/admit.h"
 #include "reconciler/reconciler.h"
+#include "kind/job.h"
 #include "tfjob/tfjob.h"
+
+static const struct job_kind *const tf_kinds[] = {&tfjob_kind};
+/* The reconciler's options serve TFJobs: every test here is of that kind. */
+#define TF_KINDS .kinds = tf_kinds, .nkinds = 1
 
 /* ---- counted through the linker's wrappers ---- */
 
@@ -42,43 +48,43 @@ static struct {
 	int round_decodes; /* the most TFJob decodes one such call made */
 } calls;
 
-drake_err __real_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *m,
-                              size_t len);
-drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *m,
-                              size_t len);
-drake_err __wrap_tfjob_decode(const struct json_t *obj, struct tfjob *job, bool *managed, char *m,
-                              size_t len)
+drake_err __real_job_decode(const struct job_kind *kind, const struct json_t *obj, struct job *job,
+                            bool *managed, char *m, size_t len);
+drake_err __wrap_job_decode(const struct job_kind *kind, const struct json_t *obj, struct job *job,
+                            bool *managed, char *m, size_t len);
+drake_err __wrap_job_decode(const struct job_kind *kind, const struct json_t *obj, struct job *job,
+                            bool *managed, char *m, size_t len)
 {
 	calls.decodes++;
-	return __real_tfjob_decode(obj, job, managed, m, len);
+	return __real_job_decode(kind, obj, job, managed, m, len);
 }
 
 drake_err __real_pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
-                                  const struct kube_cache *pods, const struct kube_cache *tfjobs,
+                                  const struct kube_cache *pods, const struct job_caches *jobs,
                                   char *m, size_t len);
 drake_err __wrap_pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
-                                  const struct kube_cache *pods, const struct kube_cache *tfjobs,
+                                  const struct kube_cache *pods, const struct job_caches *jobs,
                                   char *m, size_t len);
 drake_err __wrap_pass_world_build(struct pass_world *w, const struct kube_cache *nodes,
-                                  const struct kube_cache *pods, const struct kube_cache *tfjobs,
+                                  const struct kube_cache *pods, const struct job_caches *jobs,
                                   char *m, size_t len)
 {
 	calls.worlds++;
-	return __real_pass_world_build(w, nodes, pods, tfjobs, m, len);
+	return __real_pass_world_build(w, nodes, pods, jobs, m, len);
 }
 
 drake_err __real_admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                                const struct kube_cache *tfjobs, struct drake_cluster *c,
+                                const struct job_caches *jobs, struct drake_cluster *c,
                                 struct admit_skipped_list *skipped, char *m, size_t len);
 drake_err __wrap_admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                                const struct kube_cache *tfjobs, struct drake_cluster *c,
+                                const struct job_caches *jobs, struct drake_cluster *c,
                                 struct admit_skipped_list *skipped, char *m, size_t len);
 drake_err __wrap_admit_snapshot(const struct kube_cache *nodes, const struct kube_cache *pods,
-                                const struct kube_cache *tfjobs, struct drake_cluster *c,
+                                const struct job_caches *jobs, struct drake_cluster *c,
                                 struct admit_skipped_list *skipped, char *m, size_t len)
 {
 	calls.snapshots++;
-	return __real_admit_snapshot(nodes, pods, tfjobs, c, skipped, m, len);
+	return __real_admit_snapshot(nodes, pods, jobs, c, skipped, m, len);
 }
 
 void __real_rec_admit_pass(struct reconciler *r);
@@ -225,8 +231,8 @@ static void run(struct env *e, int want)
 		/* the fake server sends no watch events, so a second pass would see
 		 * the same cache and repeat the first one's writes (harmless on a real
 		 * API server: 409s and no-op patches) */
-		struct reconciler_options ro = {.requeue_ms =
-		                                    e->requeue_ms ? e->requeue_ms : 30000};
+		struct reconciler_options ro = {
+		    TF_KINDS, .requeue_ms = e->requeue_ms ? e->requeue_ms : 30000};
 		e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 		assert_non_null(e->rec);
 		assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -294,7 +300,7 @@ static void test_a_standby_syncs_its_caches_and_writes_nothing_until_it_leads(vo
 {
 	struct env *e = *state;
 	e->jobs = JOB("", 2);
-	struct reconciler_options ro = {.requeue_ms = 30000, .standby = true};
+	struct reconciler_options ro = {TF_KINDS, .requeue_ms = 30000, .standby = true};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -580,7 +586,8 @@ static void test_pods_get_the_scheduler_name_unless_their_template_names_one(voi
 	          "\"replicas\":1,\"template\":" TMPL "},\"Worker\":{\"replicas\":2,"
 	          "\"template\":{\"spec\":{\"schedulerName\":\"volcano\",\"containers\":[{"
 	          "\"name\":\"tensorflow\",\"image\":\"tf\"}]}}}}}}";
-	struct reconciler_options ro = {.requeue_ms = 30000, .scheduler_name = "drake-scheduler"};
+	struct reconciler_options ro = {TF_KINDS, .requeue_ms = 30000,
+	                                .scheduler_name = "drake-scheduler"};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -612,7 +619,8 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	char dlog[64];
 	snprintf(dlog, sizeof(dlog), "/tmp/drake-rounds-%d.jsonl", (int)getpid());
 	unlink(dlog);
-	struct reconciler_options ro = {.requeue_ms = 30000,
+	struct reconciler_options ro = {TF_KINDS,
+	                                .requeue_ms = 30000,
 	                                .gang = true,
 	                                .gang_max_unbound = 8,
 	                                .gang_bind_timeout_s = 15,
@@ -696,7 +704,8 @@ static void start_gang(struct env *e, double step)
 		    "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
 	e->clock = 1767225600; /* 2026-01-01T00:00:00Z */
 	e->step = step;
-	struct reconciler_options ro = {.requeue_ms = 100,
+	struct reconciler_options ro = {TF_KINDS,
+	                                .requeue_ms = 100,
 	                                .gang = true,
 	                                .gang_bind_timeout_s = 15,
 	                                .clock = test_clock,
@@ -1004,7 +1013,7 @@ static void test_a_node_left_out_of_the_snapshot_is_shown_in_the_jobs_view(void 
 	e->services = SVCS4;
 	e->nodes = "{\"metadata\":{\"name\":\"bad\"},\"spec\":{},\"status\":{\"allocatable\":"
 	           "{\"cpu\":\"lots\",\"memory\":\"256Gi\"}}}";
-	struct reconciler_options ro = {.requeue_ms = 100, .gang = true};
+	struct reconciler_options ro = {TF_KINDS, .requeue_ms = 100, .gang = true};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -1104,7 +1113,8 @@ static void start_chief_job(struct env *e, int cpus)
 	e->pods = CHIEF_PODS;
 	e->services = CHIEF_SVCS;
 	e->nodes = node;
-	struct reconciler_options ro = {.requeue_ms = 100, .gang = true, .gang_bind_timeout_s = 15};
+	struct reconciler_options ro = {TF_KINDS, .requeue_ms = 100, .gang = true,
+	                                .gang_bind_timeout_s = 15};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -1221,13 +1231,9 @@ static void start_migrating(struct env *e)
 	e->nodes = GPU_NODE("n1") "," GPU_NODE("n2") "," GPU_NODE("n3") "," GPU_NODE("n4");
 	e->clock = 1767225600;
 	e->step = 1;
-	struct reconciler_options ro = {.requeue_ms = 100,
-	                                .gang = true,
-	                                .gang_bind_timeout_s = 15,
-	                                .migrate = true,
-	                                .node_metrics_s = 10,
-	                                .clock = test_clock,
-	                                .clock_arg = e};
+	struct reconciler_options ro = {
+	    TF_KINDS,        .requeue_ms = 100,    .gang = true,        .gang_bind_timeout_s = 15,
+	    .migrate = true, .node_metrics_s = 10, .clock = test_clock, .clock_arg = e};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -1350,7 +1356,8 @@ static void test_the_replan_reads_the_last_rounds_snapshot_and_builds_one_before
 	e->nodes = GPU_NODE("n1") "," GPU_NODE("n2") "," GPU_NODE("n3") "," GPU_NODE("n4");
 	e->clock = 1767225600;
 	e->step = 1;
-	struct reconciler_options ro = {.requeue_ms = 100,
+	struct reconciler_options ro = {TF_KINDS,
+	                                .requeue_ms = 100,
 	                                .gang = true,
 	                                .standby = true, /* caches, no pass */
 	                                .gang_bind_timeout_s = 15,

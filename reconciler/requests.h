@@ -6,7 +6,7 @@
  * each container's limit standing in for a request it does not give.
  *
  * The spec is read as its resource lists (kube/pod.h's kube_res_spec: a
- * cached pod's record, or a TFJob template decoded by admit_codec.c), so
+ * cached pod's record, or a job template decoded by admit_codec.c), so
  * pods and templates are counted by this one rule.
  *
  * Resources are read through a snapshot's names table (gang/resource.h):

@@ -1,8 +1,8 @@
 /*
- * scale.h - a running TFJob's worker membership as drake's scaling sets it,
- * recorded on the TFJob so that a restart neither forgets nor repeats it.
+ * scale.h - a running job's worker membership as drake's scaling sets it,
+ * recorded on the job so that a restart neither forgets nor repeats it.
  *
- * drake.dev/scale on the TFJob holds JSON:
+ * drake.dev/scale on the job holds JSON:
  *
  *   {"workers":[0,1,2,5],"at":1763880000,"for":"ml/big","place":{"5":"node-3"},
  *    "gang":"<tfjob uid>.<wave>"}
@@ -21,8 +21,8 @@
  * min-instances members; one that fails is ignored (with why), never
  * partly applied.
  *
- * Ownership: tf_scale_decode fills a struct whose place array it
- * allocates; tf_scale_release frees it. tf_scale_value and tf_scale_patch
+ * Ownership: job_scale_decode fills a struct whose place array it
+ * allocates; job_scale_release frees it. job_scale_value and job_scale_patch
  * return strings the caller frees.
  */
 #ifndef DRAKE_RECONCILER_SCALE_H
@@ -32,41 +32,41 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "tfjob/tfjob.h"
+#include "kind/job.h"
 
 struct json_t;
 
-#define TF_ANNOTATION_SCALE "drake.dev/scale"
+#define JOB_ANNOTATION_SCALE "drake.dev/scale"
 
-struct tf_place {
+struct job_place {
 	int index;
 	char node[KUBE_NAME_MAX + 1];
 };
 
-struct tf_scale {
+struct job_scale {
 	bool present;
-	unsigned char member[TF_MAX_REPLICAS]; /* 1 for a member worker index */
-	int n;                                 /* members */
-	double at;                             /* seconds; 0 unknown */
-	char for_key[320];                     /* "" when none */
-	char gang[128];                        /* the wave the record applies to */
-	struct tf_place *place;
+	unsigned char member[JOB_MAX_REPLICAS]; /* 1 for a member worker index */
+	int n;                                  /* members */
+	double at;                              /* seconds; 0 unknown */
+	char for_key[320];                      /* "" when none */
+	char gang[128];                         /* the wave the record applies to */
+	struct job_place *place;
 	int n_place;
 };
 
-/* Reads the annotation of the TFJob object obj for job. Absent: DRAKE_OK
+/* Reads the annotation of the job object obj for job. Absent: DRAKE_OK
  * with present false. Malformed or inconsistent with job: DRAKE_EINVAL
  * with why, and out reset (present false). */
-drake_err tf_scale_decode(const struct json_t *obj, const struct tfjob *job, struct tf_scale *out,
-                          char *why, size_t whylen) DRAKE_MUST_CHECK;
-void tf_scale_release(struct tf_scale *s);
+drake_err job_scale_decode(const struct json_t *obj, const struct job *job, struct job_scale *out,
+                           char *why, size_t whylen) DRAKE_MUST_CHECK;
+void job_scale_release(struct job_scale *s);
 
 /* The annotation's value for s, and the merge patch writing a value; NULL
  * on allocation failure. */
-char *tf_scale_value(const struct tf_scale *s);
-char *tf_scale_patch(const char *value);
+char *job_scale_value(const struct job_scale *s);
+char *job_scale_patch(const char *value);
 
 /* The planned node recorded for worker index, or NULL. */
-const char *tf_scale_place(const struct tf_scale *s, int index);
+const char *job_scale_place(const struct job_scale *s, int index);
 
 #endif

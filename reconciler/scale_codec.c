@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "kube/object.h"
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 #define SCALE_MAX_BYTES 65536
 
-void tf_scale_release(struct tf_scale *s)
+void job_scale_release(struct job_scale *s)
 {
 	if (!s)
 		return;
@@ -23,20 +23,21 @@ void tf_scale_release(struct tf_scale *s)
 	s->n_place = 0;
 }
 
-static drake_err bad(struct tf_scale *out, char *why, size_t len, const char *what)
+static drake_err bad(struct job_scale *out, char *why, size_t len, const char *what)
 {
-	tf_scale_release(out);
+	job_scale_release(out);
 	memset(out, 0, sizeof(*out));
-	return drake_errorf(DRAKE_EINVAL, why, len, "annotation %s: %s", TF_ANNOTATION_SCALE, what);
+	return drake_errorf(DRAKE_EINVAL, why, len, "annotation %s: %s", JOB_ANNOTATION_SCALE,
+	                    what);
 }
 
-static drake_err decode_place(json_t *pl, const struct tf_scale *s, struct tf_place **out, int *n)
+static drake_err decode_place(json_t *pl, const struct job_scale *s, struct job_place **out, int *n)
 {
 	*out = NULL;
 	*n = 0;
 	if (!pl)
 		return DRAKE_OK;
-	if (!json_is_object(pl) || json_object_size(pl) > TF_MAX_REPLICAS)
+	if (!json_is_object(pl) || json_object_size(pl) > JOB_MAX_REPLICAS)
 		return DRAKE_EINVAL;
 	*out = calloc(json_object_size(pl) + 1, sizeof(**out));
 	if (!*out)
@@ -47,7 +48,7 @@ static drake_err decode_place(json_t *pl, const struct tf_scale *s, struct tf_pl
 		char *end;
 		long idx = strtol(k, &end, 10);
 		const char *node = json_string_value(v);
-		if (!*k || *end || idx < 0 || idx >= TF_MAX_REPLICAS || !s->member[idx] || !node ||
+		if (!*k || *end || idx < 0 || idx >= JOB_MAX_REPLICAS || !s->member[idx] || !node ||
 		    !*node || strlen(node) >= sizeof((*out)->node))
 			return DRAKE_EINVAL;
 		(*out)[*n].index = (int)idx;
@@ -57,11 +58,11 @@ static drake_err decode_place(json_t *pl, const struct tf_scale *s, struct tf_pl
 	return DRAKE_OK;
 }
 
-drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_scale *out,
-                          char *why, size_t whylen)
+drake_err job_scale_decode(const json_t *obj, const struct job *job, struct job_scale *out,
+                           char *why, size_t whylen)
 {
 	memset(out, 0, sizeof(*out));
-	const char *v = kube_obj_annotation(obj, TF_ANNOTATION_SCALE);
+	const char *v = kube_obj_annotation(obj, JOB_ANNOTATION_SCALE);
 	if (!v)
 		return DRAKE_OK;
 	if (strlen(v) > SCALE_MAX_BYTES)
@@ -86,7 +87,7 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 			break;
 		if (!json_is_integer(x) || json_integer_value(x) < 0 ||
 		    json_integer_value(x) >= job->max_instances ||
-		    json_integer_value(x) >= TF_MAX_REPLICAS)
+		    json_integer_value(x) >= JOB_MAX_REPLICAS)
 			err = "a worker index is not an integer below max-instances";
 		else if (out->member[json_integer_value(x)]++)
 			err = "a worker index is listed twice";
@@ -109,7 +110,7 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 		    decode_place(json_object_get(root, "place"), out, &out->place, &out->n_place);
 		if (e == DRAKE_ENOMEM) {
 			json_decref(root);
-			tf_scale_release(out);
+			job_scale_release(out);
 			return drake_errorf(e, why, whylen, "out of memory");
 		}
 		if (e)
@@ -129,11 +130,11 @@ drake_err tf_scale_decode(const json_t *obj, const struct tfjob *job, struct tf_
 	return DRAKE_OK;
 }
 
-char *tf_scale_value(const struct tf_scale *s)
+char *job_scale_value(const struct job_scale *s)
 {
 	json_t *v = json_object(), *ws = json_array(), *pl = json_object();
 	bool ok = v && ws && pl;
-	for (int i = 0; ok && i < TF_MAX_REPLICAS; i++)
+	for (int i = 0; ok && i < JOB_MAX_REPLICAS; i++)
 		if (s->member[i])
 			ok = !json_array_append_new(ws, json_integer(i));
 	for (int i = 0; ok && i < s->n_place; i++) {
@@ -156,12 +157,12 @@ char *tf_scale_value(const struct tf_scale *s)
 	return value;
 }
 
-char *tf_scale_patch(const char *value)
+char *job_scale_patch(const char *value)
 {
-	return tf_annotation_patch(TF_ANNOTATION_SCALE, value);
+	return job_annotation_patch(JOB_ANNOTATION_SCALE, value);
 }
 
-const char *tf_scale_place(const struct tf_scale *s, int index)
+const char *job_scale_place(const struct job_scale *s, int index)
 {
 	for (int i = 0; i < s->n_place; i++)
 		if (s->place[i].index == index)

@@ -17,9 +17,9 @@
 #include "reconciler/scale.h"
 
 /* A job with min 2, max 6 workers. */
-static struct tfjob job_2_6(void)
+static struct job job_2_6(void)
 {
-	struct tfjob j;
+	struct job j;
 	memset(&j, 0, sizeof(j));
 	snprintf(j.ns, sizeof(j.ns), "ml");
 	snprintf(j.name, sizeof(j.name), "a");
@@ -33,16 +33,16 @@ static json_t *with_annotation(const char *value)
 	json_t *o = json_pack("{s:{s:s,s:s}}", "metadata", "name", "a", "namespace", "ml");
 	if (value)
 		json_object_set_new(json_object_get(o, "metadata"), "annotations",
-		                    json_pack("{s:s}", TF_ANNOTATION_SCALE, value));
+		                    json_pack("{s:s}", JOB_ANNOTATION_SCALE, value));
 	return o;
 }
 
-static drake_err decode(const char *value, struct tf_scale *s, char *why)
+static drake_err decode(const char *value, struct job_scale *s, char *why)
 {
-	struct tfjob j = job_2_6();
+	struct job j = job_2_6();
 	json_t *o = with_annotation(value);
 	why[0] = '\0';
-	drake_err e = tf_scale_decode(o, &j, s, why, 200);
+	drake_err e = job_scale_decode(o, &j, s, why, 200);
 	json_decref(o);
 	return e;
 }
@@ -50,7 +50,7 @@ static drake_err decode(const char *value, struct tf_scale *s, char *why)
 static void a_valid_record_gives_members_time_and_places(void **state)
 {
 	(void)state;
-	struct tf_scale s;
+	struct job_scale s;
 	char why[200];
 	assert_int_equal(decode("{\"workers\":[0,1,4],\"at\":1763880000,\"for\":\"ml/big\","
 	                        "\"place\":{\"4\":\"node-3\"}}",
@@ -62,15 +62,15 @@ static void a_valid_record_gives_members_time_and_places(void **state)
 	assert_false(s.member[2] || s.member[3] || s.member[5]);
 	assert_true(s.at == 1763880000);
 	assert_string_equal(s.for_key, "ml/big");
-	assert_string_equal(tf_scale_place(&s, 4), "node-3");
-	assert_null(tf_scale_place(&s, 1));
-	tf_scale_release(&s);
+	assert_string_equal(job_scale_place(&s, 4), "node-3");
+	assert_null(job_scale_place(&s, 1));
+	job_scale_release(&s);
 }
 
 static void no_annotation_is_absent_not_an_error(void **state)
 {
 	(void)state;
-	struct tf_scale s;
+	struct job_scale s;
 	char why[200];
 	assert_int_equal(decode(NULL, &s, why), DRAKE_OK);
 	assert_false(s.present);
@@ -98,7 +98,7 @@ static void a_record_that_does_not_fit_the_job_is_refused_whole(void **state)
 	    {"{\"workers\":[0,1]", "not a JSON object"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct tf_scale s;
+		struct job_scale s;
 		char why[200];
 		drake_err e = decode(bad[i].value, &s, why);
 		if (e != DRAKE_EINVAL || !strstr(why, bad[i].why))
@@ -112,37 +112,37 @@ static void a_record_that_does_not_fit_the_job_is_refused_whole(void **state)
 static void what_drake_writes_reads_back_the_same(void **state)
 {
 	(void)state;
-	struct tf_scale w;
+	struct job_scale w;
 	memset(&w, 0, sizeof(w));
 	w.present = true;
 	w.member[0] = w.member[2] = w.member[5] = 1;
 	w.n = 3;
 	w.at = 1763880042;
 	snprintf(w.for_key, sizeof(w.for_key), "ml/c");
-	struct tf_place pl = {5, "node-9"};
+	struct job_place pl = {5, "node-9"};
 	w.place = &pl;
 	w.n_place = 1;
-	char *value = tf_scale_value(&w);
+	char *value = job_scale_value(&w);
 	assert_non_null(value);
-	char *patch = tf_scale_patch(value);
+	char *patch = job_scale_patch(value);
 	assert_non_null(patch);
 	json_error_t je;
 	json_t *p = json_loads(patch, 0, &je);
 	assert_non_null(p);
 	assert_string_equal(json_string_value(json_object_get(
 	                        json_object_get(json_object_get(p, "metadata"), "annotations"),
-	                        TF_ANNOTATION_SCALE)),
+	                        JOB_ANNOTATION_SCALE)),
 	                    value);
 	json_decref(p);
-	struct tf_scale r;
+	struct job_scale r;
 	char why[200];
 	assert_int_equal(decode(value, &r, why), DRAKE_OK);
 	assert_int_equal(r.n, 3);
 	assert_memory_equal(r.member, w.member, sizeof(r.member));
 	assert_true(r.at == w.at);
 	assert_string_equal(r.for_key, "ml/c");
-	assert_string_equal(tf_scale_place(&r, 5), "node-9");
-	tf_scale_release(&r);
+	assert_string_equal(job_scale_place(&r, 5), "node-9");
+	job_scale_release(&r);
 	free(value);
 	free(patch);
 }

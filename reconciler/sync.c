@@ -1,5 +1,5 @@
 /*
- * sync.c - one pass over one TFJob, from the caches: a finished job gets
+ * sync.c - one pass over one job, from the caches: a finished job gets
  * cleanPodPolicy and its TTL; a live one any missing service and (gated)
  * pod, failed pods recreated per restart policy, started pods ungated when
  * gang admission is off, the backstop's check when it is on, and a status
@@ -19,7 +19,7 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "kube/pod.h"
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 static bool collect_pod(const struct kube_pod *pod, void *arg)
 {
@@ -28,14 +28,14 @@ static bool collect_pod(const struct kube_pod *pod, void *arg)
 		o->truncated = true;
 		return false;
 	}
-	if (tf_pod_observe(pod, &o->obs[o->n])) {
+	if (job_pod_observe(pod, o->container, &o->obs[o->n])) {
 		o->obj[o->n] = pod;
 		o->n++;
 	}
 	return true;
 }
 
-static const struct kube_pod *find(const struct owned *o, enum tf_rtype t, int index)
+static const struct kube_pod *find(const struct owned *o, enum job_rtype t, int index)
 {
 	for (size_t i = 0; i < o->n; i++)
 		if (o->obs[i].type == t && o->obs[i].index == index)
@@ -46,22 +46,22 @@ static const struct kube_pod *find(const struct owned *o, enum tf_rtype t, int i
 static bool collect_svc(struct json_t *svc, void *arg)
 {
 	struct svc_seen *s = arg;
-	enum tf_rtype t;
+	enum job_rtype t;
 	int i;
-	if (tf_replica_of(svc, &t, &i))
+	if (job_replica_of(svc, &t, &i))
 		s->have[t][i] = 1;
 	return true;
 }
 
-static void finish_job(struct reconciler *r, const struct tfjob *job, struct owned *o,
+static void finish_job(struct reconciler *r, const struct job *job, struct owned *o,
                        long since_done)
 {
 	for (size_t i = 0; i < o->n; i++) {
-		struct tf_pod_obs *p = &o->obs[i];
-		bool live = p->phase == TF_POD_RUNNING || p->phase == TF_POD_PENDING ||
-		            p->phase == TF_POD_UNKNOWN;
-		if (p->deleting || job->clean == TF_CLEAN_NONE ||
-		    (job->clean == TF_CLEAN_RUNNING && !live))
+		struct job_pod_obs *p = &o->obs[i];
+		bool live = p->phase == JOB_POD_RUNNING || p->phase == JOB_POD_PENDING ||
+		            p->phase == JOB_POD_UNKNOWN;
+		if (p->deleting || job->clean == JOB_CLEAN_NONE ||
+		    (job->clean == JOB_CLEAN_RUNNING && !live))
 			continue;
 		struct kube_meta m;
 		kube_pod_meta(o->obj[i], &m);
@@ -94,7 +94,7 @@ struct slot_list {
 };
 
 /* Notes that a pass created slot's pod or service, for the expectation. */
-static void note_created(struct slot_list *l, enum tf_rtype t, int index, bool svc)
+static void note_created(struct slot_list *l, enum job_rtype t, int index, bool svc)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
@@ -108,42 +108,42 @@ static void note_created(struct slot_list *l, enum tf_rtype t, int index, bool s
 	    (struct rec_slot){.index = (unsigned short)index, .type = (unsigned char)t, .svc = svc};
 }
 
-static void create_missing(struct reconciler *r, const struct tfjob *job, const struct owned *o,
+static void create_missing(struct reconciler *r, const struct job *job, const struct owned *o,
                            const struct svc_seen *svcs, struct slot_list *made)
 {
-	for (int t = 0; t < TF_NTYPES; t++) {
-		int slots = tf_replica_slots(job, (enum tf_rtype)t);
+	for (int t = 0; t < JOB_NTYPES; t++) {
+		int slots = job_replica_slots(job, (enum job_rtype)t);
 		for (int i = 0; i < slots; i++) {
-			char name[TF_SERVICE_NAME_MAX + 1], msg[160];
-			if (tf_replica_name(job, (enum tf_rtype)t, i, name, sizeof(name)) !=
+			char name[JOB_SERVICE_NAME_MAX + 1], msg[160];
+			if (job_replica_name(job, (enum job_rtype)t, i, name, sizeof(name)) !=
 			    DRAKE_OK)
 				continue;
 			if (!svcs->have[t][i]) {
 				struct kube_resource res = {
 				    .version = "v1", .plural = "services", .ns = job->ns};
-				char *body = tf_service_json(job, (enum tf_rtype)t, i);
+				char *body = job_service_json(job, (enum job_rtype)t, i);
 				rec_write(r, job, OP_CREATE, &res, body, NULL, "create service");
 				free(body);
-				note_created(made, (enum tf_rtype)t, i, true);
+				note_created(made, (enum job_rtype)t, i, true);
 			}
-			if (!find(o, (enum tf_rtype)t, i)) {
+			if (!find(o, (enum job_rtype)t, i)) {
 				struct kube_resource res = {
 				    .version = "v1", .plural = "pods", .ns = job->ns};
-				struct tf_pod_opts po = {.domain = r->domain,
-				                         .gang_resource = r->gang_resource,
-				                         .scheduler_name = r->opts.scheduler_name,
-				                         .progress_url = r->opts.progress_url,
-				                         .progress_ca_pem = r->opts.progress_ca_pem,
-				                         .progress_audience =
-				                             r->opts.progress_audience};
+				struct job_pod_opts po = {
+				    .domain = r->domain,
+				    .gang_resource = r->gang_resource,
+				    .scheduler_name = r->opts.scheduler_name,
+				    .progress_url = r->opts.progress_url,
+				    .progress_ca_pem = r->opts.progress_ca_pem,
+				    .progress_audience = r->opts.progress_audience};
 				char *body =
-				    tf_pod_json(job, (enum tf_rtype)t, i, &po, msg, sizeof(msg));
+				    job_pod_json(job, (enum job_rtype)t, i, &po, msg, sizeof(msg));
 				if (!body)
 					log_warn("reconciler_pod_build", "job=%s/%s err=%s",
 					         job->ns, job->name, msg);
 				rec_write(r, job, OP_CREATE, &res, body, NULL, "create pod");
 				free(body);
-				note_created(made, (enum tf_rtype)t, i, false);
+				note_created(made, (enum job_rtype)t, i, false);
 				made->pods++;
 			}
 		}
@@ -151,27 +151,27 @@ static void create_missing(struct reconciler *r, const struct tfjob *job, const 
 }
 
 /* Patches status when the verdict changed it, with an Event on a new state. */
-static void write_status(struct reconciler *r, const struct tfjob *job, struct json_t *obj,
-                         const struct tf_verdict *v, long now)
+static void write_status(struct reconciler *r, const struct job *job, struct json_t *obj,
+                         const struct job_verdict *v, long now)
 {
-	const char *was = tf_status_current(obj);
-	char *patch = tf_status_patch(obj, job, v, now);
+	const char *was = job_status_current(obj);
+	char *patch = job_status_patch(obj, job, v, now);
 	if (patch) {
 		struct kube_resource res;
 		rec_job_res(job, "status", &res);
 		rec_write(r, job, OP_MERGE, &res, patch, NULL, "status");
 		free(patch);
-		const char *state = tf_state_name(v->state);
-		if (v->state != TF_STATE_CREATED && (!was || strcmp(was, state) != 0))
+		const char *state = job_state_name(v->state);
+		if (v->state != JOB_STATE_CREATED && (!was || strcmp(was, state) != 0))
 			rec_event(r, job,
-			          v->state == TF_STATE_FAILED || v->state == TF_STATE_RESTARTING
+			          v->state == JOB_STATE_FAILED || v->state == JOB_STATE_RESTARTING
 			              ? "Warning"
 			              : "Normal",
 			          v->reason, v->message);
 	}
 }
 
-static void suspend_job(struct reconciler *r, const struct tfjob *job, struct json_t *obj,
+static void suspend_job(struct reconciler *r, const struct job *job, struct json_t *obj,
                         struct owned *o, const struct svc_seen *svcs, long now)
 {
 	for (size_t i = 0; i < o->n; i++) {
@@ -183,26 +183,27 @@ static void suspend_job(struct reconciler *r, const struct tfjob *job, struct js
 		rec_pod_res(job, m.name, &res);
 		rec_write(r, job, OP_DELETE, &res, NULL, m.uid, "suspend pod");
 	}
-	for (int t = 0; t < TF_NTYPES; t++) {
-		for (int i = 0; i < TF_MAX_REPLICAS; i++) {
-			char name[TF_SERVICE_NAME_MAX + 1];
-			if (!svcs->have[t][i] || tf_replica_name(job, (enum tf_rtype)t, i, name,
-			                                         sizeof(name)) != DRAKE_OK)
+	for (int t = 0; t < JOB_NTYPES; t++) {
+		for (int i = 0; i < JOB_MAX_REPLICAS; i++) {
+			char name[JOB_SERVICE_NAME_MAX + 1];
+			if (!svcs->have[t][i] || job_replica_name(job, (enum job_rtype)t, i, name,
+			                                          sizeof(name)) != DRAKE_OK)
 				continue;
 			struct kube_resource res = {
 			    .version = "v1", .plural = "services", .ns = job->ns, .name = name};
 			rec_write(r, job, OP_DELETE, &res, NULL, NULL, "suspend service");
 		}
 	}
-	struct tf_verdict v = {.state = TF_STATE_SUSPENDED};
+	struct job_verdict v = {.state = JOB_STATE_SUSPENDED};
 	snprintf(v.reason, sizeof(v.reason), "TFJobSuspended");
-	snprintf(v.message, sizeof(v.message), "TFJob %s/%s is suspended.", job->ns, job->name);
+	snprintf(v.message, sizeof(v.message), "job %s/%s is suspended.", job->ns, job->name);
 	write_status(r, job, obj, &v, now);
 }
 
 void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 {
-	struct json_t *obj = kube_informer_get(r->jobs, ns, name);
+	const struct job_kind *kind;
+	struct json_t *obj = rec_job_get(r, ns, name, &kind);
 	struct kube_meta m;
 	char key[KEY_MAX];
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
@@ -217,21 +218,23 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		rec_enqueue(r, &r->later, ns, name); /* backing off after failed writes */
 		return;
 	}
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	char msg[256];
 	long now = (long)rec_now_s(r);
-	if (tfjob_decode(obj, &job, &managed, msg, sizeof(msg)) != DRAKE_OK) {
-		char *patch = tf_status_invalid_patch(obj, msg, now);
+	if (job_decode(kind, obj, &job, &managed, msg, sizeof(msg)) != DRAKE_OK) {
+		char *patch = job_status_invalid_patch(obj, kind, msg, now);
 		if (patch && m.uid[0] && strlen(ns) < sizeof(job.ns) &&
 		    strlen(name) < sizeof(job.name)) {
-			rec_job_ref(&job, ns, name, m.uid);
+			rec_job_ref(r, &job, ns, name, m.uid);
 			struct kube_resource res;
 			rec_job_res(&job, "status", &res);
-			rec_event(r, &job, "Warning", "TFJobFailedValidation", msg);
+			char reason[64];
+			snprintf(reason, sizeof(reason), "%sFailedValidation", kind->kind);
+			rec_event(r, &job, "Warning", reason, msg);
 			rec_write(r, &job, OP_MERGE, &res, patch, NULL, "invalid status");
 		} else if (patch) {
-			log_warn("tfjob_invalid", "job=%s err=%s", key, msg);
+			log_warn("job_invalid", "kind=%s job=%s err=%s", kind->kind, key, msg);
 		}
 		free(patch);
 		return;
@@ -240,10 +243,11 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		return; /* runPolicy.managedBy names another controller */
 	bool final;
 	long since_start, since_done;
-	tf_status_read(obj, now, &final, &since_start, &since_done);
+	job_status_read(obj, now, &final, &since_start, &since_done);
 	struct owned *o = r->owned;
 	o->n = 0;
 	o->truncated = false;
+	o->container = job.kind->container;
 	kube_pods_by_owner(kube_informer_cache(r->pods), job.uid, collect_pod, o);
 	if (o->truncated) { /* acting on part of the pods would recreate the rest */
 		log_warn("reconciler_too_many_pods", "job=%s limit=%d action=skip", key,
@@ -279,7 +283,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 	}
 	free(made.v);
 	char reserved[300];
-	if (created && tf_template_reserved(&job, reserved, sizeof(reserved))) {
+	if (created && job_template_reserved(&job, reserved, sizeof(reserved))) {
 		char why[400];
 		snprintf(why, sizeof(why),
 		         "pod templates carry annotations only drake writes (%s): they were left "
@@ -287,9 +291,11 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		         reserved);
 		rec_event(r, &job, "Warning", "TemplateAnnotationsStripped", why);
 	}
-	struct tf_verdict v;
-	int prior = tf_restart_count(obj);
-	tf_judge(&job, o->obs, o->n, prior, since_start, &v);
+	if (created && job.notice[0]) /* a field drake accepts but does not act on */
+		rec_event(r, &job, "Warning", "FieldNotHonoured", job.notice);
+	struct job_verdict v;
+	int prior = job_restart_count(obj);
+	job_judge(&job, o->obs, o->n, prior, since_start, &v);
 	int recreated = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		struct kube_meta pm;
@@ -299,9 +305,9 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 		if (o->obs[i].recreate) {
 			rec_write(r, &job, OP_DELETE, &res, NULL, pm.uid, "recreate failed pod");
 			recreated++;
-		} else if (o->obs[i].gated && !o->obs[i].deleting && !tf_state_final(v.state) &&
-		           tf_replica_starts(&job, o->obs[i].type, o->obs[i].index) &&
-		           !(r->opts.gang && o->obs[i].type != TF_EVALUATOR)) {
+		} else if (o->obs[i].gated && !o->obs[i].deleting && !job_state_final(v.state) &&
+		           job_replica_starts(&job, o->obs[i].type, o->obs[i].index) &&
+		           !(r->opts.gang && o->obs[i].type != JOB_EVALUATOR)) {
 			/* With gang admission, PS, chief and workers wait for a
 			 * plan (admit_pass): they train together, so they start
 			 * together. An evaluator is no part of the training
@@ -309,7 +315,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 			 * lists it as Kubeflow's does): it only reads the
 			 * checkpoints, training never waits for it, and it
 			 * starts at once. */
-			char *patch = tf_pod_ungate_patch(o->obj[i]);
+			char *patch = job_pod_ungate_patch(o->obj[i]);
 			rec_write(r, &job, OP_JSONPATCH, &res, patch, NULL, "ungate pod");
 			free(patch);
 		}
@@ -318,10 +324,10 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 	 * creates some. A view that lags this job's creates still counts its
 	 * bound members right (a pod just created is gated), so expectations
 	 * never hold its deadline back. */
-	if (r->opts.gang && !recreated && !created && !tf_state_final(v.state))
+	if (r->opts.gang && !recreated && !created && !job_state_final(v.state))
 		rec_backstop(r, &job, o, key);
 	if (recreated) {
-		char *patch = tf_restarts_patch(prior + recreated);
+		char *patch = job_restarts_patch(prior + recreated);
 		struct kube_resource res;
 		rec_job_res(&job, NULL, &res);
 		rec_write(r, &job, OP_MERGE, &res, patch, NULL, "count restarts");
@@ -329,7 +335,7 @@ void rec_sync_job(struct reconciler *r, const char *ns, const char *name)
 	}
 	write_status(r, &job, obj, &v, now);
 	if (created)
-		log_info("tfjob_created_pods", "job=%s pods=%d", key, created);
+		log_info("job_created_pods", "kind=%s job=%s pods=%d", kind->kind, key, created);
 	if (job.deadline_s >= 0)
 		rec_enqueue(r, &r->later, ns, name); /* the deadline is checked every second */
 }

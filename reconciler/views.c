@@ -72,6 +72,11 @@ char *reconciler_jobs_json(const struct reconciler *r)
 		notes[k].status =
 		    drake_admit_status_name((enum drake_admit_status)r->waits[i].status);
 		notes[k].why = r->waits[i].why;
+		char ns[64] = "", name[KUBE_NAME_MAX + 1] = "";
+		const struct job_kind *kind = NULL;
+		if (sscanf(r->waits[i].key, "%63[^/]/%253s", ns, name) == 2 &&
+		    rec_job_get(r, ns, name, &kind))
+			notes[k].kind = kind->kind;
 		k++;
 	}
 	/* the running jobs with their progress as reported by now: the class

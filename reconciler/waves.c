@@ -3,7 +3,7 @@
  * rate for the pacing budget (gang/pace.h: no more gang pods waiting for
  * kube-scheduler than it binds in half the barrier timeout), runs
  * admit_round() over the caches with it, applies the waves that go (one
- * atomic ungate patch per pod, an Event, the plan on the TFJob), tells
+ * atomic ungate patch per pod, an Event, the plan on the job), tells
  * waiting jobs why once per reason, and follows the waves in flight until
  * kube-scheduler has bound them.
  *
@@ -27,7 +27,7 @@
 #include "kube/pod.h"
 #include "reconciler/pass_world.h"
 #include "reconciler/scale.h"
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 /*
  * Follows the admitted waves: *unbound gets how many of their pods still wait
@@ -79,8 +79,8 @@ static bool scan_waves(struct reconciler *r, long *binds, long *unbound)
 
 static void apply_wave(struct reconciler *r, struct admit_wave *w)
 {
-	struct tfjob job;
-	rec_job_ref(&job, w->ns, w->job, w->uid);
+	struct job job;
+	rec_job_ref(r, &job, w->ns, w->job, w->uid);
 	char msg[512];
 	int nodes = 0;
 	for (int i = 0; i < w->n_pods; i++)
@@ -89,12 +89,12 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	         w->n_ps, w->n_chief ? ", the chief" : "", w->n_workers, w->gang, nodes,
 	         nodes == 1 ? "" : "s", w->pods[0].node, nodes > 1 ? ", ..." : "");
 	rec_event(r, &job, "Normal", "GangAdmitted", msg);
-	if (w->n_pods == w->size) { /* a new wave, not a repair: record it on the TFJob */
+	if (w->n_pods == w->size) { /* a new wave, not a repair: record it on the job */
 		const char **where = calloc((size_t)w->n_pods, sizeof(*where));
 		for (int i = 0; where && i < w->n_pods; i++)
 			where[i] = w->pods[i].node;
-		char *plan = where ? tf_plan_patch(w->gang, w->n_ps, w->n_chief, w->n_workers,
-		                                   where, w->n_pods)
+		char *plan = where ? job_plan_patch(w->gang, w->n_ps, w->n_chief, w->n_workers,
+		                                    where, w->n_pods)
 		                   : NULL;
 		struct kube_resource res;
 		rec_job_res(&job, NULL, &res);
@@ -126,7 +126,7 @@ static bool scale_settling(struct reconciler *r)
 	size_t kept = 0;
 	for (size_t i = 0; i < r->nscaling; i++) {
 		struct pending_scale *p = &r->scaling[i];
-		struct json_t *obj = kube_informer_get(r->jobs, p->ns, p->job);
+		struct json_t *obj = rec_job_get(r, p->ns, p->job, NULL);
 		const char *v = obj ? kube_obj_annotation(obj, p->annotation) : NULL;
 		if (!obj || (v && !strcmp(v, p->value)) || now - p->sent_ms > WAVE_SETTLE_MS) {
 			free(p->value);
@@ -154,13 +154,13 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 		memset(p, 0, sizeof(*p));
 		snprintf(p->ns, sizeof(p->ns), "%s", sc->ns);
 		snprintf(p->job, sizeof(p->job), "%s", sc->job);
-		p->annotation = TF_ANNOTATION_SCALE;
+		p->annotation = JOB_ANNOTATION_SCALE;
 		p->value = sc->value;
 		sc->value = NULL;
 		p->sent_ms = rec_now_ms(r);
 	}
-	struct tfjob job;
-	rec_job_ref(&job, sc->ns, sc->job, sc->uid);
+	struct job job;
+	rec_job_ref(r, &job, sc->ns, sc->job, sc->uid);
 	struct kube_resource res;
 	rec_job_res(&job, NULL, &res);
 	if (sc->patch)
@@ -215,12 +215,12 @@ static void note_once(struct reconciler *r, const char *key, const struct admit_
 	snprintf(n->why, sizeof(n->why), "%s", wt->why);
 	if (wt->quiet)
 		return;
-	struct json_t *obj = kube_informer_get(r->jobs, wt->ns, wt->job);
+	struct json_t *obj = rec_job_get(r, wt->ns, wt->job, NULL);
 	struct kube_meta m;
 	if (!obj || kube_obj_meta(obj, &m) != DRAKE_OK)
 		return;
-	struct tfjob job;
-	rec_job_ref(&job, wt->ns, wt->job, m.uid);
+	struct job job;
+	rec_job_ref(r, &job, wt->ns, wt->job, m.uid);
 	rec_event(r, &job, type, reason, msg);
 }
 
@@ -272,7 +272,7 @@ static void note_skipped(struct reconciler *r, struct admit_skipped_list *now)
 	memset(now, 0, sizeof(*now));
 }
 
-static bool slow_of(void *arg, const struct tfjob *job, double *frac)
+static bool slow_of(void *arg, const struct job *job, double *frac)
 {
 	return rec_job_slow(arg, job, frac);
 }
@@ -290,9 +290,10 @@ static double changed_of(void *arg, const char *ns)
 
 drake_err rec_pass_world(struct reconciler *r, struct pass_world *w, char *msg, size_t msglen)
 {
-	drake_err e =
-	    pass_world_build(w, kube_informer_cache(r->nodes), kube_informer_cache(r->pods),
-	                     kube_informer_cache(r->jobs), msg, msglen);
+	struct job_caches jc;
+	rec_job_caches(r, &jc);
+	drake_err e = pass_world_build(w, kube_informer_cache(r->nodes),
+	                               kube_informer_cache(r->pods), &jc, msg, msglen);
 	if (!e)
 		rec_usage_apply(r, &w->c);
 	w->built_s = rec_now_s(r);
@@ -323,7 +324,7 @@ static void charge_wave(struct reconciler *r, struct pass_world *w, const struct
 /* Keeps w's snapshot for the re-plan in place of the last round's. */
 static void keep_world(struct reconciler *r, struct pass_world *w)
 {
-	pass_world_drop_jobs(w); /* they borrow the TFJob cache */
+	pass_world_drop_jobs(w); /* they borrow the job cache */
 	w->gen = ++r->rounds;
 	pass_world_release(r->world);
 	free(r->world);

@@ -65,7 +65,7 @@ static void on_write_done(const struct kube_response *resp, void *arg)
 	free(w);
 }
 
-static struct write_ctx *write_ctx(struct reconciler *r, const struct tfjob *job, const char *what)
+static struct write_ctx *write_ctx(struct reconciler *r, const struct job *job, const char *what)
 {
 	struct write_ctx *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -92,7 +92,7 @@ static void write_failed(struct reconciler *r, struct write_ctx *w, drake_err e)
 	on_write_done(&resp, w);
 }
 
-void rec_write(struct reconciler *r, const struct tfjob *job, enum rec_op op,
+void rec_write(struct reconciler *r, const struct job *job, enum rec_op op,
                const struct kube_resource *res, const char *body, const char *uid, const char *what)
 {
 	struct write_ctx *w = write_ctx(r, job, what);
@@ -116,8 +116,8 @@ void rec_write(struct reconciler *r, const struct tfjob *job, enum rec_op op,
 		write_failed(r, w, e);
 }
 
-void rec_force_delete(struct reconciler *r, const struct tfjob *job, const char *pod,
-                      const char *uid, const char *what)
+void rec_force_delete(struct reconciler *r, const struct job *job, const char *pod, const char *uid,
+                      const char *what)
 {
 	struct write_ctx *w = write_ctx(r, job, what);
 	if (!w)
@@ -129,11 +129,14 @@ void rec_force_delete(struct reconciler *r, const struct tfjob *job, const char 
 		write_failed(r, w, e);
 }
 
-void rec_event(struct reconciler *r, const struct tfjob *job, const char *type, const char *reason,
+void rec_event(struct reconciler *r, const struct job *job, const char *type, const char *reason,
                const char *message)
 {
-	log_info("tfjob_event", "job=%s/%s type=%s reason=%s", job->ns, job->name, type, reason);
-	drake_err e = kube_record_event(r->client, job->ns, "kubeflow.org/v1", "TFJob", job->name,
+	char api[128];
+	snprintf(api, sizeof(api), "%s/%s", job->kind->group, job->kind->version);
+	log_info("job_event", "kind=%s job=%s/%s type=%s reason=%s", job->kind->kind, job->ns,
+	         job->name, type, reason);
+	drake_err e = kube_record_event(r->client, job->ns, api, job->kind->kind, job->name,
 	                                job->uid, type, reason, message, NULL, NULL);
 	if (e != DRAKE_OK)
 		log_warn("event_post_failed", "job=%s/%s err=%s", job->ns, job->name,
@@ -147,25 +150,29 @@ void rec_writes_detach(struct reconciler *r)
 	r->writes = NULL;
 }
 
-void rec_pod_res(const struct tfjob *job, const char *name, struct kube_resource *res)
+void rec_pod_res(const struct job *job, const char *name, struct kube_resource *res)
 {
 	*res =
 	    (struct kube_resource){.version = "v1", .plural = "pods", .ns = job->ns, .name = name};
 }
 
-void rec_job_res(const struct tfjob *job, const char *sub, struct kube_resource *res)
+void rec_job_res(const struct job *job, const char *sub, struct kube_resource *res)
 {
-	*res = (struct kube_resource){.group = "kubeflow.org",
-	                              .version = "v1",
-	                              .plural = "tfjobs",
+	*res = (struct kube_resource){.group = job->kind->group,
+	                              .version = job->kind->version,
+	                              .plural = job->kind->plural,
 	                              .ns = job->ns,
 	                              .name = job->name,
 	                              .subresource = sub};
 }
 
-void rec_job_ref(struct tfjob *job, const char *ns, const char *name, const char *uid)
+void rec_job_ref(const struct reconciler *r, struct job *job, const char *ns, const char *name,
+                 const char *uid)
 {
 	memset(job, 0, sizeof(*job));
+	/* a job gone from the caches: its writes fail as they would anyway */
+	if (!rec_job_get(r, ns, name, &job->kind))
+		job->kind = r->kinds[0];
 	snprintf(job->ns, sizeof(job->ns), "%s", ns);
 	snprintf(job->name, sizeof(job->name), "%s", name);
 	snprintf(job->uid, sizeof(job->uid), "%s", uid);

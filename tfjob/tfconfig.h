@@ -15,7 +15,7 @@
 #define TF_CLUSTER_DOMAIN_MAX 128
 
 /* Endpoint "<job>-<type>-<i>.<ns>.svc[.<domain>]:<port>" into buf. */
-drake_err tf_endpoint(const struct tfjob *job, enum tf_rtype t, int index, const char *domain,
+drake_err tf_endpoint(const struct job *job, enum job_rtype t, int index, const char *domain,
                       char *buf, size_t len) DRAKE_MUST_CHECK;
 
 /* {"cluster":{...},"task":{"type":..,"index":..},"environment":"cloud"} for
@@ -23,10 +23,15 @@ drake_err tf_endpoint(const struct tfjob *job, enum tf_rtype t, int index, const
  * sparse form is built (workers keyed by index, as Kubeflow's
  * training-operator builds it for dynamic workers).
  * NULL on a bad argument or out of memory. */
-char *tf_config_json(const struct tfjob *job, enum tf_rtype t, int index, const char *domain);
+char *tf_config_json(const struct job *job, enum job_rtype t, int index, const char *domain);
 
 /* True when TF_CONFIG is injected at all: a job of exactly one replica is
  * not distributed and gets none (as in Kubeflow). */
-bool tf_config_wanted(const struct tfjob *job);
+bool tf_config_wanted(const struct job *job);
+
+/* The TFJob kind's environment (struct job_kind.env): TF_CONFIG, when
+ * wanted, into env. */
+int tf_env_set(const struct job *job, enum job_rtype t, int index, const char *domain,
+               struct json_t *env, void (*set_env)(struct json_t *, const char *, const char *));
 
 #endif

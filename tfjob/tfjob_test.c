@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "tfjob/tfconfig.h"
+#include "kind/job_codec.h"
 #include "tfjob/tfjob.h"
 
 static char msg[256];
@@ -34,7 +35,7 @@ static const char *DRAGON_JOB =
               "\"Worker\":{\"replicas\":4,\"restartPolicy\":\"OnFailure\",\"template\":" TMPL
               "}}}}";
 
-static drake_err decode(const char *text, struct tfjob *job, bool *managed, json_t **keep)
+static drake_err decode(const char *text, struct job *job, bool *managed, json_t **keep)
 {
 	json_error_t err;
 	json_t *o = json_loads(text, 0, &err);
@@ -51,28 +52,28 @@ static drake_err decode(const char *text, struct tfjob *job, bool *managed, json
 
 static void test_dragon_readme_job_decodes_with_top_level_fields(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	json_t *o;
 	assert_int_equal(decode(DRAGON_JOB, &job, &managed, &o), DRAKE_OK);
 	assert_true(managed);
 	assert_true(job.dragon_layout);
 	assert_string_equal(job.name, "job1");
-	assert_int_equal(job.rs[TF_PS].replicas, 1);
-	assert_int_equal(job.rs[TF_WORKER].replicas, 4);
+	assert_int_equal(job.rs[JOB_PS].replicas, 1);
+	assert_int_equal(job.rs[JOB_WORKER].replicas, 4);
 	assert_int_equal(job.min_instances, 1);
 	assert_int_equal(job.max_instances, 4);
-	assert_int_equal(job.clean, TF_CLEAN_ALL);
-	assert_int_equal(job.rs[TF_WORKER].restart, TF_RESTART_ON_FAILURE);
-	assert_int_equal(job.rs[TF_WORKER].port, 2222);
-	assert_false(job.rs[TF_CHIEF].present);
-	assert_int_equal(tf_replica_slots(&job, TF_WORKER), 4);
+	assert_int_equal(job.clean, JOB_CLEAN_ALL);
+	assert_int_equal(job.rs[JOB_WORKER].restart, JOB_RESTART_ON_FAILURE);
+	assert_int_equal(job.rs[JOB_WORKER].port, 2222);
+	assert_false(job.rs[JOB_CHIEF].present);
+	assert_int_equal(job_replica_slots(&job, JOB_WORKER), 4);
 	json_decref(o);
 }
 
 static void test_kubeflow_layout_and_defaults(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	assert_int_equal(
 	    decode("{" META
@@ -84,28 +85,28 @@ static void test_kubeflow_layout_and_defaults(void **state)
 	           &job, &managed, NULL),
 	    DRAKE_OK);
 	assert_false(job.dragon_layout);
-	assert_int_equal(job.rs[TF_PS].replicas, 1); /* default */
-	assert_int_equal(job.rs[TF_PS].port, 3333);
-	assert_int_equal(job.rs[TF_PS].restart, TF_RESTART_NEVER);
-	assert_int_equal(job.clean, TF_CLEAN_NONE); /* Kubeflow's TFJob default */
-	assert_int_equal(job.min_instances, 2);     /* default: Worker.replicas */
+	assert_int_equal(job.rs[JOB_PS].replicas, 1); /* default */
+	assert_int_equal(job.rs[JOB_PS].port, 3333);
+	assert_int_equal(job.rs[JOB_PS].restart, JOB_RESTART_NEVER);
+	assert_int_equal(job.clean, JOB_CLEAN_NONE); /* Kubeflow's TFJob default */
+	assert_int_equal(job.min_instances, 2);      /* default: Worker.replicas */
 	assert_int_equal(job.max_instances, 2);
 	assert_int_equal(job.backoff_limit, 3);
 	assert_int_equal(job.deadline_s, 60);
 	assert_int_equal(job.ttl_s, 10);
-	assert_true(job.all_workers);
+	assert_int_equal(job.success, JOB_SUCCESS_ALL_WORKERS);
 }
 
 static void test_master_is_chief_and_managed_by_is_respected(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	assert_int_equal(
 	    decode("{" META ",\"spec\":{\"tfReplicaSpecs\":{\"Master\":{\"template\":" TMPL "}}}}",
 	           &job, &managed, NULL),
 	    DRAKE_OK);
-	assert_true(job.rs[TF_CHIEF].present);
-	assert_true(tf_is_master_role(&job, TF_CHIEF, 0));
+	assert_true(job.rs[JOB_CHIEF].present);
+	assert_true(job_is_master_role(&job, JOB_CHIEF, 0));
 	assert_int_equal(decode("{" META ",\"spec\":{\"runPolicy\":{\"managedBy\":\"kubeflow.org/"
 	                        "training-operator\"},\"tfReplicaSpecs\":{}}}",
 	                        &job, &managed, NULL),
@@ -172,7 +173,7 @@ static void test_invalid_jobs_name_the_problem(void **state)
 	    {"{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"},\"spec\":{}}", "metadata.namespace"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct tfjob job;
+		struct job job;
 		bool managed;
 		drake_err e = decode(bad[i].json, &job, &managed, NULL);
 		if (e != DRAKE_EINVAL || !strstr(msg, bad[i].want))
@@ -183,27 +184,28 @@ static void test_invalid_jobs_name_the_problem(void **state)
 
 static void test_replica_names_and_their_limit(void **state)
 {
-	struct tfjob job = {.name = "mnist", .ns = "ml"};
-	char buf[TF_SERVICE_NAME_MAX + 1];
-	assert_int_equal(tf_replica_name(&job, TF_WORKER, 1, buf, sizeof(buf)), DRAKE_OK);
+	struct job job = {.name = "mnist", .ns = "ml"};
+	char buf[JOB_SERVICE_NAME_MAX + 1];
+	assert_int_equal(job_replica_name(&job, JOB_WORKER, 1, buf, sizeof(buf)), DRAKE_OK);
 	assert_string_equal(buf, "mnist-worker-1");
-	assert_int_equal(tf_replica_name(&job, TF_EVALUATOR, 0, buf, sizeof(buf)), DRAKE_OK);
+	assert_int_equal(job_replica_name(&job, JOB_EVALUATOR, 0, buf, sizeof(buf)), DRAKE_OK);
 	assert_string_equal(buf, "mnist-evaluator-0");
-	assert_int_equal(tf_replica_name(&job, TF_PS, TF_MAX_REPLICAS, buf, sizeof(buf)),
+	assert_int_equal(job_replica_name(&job, JOB_PS, JOB_MAX_REPLICAS, buf, sizeof(buf)),
 	                 DRAKE_EINVAL);
 	/* the longest valid job name still fits with the longest type and index */
-	memset(job.name, 'a', TF_JOB_NAME_MAX);
-	job.name[TF_JOB_NAME_MAX] = '\0';
-	assert_int_equal(tf_replica_name(&job, TF_EVALUATOR, 999, buf, sizeof(buf)), DRAKE_OK);
-	assert_int_equal(strlen(buf), TF_SERVICE_NAME_MAX);
-	job.name[TF_JOB_NAME_MAX] = 'a';
-	job.name[TF_JOB_NAME_MAX + 1] = '\0';
-	assert_int_equal(tf_replica_name(&job, TF_EVALUATOR, 999, buf, sizeof(buf)), DRAKE_ELIMIT);
+	memset(job.name, 'a', JOB_NAME_MAX);
+	job.name[JOB_NAME_MAX] = '\0';
+	assert_int_equal(job_replica_name(&job, JOB_EVALUATOR, 999, buf, sizeof(buf)), DRAKE_OK);
+	assert_int_equal(strlen(buf), JOB_SERVICE_NAME_MAX);
+	job.name[JOB_NAME_MAX] = 'a';
+	job.name[JOB_NAME_MAX + 1] = '\0';
+	assert_int_equal(job_replica_name(&job, JOB_EVALUATOR, 999, buf, sizeof(buf)),
+	                 DRAKE_ELIMIT);
 }
 
 static void test_tf_config_lists_max_instances_workers(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	json_t *o;
 	/* README job but only 2 workers started of max 4 */
@@ -211,32 +213,32 @@ static void test_tf_config_lists_max_instances_workers(void **state)
 	                  "\"tfReplicaSpecs\":{\"PS\":{\"template\":" TMPL "},"
 	                  "\"Worker\":{\"replicas\":2,\"template\":" TMPL "}}}}";
 	assert_int_equal(decode(two, &job, &managed, &o), DRAKE_OK);
-	char *cfg = tf_config_json(&job, TF_WORKER, 1, NULL);
+	char *cfg = tf_config_json(&job, JOB_WORKER, 1, NULL);
 	assert_string_equal(
 	    cfg, "{\"cluster\":{\"ps\":[\"job1-ps-0.ml.svc:2222\"],\"worker\":["
 	         "\"job1-worker-0.ml.svc:2222\",\"job1-worker-1.ml.svc:2222\","
 	         "\"job1-worker-2.ml.svc:2222\",\"job1-worker-3.ml.svc:2222\"]},"
 	         "\"task\":{\"type\":\"worker\",\"index\":1},\"environment\":\"cloud\"}");
 	free(cfg);
-	cfg = tf_config_json(&job, TF_PS, 0, "cluster.local");
+	cfg = tf_config_json(&job, JOB_PS, 0, "cluster.local");
 	assert_non_null(strstr(cfg, "\"job1-ps-0.ml.svc.cluster.local:2222\""));
 	assert_non_null(strstr(cfg, "\"task\":{\"type\":\"ps\",\"index\":0}"));
 	free(cfg);
 	/* a worker index beyond max-instances has no TF_CONFIG */
-	assert_null(tf_config_json(&job, TF_WORKER, 4, NULL));
+	assert_null(tf_config_json(&job, JOB_WORKER, 4, NULL));
 	char big[TF_CLUSTER_DOMAIN_MAX + 2];
 	memset(big, 'd', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	assert_null(tf_config_json(&job, TF_WORKER, 0, big));
+	assert_null(tf_config_json(&job, JOB_WORKER, 0, big));
 	assert_true(tf_config_wanted(&job));
-	assert_true(tf_replica_starts(&job, TF_WORKER, 1));
-	assert_false(tf_replica_starts(&job, TF_WORKER, 2));
+	assert_true(job_replica_starts(&job, JOB_WORKER, 1));
+	assert_false(job_replica_starts(&job, JOB_WORKER, 2));
 	json_decref(o);
 }
 
 static void test_tf_config_with_chief_evaluator_and_sparse_form(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	bool managed;
 	json_t *o;
 	const char *j = "{" META ",\"spec\":{\"enableDynamicWorker\":true,\"tfReplicaSpecs\":{"
@@ -245,14 +247,14 @@ static void test_tf_config_with_chief_evaluator_and_sparse_form(void **state)
 	                    4000) "},"
 	                          "\"Worker\":{\"replicas\":3,\"template\":" TMPL "}}}}";
 	assert_int_equal(decode(j, &job, &managed, &o), DRAKE_OK);
-	char *cfg = tf_config_json(&job, TF_WORKER, 2, NULL);
+	char *cfg = tf_config_json(&job, JOB_WORKER, 2, NULL);
 	assert_string_equal(
 	    cfg, "{\"cluster\":{\"ps\":[\"job1-ps-0.ml.svc:4000\",\"job1-ps-1.ml.svc:4000\"],"
 	         "\"worker\":{\"2\":\"job1-worker-2.ml.svc:2222\"}},"
 	         "\"task\":{\"type\":\"worker\",\"index\":2},\"environment\":\"cloud\"}");
 	free(cfg);
 	job.dynamic_worker = false; /* the dense form lists every type, chief first */
-	cfg = tf_config_json(&job, TF_EVALUATOR, 0, NULL);
+	cfg = tf_config_json(&job, JOB_EVALUATOR, 0, NULL);
 	assert_non_null(
 	    strstr(cfg, "{\"cluster\":{\"chief\":[\"job1-chief-0.ml.svc:2222\"],\"ps\":["));
 	assert_non_null(strstr(cfg, "\"evaluator\":[\"job1-evaluator-0.ml.svc:2222\"]}"));
@@ -268,7 +270,7 @@ static void test_tf_config_with_chief_evaluator_and_sparse_form(void **state)
 
 /* A Kubeflow job of 1 PS, an optional chief and 4 workers with the given
  * schedulingPolicy and extra spec fields. */
-static drake_err kubeflow_gang(const char *policy, const char *extra, bool chief, struct tfjob *job)
+static drake_err kubeflow_gang(const char *policy, const char *extra, bool chief, struct job *job)
 {
 	char text[2048];
 	snprintf(text, sizeof(text),
@@ -282,7 +284,7 @@ static drake_err kubeflow_gang(const char *policy, const char *extra, bool chief
 
 static void test_kubeflow_min_available_gives_the_gang_minimum(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	assert_int_equal(kubeflow_gang("{\"minAvailable\":3}", "", false, &job), DRAKE_OK);
 	assert_int_equal(job.min_instances, 2); /* 3 pods: the PS and 2 workers */
 	assert_int_equal(job.max_instances, 4);
@@ -306,7 +308,7 @@ static void test_kubeflow_min_available_gives_the_gang_minimum(void **state)
 
 static void test_kubeflow_scheduling_policy_contradictions_are_refused(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	assert_int_equal(kubeflow_gang("{\"minAvailable\":0}", "", false, &job), DRAKE_EINVAL);
 	assert_non_null(
 	    strstr(msg, "minAvailable (0) is below the 1 PS the job cannot run without"));
@@ -337,23 +339,23 @@ static void test_kubeflow_scheduling_policy_contradictions_are_refused(void **st
 
 static void test_refusal_record_round_trips_and_malformed_ones_are_ignored(void **state)
 {
-	struct tf_refusal r = {.tries = 3, .at_s = 1000, .until_s = 1020};
+	struct job_refusal r = {.tries = 3, .at_s = 1000, .until_s = 1020};
 	snprintf(r.pod, sizeof(r.pod), "job1-worker-0");
 	snprintf(r.why, sizeof(r.why), "persistentvolumeclaim \"x\" not found");
-	char *v = tf_refusal_value(&r);
-	struct tf_refusal back;
-	assert_true(tf_refusal_decode(v, &back));
+	char *v = job_refusal_value(&r);
+	struct job_refusal back;
+	assert_true(job_refusal_decode(v, &back));
 	free(v);
 	assert_int_equal(back.tries, 3);
 	assert_true(back.at_s == 1000 && back.until_s == 1020);
 	assert_string_equal(back.pod, "job1-worker-0");
 	assert_string_equal(back.why, r.why);
-	assert_false(tf_refusal_decode(NULL, &back));
-	assert_false(tf_refusal_decode(
+	assert_false(job_refusal_decode(NULL, &back));
+	assert_false(job_refusal_decode(
 	    "{\"tries\":0,\"at\":1,\"until\":2,\"pod\":\"p\",\"why\":\"w\"}", &back));
-	assert_false(tf_refusal_decode(
+	assert_false(job_refusal_decode(
 	    "{\"tries\":1,\"at\":\"x\",\"until\":2,\"pod\":\"p\",\"why\":\"w\"}", &back));
-	assert_false(tf_refusal_decode("not json", &back));
+	assert_false(job_refusal_decode("not json", &back));
 	assert_int_equal(back.tries, 0);
 }
 

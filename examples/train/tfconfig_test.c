@@ -26,7 +26,7 @@ static void parse_ok(const char *json, struct tf_config *c)
 
 #define TMPL "{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"t\"}]}}"
 
-static void decode_job(const char *spec, struct tfjob *job)
+static void decode_job(const char *spec, struct job *job)
 {
 	char text[2048], msg[512];
 	snprintf(text, sizeof(text),
@@ -45,17 +45,18 @@ static void decode_job(const char *spec, struct tfjob *job)
 
 static void test_reads_what_drakes_reconciler_writes_for_every_replica(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	/* DRAGON's shape: 1 PS, 2 workers started of max-instances 4 */
 	decode_job("{\"max-instances\":4,\"min-instances\":1,\"tfReplicaSpecs\":{"
 	           "\"PS\":{\"template\":" TMPL "},"
 	           "\"Worker\":{\"replicas\":2,\"template\":" TMPL "}}}",
 	           &job);
 	const struct {
-		enum tf_rtype rt;
+		enum job_rtype rt;
 		int index;
 		enum tfc_type want;
-	} replicas[] = {{TF_PS, 0, TFC_PS}, {TF_WORKER, 0, TFC_WORKER}, {TF_WORKER, 3, TFC_WORKER}};
+	} replicas[] = {
+	    {JOB_PS, 0, TFC_PS}, {JOB_WORKER, 0, TFC_WORKER}, {JOB_WORKER, 3, TFC_WORKER}};
 	for (size_t i = 0; i < sizeof(replicas) / sizeof(replicas[0]); i++) {
 		char *json =
 		    tf_config_json(&job, replicas[i].rt, replicas[i].index, "cluster.local");
@@ -84,14 +85,14 @@ static void test_reads_what_drakes_reconciler_writes_for_every_replica(void **st
 
 static void test_reads_the_chief_evaluator_and_the_sparse_form(void **state)
 {
-	struct tfjob job;
+	struct job job;
 	decode_job("{\"enableDynamicWorker\":true,\"tfReplicaSpecs\":{"
 	           "\"Chief\":{\"template\":" TMPL "},\"Evaluator\":{\"template\":" TMPL "},"
 	           "\"PS\":{\"template\":" TMPL "},\"Worker\":{\"replicas\":3,\"template\":" TMPL
 	           "}}}",
 	           &job);
 	/* sparse: a worker sees the PS and itself, keyed by index */
-	char *json = tf_config_json(&job, TF_WORKER, 2, NULL);
+	char *json = tf_config_json(&job, JOB_WORKER, 2, NULL);
 	struct tf_config c;
 	parse_ok(json, &c);
 	assert_int_equal(c.type, TFC_WORKER);
@@ -104,7 +105,7 @@ static void test_reads_the_chief_evaluator_and_the_sparse_form(void **state)
 	free(json);
 	/* dense: the chief, and the evaluator the operator lists too */
 	job.dynamic_worker = false;
-	const enum tf_rtype types[] = {TF_CHIEF, TF_EVALUATOR};
+	const enum job_rtype types[] = {JOB_CHIEF, JOB_EVALUATOR};
 	const enum tfc_type want[] = {TFC_CHIEF, TFC_EVALUATOR};
 	for (int i = 0; i < 2; i++) {
 		json = tf_config_json(&job, types[i], 0, NULL);

@@ -192,7 +192,7 @@ static void test_an_incomplete_wave_times_out_and_binds_nothing(void **state)
 	struct bind_call a;
 	start_bind(m, &a, d.port, "mnist-worker-0");
 	assert_true(fake_api_finish(&api, m, 10));
-	assert_non_null(strstr(a.r.body, "tfjob ml/mnist: gang job-uid.1: 1 of 2 members reached "
+	assert_non_null(strstr(a.r.body, "job ml/mnist: gang job-uid.1: 1 of 2 members reached "
 	                                 "bind within 1s; none was bound"));
 	assert_int_equal(fake_api_count(&api, "POST", "/binding"), 0);
 	struct waiting none = {d.port, 0};
@@ -257,7 +257,7 @@ static void test_filter_pins_a_member_to_its_planned_node(void **state)
 	assert_int_equal(r.code, 200);
 	assert_non_null(strstr(r.body, "\"NodeNames\":[\"gpu-a\"]"));
 	assert_non_null(strstr(r.body,
-	                       "\"FailedAndUnresolvableNodes\":{\"gpu-b\":\"tfjob "
+	                       "\"FailedAndUnresolvableNodes\":{\"gpu-b\":\"job "
 	                       "ml/mnist: gang job-uid.1 reserves gpu-a for mnist-worker-0\"}"));
 	request(d.port, "POST", "/scheduler/prioritize", body, &good, &r);
 	assert_string_equal(r.body, "[{\"Host\":\"gpu-b\",\"Score\":0},{\"Host\":\"gpu-a\","
@@ -324,7 +324,7 @@ static void test_a_ps_that_cannot_be_bound_takes_no_worker_with_it(void **state)
 	start_bind(m, &w1, d.port, "mnist-worker-1");
 	assert_true(fake_api_finish(&api, m, 10));
 	assert_non_null(strstr(ps.r.body, "node gpu-a is gone (HTTP 500)"));
-	assert_non_null(strstr(w0.r.body, "tfjob ml/mnist: gang job-uid.1: not bound because the "
+	assert_non_null(strstr(w0.r.body, "job ml/mnist: gang job-uid.1: not bound because the "
 	                                  "Binding of mnist-ps-0 failed"));
 	assert_non_null(strstr(w1.r.body, "not bound because the Binding of mnist-ps-0 failed"));
 	assert_int_equal(fake_api_count(&api, "POST", "/pods/mnist-worker-"), 0);
@@ -393,7 +393,7 @@ static void test_pods_that_are_not_members_of_the_wave_are_refused_and_do_not_co
 	    &api, &sc, d.port, NULL, "other", "mnist-worker-0",
 	    "pod other/mnist-worker-0 is in namespace other, but gang job-uid.1 waits in ml");
 	refused_as(&api, &sc, d.port, "someone-else", "ml", "mnist-worker-0",
-	           "pod ml/mnist-worker-0 is owned by someone-else, not by the TFJob job-uid");
+	           "pod ml/mnist-worker-0 is owned by someone-else, not by the job job-uid");
 	refused_as(&api, &sc, d.port, "", "ml", "mnist-worker-0",
 	           "pod ml/mnist-worker-0 has no controller owner");
 	refused_as(&api, &sc, d.port, NULL, "ml", "mnist-worker-0-debug",

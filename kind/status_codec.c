@@ -1,5 +1,5 @@
 /*
- * status_codec.c - reads a TFJob's status and builds the merge patch for its
+ * status_codec.c - reads a job's status and builds the merge patch for its
  * status subresource from a verdict (a codec file: jansson lives here).
  * Conditions follow Kubeflow: Created first; the current state's condition
  * is True and last (kubectl's State column reads the last one); a state left
@@ -8,7 +8,7 @@
  *
  * Ownership: patches are malloc'd JSON the caller frees.
  */
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +55,8 @@ static bool is_true(json_t *c)
 	return s && !strcmp(s, "True");
 }
 
-void tf_status_read(const struct json_t *job_obj, long now, bool *final, long *since_start,
-                    long *since_done)
+void job_status_read(const struct json_t *job_obj, long now, bool *final, long *since_start,
+                     long *since_done)
 {
 	json_t *st = json_object_get(job_obj, "status");
 	json_t *conds = json_object_get(st, "conditions");
@@ -67,11 +67,11 @@ void tf_status_read(const struct json_t *job_obj, long now, bool *final, long *s
 	*since_done = d < 0 ? -1 : now - d;
 }
 
-int tf_restart_count(const struct json_t *job_obj)
+int job_restart_count(const struct json_t *job_obj)
 {
 	const char *v = json_string_value(
 	    json_object_get(json_object_get(json_object_get(job_obj, "metadata"), "annotations"),
-	                    TF_ANNOTATION_RESTARTS));
+	                    JOB_ANNOTATION_RESTARTS));
 	if (!v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 7)
 		return 0;
 	return atoi(v);
@@ -113,16 +113,17 @@ static json_t *conditions_with(json_t *old, const char *type, const char *reason
 	return out;
 }
 
-static json_t *replica_statuses(const struct tfjob *job, const struct tf_verdict *v)
+static json_t *replica_statuses(const struct job *job, const struct job_verdict *v)
 {
 	json_t *rs = json_object();
-	for (int t = 0; t < TF_NTYPES; t++) {
+	for (int t = 0; t < JOB_NTYPES; t++) {
 		if (!job->rs[t].present)
 			continue;
 		char sel[512];
-		snprintf(sel, sizeof(sel), "%s=%s,%s=%s,%s=%s", TF_LABEL_OPERATOR, TF_OPERATOR_NAME,
-		         TF_LABEL_JOB, job->name, TF_LABEL_TYPE, tf_rtype_lower((enum tf_rtype)t));
-		json_object_set_new(rs, tf_rtype_name((enum tf_rtype)t),
+		snprintf(sel, sizeof(sel), "%s=%s,%s=%s,%s=%s", JOB_LABEL_OPERATOR,
+		         job->kind->operator_name, JOB_LABEL_JOB, job->name, JOB_LABEL_TYPE,
+		         job_type_lower(job, (enum job_rtype)t));
+		json_object_set_new(rs, job_type_name(job, (enum job_rtype)t),
 		                    json_pack("{s:i,s:i,s:i,s:s}", "active", v->rs[t].active,
 		                              "succeeded", v->rs[t].succeeded, "failed",
 		                              v->rs[t].failed, "selector", sel));
@@ -138,8 +139,8 @@ static char *dump_patch(json_t *status)
 	return s;
 }
 
-char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
-                      const struct tf_verdict *v, long now)
+char *job_status_patch(const struct json_t *job_obj, const struct job *job,
+                       const struct job_verdict *v, long now)
 {
 	char ts[32];
 	rfc3339(now, ts);
@@ -150,9 +151,10 @@ char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
 		conds = json_array();
 	if (!condition(conds, "Created")) {
 		char m[400];
-		snprintf(m, sizeof(m), "TFJob %s/%s is created.", job->ns, job->name);
-		json_array_insert_new(conds, 0,
-		                      new_condition("Created", true, "TFJobCreated", m, ts));
+		char why[64];
+		snprintf(m, sizeof(m), "%s %s/%s is created.", job->kind->kind, job->ns, job->name);
+		snprintf(why, sizeof(why), "%sCreated", job->kind->kind);
+		json_array_insert_new(conds, 0, new_condition("Created", true, why, m, ts));
 	}
 	/* Unschedulable (kube-scheduler refused the job's wave) is last while
 	 * it is True, so kubectl's State column shows it, and removed once the
@@ -176,25 +178,27 @@ char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
 				break;
 			}
 	}
-	const char *type = tf_state_name(v->state);
+	const char *type = job_state_name(v->state);
 	json_t *cur = condition(conds, type);
 	size_t n = json_array_size(conds);
 	const char *reason = json_string_value(json_object_get(cur, "reason"));
 	bool already = cur && is_true(cur) && json_array_get(conds, n - 1) == cur && reason &&
 	               !strcmp(reason, v->reason);
-	if (v->state != TF_STATE_CREATED && !already) {
+	if (v->state != JOB_STATE_CREATED && !already) {
 		json_t *next = conditions_with(conds, type, v->reason, v->message, ts);
 		json_decref(conds);
 		conds = next;
 	}
 	/* resumed (Kubeflow): Suspended turns False and the clock starts again */
 	json_t *susp = condition(conds, "Suspended");
-	bool resumed = v->state != TF_STATE_SUSPENDED && susp && is_true(susp);
+	bool resumed = v->state != JOB_STATE_SUSPENDED && susp && is_true(susp);
 	if (resumed) {
 		char m[400];
-		snprintf(m, sizeof(m), "TFJob %s/%s is resumed.", job->ns, job->name);
+		char why[64];
+		snprintf(m, sizeof(m), "%s %s/%s is resumed.", job->kind->kind, job->ns, job->name);
+		snprintf(why, sizeof(why), "%sResumed", job->kind->kind);
 		json_object_set_new(susp, "status", json_string("False"));
-		json_object_set_new(susp, "reason", json_string("TFJobResumed"));
+		json_object_set_new(susp, "reason", json_string(why));
 		json_object_set_new(susp, "message", json_string(m));
 		json_object_set_new(susp, "lastUpdateTime", json_string(ts));
 		json_object_set_new(susp, "lastTransitionTime", json_string(ts));
@@ -207,12 +211,12 @@ char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
 	json_t *done = json_object_get(old, "completionTime");
 	if (done)
 		json_object_set(st, "completionTime", done);
-	else if (tf_state_final(v->state))
+	else if (job_state_final(v->state))
 		json_object_set_new(st, "completionTime", json_string(ts));
 	bool same = old && json_equal(json_object_get(old, "conditions"), conds) &&
 	            json_equal(json_object_get(old, "replicaStatuses"),
 	                       json_object_get(st, "replicaStatuses")) &&
-	            start && (done || !tf_state_final(v->state));
+	            start && (done || !job_state_final(v->state));
 	if (same) {
 		json_decref(st);
 		return NULL;
@@ -220,7 +224,8 @@ char *tf_status_patch(const struct json_t *job_obj, const struct tfjob *job,
 	return dump_patch(st);
 }
 
-char *tf_status_invalid_patch(const struct json_t *job_obj, const char *message, long now)
+char *job_status_invalid_patch(const struct json_t *job_obj, const struct job_kind *kind,
+                               const char *message, long now)
 {
 	char ts[32];
 	rfc3339(now, ts);
@@ -230,12 +235,14 @@ char *tf_status_invalid_patch(const struct json_t *job_obj, const char *message,
 	const char *om = json_string_value(json_object_get(f, "message"));
 	if (f && is_true(f) && om && !strcmp(om, message))
 		return NULL;
-	json_t *conds = conditions_with(old_conds, "Failed", "TFJobFailedValidation", message, ts);
+	char why[64];
+	snprintf(why, sizeof(why), "%sFailedValidation", kind->kind);
+	json_t *conds = conditions_with(old_conds, "Failed", why, message, ts);
 	json_t *st = json_pack("{s:o,s:s}", "conditions", conds, "completionTime", ts);
 	return st ? dump_patch(st) : NULL;
 }
 
-const char *tf_status_current(const struct json_t *job_obj)
+const char *job_status_current(const struct json_t *job_obj)
 {
 	json_t *conds = json_object_get(json_object_get(job_obj, "status"), "conditions");
 	for (size_t i = json_array_size(conds); i > 0; i--) {
@@ -246,7 +253,7 @@ const char *tf_status_current(const struct json_t *job_obj)
 	return NULL;
 }
 
-char *tf_annotation_patch(const char *key, const char *value)
+char *job_annotation_patch(const char *key, const char *value)
 {
 	json_t *p =
 	    value ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value) : NULL;
@@ -255,15 +262,15 @@ char *tf_annotation_patch(const char *key, const char *value)
 	return s;
 }
 
-char *tf_restarts_patch(int n)
+char *job_restarts_patch(int n)
 {
 	char v[16];
 	snprintf(v, sizeof(v), "%d", n);
-	return tf_annotation_patch(TF_ANNOTATION_RESTARTS, v);
+	return job_annotation_patch(JOB_ANNOTATION_RESTARTS, v);
 }
 
-char *tf_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
-                    const char *const *nodes, int n_pods)
+char *job_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
+                     const char *const *nodes, int n_pods)
 {
 	json_t *per_node = json_object();
 	for (int i = 0; per_node && i < n_pods; i++) {
@@ -278,7 +285,7 @@ char *tf_plan_patch(const char *gang, int n_ps, int n_chief, int n_workers,
 		json_object_set_new(plan, "chief", json_integer(n_chief));
 	char *value = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(plan);
-	char *s = tf_annotation_patch(TF_ANNOTATION_PLAN, value);
+	char *s = job_annotation_patch(JOB_ANNOTATION_PLAN, value);
 	free(value);
 	return s;
 }

@@ -1,12 +1,12 @@
 /*
- * pod_codec.c - builds replica pods and services from a TFJob's templates
+ * pod_codec.c - builds replica pods and services from a job's templates
  * and reads owned pods back (a codec file: jansson lives here). The
  * template is deep-copied, never modified in place, since it is borrowed
  * from the informer's cache.
  *
  * Ownership: builders return malloc'd JSON text; readers borrow.
  */
-#include "tfjob/pod_codec.h"
+#include "kind/pod_codec.h"
 
 #include "gang/protocol.h"
 
@@ -17,21 +17,23 @@
 #include <jansson.h>
 
 #include "kube/pod.h"
-#include "tfjob/tfconfig.h"
 
-static json_t *labels(const struct tfjob *job, enum tf_rtype t, int index)
+static json_t *labels(const struct job *job, enum job_rtype t, int index)
 {
 	char idx[16];
 	snprintf(idx, sizeof(idx), "%d", index);
-	return json_pack("{s:s,s:s,s:s,s:s}", TF_LABEL_OPERATOR, TF_OPERATOR_NAME, TF_LABEL_JOB,
-	                 job->name, TF_LABEL_TYPE, tf_rtype_lower(t), TF_LABEL_INDEX, idx);
+	return json_pack("{s:s,s:s,s:s,s:s}", JOB_LABEL_OPERATOR, job->kind->operator_name,
+	                 JOB_LABEL_JOB, job->name, JOB_LABEL_TYPE, job_type_lower(job, t),
+	                 JOB_LABEL_INDEX, idx);
 }
 
-static json_t *owner_refs(const struct tfjob *job)
+static json_t *owner_refs(const struct job *job)
 {
-	return json_pack("[{s:s,s:s,s:s,s:s,s:b,s:b}]", "apiVersion", "kubeflow.org/v1", "kind",
-	                 "TFJob", "name", job->name, "uid", job->uid, "controller", 1,
-	                 "blockOwnerDeletion", 1);
+	char api[128];
+	snprintf(api, sizeof(api), "%s/%s", job->kind->group, job->kind->version);
+	return json_pack("[{s:s,s:s,s:s,s:s,s:b,s:b}]", "apiVersion", api, "kind", job->kind->kind,
+	                 "name", job->name, "uid", job->uid, "controller", 1, "blockOwnerDeletion",
+	                 1);
 }
 
 static json_t *object_or_new(json_t *parent, const char *key)
@@ -81,20 +83,20 @@ static void set_env(json_t *env, const char *name, const char *value)
 static void progress_token(json_t *spec, json_t *c, const char *audience)
 {
 	set_named(array_or_new(spec, "volumes"),
-	          json_pack("{s:s,s:{s:[{s:{s:s,s:i,s:s}}]}}", "name", TF_PROGRESS_TOKEN_VOLUME,
+	          json_pack("{s:s,s:{s:[{s:{s:s,s:i,s:s}}]}}", "name", JOB_PROGRESS_TOKEN_VOLUME,
 	                    "projected", "sources", "serviceAccountToken", "audience", audience,
 	                    "expirationSeconds", 3600, "path", "token"));
 	set_named(array_or_new(c, "volumeMounts"),
-	          json_pack("{s:s,s:s,s:b}", "name", TF_PROGRESS_TOKEN_VOLUME, "mountPath",
-	                    TF_PROGRESS_TOKEN_DIR, "readOnly", 1));
+	          json_pack("{s:s,s:s,s:b}", "name", JOB_PROGRESS_TOKEN_VOLUME, "mountPath",
+	                    JOB_PROGRESS_TOKEN_DIR, "readOnly", 1));
 	set_env(array_or_new(c, "env"), "DRAKE_PROGRESS_TOKEN_FILE",
-	        TF_PROGRESS_TOKEN_DIR "/token");
+	        JOB_PROGRESS_TOKEN_DIR "/token");
 }
 
-/* Adds tfjob-port, TF_CONFIG, DRAKE_PROGRESS_URL and DRAKE_PROGRESS_CA_PEM
- * to the tensorflow container. */
-static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, int index,
-                         const struct tf_pod_opts *o)
+/* Adds the kind's port (tfjob-port), its environment (TF_CONFIG),
+ * DRAKE_PROGRESS_URL and DRAKE_PROGRESS_CA_PEM to the kind's container. */
+static int fix_container(json_t *c, const struct job *job, enum job_rtype t, int index,
+                         const struct job_pod_opts *o)
 {
 	const char *gang_resource = o->gang_resource && *o->gang_resource ? o->gang_resource : NULL;
 	if (o->progress_url && *o->progress_url) {
@@ -115,19 +117,12 @@ static int fix_container(json_t *c, const struct tfjob *job, enum tf_rtype t, in
 	json_t *p;
 	json_array_foreach (ports, i, p) {
 		const char *pn = json_string_value(json_object_get(p, "name"));
-		has_port |= pn && !strcmp(pn, TF_PORT_NAME);
+		has_port |= pn && !strcmp(pn, job->kind->port_name);
 	}
 	if (!has_port)
-		json_array_append_new(ports, json_pack("{s:s,s:i}", "name", TF_PORT_NAME,
+		json_array_append_new(ports, json_pack("{s:s,s:i}", "name", job->kind->port_name,
 		                                       "containerPort", job->rs[t].port));
-	if (!tf_config_wanted(job))
-		return 0;
-	char *cfg = tf_config_json(job, t, index, o->domain);
-	if (!cfg)
-		return -1;
-	set_env(array_or_new(c, "env"), "TF_CONFIG", cfg);
-	free(cfg);
-	return 0;
+	return job->kind->env(job, t, index, o->domain, array_or_new(c, "env"), set_env);
 }
 
 /* A scheduler the template names is the user's choice and stays (as
@@ -143,13 +138,13 @@ static void set_scheduler(json_t *spec, const char *scheduler_name)
 	json_object_set_new(spec, "schedulerName", json_string(scheduler_name));
 }
 
-char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const struct tf_pod_opts *o,
-                  char *msg, size_t msglen)
+char *job_pod_json(const struct job *job, enum job_rtype t, int index, const struct job_pod_opts *o,
+                   char *msg, size_t msglen)
 {
-	char name[TF_SERVICE_NAME_MAX + 1];
-	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK || !job->rs[t].tmpl) {
+	char name[JOB_SERVICE_NAME_MAX + 1];
+	if (job_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK || !job->rs[t].tmpl) {
 		drake_errorf(DRAKE_EINVAL, msg, msglen, "no valid name or template for %s %d",
-		             tf_rtype_name(t), index);
+		             job_type_name(job, t), index);
 		return NULL;
 	}
 	json_t *tmpl = json_deep_copy((json_t *)job->rs[t].tmpl);
@@ -162,8 +157,8 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 	json_t *ours = labels(job, t, index);
 	json_object_update(lab, ours); /* Kubeflow's labels win over the template's */
 	json_decref(ours);
-	if (tf_is_master_role(job, t, index))
-		json_object_set_new(lab, TF_LABEL_ROLE, json_string("master"));
+	if (job_is_master_role(job, t, index))
+		json_object_set_new(lab, JOB_LABEL_ROLE, json_string("master"));
 	json_object_set_new(meta, "name", json_string(name));
 	json_object_set_new(meta, "namespace", json_string(job->ns));
 	json_object_set_new(meta, "labels", lab);
@@ -176,7 +171,7 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 		{
 			if (drake_annotation_reserved(key))
 				json_object_del(
-				    ann, key); /* drake's to write (see tf_template_reserved) */
+				    ann, key); /* drake's to write (see job_template_reserved) */
 		}
 		json_object_set(meta, "annotations", ann);
 	}
@@ -186,13 +181,13 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 	json_object_set_new(pod, "metadata", meta);
 	json_t *spec = object_or_new(tmpl, "spec");
 	json_object_set(pod, "spec", spec);
-	enum tf_restart r = job->rs[t].restart;
+	enum job_restart r = job->rs[t].restart;
 	json_object_set_new(spec, "restartPolicy",
-	                    json_string(r == TF_RESTART_ALWAYS       ? "Always"
-	                                : r == TF_RESTART_ON_FAILURE ? "OnFailure"
-	                                                             : "Never"));
+	                    json_string(r == JOB_RESTART_ALWAYS       ? "Always"
+	                                : r == JOB_RESTART_ON_FAILURE ? "OnFailure"
+	                                                              : "Never"));
 	json_array_append_new(array_or_new(spec, "schedulingGates"),
-	                      json_pack("{s:s}", "name", TF_GANG_GATE));
+	                      json_pack("{s:s}", "name", JOB_GANG_GATE));
 	set_scheduler(spec, o->scheduler_name);
 	/* Kubeflow's schedulingPolicy.priorityClass, unless the template names
 	 * its own class (the replica's choice, as with schedulerName). */
@@ -204,7 +199,7 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 	int rc = 0;
 	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		const char *cn = json_string_value(json_object_get(c, "name"));
-		if (cn && !strcmp(cn, TF_CONTAINER)) {
+		if (cn && !strcmp(cn, job->kind->container)) {
 			rc |= fix_container(c, job, t, index, o);
 			if (o->progress_url && *o->progress_url && o->progress_audience &&
 			    *o->progress_audience)
@@ -219,13 +214,13 @@ char *tf_pod_json(const struct tfjob *job, enum tf_rtype t, int index, const str
 	return out;
 }
 
-int tf_template_reserved(const struct tfjob *job, char *keys, size_t len)
+int job_template_reserved(const struct job *job, char *keys, size_t len)
 {
 	int n = 0;
 	size_t used = 0;
 	if (len)
 		keys[0] = '\0';
-	for (int t = 0; t < TF_NTYPES; t++) {
+	for (int t = 0; t < JOB_NTYPES; t++) {
 		const json_t *ann = json_object_get(
 		    json_object_get((const json_t *)job->rs[t].tmpl, "metadata"), "annotations");
 		const char *key;
@@ -234,8 +229,9 @@ int tf_template_reserved(const struct tfjob *job, char *keys, size_t len)
 			if (!drake_annotation_reserved(key))
 				continue;
 			n++;
-			int w = snprintf(keys + used, len > used ? len - used : 0, "%s%s %s",
-			                 used ? ", " : "", tf_rtype_name((enum tf_rtype)t), key);
+			int w =
+			    snprintf(keys + used, len > used ? len - used : 0, "%s%s %s",
+			             used ? ", " : "", job_type_name(job, (enum job_rtype)t), key);
 			if (w > 0 && used + (size_t)w < len)
 				used += (size_t)w;
 		}
@@ -243,17 +239,17 @@ int tf_template_reserved(const struct tfjob *job, char *keys, size_t len)
 	return n;
 }
 
-char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index)
+char *job_service_json(const struct job *job, enum job_rtype t, int index)
 {
-	char name[TF_SERVICE_NAME_MAX + 1];
-	if (tf_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK)
+	char name[JOB_SERVICE_NAME_MAX + 1];
+	if (job_replica_name(job, t, index, name, sizeof(name)) != DRAKE_OK)
 		return NULL;
 	json_t *svc =
 	    json_pack("{s:s,s:s,s:{s:s,s:s,s:o,s:o},s:{s:s,s:o,s:[{s:s,s:i,s:i}]}}", "apiVersion",
 	              "v1", "kind", "Service", "metadata", "name", name, "namespace", job->ns,
 	              "labels", labels(job, t, index), "ownerReferences", owner_refs(job), "spec",
 	              "clusterIP", "None", "selector", labels(job, t, index), "ports", "name",
-	              TF_PORT_NAME, "port", job->rs[t].port, "targetPort", job->rs[t].port);
+	              job->kind->port_name, "port", job->rs[t].port, "targetPort", job->rs[t].port);
 	if (!svc)
 		return NULL;
 	char *out = json_dumps(svc, JSON_COMPACT);
@@ -261,66 +257,67 @@ char *tf_service_json(const struct tfjob *job, enum tf_rtype t, int index)
 	return out;
 }
 
-static bool replica_parse(const char *ts, const char *is, enum tf_rtype *t, int *index)
+static bool replica_parse(const char *ts, const char *is, enum job_rtype *t, int *index)
 {
 	if (!ts || !is || !*is || strspn(is, "0123456789") != strlen(is) || strlen(is) > 4)
 		return false;
-	for (int i = 0; i < TF_NTYPES; i++) {
-		if (!strcmp(ts, tf_rtype_lower((enum tf_rtype)i))) {
-			*t = (enum tf_rtype)i;
+	for (int i = 0; i < JOB_NTYPES; i++) {
+		if (!strcmp(ts, job_rtype_lower((enum job_rtype)i)) ||
+		    (i == JOB_CHIEF && !strcmp(ts, "master"))) {
+			*t = (enum job_rtype)i;
 			*index = atoi(is);
-			return *index < TF_MAX_REPLICAS;
+			return *index < JOB_MAX_REPLICAS;
 		}
 	}
 	return false;
 }
 
-bool tf_replica_of(const struct json_t *obj, enum tf_rtype *t, int *index)
+bool job_replica_of(const struct json_t *obj, enum job_rtype *t, int *index)
 {
 	json_t *lab = json_object_get(json_object_get(obj, "metadata"), "labels");
-	return replica_parse(json_string_value(json_object_get(lab, TF_LABEL_TYPE)),
-	                     json_string_value(json_object_get(lab, TF_LABEL_INDEX)), t, index);
+	return replica_parse(json_string_value(json_object_get(lab, JOB_LABEL_TYPE)),
+	                     json_string_value(json_object_get(lab, JOB_LABEL_INDEX)), t, index);
 }
 
-bool tf_pod_replica_of(const struct kube_pod *pod, enum tf_rtype *t, int *index)
+bool job_pod_replica_of(const struct kube_pod *pod, enum job_rtype *t, int *index)
 {
-	return replica_parse(kube_pod_label(pod, TF_LABEL_TYPE),
-	                     kube_pod_label(pod, TF_LABEL_INDEX), t, index);
+	return replica_parse(kube_pod_label(pod, JOB_LABEL_TYPE),
+	                     kube_pod_label(pod, JOB_LABEL_INDEX), t, index);
 }
 
-int tf_gang_gate_index(const struct kube_pod *pod)
+int job_gang_gate_index(const struct kube_pod *pod)
 {
-	return kube_pod_gate_index(pod, TF_GANG_GATE);
+	return kube_pod_gate_index(pod, JOB_GANG_GATE);
 }
 
-bool tf_pod_observe(const struct kube_pod *pod, struct tf_pod_obs *obs)
+bool job_pod_observe(const struct kube_pod *pod, const char *container, struct job_pod_obs *obs)
 {
 	memset(obs, 0, sizeof(*obs));
-	if (!tf_pod_replica_of(pod, &obs->type, &obs->index))
+	if (!job_pod_replica_of(pod, &obs->type, &obs->index))
 		return false;
 	const char *phase = pod->phase;
-	obs->phase = !phase                        ? TF_POD_PENDING
-	             : !strcmp(phase, "Running")   ? TF_POD_RUNNING
-	             : !strcmp(phase, "Succeeded") ? TF_POD_SUCCEEDED
-	             : !strcmp(phase, "Failed")    ? TF_POD_FAILED
-	             : !strcmp(phase, "Pending")   ? TF_POD_PENDING
-	                                           : TF_POD_UNKNOWN;
+	obs->phase = !phase                        ? JOB_POD_PENDING
+	             : !strcmp(phase, "Running")   ? JOB_POD_RUNNING
+	             : !strcmp(phase, "Succeeded") ? JOB_POD_SUCCEEDED
+	             : !strcmp(phase, "Failed")    ? JOB_POD_FAILED
+	             : !strcmp(phase, "Pending")   ? JOB_POD_PENDING
+	                                           : JOB_POD_UNKNOWN;
 	obs->exit_code = -1;
 	for (size_t i = 0; i < pod->n_statuses; i++) {
 		const struct kube_container_status *cs = &pod->statuses[i];
 		if (cs->restarts > 0 && cs->restarts < 1000000)
 			obs->restarts += (int)cs->restarts;
-		if (cs->name && !strcmp(cs->name, TF_CONTAINER) && cs->terminated)
+		if (cs->name && container && !strcmp(cs->name, container) && cs->terminated)
 			obs->exit_code = (int)(cs->exit_code & 0xffff);
 	}
-	obs->gated = tf_gang_gate_index(pod) >= 0;
+	obs->gated = job_gang_gate_index(pod) >= 0;
 	obs->deleting = pod->deleting;
 	return true;
 }
 
-char *tf_pod_ungate_patch(const struct kube_pod *pod)
+char *job_pod_ungate_patch(const struct kube_pod *pod)
 {
-	int k = tf_gang_gate_index(pod);
+	int k = job_gang_gate_index(pod);
 	if (k < 0)
 		return NULL;
 	char path[64];
@@ -328,7 +325,7 @@ char *tf_pod_ungate_patch(const struct kube_pod *pod)
 	char name_path[80];
 	snprintf(name_path, sizeof(name_path), "%s/name", path);
 	json_t *p = json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "op", "test", "path", name_path, "value",
-	                      TF_GANG_GATE, "op", "remove", "path", path);
+	                      JOB_GANG_GATE, "op", "remove", "path", path);
 	char *out = p ? json_dumps(p, JSON_COMPACT) : NULL;
 	json_decref(p);
 	return out;
