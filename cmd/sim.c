@@ -216,6 +216,9 @@ int sim_main(int argc, char **argv)
 	     "a Pollux job's work is its validation curve's iterations at its batch size (by "
 	     "default the artifact's count: the curves' progress at the efficiency of that "
 	     "batch)"},
+	    {"pollux-work-scale", NULL, FLAG_DOUBLE, &m->pollux_work_scale, "1",
+	     "multiply every Pollux job's work (bench-replay's compression: 0.01 runs each job "
+	     "100x shorter at the measured speeds)"},
 	    {"tiresias-interval", NULL, FLAG_DURATION, &c.cfg.tiresias_interval, "60s",
 	     "Tiresias and Optimus decide every this often (the Pollux artifact's interval)"},
 	    {"tiresias-restart", NULL, FLAG_DURATION, &c.cfg.tiresias_restart, "30s",
@@ -331,8 +334,9 @@ int sim_main(int argc, char **argv)
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
 	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.first_job < 0 || c.max_jobs < 0 ||
 	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1 ||
-	    !(c.cfg.tiresias_interval > 0) || !(c.cfg.tiresias_restart >= 0) ||
-	    !(c.cfg.las.threshold[0] > 0) || !(c.cfg.las.promote_knob >= 0)) {
+	    !(m->pollux_work_scale > 0) || !(c.cfg.tiresias_interval > 0) ||
+	    !(c.cfg.tiresias_restart >= 0) || !(c.cfg.las.threshold[0] > 0) ||
+	    !(c.cfg.las.promote_knob >= 0)) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}

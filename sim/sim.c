@@ -152,53 +152,12 @@ static int job_nodes(const struct sim_job *j)
 	return drake_plan_count_nodes(j->ps_node, j->n_ps, j->worker_node, j->n_workers);
 }
 
-/* A Pollux job's iterations per second: its replicas per node, the nodes
- * in the order its workers first use them (the artifact's placement tuple
- * follows its allocation list, and a placement's measurement depends on
- * that order up to rotation: 1234 and 1324 differ), at its application's
- * measured iteration time. */
-static drake_err pollux_rate(const struct sim_job *j, bool s_iterations, double *rate)
-{
-	*rate = 0;
-	if (j->n_workers <= 0)
-		return DRAKE_OK;
-	int *node = malloc((size_t)j->n_workers * sizeof(int));
-	int *per = malloc((size_t)j->n_workers * sizeof(int));
-	if (!node || !per) {
-		free(node);
-		free(per);
-		return DRAKE_ENOMEM;
-	}
-	int n = 0;
-	for (int i = 0; i < j->n_workers; i++) {
-		int k = 0;
-		while (k < n && node[k] != j->worker_node[i])
-			k++;
-		if (k == n) {
-			node[n] = j->worker_node[i];
-			per[n++] = 0;
-		}
-		per[k]++;
-	}
-	double it = sim_papp_iter_time(j->app, per, n, j->t->batch_size);
-	*rate = it > 0 ? 1.0 / it : 0;
-	/* the work is counted at the tuned size; at another size the batch it
-	 * really runs at, and so its efficiency, differ: one iteration there
-	 * is worth W(tuned) / W(r) of the count */
-	double w;
-	if (!s_iterations && j->t->samples > 0 &&
-	    sim_papp_samples_work(j->app, j->t->batch_size, j->n_workers, &w) == DRAKE_OK && w > 0)
-		*rate *= j->t->samples / w;
-	free(node);
-	free(per);
-	return DRAKE_OK;
-}
-
 /* Work per second: the speed model's, or a Pollux job's measured rate. */
 static drake_err job_rate(const struct sim *s, const struct sim_job *j, double *rate)
 {
 	if (j->app)
-		return pollux_rate(j, s->cfg->model.pollux_iterations, rate);
+		return sim_papp_job_rate(j->app, j->t->batch_size, j->t->samples, j->worker_node,
+		                         j->n_workers, s->cfg->model.pollux_iterations, rate);
 	*rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
 	                         job_nodes(j));
 	return DRAKE_OK;
@@ -634,7 +593,8 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 				    "their applications' measurements (--apps)",
 				    j->t->id);
 			j->app = &apps->app[j->t->app_index];
-			j->work_total = m->pollux_iterations ? j->t->iterations : j->t->samples;
+			j->work_total = (m->pollux_iterations ? j->t->iterations : j->t->samples) *
+			                m->pollux_work_scale;
 		} else {
 			j->work_total = (double)j->t->duration *
 			                drake_speed_rate(&m->speed, w0, g,
