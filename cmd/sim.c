@@ -229,12 +229,6 @@ int sim_main(int argc, char **argv)
 	    {"tiresias-promote", NULL, FLAG_DOUBLE, &c.cfg.las.promote_knob, "0",
 	     "Tiresias' PROMOTEKNOB: a demoted job waiting this many times its run time "
 	     "returns to the top queue; 0 never (the artifact)"},
-	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
-	     "DRAGON's TFJob informer resync period"},
-	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
-	     "delay of the reconcile DRAGON's own pod changes trigger"},
-	    {"dragon-shuffle", NULL, FLAG_BOOL, &c.cfg.dragon_shuffle, "true",
-	     "DRAGON walks nodes in random (Go map) order; false: by name"},
 	    {"backfill", NULL, FLAG_BOOL, &c.backfill, "true",
 	     "drake starts jobs behind one that does not fit"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &c.log_level, "info",

@@ -29,9 +29,6 @@ void sim_config_defaults(struct sim_config *c)
 	c->node_cpu_milli = 96000;
 	c->node_mem_bytes = 768LL << 30;
 	c->time_scale = 1.0;
-	c->dragon_resync = 30;
-	c->dragon_reconcile_delay = 1;
-	c->dragon_shuffle = true;
 	drake_las_defaults(&c->las);
 	c->tiresias_interval = 60; /* simulator.py: --interval */
 	c->tiresias_restart = 30;  /* simulator.py: Job.reallocate's rescale_time */
@@ -198,6 +195,10 @@ static drake_err ensure_workers(struct sim_job *j, int n)
 	if (!p)
 		return DRAKE_ENOMEM;
 	j->worker_node = p;
+	int *ix = realloc(j->worker_index, (size_t)cap * sizeof(int));
+	if (!ix)
+		return DRAKE_ENOMEM;
+	j->worker_index = ix;
 	int *m = realloc(j->moves, (size_t)cap * sizeof(int));
 	if (!m)
 		return DRAKE_ENOMEM;
@@ -246,6 +247,8 @@ drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 	memcpy(j->ps_node, p->ps_node, (size_t)p->n_ps * sizeof(int));
 	j->n_workers = p->n_workers;
 	memcpy(j->worker_node, p->worker_node, (size_t)p->n_workers * sizeof(int));
+	for (int i = 0; i < p->n_workers; i++)
+		j->worker_index[i] = i;
 	s->changes++;
 	drake_plan_charge(&s->c, &j->req, p, 1);
 	return begin_running(s, ji);
@@ -263,6 +266,7 @@ drake_err sim_bind_pod(struct sim *s, int ji, bool ps, int node)
 	} else {
 		if (ensure_workers(j, j->n_workers + 1))
 			return DRAKE_ENOMEM;
+		j->worker_index[j->n_workers] = j->n_workers;
 		j->worker_node[j->n_workers++] = node;
 		drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 		s->held += j->req.worker.gpu;
@@ -282,9 +286,11 @@ void sim_remove_worker(struct sim *s, int ji, int slot)
 		return;
 	sim_progress_to_now(j, s->now);
 	drake_cluster_charge(&s->c, (size_t)j->worker_node[slot], &j->req.worker, -1);
-	j->worker_node[slot] = j->worker_node[j->n_workers - 1];
-	j->moves[slot] = j->moves[j->n_workers - 1];
-	j->moved_at[slot] = j->moved_at[j->n_workers - 1];
+	size_t after = (size_t)(j->n_workers - slot - 1);
+	memmove(&j->worker_node[slot], &j->worker_node[slot + 1], after * sizeof(int));
+	memmove(&j->worker_index[slot], &j->worker_index[slot + 1], after * sizeof(int));
+	memmove(&j->moves[slot], &j->moves[slot + 1], after * sizeof(int));
+	memmove(&j->moved_at[slot], &j->moved_at[slot + 1], after * sizeof(double));
 	j->n_workers--;
 	s->busy -= j->req.worker.gpu;
 	s->changes++;
@@ -299,8 +305,20 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	if (ensure_workers(j, j->n_workers + 1))
 		return DRAKE_ENOMEM;
 	sim_progress_to_now(j, s->now);
-	fresh_slots(j, j->n_workers, j->n_workers + 1);
-	j->worker_node[j->n_workers++] = node;
+	/* the lowest index free: slots are in index order, so the first slot
+	 * whose index is not its position, or the end */
+	int k = 0;
+	while (k < j->n_workers && j->worker_index[k] == k)
+		k++;
+	size_t after = (size_t)(j->n_workers - k);
+	memmove(&j->worker_node[k + 1], &j->worker_node[k], after * sizeof(int));
+	memmove(&j->worker_index[k + 1], &j->worker_index[k], after * sizeof(int));
+	memmove(&j->moves[k + 1], &j->moves[k], after * sizeof(int));
+	memmove(&j->moved_at[k + 1], &j->moved_at[k], after * sizeof(double));
+	j->n_workers++;
+	fresh_slots(j, k, k + 1);
+	j->worker_node[k] = node;
+	j->worker_index[k] = k;
 	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 	s->busy += j->req.worker.gpu;
 	s->changes++;
@@ -447,6 +465,14 @@ drake_err sim_every(struct sim *s, double interval, double *decided,
 	if (!err && nw + nr > 0)
 		err = sim_wake_at(s, tick);
 	return err;
+}
+
+int sim_worker_slot(const struct sim_job *j, int idx)
+{
+	for (int k = 0; k < j->n_workers; k++)
+		if (j->worker_index[k] == idx)
+			return k;
+	return -1;
 }
 
 void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
@@ -633,6 +659,7 @@ static void sim_free(struct sim *s)
 	for (size_t i = 0; s->jobs && i < s->n; i++) {
 		free(s->jobs[i].ps_node);
 		free(s->jobs[i].worker_node);
+		free(s->jobs[i].worker_index);
 		free(s->jobs[i].moves);
 		free(s->jobs[i].moved_at);
 		free(s->jobs[i].prog);
