@@ -4,6 +4,7 @@
  * model and of the policies is a flag (with a DRAKE_SIM_* environment
  * fallback).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,12 @@ static int load_apps(struct cli *c, struct sim_trace *trace, const struct sim_no
 	if (err) {
 		fprintf(stderr, "drake sim: %s\n", msg);
 		return 1;
+	}
+	/* --pollux-work-scale scales the tuned run time with the work (the
+	 * goodput column counts it) */
+	for (size_t i = 0; i < trace->n; i++) {
+		double d = ceil((double)trace->jobs[i].duration * c->cfg.model.pollux_work_scale);
+		trace->jobs[i].duration = d < 1 ? 1 : (int64_t)d;
 	}
 	c->cfg.apps = apps;
 	return 0;

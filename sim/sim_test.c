@@ -283,9 +283,13 @@ static drake_err shrink_decide(struct sim *s, void *state)
 static const struct sim_policy shrink_policy = {"shrinker", shrink_init, shrink_release,
                                                 shrink_decide};
 
-static double shrunk_finish(int n, int per_call, double apart)
+/* Runs the one ITP job of `gpus` GPUs (submitted at 0, 1000 s) on
+ * `nodes` nodes under policy p; its makespan. */
+static double run_one_job(int gpus, int nodes, const struct sim_policy *p)
 {
-	static const char one_job[] = "job_id,submission_time,duration,num_gpu\na,0,1000,8\n";
+	char one_job[128];
+	snprintf(one_job, sizeof(one_job), "job_id,submission_time,duration,num_gpu\na,0,1000,%d\n",
+	         gpus);
 	struct sim_trace t;
 	struct sim_result r;
 	char msg[256];
@@ -293,14 +297,20 @@ static double shrunk_finish(int n, int per_call, double apart)
 	                 DRAKE_OK);
 	struct sim_config cfg;
 	sim_config_defaults(&cfg);
-	cfg.nodes = 1;
-	shrink_state = (struct shrinker){.n = n, .per_call = per_call, .apart = apart};
-	assert_int_equal(sim_run(&cfg, &t, &shrink_policy, NULL, &r, msg, sizeof(msg)), DRAKE_OK);
+	cfg.nodes = nodes;
+	assert_int_equal(sim_run(&cfg, &t, p, NULL, &r, msg, sizeof(msg)), DRAKE_OK);
 	assert_int_equal(r.finished, 1);
-	assert_int_equal(shrink_state.removed, n);
 	double finish = r.makespan;
 	sim_result_release(&r);
 	sim_trace_release(&t);
+	return finish;
+}
+
+static double shrunk_finish(int n, int per_call, double apart)
+{
+	shrink_state = (struct shrinker){.n = n, .per_call = per_call, .apart = apart};
+	double finish = run_one_job(8, 1, &shrink_policy);
+	assert_int_equal(shrink_state.removed, n);
 	return finish;
 }
 
@@ -341,11 +351,6 @@ static drake_err gap_init(struct sim *s, void **state)
 	return err ? err : sim_wake_at(s, 200);
 }
 
-static void gap_release(void *state)
-{
-	(void)state;
-}
-
 static drake_err gap_decide(struct sim *s, void *state)
 {
 	struct gapper *p = state;
@@ -373,7 +378,7 @@ static drake_err gap_decide(struct sim *s, void *state)
 	return err;
 }
 
-static const struct sim_policy gap_policy = {"gapper", gap_init, gap_release, gap_decide};
+static const struct sim_policy gap_policy = {"gapper", gap_init, shrink_release, gap_decide};
 
 /* As on the cluster: removing worker 1 leaves its index free and the
  * others keep theirs, in order (the controller deletes that one pod); the
@@ -381,24 +386,13 @@ static const struct sim_policy gap_policy = {"gapper", gap_init, gap_release, ga
 static void a_shrink_leaves_a_gap_that_the_next_grow_fills(void **state)
 {
 	(void)state;
-	static const char one_job[] = "job_id,submission_time,duration,num_gpu\na,0,1000,4\n";
-	struct sim_trace t;
-	struct sim_result r;
-	char msg[256];
-	assert_int_equal(sim_trace_parse(one_job, strlen(one_job), "mem", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
-	struct sim_config cfg;
-	sim_config_defaults(&cfg);
-	cfg.nodes = 3;
-	assert_int_equal(sim_run(&cfg, &t, &gap_policy, NULL, &r, msg, sizeof(msg)), DRAKE_OK);
+	run_one_job(4, 3, &gap_policy);
 	assert_int_equal(gap_state.n[0], 3);
 	assert_memory_equal(gap_state.index[0], ((int[]){0, 2, 3}), 3 * sizeof(int));
 	assert_memory_equal(gap_state.nodes[0], ((int[]){0, 1, 1}), 3 * sizeof(int));
 	assert_int_equal(gap_state.n[1], 4);
 	assert_memory_equal(gap_state.index[1], ((int[]){0, 1, 2, 3}), 4 * sizeof(int));
 	assert_memory_equal(gap_state.nodes[1], ((int[]){0, 2, 1, 1}), 4 * sizeof(int));
-	sim_result_release(&r);
-	sim_trace_release(&t);
 }
 
 static void the_same_seed_gives_the_same_run(void **state)
