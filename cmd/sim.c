@@ -4,6 +4,7 @@
  * model and of the policies is a flag (with a DRAKE_SIM_* environment
  * fallback).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,12 @@ static int load_apps(struct cli *c, struct sim_trace *trace, const struct sim_no
 	if (err) {
 		fprintf(stderr, "drake sim: %s\n", msg);
 		return 1;
+	}
+	/* --pollux-work-scale scales the tuned run time with the work (the
+	 * goodput column counts it) */
+	for (size_t i = 0; i < trace->n; i++) {
+		double d = ceil((double)trace->jobs[i].duration * c->cfg.model.pollux_work_scale);
+		trace->jobs[i].duration = d < 1 ? 1 : (int64_t)d;
 	}
 	c->cfg.apps = apps;
 	return 0;
@@ -216,6 +223,9 @@ int sim_main(int argc, char **argv)
 	     "a Pollux job's work is its validation curve's iterations at its batch size (by "
 	     "default the artifact's count: the curves' progress at the efficiency of that "
 	     "batch)"},
+	    {"pollux-work-scale", NULL, FLAG_DOUBLE, &m->pollux_work_scale, "1",
+	     "multiply every Pollux job's work (bench-replay's compression: 0.01 runs each job "
+	     "100x shorter at the measured speeds)"},
 	    {"tiresias-interval", NULL, FLAG_DURATION, &c.cfg.tiresias_interval, "60s",
 	     "Tiresias and Optimus decide every this often (the Pollux artifact's interval)"},
 	    {"tiresias-restart", NULL, FLAG_DURATION, &c.cfg.tiresias_restart, "30s",
@@ -226,12 +236,6 @@ int sim_main(int argc, char **argv)
 	    {"tiresias-promote", NULL, FLAG_DOUBLE, &c.cfg.las.promote_knob, "0",
 	     "Tiresias' PROMOTEKNOB: a demoted job waiting this many times its run time "
 	     "returns to the top queue; 0 never (the artifact)"},
-	    {"dragon-resync", NULL, FLAG_DURATION, &c.cfg.dragon_resync, "30s",
-	     "DRAGON's TFJob informer resync period"},
-	    {"dragon-reconcile-delay", NULL, FLAG_DURATION, &c.cfg.dragon_reconcile_delay, "1s",
-	     "delay of the reconcile DRAGON's own pod changes trigger"},
-	    {"dragon-shuffle", NULL, FLAG_BOOL, &c.cfg.dragon_shuffle, "true",
-	     "DRAGON walks nodes in random (Go map) order; false: by name"},
 	    {"backfill", NULL, FLAG_BOOL, &c.backfill, "true",
 	     "drake starts jobs behind one that does not fit"},
 	    {"log-level", "DRAKE_LOG_LEVEL", FLAG_STRING, &c.log_level, "info",
@@ -331,8 +335,9 @@ int sim_main(int argc, char **argv)
 	if (c.nodes < 0 || c.node_gpus < 0 || c.node_cpu <= 0 || c.ps_count < 0 ||
 	    c.gpus_per_worker < 1 || c.time_scale <= 0 || c.first_job < 0 || c.max_jobs < 0 ||
 	    m->min_frac <= 0 || m->min_frac > 1 || m->max_factor < 1 ||
-	    !(c.cfg.tiresias_interval > 0) || !(c.cfg.tiresias_restart >= 0) ||
-	    !(c.cfg.las.threshold[0] > 0) || !(c.cfg.las.promote_knob >= 0)) {
+	    !(m->pollux_work_scale > 0) || !(c.cfg.tiresias_interval > 0) ||
+	    !(c.cfg.tiresias_restart >= 0) || !(c.cfg.las.threshold[0] > 0) ||
+	    !(c.cfg.las.promote_knob >= 0)) {
 		fprintf(stderr, "drake sim: a numeric flag is out of range (see --help)\n");
 		return 2;
 	}

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # bench-replay.sh - `make bench-replay`: a window of a real trace
 # replayed on the local cluster against each arm in turn, run times by
-# drake's own speed model, beside `drake sim`'s prediction for the window.
+# drake's own speed model (or, for a Pollux workload with --apps, by its
+# applications' measured step times), beside `drake sim`'s prediction for
+# the window.
 #
 # A gang-mode cluster of BENCH_REPLAY_NODES (16) kwok nodes of the
 # simulator's node shape (--node-gpus 8, --node-cpu 96, --node-mem 768Gi:
 # BENCH_REPLAY_NODE_GPUS, _CPU, _MEMORY), no other node shapes, with the
 # schedulers the arms need, each its own kube-scheduler process (the driver
 # runs one at a time): default-scheduler with drake (gang mode),
-# gang-scheduler (in-tree GangScheduling) and plain-scheduler (no
-# extender), and Volcano's vc-scheduler when --arms in BENCH_REPLAY_ARGS
+# gang-scheduler (in-tree GangScheduling, with a second profile
+# gang-packed-scheduler that scores by MostAllocated) and plain-scheduler
+# (no extender), and Volcano's vc-scheduler when --arms in BENCH_REPLAY_ARGS
 # names volcano (hack/build-control-plane.sh volcano builds it; no default
 # arm needs it). The Go driver e2e/cmd/bench-replay chooses the window, asks
 # drake sim for its jobs, runs the arms and prints the table; CSVs and PNG
@@ -18,8 +21,8 @@
 #
 # env: BENCH_REPLAY_TRACE (traces/ms_itp_cluster03.csv of this repository),
 #      BENCH_REPLAY_ARGS (more driver flags: --jobs, --start, --compression,
-#      --arm-budget, --fill, --min-load, --runs, --arms, --model-flags,
-#      --trace-flags; see bench-replay --help), BENCH_REPLAY_UP_ARGS
+#      --arm-budget, --fill, --min-load, --runs, --arms, --apps,
+#      --model-flags, --trace-flags; see bench-replay --help), BENCH_REPLAY_UP_ARGS
 #      (cluster-up.sh options); DRAKE_CLUSTER_DIR and DRAKE_BIN keep a run
 #      apart from other work in the tree.
 set -euo pipefail

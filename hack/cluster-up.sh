@@ -56,7 +56,9 @@
 #   --gang-scheduler also run kube-scheduler "gang-scheduler" with the in-tree
 #                    gang scheduling of KEP-4671 on (feature gates
 #                    GenericWorkload and GangScheduling, per process) and no
-#                    extender; adds those gates to kube-apiserver and
+#                    extender, its profiles gang-scheduler (stock scoring)
+#                    and gang-packed-scheduler (NodeResourcesFit
+#                    MostAllocated: bin packing); adds those gates to kube-apiserver and
 #                    kube-controller-manager and serves
 #                    scheduling.k8s.io/v1alpha2 (Workload, PodGroup)
 #   --simple-scheduler  also run kube-scheduler "simple-scheduler" that sends
@@ -472,6 +474,14 @@ if [ "$gang_sched" = 1 ]; then
   # plugin is in the default profile once its gate is on; no extender
   render_sched "$cluster_dir/kube-scheduler-gang.yaml" gang-scheduler ""
   sed -i 's/^extenders:$/extenders: []  # in-tree gang scheduling, no extender/' "$cluster_dir/kube-scheduler-gang.yaml"
+  # and a second profile, gang-packed-scheduler, that packs: NodeResourcesFit
+  # scores by MostAllocated (the stock LeastAllocated spreads pods), as an
+  # operator who wants locality would configure it (bench-replay's
+  # in-tree-packed arm)
+  sed -i "/^extenders: \\[\\]/e cat '$drake_root/config/kube-scheduler-packed-profile.yaml'" \
+    "$cluster_dir/kube-scheduler-gang.yaml"
+  grep -q gang-packed-scheduler "$cluster_dir/kube-scheduler-gang.yaml" ||
+    cdie "kube-scheduler-gang.yaml: the gang-packed-scheduler profile was not inserted"
   start_sched gang-scheduler "$cluster_dir/kube-scheduler-gang.yaml" "$gang_sched_port" \
     --feature-gates="$(add_gates "$gates" GenericWorkload=true,GangScheduling=true)"
 fi

@@ -48,7 +48,7 @@ bench-gang: $(DRAKE) $(O)/bench/extender_bench ## gangs under contention: drake 
 	@hack/build-control-plane.sh etcd k8s kwok
 	@DRAKE_TRIVIAL_EXTENDER_BIN=$(abspath $(O)/bench/extender_bench) hack/bench-gang.sh
 
-bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes: drake vs DRAGON's rules (--policy dragon) vs in-tree gang scheduling vs no gang (and Volcano's vc-scheduler if --arms names volcano: hack/build-control-plane.sh volcano first), run times by drake's speed model, beside drake sim's prediction; table, CSVs + PNG in bench/results/bench-replay/ (BENCH_REPLAY_ARGS)
+bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes: drake vs DRAGON's rules (--policy dragon) vs in-tree gang scheduling vs no gang (and in-tree-packed, tiresias, Volcano's vc-scheduler if --arms names them: hack/build-control-plane.sh volcano first), run times by drake's speed model or, for a Pollux workload with --apps, by measured step times, beside drake sim's prediction; table, CSVs + PNG in bench/results/bench-replay/ (BENCH_REPLAY_ARGS)
 	@hack/build-control-plane.sh etcd k8s kwok
 	@hack/bench-replay.sh
 

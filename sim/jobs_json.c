@@ -34,11 +34,11 @@ static drake_err job_json(json_t *arr, size_t i, const struct sim_config *cfg,
 	int max_workers = 0;
 	sim_model_shape(m, tj, t->kind, &req, &max_workers);
 	int w0 = req.want_workers, g = (int)req.worker.gpu;
-	/* a Pollux job's work is iterations (its duration is at its measured
-	 * speed), another's the speed model's units */
+	/* a Pollux job's work is what the simulator counts (its duration is at
+	 * its measured speed), another's the speed model's units */
 	double work =
 	    t->kind == SIM_TRACE_POLLUX
-	        ? tj->iterations
+	        ? (m->pollux_iterations ? tj->iterations : tj->samples) * m->pollux_work_scale
 	        : (double)tj->duration *
 	              drake_speed_rate(&m->speed, w0, g, drake_speed_min_nodes(&m->speed, w0, g));
 	json_t *o = json_object();
@@ -63,6 +63,7 @@ static drake_err job_json(json_t *arr, size_t i, const struct sim_config *cfg,
 	if (t->kind == SIM_TRACE_POLLUX) {
 		err |= add(o, "application", json_string(tj->app));
 		err |= add(o, "batch_size", json_integer(tj->batch_size));
+		err |= add(o, "samples", json_real(tj->samples));
 	}
 	return err ? DRAKE_ENOMEM : DRAKE_OK;
 }

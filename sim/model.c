@@ -19,6 +19,8 @@ void sim_model_defaults(struct sim_model *m)
 	m->max_factor = 2.0;
 	m->gang_elastic = false;
 	m->pollux_rigid = false;
+	m->pollux_iterations = false;
+	m->pollux_work_scale = 1;
 	drake_speed_defaults(&m->speed);
 }
 

@@ -12,7 +12,8 @@
  * all-reduce data-parallel), min-instances 1, max-instances its
  * max_replicas (sim/pollux_model.h: 2 x num_replicas within what the
  * measurements cover); with pollux_rigid, num_replicas for both (the
- * artifact's TunedJobs).
+ * artifact's TunedJobs). A Pollux job's work is multiplied by
+ * pollux_work_scale (1: as measured).
  *
  * Speed (ITP and gang): gang/speed.h, the model drake's growth rule
  * reasons with; a Pollux job runs at its application's measured speed
@@ -47,6 +48,8 @@ struct sim_model {
 	bool pollux_rigid;        /* Pollux jobs keep their tuned size (min = max) */
 	bool pollux_iterations;   /* a Pollux job's work is its curve's iterations, not
 	                           * the artifact's efficiency-weighted count */
+	double pollux_work_scale; /* a Pollux job's work times this (1; bench-replay
+	                           * compresses a window's run times by it) */
 	struct drake_speed speed; /* node_gpus is set from the cluster */
 };
 

@@ -1,28 +1,14 @@
 /*
  * policy_drake.c - drake in the simulator: one call of gang/'s drake_round()
- * per decision, the function the controller calls (reconciler/admit.c), and
- * its actions applied through the sim's. Nothing is decided here.
- *
- * The round's inputs are what the controller would read from its caches,
- * in the simulator's terms: a waiting job's members all wait behind their
- * gates; a running job's PS and workers are bound where the sim put them,
- * its worker slots are its worker indexes (slot 0 is worker 0), the rest
- * of its max workers wait gated, and its drake.dev/scale record lists its
- * slots, the time of its latest change of size and the job it last gave
- * workers to. Progress comes from the learning curves when they are on;
- * a Pollux job reports its fraction of work done, and its measured rate at
- * each size and spread once it has run there for a report interval
- * (sim_observe), as a job that runs `drake progress` does. Attained
- * service is the GPU-seconds its members ran.
- * Pacing is off: the sim has no kube-scheduler queue to pace. Its timers
- * come back as a wake-up time.
+ * per decision, the function the controller calls (reconciler/admit.c),
+ * through the sim's side of the round (policy_round.h). Nothing is decided
+ * here. Its timers come back as a wake-up time, and so does a Pollux job's
+ * first report at a new size or spread (sim_observe), which the round
+ * reads with each job's attained service.
  */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "gang/round.h"
-#include "sim/sim.h"
+#include "sim/policy_round.h"
 
 static drake_err drake_init(struct sim *s, void **state)
 {
@@ -36,171 +22,18 @@ static void drake_release(void *state)
 	(void)state;
 }
 
-/* Storage the round's inputs borrow for one decision. */
-struct inputs {
-	struct drake_round_job *jobs;
-	int *ids; /* sim job of each round job */
-	size_t nw, n;
-	struct drake_round_member *members;
-	unsigned char *member;
-};
-
-static void inputs_release(struct inputs *in)
-{
-	free(in->jobs);
-	free(in->ids);
-	free(in->members);
-	free(in->member);
-}
-
-static drake_err build(struct sim *s, struct inputs *in)
-{
-	size_t nw, nr;
-	const int *w = sim_waiting(s, &nw);
-	const int *r = sim_running(s, &nr);
-	size_t slots = 0;
-	in->nw = nw;
-	in->n = nw + nr;
-	for (size_t i = 0; i < in->n; i++) {
-		struct sim_job *j = sim_job(s, i < nw ? w[i] : r[i - nw]);
-		slots += (size_t)j->req.n_ps + (size_t)j->max_workers;
-	}
-	in->jobs = calloc(in->n + 1, sizeof(*in->jobs));
-	in->ids = calloc(in->n + 1, sizeof(*in->ids));
-	in->members = calloc(slots + 1, sizeof(*in->members));
-	in->member = calloc(slots + 1, 1);
-	if (!in->jobs || !in->ids || !in->members || !in->member)
-		return DRAKE_ENOMEM;
-	struct drake_round_member *m = in->members;
-	unsigned char *mb = in->member;
-	for (size_t i = 0; i < in->n; i++) {
-		int id = i < nw ? w[i] : r[i - nw];
-		struct sim_job *j = sim_job(s, id);
-		struct drake_round_job *x = &in->jobs[i];
-		in->ids[i] = id;
-		*x = (struct drake_round_job){.name = j->t->id,
-		                              .uid = j->t->id,
-		                              .created = j->submit,
-		                              .req = j->req,
-		                              .max_workers = j->max_workers,
-		                              .ps = m,
-		                              .workers = m + j->req.n_ps,
-		                              .progress = -1};
-		m += j->req.n_ps + j->max_workers;
-		const struct drake_round_member gated = {.state = DRAKE_MEMBER_WAITING, .node = -1};
-		for (int k = 0; k < j->req.n_ps + j->max_workers; k++)
-			x->ps[k] = gated;
-		if (i < nw)
-			continue;
-		/* running: PS and worker slots bound in its one wave (named after
-		 * the job: a sim job is admitted once), a record of its slots */
-		const struct drake_round_member bound = {.state = DRAKE_MEMBER_PLACED,
-		                                         .bound = true,
-		                                         .gang = j->t->id,
-		                                         .gang_size = j->n_ps + j->n_workers};
-		for (int k = 0; k < j->n_ps; k++) {
-			x->ps[k] = bound;
-			x->ps[k].node = j->ps_node[k];
-		}
-		for (int k = 0; k < j->n_workers; k++) {
-			x->workers[k] = bound;
-			x->workers[k].node = j->worker_node[k];
-			mb[k] = 1;
-		}
-		struct drake_running_job v;
-		sim_observe(s, id, sim_cfg(s)->curves.interval);
-		sim_running_view(s, id, &v);
-		x->admitted = j->start;
-		x->progress = v.progress;
-		x->slow = v.slow;
-		x->service = v.service;
-		x->obs = v.obs;
-		x->n_obs = v.n_obs;
-		x->rec = (struct drake_round_record){
-		    .present = true,
-		    .gang = j->t->id,
-		    .member = mb,
-		    .n = j->n_workers,
-		    .at = j->last_scaled,
-		    .gave_to = j->shrunk_for >= 0 ? sim_job(s, j->shrunk_for)->t->id : NULL};
-		mb += j->max_workers;
-	}
-	return DRAKE_OK;
-}
-
-/* An ADMIT action's pods as the plan sim_start takes (no chief, no shares
- * in the sim). */
-static drake_err start(struct sim *s, int id, const struct drake_round_action *a)
-{
-	struct drake_plan p = {0};
-	p.ps_node = malloc((size_t)a->n_pods * sizeof(int) + 1);
-	p.worker_node = malloc((size_t)a->n_pods * sizeof(int) + 1);
-	drake_err err = p.ps_node && p.worker_node ? DRAKE_OK : DRAKE_ENOMEM;
-	for (int i = 0; !err && i < a->n_pods; i++) {
-		if (a->pods[i].role == DRAKE_ROLE_PS)
-			p.ps_node[p.n_ps++] = a->pods[i].node;
-		else if (a->pods[i].role == DRAKE_ROLE_WORKER)
-			p.worker_node[p.n_workers++] = a->pods[i].node;
-	}
-	if (!err)
-		err = sim_start(s, id, &p);
-	drake_plan_release(&p);
-	return err;
-}
-
-/* Applies a round: removals first (the admissions' plans assume them),
- * then admissions, then growth. Worker indexes are slots (build). */
-static drake_err apply(struct sim *s, const struct inputs *in, const struct drake_round *r)
-{
-	size_t n = 0;
-	const int *rids = in->ids + in->nw;
-	size_t cap = 1;
-	for (size_t i = 0; i < r->n; i++)
-		cap += (size_t)r->act[i].n_pods;
-	struct drake_scale_op *ops = malloc(cap * sizeof(*ops));
-	if (!ops)
-		return DRAKE_ENOMEM;
-	for (size_t i = 0; i < r->n; i++) {
-		const struct drake_round_action *a = &r->act[i];
-		if (a->kind != DRAKE_ROUND_SHRINK)
-			continue;
-		int job = a->job - (int)in->nw;
-		for (int k = 0; k < a->n_pods; k++)
-			ops[n++] = (struct drake_scale_op){job, a->pods[k].index, a->pods[k].node};
-		sim_job(s, in->ids[a->job])->shrunk_for = in->ids[a->for_job];
-	}
-	drake_err err = sim_apply_removals(s, rids, ops, n);
-	for (size_t i = 0; !err && i < r->n; i++)
-		if (r->act[i].kind == DRAKE_ROUND_ADMIT)
-			err = start(s, in->ids[r->act[i].job], &r->act[i]);
-	n = 0;
-	for (size_t i = 0; i < r->n; i++)
-		for (int k = 0; r->act[i].kind == DRAKE_ROUND_GROW && k < r->act[i].n_pods; k++)
-			ops[n++] = (struct drake_scale_op){r->act[i].job - (int)in->nw, -1,
-			                                   r->act[i].pods[k].node};
-	if (!err)
-		err = sim_apply_additions(s, rids, ops, n);
-	free(ops);
-	return err;
-}
-
 static drake_err drake_decide(struct sim *s, void *state)
 {
 	(void)state;
 	const struct sim_config *cfg = sim_cfg(s);
 	struct drake_round_opts o = {.scale = cfg->scale};
 	o.scale.speed = cfg->model.speed;
-	struct inputs in = {0};
-	struct drake_round r = {0};
-	drake_err err = build(s, &in);
-	if (!err)
-		err = drake_round(sim_cluster(s), in.jobs, in.n, sim_now(s), &o, &r);
-	if (!err)
-		err = apply(s, &in, &r);
+	double next = INFINITY;
+	drake_err err = sim_round_once(s, &o, &next, NULL);
 	/* not at this instant: the loop decides again while decisions change
 	 * something, and the same state decides the same */
-	if (!err && r.next < INFINITY && r.next > sim_now(s))
-		err = sim_wake_at(s, r.next);
+	if (!err && next < INFINITY && next > sim_now(s))
+		err = sim_wake_at(s, next);
 	/* a Pollux job's first report at a new size or spread: look again then */
 	size_t nr;
 	const int *run = sim_running(s, &nr);
@@ -210,8 +43,6 @@ static drake_err drake_decide(struct sim *s, void *state)
 		if (j->app && t > sim_now(s))
 			err = sim_wake_at(s, t);
 	}
-	drake_round_release(&r);
-	inputs_release(&in);
 	return err;
 }
 

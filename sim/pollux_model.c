@@ -341,3 +341,38 @@ drake_err sim_pollux_bind(struct sim_trace *t, const char *file, const struct si
 	}
 	return DRAKE_OK;
 }
+
+drake_err sim_papp_job_rate(const struct sim_papp *a, int batch, double samples,
+                            const int *worker_node, int n, bool iterations, double *rate)
+{
+	*rate = 0;
+	if (n <= 0)
+		return DRAKE_OK;
+	int *node = malloc((size_t)n * sizeof(int));
+	int *per = malloc((size_t)n * sizeof(int));
+	if (!node || !per) {
+		free(node);
+		free(per);
+		return DRAKE_ENOMEM;
+	}
+	int used = 0;
+	for (int i = 0; i < n; i++) {
+		int k = 0;
+		while (k < used && node[k] != worker_node[i])
+			k++;
+		if (k == used) {
+			node[used] = worker_node[i];
+			per[used++] = 0;
+		}
+		per[k]++;
+	}
+	double it = sim_papp_iter_time(a, per, used, batch);
+	*rate = it > 0 ? 1.0 / it : 0;
+	double w;
+	if (!iterations && samples > 0 && sim_papp_samples_work(a, batch, n, &w) == DRAKE_OK &&
+	    w > 0)
+		*rate *= samples / w;
+	free(node);
+	free(per);
+	return DRAKE_OK;
+}

@@ -33,6 +33,8 @@
 #ifndef DRAKE_SIM_POLLUX_MODEL_H
 #define DRAKE_SIM_POLLUX_MODEL_H
 
+#include <stdbool.h>
+
 #include "common/err.h"
 #include "sim/pollux_apps.h"
 #include "sim/trace.h"
@@ -78,6 +80,21 @@ double sim_papp_curve_iteration(const struct sim_papp *a, int batch, int epoch);
  * measured (ceil(batch / r) < a->min_local_bsz) or r above the most
  * replicas measured; never below tuned. */
 int sim_papp_max_replicas(const struct sim_papp *a, int batch, int tuned);
+
+/* A job's work per second with its replicas on worker_node[0..n) (node
+ * numbers, by worker: only equality matters): its replicas per node in
+ * the order its workers first use the nodes (the artifact's placement
+ * tuple follows its allocation list, and a measurement depends on that
+ * order up to rotation: 1234 and 1324 differ), at the measured iteration
+ * time at batch. Unless iterations (the work counts the curve's
+ * iterations), a job whose work is the artifact's count, `samples` at its
+ * tuned size, gains samples / W(n) of it per iteration at n replicas (the
+ * batch it really runs, and so its efficiency, differ). 0 with no
+ * replica. The simulator and bench-replay's driver (through cgo) both
+ * advance Pollux jobs by it. */
+drake_err sim_papp_job_rate(const struct sim_papp *a, int batch, double samples,
+                            const int *worker_node, int n, bool iterations,
+                            double *rate) DRAKE_MUST_CHECK;
 
 /* Seconds per iteration of r replicas packed node_gpus to a node. */
 double sim_papp_packed_iter_time(const struct sim_papp *a, int r, int node_gpus, int batch);

@@ -446,6 +446,19 @@ static double tuning_jct(const struct sim_papp *a, int r, int batch)
  * the artifact run them to the end; Tiresias at their tuned sizes, never
  * preempting (nothing passes 16 GPU-hours), Optimus growing the lone
  * cifar10 job past its 6 replicas, so that it ends sooner. */
+/* A workload's rows (after the header) bound to the named applications. */
+static void small_workload(const char **names, size_t n, const char *rows, struct sim_papps *apps,
+                           struct sim_trace *t)
+{
+	char msg[512], text[512];
+	if (sim_papps_load("traces/pollux/apps", names, n, apps, msg, sizeof(msg)))
+		fail_msg("%s (run from the repository root)", msg);
+	snprintf(text, sizeof(text), "name,time,application,num_replicas,batch_size\n%s", rows);
+	assert_int_equal(sim_trace_parse(text, strlen(text), "w.csv", t, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(sim_pollux_bind(t, "w.csv", apps, 4, msg, sizeof(msg)), DRAKE_OK);
+}
+
 static void a_small_workload_runs_under_tiresias_and_optimus(void **state)
 {
 	(void)state;
@@ -453,14 +466,10 @@ static void a_small_workload_runs_under_tiresias_and_optimus(void **state)
 	struct sim_papps apps;
 	struct sim_trace t;
 	char msg[512];
-	if (sim_papps_load("traces/pollux/apps", names, 2, &apps, msg, sizeof(msg)))
-		fail_msg("%s (run from the repository root)", msg);
-	static const char text[] = "name,time,application,num_replicas,batch_size\n"
-	                           "cifar10-0,107,cifar10,6,2048\nncf-2,135,ncf,1,32768\n"
-	                           "ncf-5,400,ncf,1,32768\n";
-	assert_int_equal(sim_trace_parse(text, strlen(text), "w.csv", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
-	assert_int_equal(sim_pollux_bind(&t, "w.csv", &apps, 4, msg, sizeof(msg)), DRAKE_OK);
+	small_workload(names, 2,
+	               "cifar10-0,107,cifar10,6,2048\nncf-2,135,ncf,1,32768\n"
+	               "ncf-5,400,ncf,1,32768\n",
+	               &apps, &t);
 	struct sim_config cfg;
 	sim_config_defaults(&cfg);
 	cfg.apps = &apps;
@@ -477,6 +486,38 @@ static void a_small_workload_runs_under_tiresias_and_optimus(void **state)
 	assert_true(op.job_finish[0] < ti.job_finish[0]);
 	sim_result_release(&ti);
 	sim_result_release(&op);
+	sim_trace_release(&t);
+	sim_papps_release(&apps);
+}
+
+/* --pollux-work-scale (bench-replay's compression): half the work runs
+ * half as long at the measured speed. */
+static void the_pollux_work_scale_scales_a_jobs_run_time(void **state)
+{
+	(void)state;
+	const char *names[] = {"ncf"};
+	struct sim_papps apps;
+	struct sim_trace t;
+	char msg[512];
+	double run[2];
+	small_workload(names, 1, "ncf-0,0,ncf,1,32768\n", &apps, &t);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.apps = &apps;
+	cfg.model.pollux_rigid = true; /* one start, no resize */
+	for (int i = 0; i < 2; i++) {
+		struct sim_result r;
+		cfg.model.pollux_work_scale = i ? 0.5 : 1;
+		assert_int_equal(
+		    sim_run(&cfg, &t, sim_policy_find("drake"), NULL, &r, msg, sizeof(msg)),
+		    DRAKE_OK);
+		assert_int_equal(r.finished, 1);
+		/* its start costs the restart, whatever its work */
+		run[i] = r.job_finish[0] - r.job_start[0] - cfg.tiresias_restart;
+		sim_result_release(&r);
+	}
+	assert_true(run[0] > 10);
+	assert_float_equal(run[1], run[0] / 2, 1e-6);
 	sim_trace_release(&t);
 	sim_papps_release(&apps);
 }
@@ -541,6 +582,7 @@ int main(void)
 	    cmocka_unit_test(work_is_the_last_epochs_iterations),
 	    cmocka_unit_test(samples_work_is_progress_over_efficiency),
 	    cmocka_unit_test(a_small_workload_runs_under_tiresias_and_optimus),
+	    cmocka_unit_test(the_pollux_work_scale_scales_a_jobs_run_time),
 	    cmocka_unit_test(max_replicas_double_within_the_measurements),
 	    cmocka_unit_test(finishing_checks_what_the_model_needs),
 	    cmocka_unit_test(binding_fills_work_size_and_duration),

@@ -29,9 +29,6 @@ void sim_config_defaults(struct sim_config *c)
 	c->node_cpu_milli = 96000;
 	c->node_mem_bytes = 768LL << 30;
 	c->time_scale = 1.0;
-	c->dragon_resync = 30;
-	c->dragon_reconcile_delay = 1;
-	c->dragon_shuffle = true;
 	drake_las_defaults(&c->las);
 	c->tiresias_interval = 60; /* simulator.py: --interval */
 	c->tiresias_restart = 30;  /* simulator.py: Job.reallocate's rescale_time */
@@ -154,53 +151,12 @@ static int job_nodes(const struct sim_job *j)
 	return drake_plan_count_nodes(j->ps_node, j->n_ps, j->worker_node, j->n_workers);
 }
 
-/* A Pollux job's iterations per second: its replicas per node, the nodes
- * in the order its workers first use them (the artifact's placement tuple
- * follows its allocation list, and a placement's measurement depends on
- * that order up to rotation: 1234 and 1324 differ), at its application's
- * measured iteration time. */
-static drake_err pollux_rate(const struct sim_job *j, bool s_iterations, double *rate)
-{
-	*rate = 0;
-	if (j->n_workers <= 0)
-		return DRAKE_OK;
-	int *node = malloc((size_t)j->n_workers * sizeof(int));
-	int *per = malloc((size_t)j->n_workers * sizeof(int));
-	if (!node || !per) {
-		free(node);
-		free(per);
-		return DRAKE_ENOMEM;
-	}
-	int n = 0;
-	for (int i = 0; i < j->n_workers; i++) {
-		int k = 0;
-		while (k < n && node[k] != j->worker_node[i])
-			k++;
-		if (k == n) {
-			node[n] = j->worker_node[i];
-			per[n++] = 0;
-		}
-		per[k]++;
-	}
-	double it = sim_papp_iter_time(j->app, per, n, j->t->batch_size);
-	*rate = it > 0 ? 1.0 / it : 0;
-	/* the work is counted at the tuned size; at another size the batch it
-	 * really runs at, and so its efficiency, differ: one iteration there
-	 * is worth W(tuned) / W(r) of the count */
-	double w;
-	if (!s_iterations && j->t->samples > 0 &&
-	    sim_papp_samples_work(j->app, j->t->batch_size, j->n_workers, &w) == DRAKE_OK && w > 0)
-		*rate *= j->t->samples / w;
-	free(node);
-	free(per);
-	return DRAKE_OK;
-}
-
 /* Work per second: the speed model's, or a Pollux job's measured rate. */
 static drake_err job_rate(const struct sim *s, const struct sim_job *j, double *rate)
 {
 	if (j->app)
-		return pollux_rate(j, s->cfg->model.pollux_iterations, rate);
+		return sim_papp_job_rate(j->app, j->t->batch_size, j->t->samples, j->worker_node,
+		                         j->n_workers, s->cfg->model.pollux_iterations, rate);
 	*rate = drake_speed_rate(&s->cfg->model.speed, j->n_workers, (int)j->req.worker.gpu,
 	                         job_nodes(j));
 	return DRAKE_OK;
@@ -241,6 +197,10 @@ static drake_err ensure_workers(struct sim_job *j, int n)
 	if (!p)
 		return DRAKE_ENOMEM;
 	j->worker_node = p;
+	int *ix = realloc(j->worker_index, (size_t)cap * sizeof(int));
+	if (!ix)
+		return DRAKE_ENOMEM;
+	j->worker_index = ix;
 	int *m = realloc(j->moves, (size_t)cap * sizeof(int));
 	if (!m)
 		return DRAKE_ENOMEM;
@@ -297,6 +257,8 @@ drake_err sim_start(struct sim *s, int ji, const struct drake_plan *p)
 	memcpy(j->ps_node, p->ps_node, (size_t)p->n_ps * sizeof(int));
 	j->n_workers = p->n_workers;
 	memcpy(j->worker_node, p->worker_node, (size_t)p->n_workers * sizeof(int));
+	for (int i = 0; i < p->n_workers; i++)
+		j->worker_index[i] = i;
 	s->changes++;
 	drake_plan_charge(&s->c, &j->req, p, 1);
 	return begin_running(s, ji);
@@ -314,6 +276,7 @@ drake_err sim_bind_pod(struct sim *s, int ji, bool ps, int node)
 	} else {
 		if (ensure_workers(j, j->n_workers + 1))
 			return DRAKE_ENOMEM;
+		j->worker_index[j->n_workers] = j->n_workers;
 		j->worker_node[j->n_workers++] = node;
 		drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 		s->held += j->req.worker.gpu;
@@ -333,9 +296,11 @@ void sim_remove_worker(struct sim *s, int ji, int slot)
 		return;
 	sim_progress_to_now(j, s->now);
 	drake_cluster_charge(&s->c, (size_t)j->worker_node[slot], &j->req.worker, -1);
-	j->worker_node[slot] = j->worker_node[j->n_workers - 1];
-	j->moves[slot] = j->moves[j->n_workers - 1];
-	j->moved_at[slot] = j->moved_at[j->n_workers - 1];
+	size_t after = (size_t)(j->n_workers - slot - 1);
+	memmove(&j->worker_node[slot], &j->worker_node[slot + 1], after * sizeof(int));
+	memmove(&j->worker_index[slot], &j->worker_index[slot + 1], after * sizeof(int));
+	memmove(&j->moves[slot], &j->moves[slot + 1], after * sizeof(int));
+	memmove(&j->moved_at[slot], &j->moved_at[slot + 1], after * sizeof(double));
 	j->n_workers--;
 	s->busy -= j->req.worker.gpu;
 	s->changes++;
@@ -350,8 +315,20 @@ drake_err sim_add_worker(struct sim *s, int ji, int node)
 	if (ensure_workers(j, j->n_workers + 1))
 		return DRAKE_ENOMEM;
 	sim_progress_to_now(j, s->now);
-	fresh_slots(j, j->n_workers, j->n_workers + 1);
-	j->worker_node[j->n_workers++] = node;
+	/* the lowest index free: slots are in index order, so the first slot
+	 * whose index is not its position, or the end */
+	int k = 0;
+	while (k < j->n_workers && j->worker_index[k] == k)
+		k++;
+	size_t after = (size_t)(j->n_workers - k);
+	memmove(&j->worker_node[k + 1], &j->worker_node[k], after * sizeof(int));
+	memmove(&j->worker_index[k + 1], &j->worker_index[k], after * sizeof(int));
+	memmove(&j->moves[k + 1], &j->moves[k], after * sizeof(int));
+	memmove(&j->moved_at[k + 1], &j->moved_at[k], after * sizeof(double));
+	j->n_workers++;
+	fresh_slots(j, k, k + 1);
+	j->worker_node[k] = node;
+	j->worker_index[k] = k;
 	drake_cluster_charge(&s->c, (size_t)node, &j->req.worker, 1);
 	s->busy += j->req.worker.gpu;
 	s->changes++;
@@ -511,6 +488,14 @@ void sim_observe(struct sim *s, int ji, double interval)
 	    (struct drake_speed_obs){j->n_workers, job_nodes(j), j->rate / j->work_orig});
 }
 
+int sim_worker_slot(const struct sim_job *j, int idx)
+{
+	for (int k = 0; k < j->n_workers; k++)
+		if (j->worker_index[k] == idx)
+			return k;
+	return -1;
+}
+
 void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 {
 	struct sim_job *j = &s->jobs[ji];
@@ -662,7 +647,8 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 				    "their applications' measurements (--apps)",
 				    j->t->id);
 			j->app = &apps->app[j->t->app_index];
-			j->work_total = m->pollux_iterations ? j->t->iterations : j->t->samples;
+			j->work_total = (m->pollux_iterations ? j->t->iterations : j->t->samples) *
+			                m->pollux_work_scale;
 		} else {
 			j->work_total = (double)j->t->duration *
 			                drake_speed_rate(&m->speed, w0, g,
@@ -701,6 +687,7 @@ static void sim_free(struct sim *s)
 	for (size_t i = 0; s->jobs && i < s->n; i++) {
 		free(s->jobs[i].ps_node);
 		free(s->jobs[i].worker_node);
+		free(s->jobs[i].worker_index);
 		free(s->jobs[i].moves);
 		free(s->jobs[i].moved_at);
 		free(s->jobs[i].prog);

@@ -55,8 +55,14 @@ struct sim_job {
 	uint32_t gen;
 	int n_ps, n_workers, cap_workers;
 	int *ps_node;     /* n_ps entries once placed */
-	int *worker_node; /* n_workers entries; [0] is worker 0 */
-	int pods_bound;   /* default policy: pods placed so far */
+	int *worker_node; /* n_workers entries (slots); [0] is worker 0 */
+	/* per slot: the worker's index, as the controller names its pods.
+	 * Slots stay in index order; a removal leaves a gap in the indexes
+	 * (the controller deletes that pod, the others keep theirs) and an
+	 * addition takes the lowest index free (the controller ungates the
+	 * lowest gated worker). */
+	int *worker_index;
+	int pods_bound; /* default policy: pods placed so far */
 	bool ever_partial;
 	bool never_fits;
 	int scale_events;
@@ -94,12 +100,9 @@ struct sim_config {
 	/* trace handling */
 	double time_scale; /* multiply submission times */
 	size_t max_jobs;   /* 0: all */
-	/* policy knobs: drake's (scale.speed is set from model.speed at run
-	 * time), then DRAGON's own */
+	/* policy knobs: drake's and DRAGON's rules' (scale.speed is set from
+	 * model.speed at run time; DRAGON's take starve_after and idle_after) */
 	struct drake_scale_opts scale;
-	double dragon_resync;
-	double dragon_reconcile_delay;
-	bool dragon_shuffle; /* random node order as Go's map walk, else by name */
 	/* Tiresias' (policy_tiresias.c): its 2D-LAS queues, how often it
 	 * decides and what each (re)start costs; the Pollux artifact's by
 	 * default (60 s, 30 s) */
@@ -214,8 +217,10 @@ drake_err sim_start(struct sim *s, int j, const struct drake_plan *p) DRAKE_MUST
  * the last is bound the job starts. Bound pods of a job that is not running
  * hold their resources (a partial allocation). */
 drake_err sim_bind_pod(struct sim *s, int j, bool ps, int node) DRAKE_MUST_CHECK;
-/* Removes worker `slot` (never 0) / adds a worker on node. Call
- * sim_rescaled() once after a batch of changes to one job. */
+/* Removes worker `slot` (never 0; the slots after it move down, their
+ * indexes kept) / adds a worker on node at the lowest index free (slotted
+ * in index order). Call sim_rescaled() once after a batch of changes to
+ * one job. */
 void sim_remove_worker(struct sim *s, int j, int slot);
 drake_err sim_add_worker(struct sim *s, int j, int node) DRAKE_MUST_CHECK;
 drake_err sim_rescaled(struct sim *s, int j) DRAKE_MUST_CHECK;
@@ -245,12 +250,15 @@ drake_err sim_wake_at(struct sim *s, double t) DRAKE_MUST_CHECK;
 drake_err sim_every(struct sim *s, double interval, double *decided,
                     drake_err (*decide_now)(struct sim *s, void *arg), void *arg) DRAKE_MUST_CHECK;
 /* Applies scale ops from gang/ (job = index into ids, the running jobs the
- * views were built from). Removals are reordered so that swap-removal never
- * moves a slot still to be removed; each touched job is rescaled once. */
+ * views were built from). Removals go highest slot first, so a removal
+ * never moves a slot still to be removed; each touched job is rescaled
+ * once. */
 drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_op *ops,
                              size_t n_ops) DRAKE_MUST_CHECK;
 drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_scale_op *ops,
                               size_t n_ops) DRAKE_MUST_CHECK;
+/* The slot of job j's worker with index idx, or -1. */
+int sim_worker_slot(const struct sim_job *j, int idx);
 /* Fills a drake_running_job view of running job j (arrays borrowed). The
  * policy sees what the cluster would: without curves its progress is
  * unknown (-1) and it is not slow; with them, progress is the fraction of

@@ -55,6 +55,7 @@ func (j replayJob) roles(a gangbench.Arm) (ps, workers gangbench.Replica) {
 
 type podView struct {
 	role, node string
+	index      int  // its replica index (label, else the name's last number)
 	bound      bool // on a node, not being deleted, not ended
 	pending    bool // admitted and waiting for a node: no scheduling gate, not bound, not being deleted, not ended
 	running    bool // bound and Running
@@ -98,6 +99,20 @@ type armRun struct {
 	patchErr atomic.Int64
 }
 
+// replicaIndex: the pod's training.kubeflow.org/replica-index, else the
+// number its name ends with, else -1.
+func replicaIndex(p *corev1.Pod) int {
+	v := p.Labels["training.kubeflow.org/replica-index"]
+	if v == "" {
+		v = p.Name[strings.LastIndex(p.Name, "-")+1:]
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
 // state: the job's rate now and its members, a key of its workers and
 // their nodes. The members are the workers bound and not being deleted,
 // whether or not their kubelet has said Running yet: membership changes
@@ -109,10 +124,13 @@ type armRun struct {
 // A job that has not started starts once its first wave is bound, no
 // worker of it waiting for a node: the simulator starts a job with every
 // worker it was admitted with, and a job started on the first of them
-// would pay a pause for each later bind of its own wave.
-func jobState(pods map[string]*podView, wantPS, minWorkers int, started bool, rate func(workers, nodes int) float64) (float64, string) {
+// would pay a pause for each later bind of its own wave. rate gets the
+// nodes of the PS and of the workers Running, the workers' by replica
+// index.
+func jobState(pods map[string]*podView, wantPS, minWorkers int, started bool, rate func(ps, workers []string) float64) (float64, string) {
 	ps, w := 0, 0
-	nodes := map[string]bool{}
+	var psNodes []string
+	var workers []*podView
 	var mem []string
 	binding := false
 	for name, p := range pods {
@@ -125,12 +143,13 @@ func jobState(pods map[string]*podView, wantPS, minWorkers int, started bool, ra
 		if !p.running {
 			continue
 		}
-		nodes[p.node] = true
 		switch p.role {
 		case "ps":
 			ps++
+			psNodes = append(psNodes, p.node)
 		case "worker":
 			w++
+			workers = append(workers, p)
 		}
 	}
 	sort.Strings(mem)
@@ -138,12 +157,36 @@ func jobState(pods map[string]*podView, wantPS, minWorkers int, started bool, ra
 	if ps < wantPS || w < minWorkers || w == 0 || (!started && binding) {
 		return 0, members
 	}
-	return rate(w, len(nodes)), members
+	sort.Slice(workers, func(a, b int) bool { return workers[a].index < workers[b].index })
+	wNodes := make([]string, len(workers))
+	for i, p := range workers {
+		wNodes[i] = p.node
+	}
+	return rate(psNodes, wNodes), members
+}
+
+// distinct: how many different names in lists.
+func distinct(lists ...[]string) int {
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, n := range l {
+			seen[n] = true
+		}
+	}
+	return len(seen)
 }
 
 func (r *armRun) state(jr *jobRun) (float64, string) {
-	return jobState(jr.pods, jr.j.sj.PS, jr.j.minWorkers(r.a), !jr.prog.started.IsZero(), func(w, n int) float64 {
-		return r.b.speed.rate(w, jr.j.sj.GPUsPerWorker, n)
+	sj := jr.j.sj
+	return jobState(jr.pods, sj.PS, jr.j.minWorkers(r.a), !jr.prog.started.IsZero(), func(ps, w []string) float64 {
+		if sj.Application == "" {
+			return r.b.speed.rate(len(w), sj.GPUsPerWorker, distinct(ps, w))
+		}
+		v, err := r.b.apps.rate(sj.Application, sj.BatchSize, sj.Samples, w)
+		if err != nil {
+			fail("job %s: %v", jr.j.name, err) // the window's applications were loaded
+		}
+		return v
 	})
 }
 
@@ -159,7 +202,7 @@ func (r *armRun) onPod(p *corev1.Pod, deleted bool) {
 	}
 	v := jr.pods[p.Name]
 	if v == nil {
-		v = &podView{role: kit.RoleOf(p)}
+		v = &podView{role: kit.RoleOf(p), index: replicaIndex(p)}
 		jr.pods[p.Name] = v
 	}
 	v.update(p, deleted)

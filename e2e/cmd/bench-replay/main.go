@@ -15,13 +15,18 @@
 //     gang/speed.c itself (cgo, speed.c), with the parameters drake sim
 //     printed, and every membership change after its start stops it for the
 //     rescale pause; when its work is done its pods get run-for 0s and kwok
-//     ends them.
+//     ends them. A Pollux workload's jobs (--apps) advance instead by their
+//     applications' measured step times, at their replicas per node in the
+//     order their workers use the nodes (pollux.go: sim/pollux_model.c
+//     through cgo), their work compressed by --pollux-work-scale.
 //   - Arms: drake (TFJobs, elastic as the simulator makes them), in-tree
-//     (v1.36 gang scheduling: the pods at trace size in a PodGroup), no-gang
+//     (v1.36 gang scheduling: the pods at trace size in a PodGroup),
+//     in-tree-packed (the same under a MostAllocated profile), no-gang
 //     (the same pods, plain kube-scheduler); dragon (drake serve --policy
-//     dragon) once drake has that flag; volcano (the pods at trace size in a
-//     Volcano PodGroup, vc-scheduler's gang plugin), only when named in
-//     --arms, on a cluster with --volcano-scheduler.
+//     dragon) once drake has that flag; tiresias (--policy tiresias) once
+//     drake serve's help lists it, else left out with a note; volcano (the
+//     pods at trace size in a Volcano PodGroup, vc-scheduler's gang plugin),
+//     only when named in --arms, on a cluster with --volcano-scheduler.
 //
 // hack/bench-replay.sh brings the cluster up and down.
 package main
@@ -49,7 +54,7 @@ import (
 )
 
 type opts struct {
-	trace, drake                    string
+	trace, drake, apps              string
 	traceFlags, modelFlags          []string
 	win                             windowOpts
 	budget                          time.Duration
@@ -70,7 +75,8 @@ type bench struct {
 	shape    clusterShape
 	gpus     int
 	speed    speedModel
-	drakeEnv string // the DRAKE_<FLAG> settings drake runs with now
+	apps     *polluxApps // a Pollux window's measurements, else nil
+	drakeEnv string      // the DRAKE_<FLAG> settings drake runs with now
 	drakeUp  bool
 	logFile  string // --decision-logs: the arm's decision log, "" none
 }
@@ -95,7 +101,8 @@ func main() {
 	flag.Float64Var(&o.surveyMinRun, "survey-min-run", 20, "--survey: least compressed duration of a window's shortest job, s")
 	fill := flag.Float64("fill", 0.3, "share of --arm-budget the estimate may take (arms take longer than the estimate when jobs queue)")
 	flag.IntVar(&o.runs, "runs", 1, "runs of every arm (the order rotates per run); the table shows medians")
-	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, in-tree, no-gang, volcano (Volcano's vc-scheduler: hack/build-control-plane.sh volcano, a cluster with --volcano-scheduler)")
+	arms := flag.String("arms", "drake,dragon,in-tree,no-gang", "arms, from drake, dragon, tiresias (left out until drake serve --help lists --policy tiresias), in-tree, in-tree-packed (MostAllocated), no-gang, volcano (Volcano's vc-scheduler: hack/build-control-plane.sh volcano, a cluster with --volcano-scheduler)")
+	flag.StringVar(&o.apps, "apps", "", "a Pollux workload's applications' measurements (traces/pollux/apps) for a Pollux --trace: its jobs advance by their measured step times")
 	flag.DurationVar(&o.armTimeout, "arm-timeout", 0, "deadline of one arm (0: --arm-budget)")
 	flag.DurationVar(&o.stall, "stall", 90*time.Second, "deadlock: every job has arrived, no GPU is busy and no job started or ended for this long")
 	flag.DurationVar(&o.sample, "sample", time.Second, "sampling interval of the GPUs busy and held")
@@ -122,8 +129,18 @@ func main() {
 	}
 	o.win.target = *fill * o.budget.Seconds()
 	var err error
-	if o.arms, err = gangbench.ParseArms(*arms, []string{"drake", "dragon", "in-tree", "no-gang", "volcano"}, o.drake); err != nil {
+	var skipped []string
+	if o.arms, skipped, err = gangbench.ParseArmsSkipping(*arms, []string{"drake", "dragon", "tiresias", "in-tree", "in-tree-packed", "no-gang", "volcano"}, o.drake); err != nil {
 		fail("%v", err)
+	}
+	for _, m := range skipped {
+		fmt.Printf("bench-replay: %s\n", m)
+	}
+	if len(o.arms) == 0 {
+		fail("--arms: no arm left to run")
+	}
+	if o.apps != "" {
+		o.modelFlags = append(o.modelFlags, "--apps", o.apps)
 	}
 
 	b := &bench{o: o}
@@ -165,11 +182,22 @@ func main() {
 	if err := writeTrace(winTrace, all.Kind, all.Jobs, w); err != nil {
 		fail("%v", err)
 	}
-	sj, err := printJobs(o.drake, winTrace, b.shape, o.modelFlags)
+	if all.Kind == "pollux" && o.apps == "" {
+		fail("%s is a Pollux workload: --apps must name its applications' measurements", o.trace)
+	}
+	// the window's own flags: a Pollux window's work compressed as its times
+	b.o.modelFlags = append(append([]string(nil), o.modelFlags...), workScaleFlags(all.Kind, w)...)
+	sj, err := printJobs(o.drake, winTrace, b.shape, b.o.modelFlags)
 	if err != nil {
 		fail("%v", err)
 	}
 	b.speed = sj.Speed
+	if all.Kind == "pollux" {
+		if b.apps, err = loadApps(o.apps, applications(sj.Jobs)); err != nil {
+			fail("%v", err)
+		}
+		defer b.apps.release()
+	}
 	var jobs []replayJob
 	for i, j := range sj.Jobs {
 		jobs = append(jobs, replayJob{name: fmt.Sprintf("r%03d", i), sj: j, at: time.Duration(j.Submit * float64(time.Second))})
@@ -190,7 +218,7 @@ func main() {
 		}
 		return
 	}
-	pred, err := b.predict(winTrace, base+"-sim", "drake,dragon,default", true)
+	pred, err := b.predict(winTrace, base+"-sim", strings.Join(simPolicies(all.Kind), ","), true)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -220,6 +248,19 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// applications: the distinct applications of jobs.
+func applications(jobs []simJob) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		if j.Application != "" && !seen[j.Application] {
+			seen[j.Application] = true
+			out = append(out, j.Application)
+		}
+	}
+	return out
 }
 
 // replay: drake sim --replay over an arm's decision log (its rotated part

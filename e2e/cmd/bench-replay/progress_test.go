@@ -86,7 +86,7 @@ func TestTheSpeedModelIsDrakes(t *testing.T) {
 // s seconds to its progress (a 10 s pause, a rate of one per worker).
 func oneJob() (map[string]*podView, *progress, func(s float64)) {
 	pods := map[string]*podView{"ps-0": {role: "ps", node: "n0", bound: true, running: true}}
-	rate := func(w, n int) float64 { return float64(w) }
+	rate := func(ps, w []string) float64 { return float64(len(w)) }
 	p := &progress{work: 1000}
 	step := func(s float64) {
 		r, m := jobState(pods, 1, 4, !p.started.IsZero(), rate)

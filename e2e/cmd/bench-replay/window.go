@@ -33,6 +33,11 @@ type simJob struct {
 	WorkerCPUMilli int64   `json:"worker_cpu_milli"`
 	WorkerMemBytes int64   `json:"worker_mem_bytes"`
 	Work           float64 `json:"work"`
+	// a Pollux job's: its application, batch size and the artifact's
+	// count of its work at its tuned size (before --pollux-work-scale)
+	Application string  `json:"application"`
+	BatchSize   int     `json:"batch_size"`
+	Samples     float64 `json:"samples"`
 }
 
 type simJobs struct {
@@ -226,25 +231,43 @@ func choose(jobs []simJob, c clusterShape, o windowOpts) (window, error) {
 }
 
 // writeTrace writes the window, compressed, as a trace in the source's own
-// layout (ITP or gang): submissions from 0, times divided by the
-// compression and rounded, durations at least 1 s.
+// layout (ITP, gang or Pollux): submissions from 0, times divided by the
+// compression and rounded, durations at least 1 s. A Pollux job has no
+// duration: its work, from its application's measurements, is compressed
+// by drake sim --pollux-work-scale (workScaleFlags).
 func writeTrace(path, kind string, jobs []simJob, w window) error {
 	var b strings.Builder
 	first := jobs[w.start].Submit
-	if kind == "gang" {
+	switch kind {
+	case "gang":
 		b.WriteString("job_id,submit_order,replicas,gpus_per_pod,duration_s\n")
-	} else {
+	case "pollux":
+		b.WriteString("name,time,application,num_replicas,batch_size\n")
+	default:
 		b.WriteString("job_id,submission_time,duration,num_gpu\n")
 	}
 	for k, j := range jobs[w.start : w.start+w.n] {
 		d := int64(math.Max(1, math.Round(float64(j.Duration)/w.compression)))
 		id := strings.NewReplacer(",", "_", "\n", "_").Replace(j.ID)
-		if kind == "gang" {
+		s := int64(math.Round((j.Submit - first) / w.compression))
+		switch kind {
+		case "gang":
 			fmt.Fprintf(&b, "%s,%d,%d,%d,%d\n", id, k, j.Workers, j.GPUsPerWorker, d)
-		} else {
-			s := int64(math.Round((j.Submit - first) / w.compression))
+		case "pollux":
+			fmt.Fprintf(&b, "%s,%d,%s,%d,%d\n", id, s, j.Application, j.Workers, j.BatchSize)
+		default:
 			fmt.Fprintf(&b, "%s,%d,%d,%d\n", id, s, d, j.GPUs)
 		}
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// workScaleFlags: the drake sim flags that compress a Pollux window's
+// work as writeTrace compressed its times (none for other kinds, whose
+// durations are written compressed).
+func workScaleFlags(kind string, w window) []string {
+	if kind != "pollux" {
+		return nil
+	}
+	return []string{"--pollux-work-scale", fmt.Sprintf("%.17g", 1/w.compression)}
 }

@@ -17,7 +17,7 @@ import (
 
 // Arm is one way of scheduling a job list.
 type Arm struct {
-	Name      string // drake, dragon, in-tree, no-gang, volcano
+	Name      string // drake, dragon, tiresias, in-tree, in-tree-packed, no-gang, volcano
 	Process   string // the scheduler process that serves it
 	Scheduler string // the pods' schedulerName
 	// Group: how a pods arm gathers a job's pods into a gang
@@ -30,25 +30,60 @@ type Arm struct {
 	// NeedsFlag: a drake serve flag the arm needs ("" none); the arm is
 	// refused while `drake serve --help` does not list it
 	NeedsFlag string
+	// NeedsValue: a word the flag's line of `drake serve --help` must
+	// hold (a policy's name); while it does not, the arm is left out of
+	// the list with a note (Skipped), not refused, so one --arms works
+	// with the binary before and after it gains the value
+	NeedsValue string
 }
 
 // Arms: every arm the benchmarks know. dragon is drake serve --policy
 // dragon (DRAGON's rules through drake's admission, barrier and backstop);
 // volcano is Volcano's vc-scheduler with its gang plugin
-// (hack/cluster-up.sh --volcano-scheduler).
+// (hack/cluster-up.sh --volcano-scheduler); tiresias is drake serve
+// --policy tiresias, run once drake's help lists that policy; in-tree-packed
+// is in-tree gang scheduling under the gang-scheduler process's second
+// profile, gang-packed-scheduler, which scores nodes by NodeResourcesFit's
+// MostAllocated (bin packing; the stock profile spreads pods).
 var Arms = []Arm{
 	{Name: "drake", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true},
 	{Name: "dragon", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true,
 		DrakeEnv: []string{"DRAKE_POLICY=dragon"}, NeedsFlag: "--policy"},
+	{Name: "tiresias", Process: "kube-scheduler", Scheduler: "default-scheduler", TFJobs: true,
+		DrakeEnv: []string{"DRAKE_POLICY=tiresias"}, NeedsFlag: "--policy", NeedsValue: "tiresias"},
 	{Name: "in-tree", Process: "gang-scheduler", Scheduler: "gang-scheduler", Group: InTreeGroup},
+	{Name: "in-tree-packed", Process: "gang-scheduler", Scheduler: "gang-packed-scheduler", Group: InTreeGroup},
 	{Name: "no-gang", Process: "plain-scheduler", Scheduler: "plain-scheduler"},
 	{Name: "volcano", Process: "volcano-scheduler", Scheduler: "volcano", Group: VolcanoGroup},
 }
 
 // ParseArms: a comma-separated list of arm names, each one of allowed.
 // drake (the binary, for NeedsFlag) may be "" when no arm needs a flag.
+// An arm whose NeedsValue the binary's help does not hold is left out.
 func ParseArms(list string, allowed []string, drake string) ([]Arm, error) {
+	arms, _, err := ParseArmsSkipping(list, allowed, drake)
+	return arms, err
+}
+
+// helpLine: the line of `drake serve --help` that lists flag, "" none.
+func helpLine(drake, flag string) string {
+	help, err := exec.Command(drake, "serve", "--help").CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(help), "\n") {
+		if strings.HasPrefix(l, "  "+flag+" ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// ParseArmsSkipping is ParseArms that also names the arms it left out,
+// each with why.
+func ParseArmsSkipping(list string, allowed []string, drake string) ([]Arm, []string, error) {
 	var out []Arm
+	var skipped []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
 		var a *Arm
@@ -62,17 +97,21 @@ func ParseArms(list string, allowed []string, drake string) ([]Arm, error) {
 			ok = ok || x == n
 		}
 		if a == nil || !ok {
-			return nil, fmt.Errorf("--arms: unknown arm %q (known: %s)", n, strings.Join(allowed, ", "))
+			return nil, nil, fmt.Errorf("--arms: unknown arm %q (known: %s)", n, strings.Join(allowed, ", "))
 		}
 		if a.NeedsFlag != "" {
-			help, err := exec.Command(drake, "serve", "--help").CombinedOutput()
-			if err != nil || !strings.Contains(string(help), "  "+a.NeedsFlag+" ") {
-				return nil, fmt.Errorf("--arms: arm %s needs drake serve %s, which %s does not have yet", n, a.NeedsFlag, drake)
+			line := helpLine(drake, a.NeedsFlag)
+			if line == "" {
+				return nil, nil, fmt.Errorf("--arms: arm %s needs drake serve %s, which %s does not have yet", n, a.NeedsFlag, drake)
+			}
+			if a.NeedsValue != "" && !strings.Contains(line, a.NeedsValue) {
+				skipped = append(skipped, fmt.Sprintf("arm %s left out: %s serve --help does not list %s %s yet", n, drake, a.NeedsFlag, a.NeedsValue))
+				continue
 			}
 		}
 		out = append(out, *a)
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // Activate leaves only the scheduler process name running of procs,

@@ -1,0 +1,2 @@
+/* err.c - common/err.c compiled into the driver by cgo (pollux.go). */
+#include "common/err.c"
