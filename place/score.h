@@ -72,6 +72,7 @@ struct place_ctx {
 	const struct place_typical *ty; /* fgd, drake: the workload's typical shapes */
 	int64_t max_cpu_milli;          /* bestfit, dotprod, clustering: the largest node's */
 	int64_t max_gpu_milli;
+	const int32_t *reserve; /* drake: per model, place_reserve_build; NULL: none */
 };
 
 const char *place_policy_name(enum place_policy p);
