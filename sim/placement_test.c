@@ -237,7 +237,7 @@ static void run(const struct placement_cluster *c, const struct place_task *w, s
 	struct place_typical *ty = malloc(sizeof(*ty));
 	place_typical_build(&d, 95, ty);
 	char msg[256];
-	assert_int_equal(placement_run(c, ty, w, n, p, seed, ties, out, msg, sizeof(msg)),
+	assert_int_equal(placement_run(c, ty, 0, w, n, p, seed, ties, out, msg, sizeof(msg)),
 	                 DRAKE_OK);
 	free(ty);
 	place_dist_release(&d);
