@@ -53,18 +53,17 @@ bool kube_gpu_models(const json_t *spec, char *buf, size_t len)
 	if (!len)
 		return false;
 	buf[0] = '\0';
-	const char *sel =
-	    json_string_value(json_object_get(json_object_get(spec, "nodeSelector"),
-	                                      KUBE_GPU_PRODUCT_LABEL));
+	const char *sel = json_string_value(
+	    json_object_get(json_object_get(spec, "nodeSelector"), KUBE_GPU_PRODUCT_LABEL));
 	if (sel && *sel) {
 		if (strlen(sel) + 1 > len)
 			return false;
 		memcpy(buf, sel, strlen(sel) + 1);
 		return true;
 	}
-	const json_t *req = json_object_get(
-	    json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-	    "requiredDuringSchedulingIgnoredDuringExecution");
+	const json_t *req =
+	    json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+	                    "requiredDuringSchedulingIgnoredDuringExecution");
 	const json_t *terms = json_object_get(req, "nodeSelectorTerms");
 	size_t i;
 	const json_t *t;

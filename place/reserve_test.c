@@ -120,8 +120,8 @@ int main(void)
 	struct CMUnitTest tests[NCASES(cases) + 1];
 	size_t k = 0;
 	for (size_t i = 0; i < NCASES(cases); i++)
-		tests[k++] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL,
-		                                 (void *)&cases[i]};
+		tests[k++] =
+		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
 	tests[k++] = (struct CMUnitTest)cmocka_unit_test(capacity_counts_the_known_nodes_by_model);
 	return _cmocka_run_group_tests("reserve", tests, k, NULL, NULL);
 }
