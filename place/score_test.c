@@ -344,15 +344,27 @@ static void drake_keeps_a_model_for_the_tasks_restricted_to_it(void **state)
 	only1.models = UINT64_C(1) << 1;
 	assert_int_equal(place_score_node(&nodes[0], &only1, &c, &gpu), PLACE_NO_FIT);
 	assert_true(place_score_node(&nodes[1], &only1, &c, &gpu) != PLACE_NO_FIT);
-	/* the prioritize verb: model 0's node gets the top priority when the
-	 * candidates hold model 1 as a small part of the GPUs */
-	struct place_node cand[5] = {nodes[0], nodes[0], nodes[0], nodes[1], nodes[0]};
-	cand[4].n_gpu = 0; /* a CPU node: fits, no GPU */
-	const bool known[5] = {true, true, true, true, false};
-	int64_t out[5];
-	place_priorities(cand, known, 5, &ONE, ty, 10, out);
+	free(ty);
+	/* The prioritize verb, where the claim outweighs the fragmentation
+	 * measure: 8-GPU tasks (1 in 8) lose a whole node of model 0 to the
+	 * task, and model-1 tasks (6 in 8) gain room there, so FGD's measure
+	 * prefers the half-used node of model 1 by 250 milli-GPU; model 1's
+	 * claim, read from the candidates' GPUs, costs that node 800. */
+	const struct place_task w2[] = {
+	    {8000, 1, 8, 1000, ANY}, {8000, 1, 1, 1000, ANY}, {8000, 1, 1, 1000, UINT64_C(1) << 1}};
+	ty = typical(w2, (const int64_t[]){1, 1, 6}, 3);
+	const int32_t half[8] = {0, 0, 0, 0, 1000, 1000, 1000, 1000};
+	struct place_node cand[3] = {node(96000, 8, FREE8, 0, 0), node(96000, 8, half, 0, 4),
+	                             node(96000, 8, FREE8, 0, 0)};
+	cand[1].model = 1;
+	const bool known[3] = {true, true, false};
+	int64_t out[3];
+	place_priorities(cand, known, 3, &ONE, ty, 10, out);
 	assert_int_equal(out[0], 10);
-	assert_true(out[3] < 10);
+	assert_true(out[1] < 10);
+	struct place_ctx bare = {ty, 96000, 8000, NULL};
+	assert_true(place_score_node(&cand[1], &ONE, &bare, &gpu) >
+	            place_score_node(&cand[0], &ONE, &bare, &gpu));
 	free(ty);
 }
 
