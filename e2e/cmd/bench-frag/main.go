@@ -20,9 +20,10 @@
 // kwok nodes do not run, so shares would fit everywhere. --list picks the
 // task list (default, or gpuspec10/20/25, whose tasks may name the GPU
 // models they run on in gpu_spec): a task naming models asks for them by a
-// required node affinity (In on nvidia.com/gpu.product), and one naming
-// only models none of the --nodes has is left out, since it would end an
-// arm at once.
+// required node affinity (In on nvidia.com/gpu.product), and one that no
+// node of its models could hold even empty (a model the --nodes lack, or
+// 120 cores asked of 96-core nodes) is left out, since it would end an arm
+// whenever it is drawn.
 //
 // hack/bench-frag.sh brings the cluster up and down; see e2e/README.md.
 package main
@@ -259,9 +260,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-frag:", err)
 		os.Exit(2)
 	}
-	have := map[string]bool{}
-	for _, n := range nodes {
-		have[n.model] = true
+	// fits: some node of one of the models could hold t when empty
+	fits := func(t task) bool {
+		for _, n := range nodes {
+			for _, m := range t.models {
+				if n.model == m && n.cpu >= t.cpu && n.mem >= t.mem && n.gpu >= t.gpu {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	var tasks []task
 	restricted := 0
@@ -273,16 +281,14 @@ func main() {
 		t := task{cpu: atoi(r[1]), mem: atoi(r[2]), gpu: int(gpu)}
 		if gpu > 0 && len(r) > 5 && r[5] != "" {
 			seen := map[string]bool{}
-			usable := false
 			for _, m := range strings.Split(r[5], "|") {
 				if m != "" && !seen[m] {
 					seen[m] = true
 					t.models = append(t.models, m)
-					usable = usable || have[m]
 				}
 			}
-			if !usable {
-				continue // only models no node has: see the header
+			if !fits(t) {
+				continue // no node of its models could hold it: see the header
 			}
 			restricted++
 		}
