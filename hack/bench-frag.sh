@@ -4,7 +4,8 @@
 # entry names prioritizeVerb) with no nodes of cluster-up.sh's own shapes;
 # the Go driver e2e/cmd/bench-frag adds BENCH_FRAG_NODES (300) kwok nodes
 # shaped like the openb GPU nodes of traces/ and places pods of
-# the default task list one at a time through kube-scheduler, once with
+# a task list (the default one; BENCH_FRAG_ARGS="--list gpuspec25" for one
+# whose tasks ask for GPU models by node affinity) one at a time through kube-scheduler, once with
 # drake's score on prioritize and once without, until the first pod fits
 # nowhere; it prints the GPU allocation of each arm side by side and writes
 # BENCH_FRAG_CSV (bench/results/bench-frag.csv). kube-scheduler scores every

@@ -108,7 +108,9 @@ struct kube_pod {
 	/* the pod's only node constraint is a required node affinity whose
 	 * every term matches metadata.name (drake's --gang-pin writes one) */
 	bool name_pinned;
-	/* spec.nodeSelector["nvidia.com/gpu.product"], NULL when absent */
+	/* the GPU models the pod may run on, '|'-joined, from its nodeSelector
+	 * or required node affinity on nvidia.com/gpu.product (model_codec.h);
+	 * NULL: any */
 	const char *gpu_product;
 	uint16_t n_labels, n_annotations, n_gates, n_conditions, n_statuses;
 	const struct kube_kv *labels, *annotations;

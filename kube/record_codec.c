@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "kube/model_codec.h"
 #include "kube/strpool.h"
 
 bool kube_pod_label_kept(const char *key)
@@ -235,9 +236,9 @@ static void pod_walk(struct walk *w, const json_t *obj, struct kube_pod *p)
 		    json_object_get(spec, "affinity") != NULL ||
 		    json_array_size(json_object_get(spec, "topologySpreadConstraints")) > 0;
 		p->name_pinned = name_pinned(spec);
+		char models[KUBE_GPU_MODELS_MAX];
 		p->gpu_product =
-		    intern(w, str_of(json_object_get(json_object_get(spec, "nodeSelector"),
-		                                     "nvidia.com/gpu.product")));
+		    kube_gpu_models(spec, models, sizeof(models)) ? intern(w, models) : NULL;
 		p->node_name = intern(w, str_of(json_object_get(spec, "nodeName")));
 		p->nominated_node = intern(w, str_of(json_object_get(status, "nominatedNodeName")));
 		p->phase = intern(w, str_of(json_object_get(status, "phase")));

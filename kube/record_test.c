@@ -18,6 +18,7 @@
 
 #include "kube/node.h"
 #include "kube/object.h"
+#include "kube/model_codec.h"
 #include "kube/pod.h"
 #include "kube/strpool.h"
 
@@ -187,9 +188,8 @@ static void check_pod(const json_t *o, const struct kube_pod *p)
 	                 json_object_size(json_object_get(spec, "nodeSelector")) ||
 	                     json_object_get(spec, "affinity") ||
 	                     json_array_size(json_object_get(spec, "topologySpreadConstraints")));
-	same_str("gpu product",
-	         json_string_value(json_object_get(json_object_get(spec, "nodeSelector"),
-	                                           "nvidia.com/gpu.product")),
+	char models[KUBE_GPU_MODELS_MAX];
+	same_str("gpu product", kube_gpu_models(spec, models, sizeof(models)) ? models : NULL,
 	         p->gpu_product);
 	same_str("phase", kube_obj_str(o, "status.phase"), p->phase);
 	same_str("spec.nodeName", kube_obj_str(o, "spec.nodeName"), p->node_name);

@@ -13,5 +13,5 @@ bench-sim: $(DRAKE) ## drake / dragon (and default) on the gang, ITP (time scale
 PLACEMENT_OUT ?= bench/results/placement
 PLACEMENT_ARGS ?=
 
-bench-placement: $(DRAKE) ## the FGD placement study (Weng et al. ATC'23): 7 policies x 4 Alibaba task lists x 10 seeds; table vs the published means, CSVs and PNGs in bench/results/placement/ (PLACEMENT_ARGS)
+bench-placement: $(DRAKE) ## the FGD placement study (Weng et al. ATC'23): 7 policies x 7 Alibaba task lists x 10 seeds, and drake with learnt shapes; table vs the published means, CSVs and PNGs in bench/results/placement/ (PLACEMENT_ARGS)
 	@hack/bench-placement.sh $(DRAKE) $(TRACES) $(PLACEMENT_OUT) $(PLACEMENT_ARGS)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "place/frag.h"
+#include "place/reserve.h"
 
 static const char *const names[PLACE_NPOLICIES] = {
     [PLACE_RANDOM] = "random",   [PLACE_BESTFIT] = "bestfit",       [PLACE_DOTPROD] = "dotprod",
@@ -146,6 +147,8 @@ static int64_t drake_points(const struct place_node *n, int64_t frag_now,
 	place_charge(&after, t, gpus, 1);
 	int64_t grow = place_frag(&after, ty) - frag_now +
 	               total * (place_stranded(&after, ty) - place_stranded(n, ty));
+	if (c->reserve && n->model >= 0 && n->model < PLACE_MAX_MODELS)
+		grow += total * place_task_gpu(t) * c->reserve[n->model] / PLACE_GPU_MILLI;
 	int64_t lost = floor_div(-grow * PLACE_DRAKE_RESOLUTION, total);
 	return lost * (PLACE_DRAKE_TIE_MAX + 1) + fit_tiebreak(n, t, c);
 }
@@ -241,7 +244,11 @@ void place_priorities(const struct place_node *nodes, const bool *known, size_t 
                       const struct place_task *t, const struct place_typical *ty, int64_t max,
                       int64_t *out)
 {
-	struct place_ctx c = {ty, 0, 0};
+	int64_t cap[PLACE_MAX_MODELS];
+	int32_t reserve[PLACE_MAX_MODELS];
+	int64_t cap_total = place_model_capacity(nodes, known, n, cap);
+	place_reserve_build(ty, cap, cap_total, reserve);
+	struct place_ctx c = {ty, 0, 0, reserve};
 	for (size_t i = 0; i < n; i++) {
 		if (!known[i])
 			continue;

@@ -31,10 +31,18 @@
  *             study scores it; a share takes the GPU scoring highest.
  *
  * drake (place_score_node): FGD's gradient, exact, plus the CPU-stranded
- * GPU capacity (place_stranded) the placement adds, both in milli-GPU:
- *   points = -(growth of place_frag + growth of place_stranded)
+ * GPU capacity (place_stranded) the placement adds, plus the GPUs it takes
+ * from a model that model-restricted tasks claim (place/reserve.h), all in
+ * milli-GPU:
+ *   points = -(growth of place_frag + growth of place_stranded
+ *              + milli-GPU taken x reserve[node's model] / 1000)
  * in 1/PLACE_DRAKE_RESOLUTION milli-GPU, then best fit (less CPU and GPU
- * left) among equal points. Why: FGD counts a shape only when the node can
+ * left) among equal points. Why the reserve: on a cluster of several GPU
+ * models, a task that may run anywhere and takes a GPU of a model that
+ * restricted tasks need leaves one of them without a place once that
+ * model runs short, while a plentiful model's GPUs stay idle; the
+ * fragmentation measure, node by node, does not see that the task had
+ * somewhere else to go. Why the stranded term: FGD counts a shape only when the node can
  * no longer take one of it, so it sees no cost in cores taken from a node
  * whose GPUs still wait for work, until the node has too few left for any
  * GPU task and its GPUs are lost, and on a full cluster a node's CPU often
@@ -72,6 +80,7 @@ struct place_ctx {
 	const struct place_typical *ty; /* fgd, drake: the workload's typical shapes */
 	int64_t max_cpu_milli;          /* bestfit, dotprod, clustering: the largest node's */
 	int64_t max_gpu_milli;
+	const int32_t *reserve; /* drake: per model, place_reserve_build; NULL: none */
 };
 
 const char *place_policy_name(enum place_policy p);
@@ -90,7 +99,8 @@ int64_t place_score_cached(enum place_policy p, const struct place_node *n, int6
  * drake's score, the one the extender's prioritize verb is to call: higher
  * is better, PLACE_NO_FIT when t does not fit n; *gpu as above. A pure
  * function of the node's state, the task and c (c->ty: the workload's
- * typical shapes, place/dist.h; c->max_*: the largest candidate node's).
+ * typical shapes, place/dist.h; c->max_*: the largest candidate node's;
+ * c->reserve: place_reserve_build of c->ty and the GPUs per model).
  * Scores of different nodes for one task compare; place_normalize maps
  * them onto an extender's 0..max priorities.
  *
@@ -105,6 +115,9 @@ int64_t place_score_cached(enum place_policy p, const struct place_node *n, int6
  *     (-1) as they go, and a struct place_typical rebuilt from it with
  *     place_typical_build(.., PLACE_COVERAGE_PCT, ..) when its changes
  *     counter has moved (a rebuild is a few thousand comparisons);
+ *   - an int32_t reserve[PLACE_MAX_MODELS] from place_reserve_build of
+ *     that typical set and place_model_capacity of the nodes (the
+ *     cluster's, or the candidates', as place_priorities does);
  *   - for a pod, place_score_node on each candidate, then
  *     place_normalize(scores, n, 10, priorities); a share's *gpu from the
  *     chosen node is the GPU it should be bound to.
@@ -124,7 +137,8 @@ void place_normalize(const int64_t *scores, size_t n, int64_t max, int64_t *out)
  * One task's priorities over candidate nodes, as the extender's prioritize
  * verb answers them: place_score_node on each node (known[i] false: a node
  * the caller could not read, which scores as not fitting), with the largest
- * known candidate's CPU and GPU capacity as c->max_*, then place_normalize
+ * known candidate's CPU and GPU capacity as c->max_*, and the reserve built
+ * from ty and the known candidates' GPUs per model, then place_normalize
  * onto 0..max. out has n entries.
  */
 void place_priorities(const struct place_node *nodes, const bool *known, size_t n,

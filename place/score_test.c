@@ -12,13 +12,14 @@
 #include <cmocka.h>
 
 #include "place/frag.h"
+#include "place/reserve.h"
 #include "place/score.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 #define ANY       PLACE_ANY_MODEL
 
 static struct place_typical empty_ty;
-static const struct place_ctx CTX = {&empty_ty, 128000, 8000};
+static const struct place_ctx CTX = {&empty_ty, 128000, 8000, NULL};
 
 /* A node of model 0 with 64 GiB: cpu free, gpus GPUs with these free milli,
  * and the GPU tasks running on it by class. */
@@ -197,7 +198,7 @@ static void fgd_takes_the_gpu_that_grows_fragmentation_least(void **state)
 	/* the workload: shares of 550 */
 	const struct place_task w[] = {{1000, 1, 1, 550, ANY}};
 	struct place_typical *ty = typical(w, (const int64_t[]){10}, 1);
-	struct place_ctx c = {ty, 128000, 8000};
+	struct place_ctx c = {ty, 128000, 8000, NULL};
 	struct place_node n = node(64000, 2, (const int32_t[]){1000, 600}, 0, 0);
 	struct place_task small = {1000, 1, 1, 100, ANY};
 	int gpu;
@@ -224,7 +225,7 @@ static void fgd_points_are_the_studys_sigmoid_buckets(void **state)
 	(void)state;
 	const struct place_task w[] = {{1000, 1, 1, 1000, ANY}};
 	struct place_typical *ty = typical(w, (const int64_t[]){1}, 1);
-	struct place_ctx c = {ty, 128000, 8000};
+	struct place_ctx c = {ty, 128000, 8000, NULL};
 	/* a whole GPU task on a node with one partly used GPU (500) and one
 	 * free: afterwards 500 idle, all fragment for a whole-GPU shape, as
 	 * before: no change, sigmoid(0) = 50 */
@@ -254,7 +255,7 @@ static void drake_keeps_cores_for_gpus_that_wait_for_work(void **state)
 	/* GPU tasks bring 12 cores per GPU; some tasks need no GPU */
 	const struct place_task w[] = {{12000, 1, 1, 1000, ANY}, {8000, 1, 0, 0, ANY}};
 	struct place_typical *ty = typical(w, (const int64_t[]){8, 2}, 2);
-	struct place_ctx c = {ty, 128000, 8000};
+	struct place_ctx c = {ty, 128000, 8000, NULL};
 	/* idle: 8 free GPUs and the 96 cores they need; busy: no idle GPU */
 	struct place_node idle = node(96000, 8, FREE8, 0, 0);
 	struct place_node busy = node(96000, 8, (const int32_t[]){0, 0, 0, 0, 0, 0, 0, 0}, 0, 8);
@@ -282,7 +283,7 @@ static void drake_breaks_equal_points_toward_the_fuller_node(void **state)
 	(void)state;
 	const struct place_task w[] = {{1000, 1, 1, 1000, ANY}};
 	struct place_typical *ty = typical(w, (const int64_t[]){1}, 1);
-	struct place_ctx c = {ty, 128000, 8000};
+	struct place_ctx c = {ty, 128000, 8000, NULL};
 	/* neither placement changes fragmentation or strands anything */
 	struct place_node roomy = node(64000, 8, FREE8, 0, 0);
 	struct place_node fuller = node(32000, 4, (const int32_t[]){1000, 1000, 1000, 0}, 0, 3);
@@ -294,13 +295,77 @@ static void drake_breaks_equal_points_toward_the_fuller_node(void **state)
 	/* a share, like FGD, avoids leaving room no typical share can use */
 	const struct place_task w2[] = {{1000, 1, 1, 550, ANY}};
 	struct place_typical *ty2 = typical(w2, (const int64_t[]){10}, 1);
-	struct place_ctx c2 = {ty2, 128000, 8000};
+	struct place_ctx c2 = {ty2, 128000, 8000, NULL};
 	struct place_node n = node(64000, 2, (const int32_t[]){1000, 600}, 0, 0);
 	struct place_task small = {1000, 1, 1, 100, ANY};
 	assert_true(place_score_node(&n, &small, &c2, &gpu) != PLACE_NO_FIT);
 	assert_int_equal(gpu, 0);
 	free(ty);
 	free(ty2);
+}
+
+/* Model 1's GPUs are a quarter of the cluster's, and a third of the GPU
+ * demand may only run on model 1: restricted tasks claim all of it. A task
+ * that may run anywhere goes to model 0 by a whole GPU's worth more than
+ * the fragmentation measure alone says; one
+ * restricted to model 1 still goes there, and on the cluster the claim is
+ * read from the candidates the prioritize verb is asked about. */
+static void drake_keeps_a_model_for_the_tasks_restricted_to_it(void **state)
+{
+	(void)state;
+	const struct place_task w[] = {{8000, 1, 1, 1000, ANY},
+	                               {8000, 1, 1, 1000, UINT64_C(1) << 1}};
+	struct place_typical *ty = typical(w, (const int64_t[]){2, 1}, 2);
+	struct place_node nodes[2] = {node(96000, 8, FREE8, 0, 0), node(96000, 8, FREE8, 0, 0)};
+	nodes[1].model = 1;
+	int64_t cap[PLACE_MAX_MODELS];
+	int32_t reserve[PLACE_MAX_MODELS];
+	/* the cluster: 24 GPUs of model 0, 8 of model 1 */
+	memset(cap, 0, sizeof(cap));
+	cap[0] = 24000;
+	cap[1] = 8000;
+	place_reserve_build(ty, cap, 32000, reserve);
+	assert_int_equal(reserve[1], 1000);
+	assert_int_equal(reserve[0], 0);
+	struct place_ctx c = {ty, 96000, 8000, reserve};
+	int gpu;
+	/* without the claim, a GPU taken on model 0 only lowers the restricted
+	 * shape's fragment there (a third of 1000): 333 points apart */
+	struct place_ctx none = {ty, 96000, 8000, NULL};
+	int64_t gap = points_of(place_score_node(&nodes[0], &ONE, &none, &gpu)) -
+	              points_of(place_score_node(&nodes[1], &ONE, &none, &gpu));
+	assert_int_equal(gap, 333 * PLACE_DRAKE_RESOLUTION + 341);
+	/* with it, a whole GPU of model 1 costs a whole GPU more */
+	int64_t on0 = place_score_node(&nodes[0], &ONE, &c, &gpu);
+	int64_t on1 = place_score_node(&nodes[1], &ONE, &c, &gpu);
+	assert_int_equal(points_of(on0) - points_of(on1), gap + 1000 * PLACE_DRAKE_RESOLUTION);
+	/* the restricted task fits only model 1 */
+	struct place_task only1 = ONE;
+	only1.models = UINT64_C(1) << 1;
+	assert_int_equal(place_score_node(&nodes[0], &only1, &c, &gpu), PLACE_NO_FIT);
+	assert_true(place_score_node(&nodes[1], &only1, &c, &gpu) != PLACE_NO_FIT);
+	free(ty);
+	/* The prioritize verb, where the claim outweighs the fragmentation
+	 * measure: 8-GPU tasks (1 in 8) lose a whole node of model 0 to the
+	 * task, and model-1 tasks (6 in 8) gain room there, so FGD's measure
+	 * prefers the half-used node of model 1 by 250 milli-GPU; model 1's
+	 * claim, read from the candidates' GPUs, costs that node 800. */
+	const struct place_task w2[] = {
+	    {8000, 1, 8, 1000, ANY}, {8000, 1, 1, 1000, ANY}, {8000, 1, 1, 1000, UINT64_C(1) << 1}};
+	ty = typical(w2, (const int64_t[]){1, 1, 6}, 3);
+	const int32_t half[8] = {0, 0, 0, 0, 1000, 1000, 1000, 1000};
+	struct place_node cand[3] = {node(96000, 8, FREE8, 0, 0), node(96000, 8, half, 0, 4),
+	                             node(96000, 8, FREE8, 0, 0)};
+	cand[1].model = 1;
+	const bool known[3] = {true, true, false};
+	int64_t out[3];
+	place_priorities(cand, known, 3, &ONE, ty, 10, out);
+	assert_int_equal(out[0], 10);
+	assert_true(out[1] < 10);
+	struct place_ctx bare = {ty, 96000, 8000, NULL};
+	assert_true(place_score_node(&cand[1], &ONE, &bare, &gpu) >
+	            place_score_node(&cand[0], &ONE, &bare, &gpu));
+	free(ty);
 }
 
 struct norm_case {
@@ -354,6 +419,7 @@ int main(void)
 	    cmocka_unit_test(fgd_points_are_the_studys_sigmoid_buckets),
 	    cmocka_unit_test(drake_keeps_cores_for_gpus_that_wait_for_work),
 	    cmocka_unit_test(drake_breaks_equal_points_toward_the_fuller_node),
+	    cmocka_unit_test(drake_keeps_a_model_for_the_tasks_restricted_to_it),
 	    cmocka_unit_test(policies_are_found_by_name),
 	    cmocka_unit_test(priorities_keep_whole_nodes_for_whole_node_shapes),
 	};

@@ -6,10 +6,8 @@
  * A pod's shape: its requests counted as kube-scheduler counts them
  * (requests.h: CPU, memory, nvidia.com/gpu), or, with a KubeShare
  * kubeshare/gpu_request below one GPU, that share of one GPU; its allowed
- * GPU models, the one its nodeSelector names on the GPU-product label
- * (how users ask), else any (a required node affinity on the label is not
- * read here: kube-scheduler has already dropped the candidates it refuses,
- * so only the learnt shapes miss the restriction).
+ * GPU models, those its nodeSelector or required node affinity names on
+ * the GPU-product label (kube/model_codec.h), else any.
  *
  * A node: its allocatable CPU, memory and nvidia.com/gpu, its GPU model
  * from the GPU-product label (PLACE_VIEW_MODEL_LABEL, which NVIDIA's GPU

@@ -144,6 +144,66 @@ static void test_a_pod_is_its_requests_or_its_share(void **state)
 	}
 }
 
+#define REQ(terms)                                                                                 \
+	"\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"     \
+	"\"nodeSelectorTerms\":[" terms "]}}}"
+#define IN(...)                                                                                    \
+	"{\"key\":\"nvidia.com/gpu.product\",\"operator\":\"In\",\"values\":[" __VA_ARGS__ "]}"
+#define TERM(...) "{\"matchExpressions\":[" __VA_ARGS__ "]}"
+#define ZONE      "{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]}"
+
+/* The models a pod's spec allows, '|'-joined in mask order ("" any). */
+static void test_a_pods_models_come_from_its_selector_or_required_affinity(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *spec, *models;
+	} cases[] = {
+	    {"a required node affinity In two models allows both",
+	     REQ(TERM(ZONE "," IN("\"T4\",\"P100\""))), "T4|P100"},
+	    {"terms are ORed: their models add up", REQ(TERM(IN("\"T4\"")) "," TERM(IN("\"G2\""))),
+	     "T4|G2"},
+	    {"a term that names no model lets the pod run on any",
+	     REQ(TERM(IN("\"T4\"")) "," TERM(ZONE)), ""},
+	    {"NotIn names what the pod avoids, not what it may use: any",
+	     REQ(TERM("{\"key\":\"nvidia.com/gpu.product\",\"operator\":\"NotIn\","
+	              "\"values\":[\"T4\"]}")),
+	     ""},
+	    {"a preferred affinity does not restrict",
+	     "\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
+	     "[{\"weight\":1,\"preference\":" TERM(IN("\"T4\"")) "}]}}",
+	     ""},
+	    {"the node selector's model wins over the affinity's",
+	     "\"nodeSelector\":{\"nvidia.com/gpu.product\":\"A10\"}," REQ(TERM(IN("\"T4\""))),
+	     "A10"},
+	};
+	for (size_t i = 0; i < NCASES(cases); i++) {
+		struct world w;
+		world_init(&w);
+		char b[2048];
+		snprintf(b, sizeof(b),
+		         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\",\"uid\":\"u-p\"},"
+		         "\"spec\":{%s,\"containers\":[{\"name\":\"c\",\"resources\":{"
+		         "\"requests\":{\"cpu\":\"1\",\"nvidia.com/gpu\":\"1\"}}}]}}",
+		         cases[i].spec);
+		put(&w.pods, b);
+		struct place_task t;
+		char why[200] = "", got[256] = "";
+		struct place_models models = {0};
+		if (place_view_task(kube_pods_get(&w.pods, "ml", "p"), &models, &t, why,
+		                    sizeof(why)) != DRAKE_OK)
+			fail_msg("%s: %s", cases[i].name, why);
+		for (int m = 0; m < models.n && t.models != PLACE_ANY_MODEL; m++)
+			if (t.models >> m & 1)
+				snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+				         *got ? "|" : "", models.name[m]);
+		if (strcmp(got, cases[i].models) != 0)
+			fail_msg("%s: models \"%s\", want \"%s\"", cases[i].name, got,
+			         cases[i].models);
+		world_release(&w);
+	}
+}
+
 static void test_candidates_the_cache_lacks_are_not_known(void **state)
 {
 	(void)state;
@@ -209,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_node_is_its_allocatable_model_and_bound_pods),
 	    cmocka_unit_test(test_a_pod_is_its_requests_or_its_share),
+	    cmocka_unit_test(test_a_pods_models_come_from_its_selector_or_required_affinity),
 	    cmocka_unit_test(test_candidates_the_cache_lacks_are_not_known),
 	    cmocka_unit_test(test_a_remembered_node_is_read_again_once_forgotten),
 	};

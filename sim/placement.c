@@ -6,10 +6,13 @@
 #include "sim/placement.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "place/frag.h"
+#include "place/reserve.h"
+#include "place/learn.h"
 
 /* splitmix64: small, fast, and the same everywhere. */
 struct rng {
@@ -123,7 +126,7 @@ static size_t choose(const struct placement_cluster *c, const struct place_node 
 	for (size_t k = 0; k < c->n; k++) {
 		size_t i = order[k];
 		int gpu;
-		int64_t s = place_score_cached(p, &nodes[i], frag[i], t, ctx, &gpu);
+		int64_t s = place_score_cached(p, &nodes[i], frag ? frag[i] : -1, t, ctx, &gpu);
 		if (s == PLACE_NO_FIT || s < best)
 			continue;
 		if (s > best) {
@@ -142,10 +145,14 @@ static size_t choose(const struct placement_cluster *c, const struct place_node 
 }
 
 drake_err placement_run(const struct placement_cluster *c, const struct place_typical *ty,
-                        const struct place_task *w, size_t n, enum place_policy p, uint64_t seed,
-                        enum placement_ties ties, struct placement_run *out, char *msg, size_t mlen)
+                        size_t learn_window, const struct place_task *w, size_t n,
+                        enum place_policy p, uint64_t seed, enum placement_ties ties,
+                        struct placement_run *out, char *msg, size_t mlen)
 {
 	memset(out, 0, sizeof(*out));
+	struct place_learner learner = {0};
+	if (learn_window && place_learner_init(&learner, learn_window, msg, mlen) != DRAKE_OK)
+		return DRAKE_EINVAL;
 	struct place_node *nodes = malloc((c->n ? c->n : 1) * sizeof(*nodes));
 	int64_t *frag = malloc((c->n ? c->n : 1) * sizeof(*frag));
 	size_t *order = node_order(c->n, seed);
@@ -164,7 +171,14 @@ drake_err placement_run(const struct placement_cluster *c, const struct place_ty
 		frag_total += frag[i];
 		idle += place_node_gpu_left(&nodes[i]);
 	}
-	const struct place_ctx ctx = {ty, c->max_cpu_milli, c->max_gpu_milli};
+	/* The score's view: the list's typical shapes, or those the learner
+	 * has seen so far (rebuilt per task below), and how much of each GPU
+	 * model the restricted ones claim. */
+	int64_t cap[PLACE_MAX_MODELS];
+	int32_t reserve[PLACE_MAX_MODELS];
+	int64_t cap_total = place_model_capacity(c->nodes, NULL, c->n, cap);
+	place_reserve_build(ty, cap, cap_total, reserve);
+	struct place_ctx ctx = {ty, c->max_cpu_milli, c->max_gpu_milli, reserve};
 	/* The study's random policy draws among the feasible nodes whatever the
 	 * tie rule: it scores one drawn node high and the others 0. */
 	bool draw = ties == PLACEMENT_TIES_RANDOM || p == PLACE_RANDOM;
@@ -174,8 +188,21 @@ drake_err placement_run(const struct placement_cluster *c, const struct place_ty
 	for (size_t k = 0; k < n; k++) {
 		const struct place_task *t = &w[k];
 		arrived += place_task_gpu(t);
+		if (learn_window) { /* as the prioritize verb: count the pod, then score it */
+			char key[32];
+			bool counted;
+			snprintf(key, sizeof(key), "task-%zu", k);
+			if (place_learner_observe(&learner, key, t, &counted) != DRAKE_OK) {
+				err = drake_errorf(DRAKE_ENOMEM, msg, mlen,
+				                   "out of memory learning shapes");
+				goto out;
+			}
+			ctx.ty = place_learner_typical(&learner);
+			place_reserve_build(ctx.ty, cap, cap_total, reserve);
+		}
 		int pick_gpu;
-		size_t pick = choose(c, nodes, frag, order, t, &ctx, p, draw, &r, &pick_gpu);
+		size_t pick = choose(c, nodes, learn_window ? NULL : frag, order, t, &ctx, p, draw,
+		                     &r, &pick_gpu);
 		int gpus[PLACE_MAX_GPUS];
 		if (pick == c->n ||
 		    (t->num_gpu > 0 && !place_pick_gpus(&nodes[pick], t, pick_gpu, gpus))) {
@@ -220,6 +247,7 @@ drake_err placement_run(const struct placement_cluster *c, const struct place_ty
 		out->frag_rate[b] = m ? f / (double)m : -1;
 	}
 out:
+	place_learner_release(&learner);
 	free(nodes);
 	free(frag);
 	free(order);

@@ -24,7 +24,12 @@
  *      capacity. Each is averaged per whole percent of arrived (the steps
  *      whose arrived rounds to it), as the study's analysis does.
  *
- * The typical shapes are those of the task list (place/dist.h, 95 %).
+ * The typical shapes are those of the task list (place/dist.h, 95 %), as
+ * the study computes them for FGD, or (learn_window > 0) those the
+ * production learner has seen as the tasks arrived, as drake's score runs
+ * on the cluster. The restricted shapes' claim on each GPU model
+ * (place_reserve_build) is built from the same shapes and the cluster's
+ * GPUs per model.
  *
  * Ownership: the load functions fill caller structs whose arrays they
  * allocate; the matching _release frees them. placement_run allocates only
@@ -107,10 +112,14 @@ drake_err placement_workload(const struct placement_tasks *tasks, int64_t cluste
                              size_t *n) DRAKE_MUST_CHECK;
 
 /* Places the workload w with policy p (steps 2 and 3). ty: the typical
- * shapes; seed orders the nodes and draws. */
+ * shapes the fragmentation rate is measured against, and those fgd and
+ * drake score with when learn_window is 0; otherwise they score with the
+ * shapes a place_learner of that window (place/learn.h) has seen so far,
+ * each task counted before it is scored, as the prioritize verb does on
+ * the cluster. seed orders the nodes and draws. */
 drake_err placement_run(const struct placement_cluster *c, const struct place_typical *ty,
-                        const struct place_task *w, size_t n, enum place_policy p, uint64_t seed,
-                        enum placement_ties ties, struct placement_run *out, char *msg,
-                        size_t mlen) DRAKE_MUST_CHECK;
+                        size_t learn_window, const struct place_task *w, size_t n,
+                        enum place_policy p, uint64_t seed, enum placement_ties ties,
+                        struct placement_run *out, char *msg, size_t mlen) DRAKE_MUST_CHECK;
 
 #endif

@@ -12,14 +12,15 @@
 #include <time.h>
 
 #include "common/flags.h"
+#include "place/learn.h"
 #include "sim/placement.h"
 
 #define DEFAULT_POLICIES "random,dotprod,clustering,packing,bestfit,fgd,drake"
 #define MAX_SEEDS        1000
 
 struct cli {
-	const char *nodes, *tasks, *policies, *csv, *png, *title, *ties;
-	int seeds, seed, coverage;
+	const char *nodes, *tasks, *policies, *csv, *png, *title, *ties, *shapes;
+	int seeds, seed, coverage, window;
 	double arrive_pct;
 	bool progress;
 };
@@ -209,6 +210,13 @@ int placement_cli_main(int argc, char **argv)
 	    {"ties", NULL, FLAG_STRING, &c.ties, "order",
 	     "best-scoring nodes tie: order (the first in a node order shuffled per seed, the "
 	     "study's) or random (drawn per task, stock kube-scheduler's)"},
+	    {"shapes", NULL, FLAG_STRING, &c.shapes, "list",
+	     "the typical shapes fgd and drake score with: list (the whole task list's, the "
+	     "study's) or learnt (those a learner of --window tasks has seen as they arrived, "
+	     "as drake serve --prioritize learns them)"},
+	    {"window", NULL, FLAG_INT, &c.window, "4096",
+	     "--shapes learnt: the tasks the learner remembers (drake serve's "
+	     "--prioritize-window)"},
 	    {"coverage", NULL, FLAG_INT, &c.coverage, "95",
 	     "typical shapes: the most popular ones covering this % of the task list"},
 	    {"csv", NULL, FLAG_STRING, &c.csv, "",
@@ -263,6 +271,14 @@ int placement_cli_main(int argc, char **argv)
 		ties = PLACEMENT_TIES_RANDOM;
 	else
 		return usage_error("--ties must be order or random");
+	size_t window = 0;
+	if (strcmp(c.shapes, "learnt") == 0) {
+		if (c.window < 1 || c.window > PLACE_LEARN_WINDOW_MAX)
+			return usage_error("--window must be 1..1048576");
+		window = (size_t)c.window;
+	} else if (strcmp(c.shapes, "list") != 0) {
+		return usage_error("--shapes must be list or learnt");
+	}
 	if (*c.png && !*c.csv)
 		return usage_error("--png needs --csv (the plot reads it)");
 	if (strchr(c.png, '\'') || strchr(c.csv, '\'') || strchr(c.title, '\''))
@@ -338,7 +354,7 @@ int placement_cli_main(int argc, char **argv)
 		for (size_t i = 0; i < np; i++) {
 			struct placement_run run;
 			double t0 = now_s();
-			if (placement_run(&cl, ty, w, n, aggs[i].p, seed, ties, &run, msg,
+			if (placement_run(&cl, ty, window, w, n, aggs[i].p, seed, ties, &run, msg,
 			                  sizeof(msg))) {
 				fprintf(stderr, "drake sim placement: %s\n", msg);
 				free(w);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "place/frag.h"
+#include "place/learn.h"
 #include "sim/placement.h"
 
 #define NCASES(a) (sizeof(a) / sizeof((a)[0]))
@@ -237,7 +238,7 @@ static void run(const struct placement_cluster *c, const struct place_task *w, s
 	struct place_typical *ty = malloc(sizeof(*ty));
 	place_typical_build(&d, 95, ty);
 	char msg[256];
-	assert_int_equal(placement_run(c, ty, w, n, p, seed, ties, out, msg, sizeof(msg)),
+	assert_int_equal(placement_run(c, ty, 0, w, n, p, seed, ties, out, msg, sizeof(msg)),
 	                 DRAKE_OK);
 	free(ty);
 	place_dist_release(&d);
@@ -350,6 +351,54 @@ static void a_task_restricted_to_gpu_models_goes_only_there(void **state)
 	placement_cluster_release(&c);
 }
 
+/* With learnt shapes, fgd and drake score each task with the shapes seen so
+ * far (the first task of a run has only itself to go by), the run is as
+ * deterministic as with the list's, and a window the learner refuses is an
+ * error. */
+static void learnt_shapes_score_with_the_tasks_seen_so_far(void **state)
+{
+	(void)state;
+	struct placement_cluster c;
+	cluster("sn,cpu_milli,memory_mib,gpu,model\na,64000,65536,2,T4\nb,64000,65536,2,T4\n", &c);
+	const struct place_task w[] = {
+	    {1000, 1, 1, 500, PLACE_ANY_MODEL},
+	    {1000, 1, 1, 1000, PLACE_ANY_MODEL},
+	    {1000, 1, 1, 500, PLACE_ANY_MODEL},
+	    {1000, 1, 2, 1000, PLACE_ANY_MODEL},
+	};
+	struct place_dist d;
+	place_dist_init(&d);
+	for (size_t i = 0; i < NCASES(w); i++)
+		assert_int_equal(place_dist_observe(&d, &w[i], 1), DRAKE_OK);
+	struct place_typical *ty = malloc(sizeof(*ty));
+	place_typical_build(&d, 100, ty);
+	char msg[256];
+	struct placement_run list, learnt, again;
+	/* with the list's shapes the 2-GPU task is known from the start, so
+	 * the node it needs stays whole */
+	assert_int_equal(placement_run(&c, ty, 0, w, NCASES(w), PLACE_DRAKE, 1,
+	                               PLACEMENT_TIES_ORDER, &list, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(list.failed, 0);
+	/* learning: the 2-GPU task is seen only when it comes; the same run twice */
+	assert_int_equal(placement_run(&c, ty, 16, w, NCASES(w), PLACE_DRAKE, 1,
+	                               PLACEMENT_TIES_ORDER, &learnt, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(placement_run(&c, ty, 16, w, NCASES(w), PLACE_DRAKE, 1,
+	                               PLACEMENT_TIES_ORDER, &again, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_memory_equal(&learnt, &again, sizeof(learnt));
+	assert_int_equal(learnt.tasks, NCASES(w));
+	/* a window the learner refuses is an error, not a run */
+	assert_int_equal(placement_run(&c, ty, PLACE_LEARN_WINDOW_MAX + 1, w, NCASES(w),
+	                               PLACE_DRAKE, 1, PLACEMENT_TIES_ORDER, &again, msg,
+	                               sizeof(msg)),
+	                 DRAKE_EINVAL);
+	free(ty);
+	place_dist_release(&d);
+	placement_cluster_release(&c);
+}
+
 static void ties_go_to_one_node_in_order_and_spread_when_drawn(void **state)
 {
 	(void)state;
@@ -386,6 +435,7 @@ int main(void)
 	    cmocka_unit_test(runs_are_deterministic),
 	    cmocka_unit_test(a_task_restricted_to_gpu_models_goes_only_there),
 	    cmocka_unit_test(ties_go_to_one_node_in_order_and_spread_when_drawn),
+	    cmocka_unit_test(learnt_shapes_score_with_the_tasks_seen_so_far),
 	};
 	struct CMUnitTest tests[NCASES(task_cases) + NCASES(fixed)];
 	size_t n = 0;

@@ -17,7 +17,13 @@
 //
 // Only the list's whole-GPU and CPU-only tasks are used: a share of one GPU
 // needs KubeShare's device plugin to be counted by kube-scheduler, which
-// kwok nodes do not run, so shares would fit everywhere.
+// kwok nodes do not run, so shares would fit everywhere. --list picks the
+// task list (default, or gpuspec10/20/25, whose tasks may name the GPU
+// models they run on in gpu_spec): a task naming models asks for them by a
+// required node affinity (In on nvidia.com/gpu.product), and one that no
+// node of its models could hold even empty (a model the --nodes lack, or
+// 120 cores asked of 96-core nodes) is left out, since it would end an arm
+// whenever it is drawn.
 //
 // hack/bench-frag.sh brings the cluster up and down; see e2e/README.md.
 package main
@@ -51,6 +57,7 @@ type node struct {
 type task struct {
 	cpu, mem int64
 	gpu      int
+	models   []string // allowed GPU models; none: any
 }
 
 func readCSV(path string) ([][]string, error) {
@@ -109,11 +116,19 @@ func pod(ns string, k int, t task) *corev1.Pod {
 	if t.gpu > 0 {
 		req["nvidia.com/gpu"] = *resource.NewQuantity(int64(t.gpu), resource.DecimalSI)
 	}
+	var aff *corev1.Affinity
+	if len(t.models) > 0 {
+		aff = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: "nvidia.com/gpu.product", Operator: corev1.NodeSelectorOpIn, Values: t.models}}}}}}}
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("t-%05d", k), Namespace: ns},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "main", Image: "example.invalid/task:1",
 				Resources: corev1.ResourceRequirements{Requests: req, Limits: req}}},
+			Affinity:                     aff,
 			RestartPolicy:                corev1.RestartPolicyNever,
 			AutomountServiceAccountToken: new(bool),
 		},
@@ -190,7 +205,7 @@ func runArm(ctx context.Context, cs kubernetes.Interface, root, arm string, node
 			return r, err
 		}
 		if !bound {
-			r.stoppedAt = fmt.Sprintf("%s (cpu %dm, %d GPUs)", p.Name, t.cpu, t.gpu)
+			r.stoppedAt = fmt.Sprintf("%s (cpu %dm, %d GPUs, models %q)", p.Name, t.cpu, t.gpu, strings.Join(t.models, "|"))
 			r.unfit = t
 			break
 		}
@@ -213,6 +228,7 @@ func main() {
 	seedList := flag.String("seeds", "1,2,3", "draws of the task list, one run of both arms each")
 	max := flag.Int("max-pods", 20000, "stop an arm after this many pods")
 	csvPath := flag.String("csv", "bench/results/bench-frag.csv", "where the CSV goes")
+	list := flag.String("list", "default", "the task list: default, gpuspec10, gpuspec20 or gpuspec25 (alibaba2023_openb_pod_list_LIST.csv)")
 	flag.Parse()
 	root, _ := filepath.Abs(".")
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
@@ -239,18 +255,44 @@ func main() {
 		r := rows[i]
 		nodes = append(nodes, node{name: strings.ToLower(r[0]), cpu: atoi(r[1]), mem: atoi(r[2]), gpu: int(atoi(r[3])), model: r[4]})
 	}
-	trows, err := readCSV(filepath.Join(*traces, "alibaba2023_openb_pod_list_default.csv"))
+	trows, err := readCSV(filepath.Join(*traces, "alibaba2023_openb_pod_list_"+*list+".csv"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-frag:", err)
 		os.Exit(2)
 	}
+	// fits: some node of one of the models could hold t when empty
+	fits := func(t task) bool {
+		for _, n := range nodes {
+			for _, m := range t.models {
+				if n.model == m && n.cpu >= t.cpu && n.mem >= t.mem && n.gpu >= t.gpu {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	var tasks []task
+	restricted := 0
 	for _, r := range trows {
 		gpu, milli := atoi(r[3]), atoi(r[4])
 		if gpu > 0 && milli < 1000 {
 			continue // a share: see the header
 		}
-		tasks = append(tasks, task{cpu: atoi(r[1]), mem: atoi(r[2]), gpu: int(gpu)})
+		t := task{cpu: atoi(r[1]), mem: atoi(r[2]), gpu: int(gpu)}
+		if gpu > 0 && len(r) > 5 && r[5] != "" {
+			seen := map[string]bool{}
+			for _, m := range strings.Split(r[5], "|") {
+				if m != "" && !seen[m] {
+					seen[m] = true
+					t.models = append(t.models, m)
+				}
+			}
+			if !fits(t) {
+				continue // no node of its models could hold it: see the header
+			}
+			restricted++
+		}
+		tasks = append(tasks, t)
 	}
 	for _, n := range nodes {
 		if _, err := cs.CoreV1().Nodes().Create(ctx, kwokNode(n), metav1.CreateOptions{}); err != nil {
@@ -277,7 +319,7 @@ func main() {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	fmt.Printf("bench-frag: %d openb nodes, %d tasks (whole-GPU and CPU) of the default list\n", len(nodes), len(tasks))
+	fmt.Printf("bench-frag: %d openb nodes, %d tasks (whole-GPU and CPU) of the %s list, %d of them restricted to GPU models\n", len(nodes), len(tasks), *list, restricted)
 	var res []result
 	for _, f := range strings.Split(*seedList, ",") {
 		seed, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
@@ -300,10 +342,10 @@ func main() {
 	}
 	f, err := os.Create(*csvPath)
 	if err == nil {
-		fmt.Fprintln(f, "arm,seed,nodes,pods_bound,gpus_bound,gpus_total,alloc_pct,idle_nodes,first_unfit_cpu_milli,first_unfit_gpus")
+		fmt.Fprintln(f, "list,arm,seed,nodes,pods_bound,gpus_bound,gpus_total,alloc_pct,idle_nodes,first_unfit_cpu_milli,first_unfit_gpus,first_unfit_models")
 		for _, r := range res {
-			fmt.Fprintf(f, "%s,%d,%d,%d,%d,%d,%.2f,%d,%d,%d\n", r.arm, r.seed, len(nodes), r.pods, r.gpusBound, r.gpusAll,
-				100*float64(r.gpusBound)/float64(r.gpusAll), r.idleNodes, r.unfit.cpu, r.unfit.gpu)
+			fmt.Fprintf(f, "%s,%s,%d,%d,%d,%d,%d,%.2f,%d,%d,%d,%s\n", *list, r.arm, r.seed, len(nodes), r.pods, r.gpusBound, r.gpusAll,
+				100*float64(r.gpusBound)/float64(r.gpusAll), r.idleNodes, r.unfit.cpu, r.unfit.gpu, strings.Join(r.unfit.models, "|"))
 		}
 		f.Close()
 		fmt.Println("CSV:", *csvPath)
