@@ -389,7 +389,7 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 			case <-time.After(time.Until(start.Add(j.at))):
 			}
 			r.mu.Lock()
-			r.jobs[j.name] = &jobRun{j: j, submitted: time.Now(), pods: map[string]*podView{}, prog: progress{work: j.sj.Work}}
+			r.jobs[j.name] = &jobRun{j: j, submitted: time.Now(), pods: map[string]*podView{}, prog: progress{work: j.sj.Work, startPaused: r.b.apps != nil}}
 			r.mu.Unlock()
 			g.Expect(j.name, kit.Need{"ps": j.sj.PS, "worker": j.minWorkers(a)})
 			if err := r.submit(j); err != nil {

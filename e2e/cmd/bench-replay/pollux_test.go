@@ -59,7 +59,8 @@ func TestAPolluxWindowIsWrittenAsAPolluxTrace(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("got\n%s\nwant\n%s", b, want)
 	}
-	if f := workScaleFlags("pollux", w); len(f) != 2 || f[0] != "--pollux-work-scale" || f[1] != "0.10000000000000001" {
+	if f := workScaleFlags("pollux", w); len(f) != 4 || f[0] != "--pollux-work-scale" || f[1] != "0.10000000000000001" ||
+		f[2] != "--tiresias-restart" || f[3] != "3.000000s" {
 		t.Fatalf("flags %v", f)
 	}
 	if f := workScaleFlags("itp", w); f != nil {

@@ -3,7 +3,8 @@ package main
 // A job's progress on the cluster, advanced by the speed model exactly as
 // `drake sim` advances it (sim/sim.c): work done grows at T(w, n) while the
 // job runs; every change of its membership (a worker joining, leaving or
-// moving) once it has started stops it for the rescale pause, a change
+// moving) once it has started stops it for the rescale pause (a Pollux
+// job's start too: startPaused), a change
 // during a pause restarting that pause (the simulator charges a batch of
 // changes to one job once: kube-scheduler binds a grow's pods one by one,
 // milliseconds apart); it finishes when work done reaches its work.
@@ -23,6 +24,7 @@ type progress struct {
 	members     string    // the running workers and their nodes at the last change
 	pauses      int       // membership changes charged
 	changes     int       // rate or membership changes seen
+	startPaused bool      // its start costs a pause too (a Pollux job's restart, as drake sim charges it)
 }
 
 // advance counts work done up to now at the current rate, pauses left out.
@@ -57,6 +59,10 @@ func (p *progress) set(now time.Time, rate float64, members string, pause time.D
 	}
 	if p.started.IsZero() && rate > 0 {
 		p.started = now
+		if p.startPaused {
+			p.pausedUntil = now.Add(pause)
+			p.pauses++
+		}
 	}
 	p.rate, p.members = rate, members
 }

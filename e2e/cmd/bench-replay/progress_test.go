@@ -145,3 +145,20 @@ func TestAJobStartsOnceItsWaveIsBound(t *testing.T) {
 		t.Fatalf("a started job's grow: pauses %d, rate %v; want 1, 8 (still running while it binds)", p.pauses, p.rate)
 	}
 }
+
+// A Pollux job's start costs the pause too, as drake sim charges it.
+func TestAPolluxJobsStartIsPaused(t *testing.T) {
+	p := progress{work: 100, startPaused: true}
+	p.set(at(0), 10, "a", 2*time.Second)
+	if got := p.finishAt(); !got.Equal(at(12)) {
+		t.Fatalf("finish %v, want %v", got, at(12))
+	}
+	if p.pauses != 1 {
+		t.Fatalf("pauses %d, want 1", p.pauses)
+	}
+	q := progress{work: 100}
+	q.set(at(0), 10, "a", 2*time.Second)
+	if got := q.finishAt(); !got.Equal(at(10)) {
+		t.Fatalf("without: finish %v, want %v", got, at(10))
+	}
+}

@@ -262,12 +262,18 @@ func writeTrace(path, kind string, jobs []simJob, w window) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// polluxRestart: what a Pollux job's every start and change costs, the
+// artifact's 30 s (drake sim's --tiresias-restart default).
+const polluxRestart = 30.0
+
 // workScaleFlags: the drake sim flags that compress a Pollux window's
-// work as writeTrace compressed its times (none for other kinds, whose
-// durations are written compressed).
+// work, and the restart each start and change costs, as writeTrace
+// compressed its times (none for other kinds, whose durations are written
+// compressed).
 func workScaleFlags(kind string, w window) []string {
 	if kind != "pollux" {
 		return nil
 	}
-	return []string{"--pollux-work-scale", fmt.Sprintf("%.17g", 1/w.compression)}
+	return []string{"--pollux-work-scale", fmt.Sprintf("%.17g", 1/w.compression),
+		"--tiresias-restart", fmt.Sprintf("%.6fs", polluxRestart/w.compression)}
 }
