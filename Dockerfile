@@ -31,7 +31,9 @@ COPY gang/ gang/
 COPY migrate/ migrate/
 COPY place/ place/
 COPY sim/ sim/
+COPY kind/ kind/
 COPY tfjob/ tfjob/
+COPY pytorchjob/ pytorchjob/
 COPY reconciler/ reconciler/
 RUN make -j"$(nproc)" build/release/drake VERSION="$VERSION" \
  && build/release/drake --version
