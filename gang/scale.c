@@ -71,6 +71,7 @@ struct step {
 	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
 	struct drake_res keep[DRAKE_GANG_MAX_KEEP]; /* the queue's shapes (keep_shapes) */
 	int n_keep;
+	bool to_asked; /* growth back to the size jobs ask for only (rule 4a) */
 };
 
 static drake_err push(struct step *s, struct drake_action a)
@@ -776,24 +777,27 @@ static double rate_at(const struct drake_running_job *r, const struct work *w, i
 	return drake_speed_fitted_rate(&w->fit, workers, g, nodes);
 }
 
-/* The most workers growth may give job r: its max, or, when a size it
+/* The most workers growth may give job r: its max (rule 4a: the size it
+ * asks for), or, when a size it
  * was seen at ran slower than a smaller one it was seen at (its rates,
  * gang/speed_fit.h), the size with the best rate seen: past it, more
  * workers are known not to pay, whatever the model promises of the sizes
  * in between. */
-static int growth_cap(const struct drake_running_job *r)
+static int growth_cap(const struct step *s, const struct drake_running_job *r)
 {
+	int cap = s->to_asked ? asked(r) : r->max_workers;
+	if (cap > r->max_workers)
+		cap = r->max_workers;
 	int best = -1;
 	for (int i = 0; r->obs && i < r->n_obs; i++)
 		if (r->obs[i].rate > 0 && (best < 0 || r->obs[i].rate > r->obs[best].rate))
 			best = i;
 	if (best < 0)
-		return r->max_workers;
+		return cap;
 	for (int i = 0; i < r->n_obs; i++)
 		if (r->obs[i].workers > r->obs[best].workers && r->obs[i].rate < r->obs[best].rate)
-			return r->obs[best].workers < r->max_workers ? r->obs[best].workers
-			                                             : r->max_workers;
-	return r->max_workers;
+			return r->obs[best].workers < cap ? r->obs[best].workers : cap;
+	return cap;
 }
 
 struct batch {
@@ -817,7 +821,7 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 	b->before = rate_at(r, w, base, nodes_of(r, w));
 	double best = b->before;
 	int placed = 0;
-	int cap = growth_cap(r);
+	int cap = growth_cap(s, r);
 	while (base + placed < cap) {
 		int nd = next_node(s, j, w);
 		if (nd < 0)
@@ -860,7 +864,10 @@ static int by_value(const void *a, const void *b)
 
 static bool growable(const struct step *s, size_t j)
 {
-	return !s->r[j].gave_to_waiting && !s->r[j].ending && s->work[j].n < s->r[j].max_workers &&
+	const struct drake_running_job *r = &s->r[j];
+	if (s->to_asked && (r->want_workers <= 0 || s->work[j].n >= asked(r)))
+		return false;
+	return !r->gave_to_waiting && !r->ending && s->work[j].n < r->max_workers &&
 	       s->work[j].n > 0;
 }
 
@@ -1074,6 +1081,13 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 		}
 		if (s.hold_until < out->next)
 			out->next = s.hold_until;
+	}
+	if (!e && !someone_waits(w, nw)) {
+		/* rule 4a: back to the size asked for, at once */
+		s.to_asked = true;
+		if (room_to_grow(&s))
+			e = grow(&s, &out->next);
+		s.to_asked = false;
 	}
 	if (!e && s.n_act && !someone_waits(w, nw)) {
 		/* This step's own actions restart the idle timer; a job it

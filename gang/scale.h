@@ -56,6 +56,11 @@
  *     away. Nothing behind it, and no growth, may place a pod on those
  *     nodes, so they drain toward it as running jobs finish; it cannot be
  *     starved forever by backfill.
+ * 4a. A running job below the size its spec asks for (it started narrow,
+ *     or gave workers to a job that has since started or ended) grows back
+ *     to that size at once when nobody waits who could ever fit: rule 4's
+ *     batch and payback test, capped at the asked size, without waiting
+ *     for idle_after.
  *  4. Growth, only when nothing else happened for idle_after (the newest
  *     admission or scaling of any running job), nobody waits who could ever
  *     fit, and the job did not just give workers to a job that still

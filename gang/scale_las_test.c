@@ -233,6 +233,38 @@ static void a_job_slower_across_two_nodes_is_not_grown_there_again(void **state)
 	release(&x);
 }
 
+static void a_job_below_the_size_it_asks_grows_back_to_it_at_once(void **state)
+{
+	(void)state;
+	struct world x;
+	/* "small" asks 4 and runs 2 (it started narrow or gave 2 away); the
+	 * last change was 5 s ago, far inside idle_after */
+	const struct rj r[] = {{"small", 1, 4, 8, "aa", 100, 0.1, {{0}}, 0}};
+	build(&x, "a:4:0 b:4:0", r, 1);
+	x.r[0].admitted = 0;
+	x.r[0].last_scaled = 95;
+	step(&x, 100);
+	/* two workers, to the size it asks, not the eight it may grow to */
+	assert_int_equal(count(&x, DRAKE_ACT_GROW, 0, -1), 2);
+	assert_int_equal((int)x.st.n, 2);
+	release(&x);
+}
+
+static void a_job_at_the_size_it_asks_waits_for_idle_capacity_to_grow(void **state)
+{
+	(void)state;
+	struct world x;
+	const struct rj r[] = {{"asked", 1, 2, 8, "aa", 100, 0.1, {{0}}, 0}};
+	build(&x, "a:4:0 b:4:0", r, 1);
+	x.r[0].last_scaled = 95;
+	step(&x, 100);
+	assert_int_equal((int)x.st.n, 0);
+	drake_step_release(&x.st);
+	step(&x, 155); /* idle_after (60 s) passed: growth past its size */
+	assert_true(count(&x, DRAKE_ACT_GROW, 0, -1) > 2);
+	release(&x);
+}
+
 static void the_narrow_queue_tries_fewer_gpus_first_until_a_job_has_aged(void **state)
 {
 	(void)state;
@@ -273,6 +305,8 @@ int main(void)
 	    cmocka_unit_test(a_job_whose_rates_fell_with_more_workers_gives_them_back),
 	    cmocka_unit_test(one_size_seen_is_no_reason_to_give_back),
 	    cmocka_unit_test(a_job_slower_across_two_nodes_is_not_grown_there_again),
+	    cmocka_unit_test(a_job_below_the_size_it_asks_grows_back_to_it_at_once),
+	    cmocka_unit_test(a_job_at_the_size_it_asks_waits_for_idle_capacity_to_grow),
 	    cmocka_unit_test(the_narrow_queue_tries_fewer_gpus_first_until_a_job_has_aged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

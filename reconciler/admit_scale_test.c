@@ -141,9 +141,10 @@ static void test_the_record_decides_members_gated_others_wait_and_strays_go(void
 	struct world w;
 	world_init(&w);
 	node(&w, "gpu-a", 8);
-	/* admitted with 3 workers, then shrunk to [0,1]; worker 2's deletion
-	 * was lost, worker 3 never joined */
-	elastic(&w, "run", "2023-11-14T22:00:00Z", 3, 1, 4,
+	/* asks 2 workers, ran 3, then shrunk to [0,1] (so it does not grow
+	 * back: it is at its size); worker 2's deletion was lost, worker 3
+	 * never joined */
+	elastic(&w, "run", "2023-11-14T22:00:00Z", 2, 1, 4,
 	        "{\"workers\":[0,1],\"at\":1700000000,\"gang\":\"uid-run.1\"}");
 	running(&w, "run", 3, 4, "gpu-a");
 	struct admit_result res;
