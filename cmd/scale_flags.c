@@ -10,8 +10,13 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	const struct flag f[SCALE_FLAGS_N] = {
 	    {"starve-after", "DRAKE_STARVE_AFTER", FLAG_DURATION, &o->starve_after, "30s",
 	     "a job waiting this long may take workers from running jobs to start"},
+	    {"start-narrow", "DRAKE_START_NARROW", FLAG_BOOL, &o->start_narrow, "false",
+	     "a new job starts with fewer workers than it asks for (down to its min) at once; "
+	     "false: it waits for room for the workers it asks for until it has waited "
+	     "--starve-after"},
 	    {"idle-after", "DRAKE_IDLE_AFTER", FLAG_DURATION, &o->idle_after, "60s",
-	     "running jobs grow only after this long without an admission or scaling"},
+	     "running jobs grow past the workers they ask for only after this long without an "
+	     "admission or scaling (below it, at once)"},
 	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "most-service",
 	     "jobs give workers in this order: newest, oldest, least-progress, most-service "
 	     "(most attained GPU-seconds first)"},

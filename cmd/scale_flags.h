@@ -12,7 +12,7 @@
 #include "common/flags.h"
 #include "gang/scale.h"
 
-#define SCALE_FLAGS_N 11
+#define SCALE_FLAGS_N 12
 
 /* What the flags parse into before scale_flags_finish checks it. */
 struct scale_flag_vals {

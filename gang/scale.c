@@ -29,6 +29,7 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	o->queue = DRAKE_QUEUE_FIFO;
 	o->age_after = 600;
 	o->service_threshold = 4 * 3600;
+	o->start_narrow = false;
 }
 
 drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)
@@ -552,6 +553,33 @@ static drake_err reclaim(struct step *s, struct drake_admission_entry *x, int xi
  * reserve(); fitting once the ending jobs are gone: hold_ending(), or
  * fitting wider then: narrow_waits(), both on soon, NULL when no job is
  * ending). */
+/*
+ * Rule 1's start: before it starves, a job starts with the workers its spec
+ * asks for or waits (unless start_narrow), so that it does not take the
+ * last few GPUs at a fraction of its speed and leave the jobs behind it,
+ * which fit whole, to wait; a starving job, or one whose asked size never
+ * fits the cluster, starts with what fits down to its min.
+ */
+static drake_err admit_whole(struct step *s, struct drake_admission_entry *x,
+                             struct drake_res *avail)
+{
+	int min = x->req.min_workers;
+	if (s->o->start_narrow || x->req.want_workers <= min || starving(s, x))
+		return drake_admit_one(&s->c, x, s->o->backfill, avail);
+	x->req.min_workers = x->req.want_workers;
+	drake_err e = drake_admit_one(&s->c, x, s->o->backfill, avail);
+	x->req.min_workers = min;
+	if (e || x->status == DRAKE_ADMIT_NEVER || x->status == DRAKE_ADMIT_INVALID)
+		return e ? e : drake_admit_one(&s->c, x, s->o->backfill, avail);
+	if (x->status == DRAKE_ADMIT_WAITING) {
+		size_t l = strlen(x->why);
+		snprintf(x->why + l, sizeof(x->why) - l,
+		         "%s(room for its %d workers; it starts with fewer once it has waited %.0f s)",
+		         l ? " " : "waiting ", x->req.want_workers, s->o->starve_after);
+	}
+	return DRAKE_OK;
+}
+
 static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size_t i,
                            struct drake_res *avail, int *tries, struct drake_cluster *soon,
                            struct drake_step *out)
@@ -571,7 +599,7 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 	int n_keep = x->req.n_keep;
 	x->req.keep = s->keep;
 	x->req.n_keep = s->n_keep;
-	e = drake_admit_one(&s->c, x, o->backfill, avail);
+	e = admit_whole(s, x, avail);
 	x->req.keep = keep;
 	x->req.n_keep = n_keep;
 	if (!e && x->status == DRAKE_ADMIT_NEVER && s->held_for)

@@ -50,6 +50,7 @@ struct scase {
 	double now;
 	double locality_penalty; /* 0: the default model's */
 	bool strict;             /* backfill off */
+	bool narrow;             /* start_narrow: new jobs start with what fits at once */
 	/* expected */
 	int shrinks, admits, grows;
 	const char *status; /* per waiting job: S started, W waiting, N never,
@@ -124,6 +125,7 @@ static void world_build(struct world *x, const struct scase *k)
 	if (k->locality_penalty > 0)
 		x->o.speed.locality_penalty = k->locality_penalty;
 	x->o.backfill = !k->strict;
+	x->o.start_narrow = k->narrow;
 }
 
 static void world_free(struct world *x)
@@ -716,6 +718,38 @@ static const struct scase cases[] = {
      .admits = 1,
      .status = "SWW",
      .next = 109.5},
+    /* 1. before it starves, a job starts with the workers it asks for or
+     * waits, and the jobs behind it that fit go first; 4 GPUs are free */
+    {.name = "before it starves, a job that fits only narrower than it asks waits and a job "
+             "behind it that fits whole starts",
+     .cluster = "a:4:2 b:4:2",
+     .w = {{"wide", 90, 1, 8, 0}, {"small", 91, 2, 2, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "WS",
+     .next = 120},
+    {.name = "with start_narrow the same job starts at once with what fits",
+     .cluster = "a:4:2 b:4:2",
+     .w = {{"wide", 90, 1, 8, 0}, {"small", 91, 2, 2, 0}},
+     .now = 100,
+     .narrow = true,
+     .admits = 1,
+     .status = "SW",
+     .next = 121},
+    {.name = "once it has waited starve_after the job starts with what fits",
+     .cluster = "a:4:2 b:4:2",
+     .w = {{"wide", 60, 1, 8, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "S",
+     .next = NAN},
+    {.name = "a job whose asked size never fits the cluster starts with what fits at once",
+     .cluster = "a:4:0 b:4:0",
+     .w = {{"huge", 90, 2, 12, 0}},
+     .now = 100,
+     .admits = 1,
+     .status = "S",
+     .next = NAN},
     /* 6c. a job that fits now only narrower than it asks waits for the
      * ending job's room, as the cluster sees a job's pods end a moment
      * apart: "done" still has its PS and 8 workers on b and c, its
@@ -723,6 +757,7 @@ static const struct scase cases[] = {
      * taken and "head", ahead of "wide", gets b and c */
     {.name = "a job that fits now with fewer workers than it asks, and with all of them once "
              "the ending job is gone, waits for that room",
+     .narrow = true,
      .cluster = "a:4:0 b:4:0 c:4:0",
      .r = {{"done", 0, 0, 8, 8, 'b', "bbbbcccc", false, 99.5}},
      .w = {{"wide", 90, 2, 8, 0}},
@@ -731,6 +766,7 @@ static const struct scase cases[] = {
      .next = 109.5,
      .check = waits_for_the_ending_room},
     {.name = "ending_hold after the first member ended, the job starts with the workers that fit",
+     .narrow = true,
      .cluster = "a:4:0 b:4:0 c:4:0",
      .r = {{"done", 0, 0, 8, 8, 'b', "bbbbcccc", false, 89.9}},
      .w = {{"wide", 90, 2, 8, 0}},
@@ -741,6 +777,7 @@ static const struct scase cases[] = {
      .check = starts_with_four},
     {.name = "a job the ending job's room would not widen, since the job ahead gets it, starts "
              "narrow now",
+     .narrow = true,
      .cluster = "a:4:1 b:4:0 c:4:0",
      .r = {{"done", 0, 0, 8, 8, 'b', "bbbbcccc", false, 99.5}},
      .w = {{"head", 90, 8, 8, 0}, {"wide", 91, 2, 8, 0}},

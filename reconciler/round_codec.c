@@ -204,6 +204,7 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 		                    json_string(drake_queue_order_name(so->queue)));
 		json_object_set_new(opts, "ageAfter", json_real(so->age_after));
 		json_object_set_new(opts, "serviceThreshold", json_real(so->service_threshold));
+		json_object_set_new(opts, "startNarrow", json_boolean(so->start_narrow));
 	}
 	json_t *names = json_array();
 	for (int i = 0; names && i < c->names.n; i++)

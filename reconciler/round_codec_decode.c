@@ -532,8 +532,12 @@ static bool opts_dec(struct dec *d, json_t *in)
 	s->shrink.order = (enum drake_victim_order)order;
 	o->pace_budget = (long)budget;
 	o->pace_unbound = (long)unbound;
-	/* absent in the logs of drakes before them: FIFO, no threshold */
+	/* absent in the logs of drakes before them: FIFO, no threshold, every
+	 * job starting narrow */
 	int queue = DRAKE_QUEUE_FIFO;
+	s->start_narrow = true;
+	if (json_object_get(v, "startNarrow") && !get_bool(d, v, p, "startNarrow", &s->start_narrow))
+		return false;
 	if ((json_object_get(v, "queueOrder") &&
 	     !get_enum(d, v, p, "queueOrder", queue_name, DRAKE_QUEUE_NARROW + 1, &queue)) ||
 	    (json_object_get(v, "ageAfter") && !get_num(d, v, p, "ageAfter", &s->age_after)) ||

@@ -287,12 +287,43 @@ static void a_malformed_line_is_refused_naming_the_field(void **state)
 	drake_cluster_release(&c);
 }
 
+/* A line a drake wrote before startNarrow existed decodes as the rule
+ * it ran: every job started with what fit. */
+static void a_line_without_start_narrow_replays_jobs_starting_narrow(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:0"), 0);
+	struct tj t;
+	new_job(&t, "ml/a", 5, 1, 2);
+	struct drake_round_opts o = {.pace_budget = 64};
+	drake_scale_defaults(&o.scale);
+	struct drake_round r;
+	assert_int_equal(drake_round(&c, &t.j, 1, 100, &o, &r), DRAKE_OK);
+	char *line = round_log_line(&c, &t.j, 1, 100, &o, &r);
+	assert_non_null(line);
+	char msg[256];
+	struct round_log_entry e;
+	assert_int_equal(round_log_decode(line, &e, msg, sizeof(msg)), DRAKE_OK);
+	assert_false(e.opts.scale.start_narrow);
+	round_log_entry_release(&e);
+	char *old = mutate(line, ",\"startNarrow\":false", "");
+	assert_int_equal(round_log_decode(old, &e, msg, sizeof(msg)), DRAKE_OK);
+	assert_true(e.opts.scale.start_narrow);
+	round_log_entry_release(&e);
+	free(old);
+	free(line);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_round_is_one_line_with_its_inputs_and_actions),
 	    cmocka_unit_test(a_round_decoded_encodes_to_the_same_line),
 	    cmocka_unit_test(a_malformed_line_is_refused_naming_the_field),
+	    cmocka_unit_test(a_line_without_start_narrow_replays_jobs_starting_narrow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
