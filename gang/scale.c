@@ -573,9 +573,10 @@ static drake_err admit_whole(struct step *s, struct drake_admission_entry *x,
 		return e ? e : drake_admit_one(&s->c, x, s->o->backfill, avail);
 	if (x->status == DRAKE_ADMIT_WAITING) {
 		size_t l = strlen(x->why);
-		snprintf(x->why + l, sizeof(x->why) - l,
-		         "%s(room for its %d workers; it starts with fewer once it has waited %.0f s)",
-		         l ? " " : "waiting ", x->req.want_workers, s->o->starve_after);
+		snprintf(
+		    x->why + l, sizeof(x->why) - l,
+		    "%s(room for its %d workers; it starts with fewer once it has waited %.0f s)",
+		    l ? " " : "waiting ", x->req.want_workers, s->o->starve_after);
 	}
 	return DRAKE_OK;
 }

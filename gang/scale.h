@@ -123,8 +123,8 @@ struct drake_scale_opts {
 	/* A new job starts with fewer workers than it asks for (down to its
 	 * min) at once; false: only once it waited starve_after (rule 1). */
 	bool start_narrow;
-	double idle_after;   /* seconds without admission or scaling before growth */
-	int shrink_tries;    /* starving jobs that may take workers per step */
+	double idle_after; /* seconds without admission or scaling before growth */
+	int shrink_tries;  /* starving jobs that may take workers per step */
 	struct drake_shrink_opts shrink;
 	struct drake_speed speed; /* node_gpus is taken from the snapshot */
 	double ending_hold;       /* seconds an ending job's room is held for the queue; 0: never */

@@ -536,7 +536,8 @@ static bool opts_dec(struct dec *d, json_t *in)
 	 * job starting narrow */
 	int queue = DRAKE_QUEUE_FIFO;
 	s->start_narrow = true;
-	if (json_object_get(v, "startNarrow") && !get_bool(d, v, p, "startNarrow", &s->start_narrow))
+	if (json_object_get(v, "startNarrow") &&
+	    !get_bool(d, v, p, "startNarrow", &s->start_narrow))
 		return false;
 	if ((json_object_get(v, "queueOrder") &&
 	     !get_enum(d, v, p, "queueOrder", queue_name, DRAKE_QUEUE_NARROW + 1, &queue)) ||
