@@ -238,19 +238,28 @@ static char *mutate(const char *line, const char *from, const char *to)
 	return s;
 }
 
+/* The line of a round that admits one new job "ml/a" on node a (b is
+ * full), with the default options; the caller frees it and releases r
+ * and c. */
+static char *one_job_line(struct drake_cluster *c, struct tj *t, struct drake_round *r)
+{
+	assert_int_equal(cluster_from(c, "a:8:0 b:8:8"), 0);
+	new_job(t, "ml/a", 5, 1, 2);
+	struct drake_round_opts o = {.pace_budget = 64};
+	drake_scale_defaults(&o.scale);
+	assert_int_equal(drake_round(c, &t->j, 1, 100, &o, r), DRAKE_OK);
+	char *line = round_log_line(c, &t->j, 1, 100, &o, r);
+	assert_non_null(line);
+	return line;
+}
+
 static void a_malformed_line_is_refused_naming_the_field(void **state)
 {
 	(void)state;
 	struct drake_cluster c;
-	assert_int_equal(cluster_from(&c, "a:8:0 b:8:8"), 0);
 	struct tj t;
-	new_job(&t, "ml/a", 5, 1, 2);
-	struct drake_round_opts o = {.pace_budget = 64};
-	drake_scale_defaults(&o.scale);
 	struct drake_round r;
-	assert_int_equal(drake_round(&c, &t.j, 1, 100, &o, &r), DRAKE_OK);
-	char *line = round_log_line(&c, &t.j, 1, 100, &o, &r);
-	assert_non_null(line);
+	char *line = one_job_line(&c, &t, &r);
 	static const struct {
 		const char *from, *to, *msg;
 	} cases[] = {
@@ -293,15 +302,9 @@ static void a_line_without_start_narrow_replays_jobs_starting_narrow(void **stat
 {
 	(void)state;
 	struct drake_cluster c;
-	assert_int_equal(cluster_from(&c, "a:8:0"), 0);
 	struct tj t;
-	new_job(&t, "ml/a", 5, 1, 2);
-	struct drake_round_opts o = {.pace_budget = 64};
-	drake_scale_defaults(&o.scale);
 	struct drake_round r;
-	assert_int_equal(drake_round(&c, &t.j, 1, 100, &o, &r), DRAKE_OK);
-	char *line = round_log_line(&c, &t.j, 1, 100, &o, &r);
-	assert_non_null(line);
+	char *line = one_job_line(&c, &t, &r);
 	char msg[256];
 	struct round_log_entry e;
 	assert_int_equal(round_log_decode(line, &e, msg, sizeof(msg)), DRAKE_OK);
