@@ -101,8 +101,8 @@ static drake_err preempt(struct round_ctx *x, size_t i, const struct drake_las_s
 	return DRAKE_OK;
 }
 
-static drake_err hold(struct round_ctx *x, size_t i, enum drake_round_reason reason,
-                      bool quiet, const char *why)
+static drake_err hold(struct round_ctx *x, size_t i, enum drake_round_reason reason, bool quiet,
+                      const char *why)
 {
 	struct drake_round_action *a = round_push(x, DRAKE_ROUND_HOLD, reason, (int)i);
 	if (!a)
@@ -124,7 +124,8 @@ static drake_err start(struct round_ctx *x, size_t i, struct drake_cluster *t, l
 	drake_err e = drake_plan_gang(t, &rigid, &plan, why, sizeof(why));
 	if (e == DRAKE_ESTATE || e == DRAKE_ELIMIT || e == DRAKE_EINVAL) {
 		char msg[DRAKE_WHY_MAX];
-		snprintf(msg, sizeof(msg), "2D-LAS runs it, but its %d workers do not fit now: %.*s",
+		snprintf(msg, sizeof(msg),
+		         "2D-LAS runs it, but its %d workers do not fit now: %.*s",
 		         rigid.want_workers, (int)sizeof(msg) / 2, why);
 		return hold(x, i, DRAKE_REASON_NO_FIT, false, msg);
 	}
@@ -138,8 +139,9 @@ static drake_err start(struct round_ctx *x, size_t i, struct drake_cluster *t, l
 		a->kind = DRAKE_ROUND_HOLD;
 		a->reason = DRAKE_REASON_PACED;
 		a->status = DRAKE_ADMIT_WAITING;
-		snprintf(a->why, sizeof(a->why), "%s",
-		         "paced: starts once kube-scheduler has bound the gangs admitted before it");
+		snprintf(
+		    a->why, sizeof(a->why), "%s",
+		    "paced: starts once kube-scheduler has bound the gangs admitted before it");
 		x->out->held++;
 	}
 	return e;
@@ -205,10 +207,8 @@ drake_err round_tiresias(struct round_ctx *x, long *admitted)
 		st[n] = w->in->las;
 		if (!st[n].seen && w->in->service > 0)
 			drake_las_rebuild(&st[n], w->in->service, job_gpus(w), x->now, &o->las);
-		lj[n] = (struct drake_las_job){.gpus = job_gpus(w),
-		                               .running = !fresh,
-		                               .seq = (uint64_t)k,
-		                               .st = &st[n]};
+		lj[n] = (struct drake_las_job){
+		    .gpus = job_gpus(w), .running = !fresh, .seq = (uint64_t)k, .st = &st[n]};
 		job[n++] = i;
 	}
 	if (!e)

@@ -265,15 +265,13 @@ static void a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service(void
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(
-	        a_short_job_arriving_behind_a_long_job_past_the_threshold_preempts_it),
+	    cmocka_unit_test(a_short_job_arriving_behind_a_long_job_past_the_threshold_preempts_it),
 	    cmocka_unit_test(a_long_job_below_the_threshold_keeps_running),
 	    cmocka_unit_test(jobs_in_one_queue_keep_arrival_order),
 	    cmocka_unit_test(nothing_is_decided_between_two_decisions),
 	    cmocka_unit_test(
 	        a_job_too_big_for_the_gpus_left_waits_while_a_later_one_that_fits_runs),
-	    cmocka_unit_test(
-	        a_job_2d_las_runs_that_no_node_can_hold_waits_for_the_next_decision),
+	    cmocka_unit_test(a_job_2d_las_runs_that_no_node_can_hold_waits_for_the_next_decision),
 	    cmocka_unit_test(a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
