@@ -89,16 +89,11 @@ func replayBatch(t *testing.T, e *env, policy string) {
 	if len(nodes) < 2 {
 		t.Skip("needs 2 nodes")
 	}
-	logDir := filepath.Join(os.Getenv("DRAKE_CLUSTER_DIR"), "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ns := e.namespace(t)
-	logPath := filepath.Join(logDir, "decision-"+ns+".log")
 	// drake restarted as it was once the env is restored (cleanups run
 	// last in, first out)
 	t.Cleanup(func() { e.drakeCtl(t, "restart") })
-	setenv(t, "DRAKE_DECISION_LOG", logPath)
+	logPath := decisionLogPath(t, ns)
 	setenv(t, "DRAKE_POLICY", policy)
 	e.drakeCtl(t, "restart")
 	waitGPUsIdle(t, e)
@@ -145,7 +140,26 @@ func replayBatch(t *testing.T, e *env, policy string) {
 			t.Errorf("the log holds no %s action; the batch should have made one", k)
 		}
 	}
+	replayDecisionLog(t, logPath)
+}
 
+// decisionLogPath is where drake, restarted by the caller, writes the
+// test's decision log (DRAKE_DECISION_LOG, set for the rest of the test).
+func decisionLogPath(t *testing.T, ns string) string {
+	t.Helper()
+	logDir := filepath.Join(os.Getenv("DRAKE_CLUSTER_DIR"), "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(logDir, "decision-"+ns+".log")
+	setenv(t, "DRAKE_DECISION_LOG", logPath)
+	return logPath
+}
+
+// replayDecisionLog decides every round of the log again with `drake sim
+// --replay`: none may differ, and some must be replayed.
+func replayDecisionLog(t *testing.T, logPath string) {
+	t.Helper()
 	// E2E_REPLAY_DRAKE: a different drake for the replay (to see this test
 	// fail against a round changed on the replay's side only)
 	bin := os.Getenv("E2E_REPLAY_DRAKE")

@@ -16,7 +16,8 @@
  *     none and the job has attained service, drake_las_rebuild() of it.
  *     The cluster's GPUs are the schedulable nodes' allocatable GPUs less
  *     what the jobs outside the decision hold (repairs, ending jobs, jobs
- *     whose pods are being created) at their asked size.
+ *     whose pods are being created): their placed members that have not
+ *     finished.
  *   - A running job LAS no longer runs is PREEMPTed (LAS_PREEMPT), every
  *     placed pod of it named; the caller deletes them and the job comes
  *     back as a new job.
@@ -47,6 +48,22 @@ static int64_t job_gpus(const struct work *w)
 {
 	return w->req.worker.gpu * w->req.want_workers + w->req.ps.gpu * w->req.n_ps +
 	       w->req.chief.gpu * w->req.n_chief;
+}
+
+/* The GPUs w's members hold: placed and not finished. */
+static int64_t held_gpus(const struct work *w)
+{
+	const struct drake_round_job *j = w->in;
+	const int n[DRAKE_NROLES] = {w->req.n_ps, w->req.n_chief, j->max_workers};
+	const int64_t g[DRAKE_NROLES] = {w->req.ps.gpu, w->req.chief.gpu, w->req.worker.gpu};
+	int64_t sum = 0;
+	for (int r = 0; r < DRAKE_NROLES; r++)
+		for (int i = 0; i < n[r]; i++) {
+			const struct drake_round_member *m = round_member(j, (enum drake_role)r, i);
+			if (m->state == DRAKE_MEMBER_PLACED && !m->finished)
+				sum += g[r];
+		}
+	return sum;
 }
 
 /* A running job LAS may decide on: every member placed, none finished. */
@@ -200,8 +217,7 @@ drake_err round_tiresias(struct round_ctx *x, long *admitted)
 		const struct work *w = &x->w[i];
 		bool fresh = w->cls == DRAKE_CLASS_NEW && !w->backoff;
 		if (!fresh && !decidable_running(w)) {
-			if (w->cls != DRAKE_CLASS_NEW) /* it holds, or is about to hold, GPUs */
-				total -= job_gpus(w);
+			total -= held_gpus(w); /* a repair, an ending job, pods being made */
 			continue;
 		}
 		st[n] = w->in->las;

@@ -240,6 +240,27 @@ static void a_job_2d_las_runs_that_no_node_can_hold_waits_for_the_next_decision(
 	drake_cluster_release(&c);
 }
 
+static void the_gpus_of_a_job_whose_workers_finished_go_to_the_next_job(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:4:0"), 0);
+	struct tj t[2];
+	running_job(&t[0], "ml/done", 100, 4, 0, "ml/done.100", 60);
+	for (int k = 0; k < 4; k++) { /* its PS still runs */
+		t[0].j.workers[k].finished = true;
+		t[0].j.workers[k].ended = NOW - 5;
+	}
+	new_job(&t[1], "ml/next", NOW - 10, 4);
+	struct drake_round_opts o = opts();
+	struct drake_round r;
+	run(&c, t, 2, &o, &r);
+	only(&r, DRAKE_ROUND_ADMIT, 1);
+	assert_int_equal(count(&r, DRAKE_ROUND_PREEMPT), 0);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 static void a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service(void **state)
 {
 	(void)state;
@@ -272,6 +293,7 @@ int main(void)
 	    cmocka_unit_test(
 	        a_job_too_big_for_the_gpus_left_waits_while_a_later_one_that_fits_runs),
 	    cmocka_unit_test(a_job_2d_las_runs_that_no_node_can_hold_waits_for_the_next_decision),
+	    cmocka_unit_test(the_gpus_of_a_job_whose_workers_finished_go_to_the_next_job),
 	    cmocka_unit_test(a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

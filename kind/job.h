@@ -101,7 +101,11 @@ struct job_replica_spec {
  * ..."}. Written when a refused wave is released, removed once the job's
  * gang is bound whole. */
 #define JOB_ANNOTATION_UNSCHEDULABLE "drake.dev/unschedulable"
-#define JOB_REFUSAL_WHY_MAX          512
+/* When and why drake's --policy tiresias preempted the job:
+ * {"at":1767225600,"why":"preempted by 2D-LAS: ..."}, written with the
+ * preemption, removed once a pod created since is bound. */
+#define JOB_ANNOTATION_PREEMPTED "drake.dev/preempted"
+#define JOB_REFUSAL_WHY_MAX      512
 
 struct job_refusal {
 	int tries; /* 0: no record (or a malformed one, ignored) */
@@ -143,6 +147,8 @@ struct job {
 	long schedule_timeout_s;                /* -1: unset */
 	char priority_class[KUBE_NAME_MAX + 1]; /* "": unset */
 	struct job_refusal refusal;             /* JOB_ANNOTATION_UNSCHEDULABLE */
+	char preempted[JOB_REFUSAL_WHY_MAX];    /* JOB_ANNOTATION_PREEMPTED's why; "": none */
+	double preempted_at;                    /* and its time (s) */
 };
 
 /* Drake's own words for the types, whatever the kind: "ps", "worker",

@@ -27,6 +27,7 @@
 #include "kube/pod.h"
 #include "reconciler/pass_world.h"
 #include "reconciler/scale.h"
+#include "kind/job_codec.h"
 #include "kind/pod_codec.h"
 
 /*
@@ -165,6 +166,12 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 	rec_job_res(&job, NULL, &res);
 	if (sc->patch)
 		rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
+	char *v = sc->preempt ? job_preempted_value(rec_now_s(r), sc->why) : NULL;
+	char *mark = v ? job_annotation_patch(JOB_ANNOTATION_PREEMPTED, v) : NULL;
+	if (mark) /* the job's status says so until its gang is bound again */
+		rec_write(r, &job, OP_MERGE, &res, mark, NULL, "record preemption");
+	free(mark);
+	free(v);
 	for (int i = 0; !sc->grow && i < sc->n; i++) {
 		const struct kube_pod *pod =
 		    kube_pods_get(kube_informer_cache(r->pods), sc->ns, sc->pods[i]);
