@@ -3,8 +3,8 @@
  * DRAKE_POLICY_TIRESIAS: Tiresias' 2D-LAS (gang/tiresias.h) as the Pollux
  * artifact runs it, on the controller.
  *
- *   - It decides at most every las_interval seconds: when now reaches the
- *     last decision's time (opts' las_decided) plus the interval, or at the
+ *   - It decides at most every las_interval seconds: once now reaches
+ *     opts' las_decided (the last decision) plus the interval, or at the
  *     first round. Between decisions a new job is held (LAS_NEXT) and no
  *     running job is touched; repairs, backoff, pacing's note for unbound
  *     waves and stray releases go on as in every round.

@@ -78,7 +78,8 @@ type bench struct {
 	apps     *polluxApps // a Pollux window's measurements, else nil
 	drakeEnv string      // the DRAKE_<FLAG> settings drake runs with now
 	drakeUp  bool
-	logFile  string // --decision-logs: the arm's decision log, "" none
+	logFile  string   // --decision-logs: the arm's decision log, "" none
+	lasEnv   []string // the tiresias arm's Tiresias settings, compressed as the window
 }
 
 func fail(format string, a ...any) {
@@ -187,6 +188,10 @@ func main() {
 	}
 	// the window's own flags: a Pollux window's work compressed as its times
 	b.o.modelFlags = append(append([]string(nil), o.modelFlags...), workScaleFlags(all.Kind, w)...)
+	// and Tiresias' interval and threshold, for drake sim and the tiresias arm
+	lasFlags, lasEnv := tiresiasSettings(w)
+	b.o.modelFlags = append(b.o.modelFlags, lasFlags...)
+	b.lasEnv = lasEnv
 	sj, err := printJobs(o.drake, winTrace, b.shape, b.o.modelFlags)
 	if err != nil {
 		fail("%v", err)
@@ -367,6 +372,9 @@ func (b *bench) drakeFor(a gangbench.Arm, run int) error {
 		return nil
 	}
 	settings := a.DrakeEnv
+	if a.Name == "tiresias" {
+		settings = append(append([]string(nil), settings...), b.lasEnv...)
+	}
 	if b.o.decisionLogs {
 		b.logFile = filepath.Join(b.o.clusterDir, fmt.Sprintf("decisions-%d-%s.jsonl", run, a.Name))
 		for _, f := range []string{b.logFile, b.logFile + ".1"} {
