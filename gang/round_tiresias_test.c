@@ -15,48 +15,15 @@
 
 #include "gang/gang_testutil.h"
 #include "gang/round.h"
-
-#define NOW  10000.0
-#define MAXW 4
-
-struct tj {
-	struct drake_round_job j;
-	struct drake_round_member m[1 + MAXW];
-	unsigned char member[MAXW];
-};
-
-static void new_job(struct tj *t, const char *name, double created, int want)
-{
-	memset(t, 0, sizeof(*t));
-	t->j.name = name;
-	t->j.uid = name;
-	t->j.created = created;
-	t->j.req = gpu_job(1, want, want);
-	t->j.max_workers = want;
-	t->j.ps = t->m;
-	t->j.workers = t->m + 1;
-	t->j.progress = -1;
-	for (int i = 0; i < 1 + MAXW; i++)
-		t->m[i] = (struct drake_round_member){.state = DRAKE_MEMBER_WAITING, .node = -1};
-}
+#include "gang/round_testutil.h"
 
 /* A job admitted at `admitted` as wave gang, PS and workers on node, run
  * for `ran` seconds by the last decision at NOW - 60. */
-static void running_job(struct tj *t, const char *name, double admitted, int n, int node,
+static void las_running(struct tj *t, const char *name, double admitted, int n, int node,
                         const char *gang, double ran)
 {
-	new_job(t, name, admitted, n);
-	t->j.admitted = admitted;
-	for (int k = 0; k < 1 + n; k++)
-		t->m[k] = (struct drake_round_member){.state = DRAKE_MEMBER_PLACED,
-		                                      .node = node,
-		                                      .bound = true,
-		                                      .gang = gang,
-		                                      .gang_size = 1 + n};
-	for (int k = 0; k < n; k++)
-		t->member[k] = 1;
-	t->j.rec = (struct drake_round_record){
-	    .present = true, .gang = gang, .member = t->member, .n = n, .at = admitted};
+	const int nodes[MAXW] = {node, node, node, node, node, node, node, node};
+	running_job(t, name, admitted, n, n, gang, node, nodes, n);
 	t->j.las = (struct drake_las_state){
 	    .seen = true, .entered = admitted, .last_check = NOW - 60, .executed = ran};
 	t->j.service = ran * n;
@@ -75,36 +42,6 @@ static struct drake_round_opts opts(void)
 	return o;
 }
 
-static void run(const struct drake_cluster *c, struct tj *t, size_t n,
-                const struct drake_round_opts *o, struct drake_round *r)
-{
-	struct drake_round_job jobs[8];
-	for (size_t i = 0; i < n; i++)
-		jobs[i] = t[i].j;
-	assert_int_equal(drake_round(c, jobs, n, NOW, o, r), DRAKE_OK);
-}
-
-static const struct drake_round_action *only(const struct drake_round *r, enum drake_round_kind k,
-                                             int j)
-{
-	const struct drake_round_action *a = NULL;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->act[i].kind == k && r->act[i].job == j) {
-			assert_null(a);
-			a = &r->act[i];
-		}
-	assert_non_null(a);
-	return a;
-}
-
-static size_t count(const struct drake_round *r, enum drake_round_kind k)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < r->n; i++)
-		n += r->act[i].kind == k;
-	return n;
-}
-
 static void a_short_job_arriving_behind_a_long_job_past_the_threshold_preempts_it(void **state)
 {
 	(void)state;
@@ -112,8 +49,8 @@ static void a_short_job_arriving_behind_a_long_job_past_the_threshold_preempts_i
 	assert_int_equal(cluster_from(&c, "a:4:4"), 0);
 	struct tj t[2];
 	/* 4 GPUs for 60 s by the last decision, 60 more since: 480 GPU-s */
-	running_job(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 60);
-	new_job(&t[1], "ml/short", NOW - 10, 4);
+	las_running(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 60);
+	new_job(&t[1], "ml/short", NOW - 10, 4, 4, 4);
 	struct drake_round_opts o = opts();
 	struct drake_round r;
 	run(&c, t, 2, &o, &r);
@@ -140,8 +77,8 @@ static void a_long_job_below_the_threshold_keeps_running(void **state)
 	struct drake_cluster c;
 	assert_int_equal(cluster_from(&c, "a:4:4"), 0);
 	struct tj t[2];
-	running_job(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 10); /* 280 GPU-s */
-	new_job(&t[1], "ml/short", NOW - 10, 4);
+	las_running(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 10); /* 280 GPU-s */
+	new_job(&t[1], "ml/short", NOW - 10, 4, 4, 4);
 	struct drake_round_opts o = opts();
 	struct drake_round r;
 	run(&c, t, 2, &o, &r);
@@ -157,9 +94,9 @@ static void jobs_in_one_queue_keep_arrival_order(void **state)
 	struct drake_cluster c;
 	assert_int_equal(cluster_from(&c, "a:4:0"), 0);
 	struct tj t[3]; /* passed newest first; names against arrival */
-	new_job(&t[0], "ml/a", NOW - 10, 2);
-	new_job(&t[1], "ml/b", NOW - 20, 2);
-	new_job(&t[2], "ml/c", NOW - 30, 2);
+	new_job(&t[0], "ml/a", NOW - 10, 2, 2, 2);
+	new_job(&t[1], "ml/b", NOW - 20, 2, 2, 2);
+	new_job(&t[2], "ml/c", NOW - 30, 2, 2, 2);
 	struct drake_round_opts o = opts();
 	o.las_decided = 0; /* the first round decides */
 	struct drake_round r;
@@ -179,8 +116,8 @@ static void nothing_is_decided_between_two_decisions(void **state)
 	struct drake_cluster c;
 	assert_int_equal(cluster_from(&c, "a:4:4 b:4:0"), 0);
 	struct tj t[2];
-	running_job(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 60);
-	new_job(&t[1], "ml/short", NOW - 10, 4);
+	las_running(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 60);
+	new_job(&t[1], "ml/short", NOW - 10, 4, 4, 4);
 	struct drake_round_opts o = opts();
 	o.las_decided = NOW - 30;
 	struct drake_round r;
@@ -203,10 +140,10 @@ static void a_job_too_big_for_the_gpus_left_waits_while_a_later_one_that_fits_ru
 	struct drake_cluster c;
 	assert_int_equal(cluster_from(&c, "a:4:0 b:4:0"), 0);
 	struct tj t[3];
-	running_job(&t[0], "ml/run", NOW - 100, 4, 0, "ml/run.9900", 10);
-	new_job(&t[1], "ml/wide", NOW - 20, 3); /* 3 workers of 2 GPUs: 6 > 4 left */
+	las_running(&t[0], "ml/run", NOW - 100, 4, 0, "ml/run.9900", 10);
+	new_job(&t[1], "ml/wide", NOW - 20, 3, 3, 3); /* 3 workers of 2 GPUs: 6 > 4 left */
 	t[1].j.req.worker.gpu = 2;
-	new_job(&t[2], "ml/narrow", NOW - 10, 2);
+	new_job(&t[2], "ml/narrow", NOW - 10, 2, 2, 2);
 	struct drake_round_opts o = opts();
 	struct drake_round r;
 	run(&c, t, 3, &o, &r);
@@ -224,9 +161,9 @@ static void a_job_2d_las_runs_that_no_node_can_hold_waits_for_the_next_decision(
 	/* 4 GPUs free in all, 2 on each node */
 	assert_int_equal(cluster_from(&c, "a:4:2 b:4:2"), 0);
 	struct tj t[3];
-	running_job(&t[0], "ml/run-a", NOW - 100, 2, 0, "ml/run-a.9900", 10);
-	running_job(&t[1], "ml/run-b", NOW - 100, 2, 1, "ml/run-b.9900", 10);
-	new_job(&t[2], "ml/whole", NOW - 10, 1); /* one worker of 4 GPUs */
+	las_running(&t[0], "ml/run-a", NOW - 100, 2, 0, "ml/run-a.9900", 10);
+	las_running(&t[1], "ml/run-b", NOW - 100, 2, 1, "ml/run-b.9900", 10);
+	new_job(&t[2], "ml/whole", NOW - 10, 1, 1, 1); /* one worker of 4 GPUs */
 	t[2].j.req.worker.gpu = 4;
 	struct drake_round_opts o = opts();
 	struct drake_round r;
@@ -246,12 +183,12 @@ static void the_gpus_of_a_job_whose_workers_finished_go_to_the_next_job(void **s
 	struct drake_cluster c;
 	assert_int_equal(cluster_from(&c, "a:4:0"), 0);
 	struct tj t[2];
-	running_job(&t[0], "ml/done", 100, 4, 0, "ml/done.100", 60);
+	las_running(&t[0], "ml/done", 100, 4, 0, "ml/done.100", 60);
 	for (int k = 0; k < 4; k++) { /* its PS still runs */
 		t[0].j.workers[k].finished = true;
 		t[0].j.workers[k].ended = NOW - 5;
 	}
-	new_job(&t[1], "ml/next", NOW - 10, 4);
+	new_job(&t[1], "ml/next", NOW - 10, 4, 4, 4);
 	struct drake_round_opts o = opts();
 	struct drake_round r;
 	run(&c, t, 2, &o, &r);
@@ -267,10 +204,10 @@ static void a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service(void
 	struct drake_cluster c;
 	assert_int_equal(cluster_from(&c, "a:4:4"), 0);
 	struct tj t[2];
-	running_job(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 0);
+	las_running(&t[0], "ml/long", 100, 4, 0, "ml/long.100", 0);
 	t[0].j.las = (struct drake_las_state){0}; /* a controller that restarted */
 	t[0].j.service = 400;
-	new_job(&t[1], "ml/short", NOW - 10, 4);
+	new_job(&t[1], "ml/short", NOW - 10, 4, 4, 4);
 	struct drake_round_opts o = opts();
 	o.las_decided = 0;
 	struct drake_round r;
