@@ -23,8 +23,9 @@
 //     (v1.36 gang scheduling: the pods at trace size in a PodGroup),
 //     in-tree-packed (the same under a MostAllocated profile), no-gang
 //     (the same pods, plain kube-scheduler); dragon (drake serve --policy
-//     dragon) once drake has that flag; tiresias (--policy tiresias) once
-//     drake serve's help lists it, else left out with a note; volcano (the
+//     dragon) once drake has that flag; tiresias (--policy tiresias, its
+//     interval and threshold compressed as the window) once drake serve's
+//     help lists it, else left out with a note; volcano (the
 //     pods at trace size in a Volcano PodGroup, vc-scheduler's gang plugin),
 //     only when named in --arms, on a cluster with --volcano-scheduler.
 //
