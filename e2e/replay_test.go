@@ -94,6 +94,7 @@ func replayBatch(t *testing.T, e *env, policy string) {
 	// last in, first out)
 	t.Cleanup(func() { e.drakeCtl(t, "restart") })
 	logPath := decisionLogPath(t, ns)
+	setenv(t, "DRAKE_DECISION_LOG", logPath)
 	setenv(t, "DRAKE_POLICY", policy)
 	e.drakeCtl(t, "restart")
 	waitGPUsIdle(t, e)
@@ -143,17 +144,15 @@ func replayBatch(t *testing.T, e *env, policy string) {
 	replayDecisionLog(t, logPath)
 }
 
-// decisionLogPath is where drake, restarted by the caller, writes the
-// test's decision log (DRAKE_DECISION_LOG, set for the rest of the test).
+// decisionLogPath is the file for namespace ns's decision log (the
+// caller sets DRAKE_DECISION_LOG to it and restarts drake).
 func decisionLogPath(t *testing.T, ns string) string {
 	t.Helper()
 	logDir := filepath.Join(os.Getenv("DRAKE_CLUSTER_DIR"), "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(logDir, "decision-"+ns+".log")
-	setenv(t, "DRAKE_DECISION_LOG", logPath)
-	return logPath
+	return filepath.Join(logDir, "decision-"+ns+".log")
 }
 
 // replayDecisionLog decides every round of the log again with `drake sim

@@ -26,8 +26,8 @@ import (
 func TestTiresiasPolicyPreemptsALongJobForAShortOneAndReadmitsItAfter(t *testing.T) {
 	e := withReconciler(t)
 	ns, gpus, slots := idleGPUSlots(t, e, 4)
-	logPath := decisionLogPath(t, ns) // withDrakeEnv restarts drake with it, and without
-	withDrakeEnv(t, e, "DRAKE_POLICY", "tiresias",
+	logPath := decisionLogPath(t, ns)
+	withDrakeEnv(t, e, "DRAKE_POLICY", "tiresias", "DRAKE_DECISION_LOG", logPath,
 		"DRAKE_LAS_THRESHOLD", strconv.Itoa(4*slots*gpus), "DRAKE_LAS_INTERVAL", "5s")
 
 	createTFJob(t, ns, "long", gpuJob(slots, gpus, "20s"))
