@@ -29,7 +29,8 @@ struct tj {
 };
 
 /* A new job: every member waits behind its gate. */
-static inline void new_job(struct tj *t, const char *name, double created, int min, int want, int max)
+static inline void new_job(struct tj *t, const char *name, double created, int min, int want,
+                           int max)
 {
 	memset(t, 0, sizeof(*t));
 	t->j.name = name;
@@ -56,7 +57,7 @@ static inline void place(struct drake_round_member *m, int node, const char *gan
 /* A running job of wave gang: its PS on node ps, workers 0..n-1 on nodes[k],
  * admitted at `admitted`, and a record listing them. */
 static inline void running_job(struct tj *t, const char *name, double admitted, int min, int max,
-                        const char *gang, int ps, const int *nodes, int n)
+                               const char *gang, int ps, const int *nodes, int n)
 {
 	new_job(t, name, admitted, min, n, max);
 	t->j.admitted = admitted;

@@ -102,8 +102,10 @@ struct job_replica_spec {
  * gang is bound whole. */
 #define JOB_ANNOTATION_UNSCHEDULABLE "drake.dev/unschedulable"
 /* When and why drake's --policy tiresias preempted the job:
- * {"at":1767225600,"why":"preempted by 2D-LAS: ..."}, written with the
- * preemption, removed once a pod created since is bound. */
+ * {"at":1767225600,"service":7200,"why":"preempted by 2D-LAS: ..."}
+ * (service: its attained GPU-seconds then, which a drake that restarts
+ * while the job waits takes up again), written with the preemption,
+ * removed once a pod created since is bound. */
 #define JOB_ANNOTATION_PREEMPTED "drake.dev/preempted"
 #define JOB_REFUSAL_WHY_MAX      512
 
@@ -148,7 +150,7 @@ struct job {
 	char priority_class[KUBE_NAME_MAX + 1]; /* "": unset */
 	struct job_refusal refusal;             /* JOB_ANNOTATION_UNSCHEDULABLE */
 	char preempted[JOB_REFUSAL_WHY_MAX];    /* JOB_ANNOTATION_PREEMPTED's why; "": none */
-	double preempted_at;                    /* and its time (s) */
+	double preempted_at, preempted_service; /* and its time (s) and service (GPU-s) */
 };
 
 /* Drake's own words for the types, whatever the kind: "ps", "worker",

@@ -543,10 +543,10 @@ static void test_suspend_and_resume_conditions(void **state)
 static void test_a_preempted_job_shows_preempted_until_it_runs_again(void **state)
 {
 	struct job j = job(1, 1, 1, JOB_RESTART_NEVER);
-	char *note = job_preempted_value(500, "preempted by 2D-LAS: queue 1");
+	char *note = job_preempted_value(500, 7200.5, "preempted by 2D-LAS: queue 1");
 	assert_true(job_preempted_decode(note, &j));
 	free(note);
-	assert_true(j.preempted_at == 500);
+	assert_true(j.preempted_at == 500 && j.preempted_service == 7200.5);
 	json_t *obj = load("{\"metadata\":{\"name\":\"job1\"},\"status\":{\"startTime\":"
 	                   "\"1970-01-01T00:00:10Z\",\"conditions\":[{\"type\":\"Created\","
 	                   "\"status\":\"True\"},{\"type\":\"Running\",\"status\":\"True\","

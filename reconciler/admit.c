@@ -87,6 +87,7 @@ static drake_err make_scale(const struct drake_cluster *c, const struct candidat
 		return DRAKE_OK;
 	if (a->kind == DRAKE_ROUND_PREEMPT) {
 		sc->preempt = true;
+		sc->service = jobs[a->job].service;
 		return DRAKE_OK;
 	}
 	struct job_scale rec = {.present = true, .at = now, .n = a->members_after};

@@ -108,6 +108,7 @@ struct admit_scale {
 	bool grow;
 	int n;                           /* workers removed or added */
 	bool preempt;                    /* every pod of the job, no record (tiresias) */
+	double service;                  /* preempt: the job's attained GPU-seconds */
 	char (*pods)[KUBE_NAME_MAX + 1]; /* scale-down: n pods, highest index first;
 	                                    preempt: PS, chief, workers */
 	char *value;                     /* drake.dev/scale's new value */

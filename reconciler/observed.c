@@ -12,7 +12,9 @@
  *
  * Kept in memory per job uid, as the progress reports are; a drake that
  * restarts (or a new leader) takes a running job's service to be its GPUs
- * now times its time since admission, its rates come back with its next
+ * now times its time since admission (a job preempted and waiting: the
+ * service its drake.dev/preempted note recorded; its service before an
+ * earlier preemption is lost), its rates come back with its next
  * reports, and its 2D-LAS state is rebuilt by the round from that service
  * (drake_las_rebuild: its queue from the service against the thresholds,
  * entered at the first decision after the restart).
@@ -121,6 +123,8 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 	if (fresh) {
 		double since = in->admitted > 0 ? in->admitted : now;
 		e->service = gpus * (now > since ? now - since : 0);
+		if (in->service > e->service) /* a preempted job's, from its note */
+			e->service = in->service;
 		e->since = in->rec.at > since ? in->rec.at : since;
 	} else if (now > e->at) {
 		e->service += e->gpus * (now - e->at);

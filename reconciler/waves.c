@@ -166,7 +166,7 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 	rec_job_res(&job, NULL, &res);
 	if (sc->patch)
 		rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
-	char *v = sc->preempt ? job_preempted_value(rec_now_s(r), sc->why) : NULL;
+	char *v = sc->preempt ? job_preempted_value(rec_now_s(r), sc->service, sc->why) : NULL;
 	char *mark = v ? job_annotation_patch(JOB_ANNOTATION_PREEMPTED, v) : NULL;
 	if (mark) /* the job's status says so until its gang is bound again */
 		rec_write(r, &job, OP_MERGE, &res, mark, NULL, "record preemption");
