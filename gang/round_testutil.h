@@ -2,17 +2,14 @@
  * round_testutil.h - helpers shared by the decision round's unit tests
  * (header only, not part of the library): jobs as the controller and
  * `drake sim` pass them (one PS of no GPU, workers of one GPU: gpu_job),
- * and a round's actions found.
+ * and a round's actions found. Its includer includes <cmocka.h> (and what
+ * cmocka needs) first.
  */
 #ifndef DRAKE_GANG_ROUND_TESTUTIL_H
 #define DRAKE_GANG_ROUND_TESTUTIL_H
 
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include <string.h>
 
 #include "gang/gang_testutil.h"
 #include "gang/round.h"
