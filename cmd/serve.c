@@ -352,6 +352,8 @@ int serve_main(int argc, char **argv)
 		                                .gang = o.gang,
 		                                .strict_fifo = o.strict_fifo,
 		                                .policy = o.policy_id,
+		                                .las = &o.las,
+		                                .las_interval = o.las_interval,
 		                                .gang_bind_timeout_s = o.srv.gang_bind_timeout,
 		                                .gang_max_unbound = (long)o.gang_max_unbound,
 		                                .gang_pin = o.gang_pin,

@@ -4,7 +4,9 @@
  */
 #include "cmd/serve_flags.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gang/round.h"
@@ -96,10 +98,17 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	    {"strict-fifo", "DRAKE_STRICT_FIFO", FLAG_BOOL, &o->strict_fifo, "false",
 	     "with --gang: no backfill; a job that does not fit blocks the jobs behind it"},
 	    {"policy", "DRAKE_POLICY", FLAG_STRING, &o->policy, "drake",
-	     "with --gang: whose rules admit and scale: drake, or dragon (DRAGON's: first fit "
+	     "with --gang: whose rules admit and scale: drake, dragon (DRAGON's: first fit "
 	     "over the nodes by name, one admission per round, ScaleDown for the head after "
-	     "--starve-after, ScaleUp after --idle-after); repairs, pacing, the bind barrier and "
-	     "the backstop are drake's either way"},
+	     "--starve-after, ScaleUp after --idle-after) or tiresias (2D-LAS: jobs rigid at "
+	     "their asked size, queues by attained GPU-seconds split at --las-threshold, a "
+	     "decision every --las-interval, whole-job preemption); repairs, pacing, the bind "
+	     "barrier and the backstop are drake's in every case"},
+	    {"las-threshold", "DRAKE_LAS_THRESHOLD", FLAG_STRING, &o->las_threshold, "57600",
+	     "with --policy tiresias: attained GPU-seconds at which a job moves down one queue, "
+	     "comma-separated ascending for more queues (57600: 16 GPU-hours, two queues)"},
+	    {"las-interval", "DRAKE_LAS_INTERVAL", FLAG_DURATION, &o->las_interval, "60s",
+	     "with --policy tiresias: time between 2D-LAS decisions; new jobs wait for the next"},
 	    {"gang-max-unbound", "DRAKE_GANG_MAX_UNBOUND", FLAG_COUNT, &o->gang_max_unbound, "0",
 	     "with --gang: most admitted gang pods waiting for kube-scheduler at once; 0: "
 	     "adaptive, "
@@ -242,6 +251,34 @@ static drake_err kinds_finish(struct serve_opts *o, char *msg, size_t len)
 	return DRAKE_OK;
 }
 
+/* --las-threshold and --las-interval into o->las. */
+static drake_err las_finish(struct serve_opts *o, char *msg, size_t len)
+{
+	drake_las_defaults(&o->las);
+	const char *s = o->las_threshold ? o->las_threshold : "";
+	int n = 0;
+	while (*s) {
+		char *end;
+		double t = strtod(s, &end);
+		if (end == s || !(t > 0) || !isfinite(t) ||
+		    (n > 0 && t <= o->las.threshold[n - 1]) || n + 1 >= DRAKE_LAS_MAX_QUEUES ||
+		    (*end && *end != ','))
+			return drake_errorf(DRAKE_EINVAL, msg, len,
+			                    "--las-threshold must be 1 to %d ascending GPU-second "
+			                    "values above 0, comma-separated, not \"%s\"",
+			                    DRAKE_LAS_MAX_QUEUES - 1, o->las_threshold);
+		o->las.threshold[n++] = t;
+		s = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "--las-threshold must name at least one GPU-second value");
+	o->las.n_queues = n + 1;
+	if (!(o->las_interval >= 1 && o->las_interval <= 86400))
+		return drake_errorf(DRAKE_EINVAL, msg, len, "--las-interval must be 1s..24h");
+	return DRAKE_OK;
+}
+
 drake_err serve_flags_finish(struct serve_opts *o, char *msg, size_t len)
 {
 	drake_err e = scale_flags_finish(&o->scale, msg, len);
@@ -263,9 +300,14 @@ drake_err serve_flags_finish(struct serve_opts *o, char *msg, size_t len)
 		o->policy_id = DRAKE_POLICY_DRAKE;
 	else if (!strcmp(o->policy, "dragon"))
 		o->policy_id = DRAKE_POLICY_DRAGON;
+	else if (!strcmp(o->policy, "tiresias"))
+		o->policy_id = DRAKE_POLICY_TIRESIAS;
 	else
 		return drake_errorf(DRAKE_EINVAL, msg, len,
-		                    "--policy must be drake or dragon, not \"%s\"", o->policy);
+		                    "--policy must be drake, dragon or tiresias, not \"%s\"",
+		                    o->policy);
+	if ((e = las_finish(o, msg, len)))
+		return e;
 	bool simple = !(o->gang_resource && *o->gang_resource);
 	if (!strcmp(o->prioritize, "auto")) {
 		o->prioritize_on = simple && o->reconcile && o->gang;

@@ -15,11 +15,12 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "extender/server.h"
+#include "gang/tiresias.h"
 #include "kind/job.h"
 #include "kube/leader.h"
 
 /* Flags of serve_flags' own table, before the scaling and migration ones. */
-#define SERVE_OWN_FLAGS_N 55
+#define SERVE_OWN_FLAGS_N 57
 #define SERVE_FLAGS_N     (SERVE_OWN_FLAGS_N + SCALE_FLAGS_N + MIGRATE_FLAGS_N)
 
 /* Everything drake serve's flags parse into. */
@@ -39,7 +40,9 @@ struct serve_opts {
 	const char *scheduler_name;
 	const char *decision_log;
 	size_t decision_log_max;
-	const char *policy; /* drake or dragon */
+	const char *policy;        /* drake, dragon or tiresias */
+	const char *las_threshold; /* --las-threshold: GPU-seconds, comma-separated */
+	double las_interval;
 	bool gang, strict_fifo, gang_pin, gang_watch_claims;
 	size_t gang_max_unbound;
 	double gang_backoff_min, gang_backoff_max;
@@ -58,7 +61,8 @@ struct serve_opts {
 	/* Worked out from the flags by serve_flags_finish. */
 	const struct job_kind *kind_list[JOB_KINDS_MAX]; /* --kinds */
 	size_t nkinds;
-	int policy_id;                /* DRAKE_POLICY_DRAKE or DRAKE_POLICY_DRAGON */
+	int policy_id;                /* enum drake_round_policy */
+	struct drake_las_opts las;    /* --las-threshold's queues */
 	bool prioritize_on;           /* --prioritize, auto resolved */
 	enum drake_log_level log_lvl; /* --log-level */
 };

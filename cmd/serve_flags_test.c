@@ -83,6 +83,8 @@ static void test_defaults(void **state)
 	assert_int_equal(o.mig.progress.window, 10);
 	/* what serve_flags_finish works out */
 	assert_int_equal(o.policy_id, DRAKE_POLICY_DRAKE);
+	assert_int_equal(o.las.n_queues, 2); /* --las-threshold 57600 */
+	assert_true(o.las.threshold[0] == 57600 && o.las_interval == 60);
 	assert_false(o.prioritize_on); /* auto, without --reconcile */
 	assert_int_equal(o.log_lvl, DRAKE_LOG_INFO);
 }
@@ -106,6 +108,11 @@ static void test_worked_out_values(void **state)
 	assert_int_equal(PARSE(&o, msg, "--policy", "dragon", "--log-level=debug"), DRAKE_OK);
 	assert_int_equal(o.policy_id, DRAKE_POLICY_DRAGON);
 	assert_int_equal(o.log_lvl, DRAKE_LOG_DEBUG);
+	assert_int_equal(PARSE(&o, msg, "--policy=tiresias", "--las-threshold", "60,3600.5"),
+	                 DRAKE_OK);
+	assert_int_equal(o.policy_id, DRAKE_POLICY_TIRESIAS);
+	assert_int_equal(o.las.n_queues, 3);
+	assert_true(o.las.threshold[0] == 60 && o.las.threshold[1] == 3600.5);
 	assert_int_equal(PARSE(&o, msg, "--port", "0", "--port=65535"), DRAKE_OK);
 	assert_int_equal(o.srv.port, 65535);
 }
@@ -117,7 +124,18 @@ static void test_refusals(void **state)
 		const char *args[3];
 		const char *msg;
 	} cases[] = {
-	    {{"--policy", "fifo"}, "--policy must be drake or dragon, not \"fifo\""},
+	    {{"--policy", "fifo"}, "--policy must be drake, dragon or tiresias, not \"fifo\""},
+	    {{"--las-threshold", "3600,60"},
+	     "--las-threshold must be 1 to 7 ascending GPU-second values above 0, "
+	     "comma-separated, not \"3600,60\""},
+	    {{"--las-threshold", "1h"},
+	     "--las-threshold must be 1 to 7 ascending GPU-second values above 0, "
+	     "comma-separated, not \"1h\""},
+	    {{"--las-threshold", "0"},
+	     "--las-threshold must be 1 to 7 ascending GPU-second values above 0, "
+	     "comma-separated, not \"0\""},
+	    {{"--las-threshold="}, "--las-threshold must name at least one GPU-second value"},
+	    {{"--las-interval", "0s"}, "--las-interval must be 1s..24h"},
 	    {{"--prioritize", "maybe"}, "--prioritize must be auto, true or false"},
 	    {{"--prioritize=true"},
 	     "--prioritize=true needs --reconcile and --gang (the controller's node and pod "
@@ -145,7 +163,8 @@ static void test_refusals(void **state)
 	    {{"--victim-order", "sideways"},
 	     "--victim-order must be newest, oldest, least-progress or most-service"},
 	    /* the first check in serve's order wins */
-	    {{"--policy", "x", "--port=70000"}, "--policy must be drake or dragon, not \"x\""},
+	    {{"--policy", "x", "--port=70000"},
+	     "--policy must be drake, dragon or tiresias, not \"x\""},
 	    {{"--scheduler-name=A", "--port=70000"}, "--port must be 0..65535"},
 	    {{"--victim-order=x", "--policy=x"},
 	     "--victim-order must be newest, oldest, least-progress or most-service"},

@@ -89,15 +89,11 @@ func replayBatch(t *testing.T, e *env, policy string) {
 	if len(nodes) < 2 {
 		t.Skip("needs 2 nodes")
 	}
-	logDir := filepath.Join(os.Getenv("DRAKE_CLUSTER_DIR"), "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ns := e.namespace(t)
-	logPath := filepath.Join(logDir, "decision-"+ns+".log")
 	// drake restarted as it was once the env is restored (cleanups run
 	// last in, first out)
 	t.Cleanup(func() { e.drakeCtl(t, "restart") })
+	logPath := decisionLogPath(t, ns)
 	setenv(t, "DRAKE_DECISION_LOG", logPath)
 	setenv(t, "DRAKE_POLICY", policy)
 	e.drakeCtl(t, "restart")
@@ -145,7 +141,24 @@ func replayBatch(t *testing.T, e *env, policy string) {
 			t.Errorf("the log holds no %s action; the batch should have made one", k)
 		}
 	}
+	replayDecisionLog(t, logPath)
+}
 
+// decisionLogPath is the file for namespace ns's decision log (the
+// caller sets DRAKE_DECISION_LOG to it and restarts drake).
+func decisionLogPath(t *testing.T, ns string) string {
+	t.Helper()
+	logDir := filepath.Join(os.Getenv("DRAKE_CLUSTER_DIR"), "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(logDir, "decision-"+ns+".log")
+}
+
+// replayDecisionLog decides every round of the log again with `drake sim
+// --replay`: none may differ, and some must be replayed.
+func replayDecisionLog(t *testing.T, logPath string) {
+	t.Helper()
 	// E2E_REPLAY_DRAKE: a different drake for the replay (to see this test
 	// fail against a round changed on the replay's side only)
 	bin := os.Getenv("E2E_REPLAY_DRAKE")

@@ -283,6 +283,7 @@ drake_err drake_round(const struct drake_cluster *c, const struct drake_round_jo
 	out->next = INFINITY;
 	out->reserved_for = -1;
 	out->dragon_last_action = o->dragon_last_action;
+	out->las_decided = o->las_decided;
 	struct round_ctx x = {.jobs = jobs, .n = n, .now = now, .o = o, .out = out, .cur = c};
 	drake_cluster_init(&x.c);
 	x.w = calloc(n + 1, sizeof(*x.w));
@@ -301,6 +302,7 @@ drake_err drake_round(const struct drake_cluster *c, const struct drake_round_jo
 		s->cls = w->cls;
 		s->members = w->n_members;
 		s->record = w->rec;
+		s->las = jobs[i].las;
 		snprintf(s->gang, sizeof(s->gang), "%s", w->gang);
 		if (w->cls == DRAKE_CLASS_RUNNING)
 			round_count_bound(w);
@@ -312,7 +314,9 @@ drake_err drake_round(const struct drake_cluster *c, const struct drake_round_jo
 		err = backoff(&x, x.order[k]);
 	for (size_t k = 0; !err && k < n; k++)
 		err = unnamed(&x, x.order[k]);
-	if (!err)
+	if (!err && o->policy == DRAKE_POLICY_TIRESIAS)
+		err = round_tiresias(&x, &admitted);
+	else if (!err)
 		err = round_step(&x, &admitted);
 	for (size_t k = 0; !err && k < n; k++) {
 		size_t i = x.order[k];
@@ -346,15 +350,16 @@ void drake_round_release(struct drake_round *r)
 
 const char *drake_round_kind_name(enum drake_round_kind k)
 {
-	static const char *const names[] = {"repair", "admit", "hold", "shrink", "grow", "release"};
+	static const char *const names[] = {"repair", "admit",   "hold",   "shrink",
+	                                    "grow",   "release", "preempt"};
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
 const char *drake_round_reason_name(enum drake_round_reason r)
 {
 	static const char *const names[DRAKE_NREASONS] = {
-	    "lost-members", "hinted", "fits",    "starved", "no-fit",
-	    "never",        "fifo",   "paced",   "backoff", "unbound",
-	    "repair-waits", "give",   "speedup", "faster",  "stray"};
+	    "lost-members", "hinted", "fits",    "starved",   "no-fit",       "never",
+	    "fifo",         "paced",  "backoff", "unbound",   "repair-waits", "give",
+	    "speedup",      "faster", "stray",   "las-queue", "las-next",     "las-preempt"};
 	return (unsigned)r < DRAKE_NREASONS ? names[r] : "?";
 }

@@ -46,6 +46,10 @@
  *     some member of which has Succeeded is ending: the step sees its live
  *     members' room as about to free (and never scales it). Growth adds the lowest worker indexes
  *     that are gated and not members.
+ *     With policy DRAKE_POLICY_TIRESIAS, step 5 is round_tiresias.c's
+ *     instead: 2D-LAS (gang/tiresias.h) over the new and running jobs,
+ *     rigid at their asked size, at most every las_interval seconds: ADMIT,
+ *     HOLD (LAS_QUEUE, LAS_NEXT, NO_FIT) and PREEMPT (whole jobs).
  *  6. Pacing: repairs always go; a new wave goes while the admitted pods
  *     waiting for kube-scheduler stay within the budget; once one wave is
  *     held (HOLD, PACED), every wave behind it is held too, so pacing never
@@ -75,6 +79,7 @@
 #include "gang/refusal.h"
 #include "gang/roles.h"
 #include "gang/scale.h"
+#include "gang/tiresias.h"
 #include "gang/vgpu.h"
 
 enum drake_member_state {
@@ -147,6 +152,10 @@ struct drake_round_job {
 	/* the rates it reported per size and spread (gang/speed_fit.h), NULL none */
 	const struct drake_speed_obs *obs;
 	int n_obs;
+	/* DRAKE_POLICY_TIRESIAS: its 2D-LAS state as the last round left it
+	 * (drake_round_status.las); unseen: none kept (a new job, or a
+	 * controller that restarted: rebuilt from service, gang/tiresias.h) */
+	struct drake_las_state las;
 };
 
 /* Seconds past its deletion time after which a leaving pod is stuck. */
@@ -154,15 +163,21 @@ struct drake_round_job {
 
 /* Whose rules decide step 5. */
 enum drake_round_policy {
-	DRAKE_POLICY_DRAKE,  /* gang/scale.h's step */
-	DRAKE_POLICY_DRAGON, /* DRAGON's (gang/dragon_step.h): first fit over the nodes in name
-	                        order, one admission per round, ScaleDown for a starving head,
-	                        ScaleUp after idle_after; starve_after and idle_after from scale */
+	DRAKE_POLICY_DRAKE,    /* gang/scale.h's step */
+	DRAKE_POLICY_DRAGON,   /* DRAGON's (gang/dragon_step.h): first fit over the nodes in name
+	                          order, one admission per round, ScaleDown for a starving head,
+	                          ScaleUp after idle_after; starve_after and idle_after from scale */
+	DRAKE_POLICY_TIRESIAS, /* 2D-LAS (gang/tiresias.h), rigid, whole-job preemption, a
+	                          decision every las_interval seconds (round_tiresias.c) */
 };
 
 struct drake_round_opts {
 	enum drake_round_policy policy;
 	double dragon_last_action; /* DRAGON's action timer, as the last round left it */
+	struct drake_las_opts las; /* tiresias: its queues' thresholds (GPU-seconds) */
+	double las_interval;       /* tiresias: seconds between decisions */
+	double las_decided;        /* tiresias: the last decision's time, as the last round left it;
+	                              0: none yet (the first round decides) */
 	struct drake_scale_opts scale;
 	long pace_budget;  /* admitted pods that may wait for kube-scheduler; <= 0: unpaced */
 	long pace_unbound; /* admitted pods waiting for it now */
@@ -175,6 +190,7 @@ enum drake_round_kind {
 	DRAKE_ROUND_SHRINK,
 	DRAKE_ROUND_GROW,
 	DRAKE_ROUND_RELEASE,
+	DRAKE_ROUND_PREEMPT, /* tiresias: stop the whole job; it waits to be admitted again */
 };
 
 enum drake_round_reason {
@@ -193,6 +209,9 @@ enum drake_round_reason {
 	DRAKE_REASON_SPEEDUP,      /* GROW: idle capacity pays for itself */
 	DRAKE_REASON_FASTER,       /* SHRINK: its measured rates say fewer workers run faster */
 	DRAKE_REASON_STRAY,        /* RELEASE: the record no longer lists them */
+	DRAKE_REASON_LAS_QUEUE,    /* HOLD: 2D-LAS runs the jobs ahead of it on the GPUs */
+	DRAKE_REASON_LAS_NEXT,     /* HOLD: it waits for the next 2D-LAS decision */
+	DRAKE_REASON_LAS_PREEMPT,  /* PREEMPT: jobs ahead of it in 2D-LAS take its GPUs */
 	DRAKE_NREASONS
 };
 
@@ -215,7 +234,8 @@ struct drake_round_action {
 	int size;
 	struct drake_roles min;
 	/* the wave's pods (PS, chief, workers); SHRINK, RELEASE: the workers
-	 * removed, highest index first; GROW: the workers added, lowest first */
+	 * removed, highest index first; GROW: the workers added, lowest first;
+	 * PREEMPT: every pod of the job that is placed (PS, chief, workers) */
 	struct drake_round_pod *pods;
 	int n_pods;
 	/* SHRINK, GROW: the member workers after it (max_workers entries) */
@@ -247,6 +267,8 @@ struct drake_round_status {
 	bool gave_to_waiting;
 	bool record;                  /* its drake.dev/scale record applies to its wave */
 	char gang[DRAKE_GANG_ID_MAX]; /* REPAIR, RUNNING: the wave its pods belong to */
+	struct drake_las_state las;   /* tiresias: its 2D-LAS state after the round (the job's
+	                                 own when no decision saw it) */
 };
 
 struct drake_round {
@@ -258,6 +280,7 @@ struct drake_round {
 	size_t held;               /* waves held by pacing */
 	int reserved_for;          /* the starving job whose nodes are held for it, -1 none */
 	double dragon_last_action; /* DRAGON's action timer after the round (opts' otherwise) */
+	double las_decided;        /* tiresias: the last decision's time after the round */
 };
 
 /* One round over c and jobs[0..n) at now. Fails only on DRAKE_ENOMEM. */

@@ -1,7 +1,8 @@
 /*
  * round_internal.h - what the files of the decision round share (round.c:
  * members, classes, backoff, strays, the round itself; round_repair.c:
- * waves and repairs; round_step.c: the scaling step and pacing). Not part
+ * waves and repairs; round_step.c: the scaling step and pacing;
+ * round_tiresias.c: step 5 by 2D-LAS). Not part
  * of gang/'s interface.
  */
 #ifndef DRAKE_GANG_ROUND_INTERNAL_H
@@ -52,6 +53,11 @@ drake_err round_wave(struct round_ctx *x, struct drake_round_action *a, const st
 drake_err round_repairs(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
 /* Rules 5 and 6: the scaling step over new and running jobs, paced. */
 drake_err round_step(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
+/* Rule 5 with policy DRAKE_POLICY_TIRESIAS (round_tiresias.c). */
+drake_err round_tiresias(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
+/* Rule 6 for one admitted wave of n_pods: it goes (true), or is held with
+ * every wave after it. */
+bool round_paced_go(struct round_ctx *x, long *admitted, int n_pods);
 /* Members bound, and the first refusal, of a running job. */
 void round_count_bound(struct work *w);
 /* Rule 7's strays of w: the indexes (up to cap, lowest first) of workers

@@ -278,7 +278,7 @@ static drake_err grow(struct round_ctx *x, const struct work *w, const struct dr
 }
 
 /* Rule 6 for one admitted wave: goes, or is held with every wave after it. */
-static bool paced_go(struct round_ctx *x, long *admitted, int n_pods)
+bool round_paced_go(struct round_ctx *x, long *admitted, int n_pods)
 {
 	long budget = x->o->pace_budget;
 	if (budget <= 0)
@@ -348,7 +348,7 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 			    x, DRAKE_ROUND_ADMIT,
 			    starved ? DRAKE_REASON_STARVED : DRAKE_REASON_FITS, (int)entry_job[k]);
 			err = a ? round_wave(x, a, w, &en->plan) : DRAKE_ENOMEM;
-			if (!err && !paced_go(x, admitted, a->n_pods)) {
+			if (!err && !round_paced_go(x, admitted, a->n_pods)) {
 				a->kind = DRAKE_ROUND_HOLD;
 				a->reason = DRAKE_REASON_PACED;
 				a->status = DRAKE_ADMIT_WAITING;

@@ -109,6 +109,18 @@ drake_err drake_las_decide(struct drake_las_job *jobs, size_t n, int64_t total_g
 	return DRAKE_OK;
 }
 
+void drake_las_rebuild(struct drake_las_state *st, double service, int64_t gpus, double now,
+                       const struct drake_las_opts *o)
+{
+	*st = (struct drake_las_state){.seen = true, .entered = now, .last_check = now};
+	if (!(service > 0) || !isfinite(service))
+		return;
+	while (st->queue + 1 < o->n_queues && service >= o->threshold[st->queue])
+		st->queue++;
+	st->executed = gpus > 0 ? service / (double)gpus : 0;
+	st->total_executed = st->executed;
+}
+
 drake_err drake_las_place(int64_t *free, size_t n, int64_t gpus, int *node)
 {
 	int64_t sum = 0;

@@ -82,6 +82,16 @@ drake_err drake_las_decide(struct drake_las_job *jobs, size_t n, int64_t total_g
                            const struct drake_las_opts *o, size_t *order) DRAKE_MUST_CHECK;
 
 /*
+ * A state for a job the rule has not kept (a controller that restarted or
+ * changed leader): its queue from its attained service (GPU-seconds)
+ * against the thresholds, entered at now, its run time service / gpus,
+ * seen at now. Exact for the queue without promotion; its place inside the
+ * queue (entered) is lost, so jobs rebuilt together keep arrival order.
+ */
+void drake_las_rebuild(struct drake_las_state *st, double service, int64_t gpus, double now,
+                       const struct drake_las_opts *o);
+
+/*
  * The artifact's placement of a job of `gpus` GPUs: free[i] is node i's
  * free GPUs (n nodes, decreased here as GPUs are taken); node[0..gpus) gets
  * each GPU's node, grouped by node. DRAKE_ESTATE when the free GPUs are

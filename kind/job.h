@@ -101,7 +101,13 @@ struct job_replica_spec {
  * ..."}. Written when a refused wave is released, removed once the job's
  * gang is bound whole. */
 #define JOB_ANNOTATION_UNSCHEDULABLE "drake.dev/unschedulable"
-#define JOB_REFUSAL_WHY_MAX          512
+/* When and why drake's --policy tiresias preempted the job:
+ * {"at":1767225600,"service":7200,"why":"preempted by 2D-LAS: ..."}
+ * (service: its attained GPU-seconds then, which a drake that restarts
+ * while the job waits takes up again), written with the preemption,
+ * removed once a pod created since is bound. */
+#define JOB_ANNOTATION_PREEMPTED "drake.dev/preempted"
+#define JOB_REFUSAL_WHY_MAX      512
 
 struct job_refusal {
 	int tries; /* 0: no record (or a malformed one, ignored) */
@@ -143,6 +149,8 @@ struct job {
 	long schedule_timeout_s;                /* -1: unset */
 	char priority_class[KUBE_NAME_MAX + 1]; /* "": unset */
 	struct job_refusal refusal;             /* JOB_ANNOTATION_UNSCHEDULABLE */
+	char preempted[JOB_REFUSAL_WHY_MAX];    /* JOB_ANNOTATION_PREEMPTED's why; "": none */
+	double preempted_at, preempted_service; /* and its time (s) and service (GPU-s) */
 };
 
 /* Drake's own words for the types, whatever the kind: "ps", "worker",

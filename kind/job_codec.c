@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include <jansson.h>
+#include <math.h>
 
 #include "gang/protocol.h"
 #include "kube/object.h"
@@ -359,10 +360,39 @@ drake_err job_decode_meta(const json_t *obj, const struct job_kind *kind, struct
 	if (!json_is_object(spec))
 		return drake_errorf(DRAKE_EINVAL, msg, msglen, "spec is missing");
 	job->spec = spec;
-	job_refusal_decode(json_string_value(json_object_get(json_object_get(meta, "annotations"),
-	                                                     JOB_ANNOTATION_UNSCHEDULABLE)),
+	json_t *ann = json_object_get(meta, "annotations");
+	job_refusal_decode(json_string_value(json_object_get(ann, JOB_ANNOTATION_UNSCHEDULABLE)),
 	                   &job->refusal);
+	job_preempted_decode(json_string_value(json_object_get(ann, JOB_ANNOTATION_PREEMPTED)),
+	                     job);
 	return DRAKE_OK;
+}
+
+char *job_preempted_value(double at, double service, const char *why)
+{
+	json_t *o = json_pack("{s:I,s:f,s:s}", "at", (json_int_t)at, "service",
+	                      isfinite(service) && service > 0 ? service : 0.0, "why", why);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return s;
+}
+
+bool job_preempted_decode(const char *value, struct job *job)
+{
+	job->preempted[0] = 0;
+	job->preempted_at = job->preempted_service = 0;
+	json_t *o = value ? json_loads(value, 0, NULL) : NULL;
+	json_t *at = json_object_get(o, "at"), *service = json_object_get(o, "service");
+	const char *why = json_string_value(json_object_get(o, "why"));
+	bool ok = json_is_number(at) && json_number_value(at) > 0 && why && *why;
+	if (ok) {
+		job->preempted_at = json_number_value(at);
+		double s = json_is_number(service) ? json_number_value(service) : 0;
+		job->preempted_service = isfinite(s) && s > 0 ? s : 0;
+		snprintf(job->preempted, sizeof(job->preempted), "%s", why);
+	}
+	json_decref(o);
+	return ok;
 }
 
 char *job_refusal_value(const struct job_refusal *r)

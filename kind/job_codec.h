@@ -47,6 +47,12 @@ drake_err job_decode_run_policy(const struct json_t *spec, bool top_level, enum 
 drake_err job_decode_scheduling(const struct json_t *spec, struct job *job, char *msg,
                                 size_t msglen) DRAKE_MUST_CHECK;
 
+/* The value of JOB_ANNOTATION_PREEMPTED (malloc'd JSON), and its decoding
+ * into job's preempted, preempted_at and preempted_service (false, and all
+ * cleared, when value is NULL or malformed). */
+char *job_preempted_value(double at, double service, const char *why);
+bool job_preempted_decode(const char *value, struct job *job);
+
 /* The value of JOB_ANNOTATION_UNSCHEDULABLE for r (malloc'd JSON). */
 char *job_refusal_value(const struct job_refusal *r);
 /* Decodes that value; false (r zeroed) when it is absent or malformed. */

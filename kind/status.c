@@ -148,6 +148,11 @@ void job_judge(const struct job *job, struct job_pod_obs *pods, size_t n, int pr
 	} else {
 		set(v, job, JOB_STATE_CREATED, true, "Created");
 		snprintf(m, ml, "%s %s/%s is created.", job->kind->kind, job->ns, job->name);
+		v->preempted = job->preempted[0] != 0;
+		if (v->preempted)
+			snprintf(v->preempted_msg, sizeof(v->preempted_msg),
+			         "%s %s/%s waits to run again: %s", job->kind->kind, job->ns,
+			         job->name, job->preempted);
 		const struct job_refusal *f = &job->refusal;
 		v->unschedulable = f->tries > 0;
 		if (v->unschedulable &&

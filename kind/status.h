@@ -55,6 +55,10 @@ struct job_verdict {
 	 * refusal record): the TFJob's Unschedulable condition says so. */
 	bool unschedulable;
 	char unschedulable_msg[800];
+	/* Created, and drake preempted the job (its JOB_ANNOTATION_PREEMPTED):
+	 * the Preempted condition says so, and Running turns False. */
+	bool preempted;
+	char preempted_msg[1024];
 };
 
 const char *job_state_name(enum job_state s);

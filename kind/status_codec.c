@@ -113,6 +113,32 @@ static json_t *conditions_with(json_t *old, const char *type, const char *reason
 	return out;
 }
 
+/* conds with condition type last and True while on (with message), or
+ * without it when off; conds is consumed, the result returned. */
+static json_t *last_while(json_t *conds, const char *type, const char *reason, bool on,
+                          const char *message, const char *ts)
+{
+	json_t *cur = condition(conds, type);
+	if (on) {
+		const char *om = json_string_value(json_object_get(cur, "message"));
+		if (!cur || !is_true(cur) || !om || strcmp(om, message) != 0 ||
+		    json_array_get(conds, json_array_size(conds) - 1) != cur) {
+			json_t *next = conditions_with(conds, type, reason, message, ts);
+			json_decref(conds);
+			return next;
+		}
+	} else if (cur) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (conds, i, c)
+			if (c == cur) {
+				json_array_remove(conds, i);
+				break;
+			}
+	}
+	return conds;
+}
+
 static json_t *replica_statuses(const struct job *job, const struct job_verdict *v)
 {
 	json_t *rs = json_object();
@@ -156,28 +182,13 @@ char *job_status_patch(const struct json_t *job_obj, const struct job *job,
 		snprintf(why, sizeof(why), "%sCreated", job->kind->kind);
 		json_array_insert_new(conds, 0, new_condition("Created", true, why, m, ts));
 	}
-	/* Unschedulable (kube-scheduler refused the job's wave) is last while
-	 * it is True, so kubectl's State column shows it, and removed once the
-	 * job is no longer refused (a False one last would still show). */
-	json_t *un = condition(conds, "Unschedulable");
-	if (v->unschedulable) {
-		const char *om = json_string_value(json_object_get(un, "message"));
-		if (!un || !is_true(un) || !om || strcmp(om, v->unschedulable_msg) != 0 ||
-		    json_array_get(conds, json_array_size(conds) - 1) != un) {
-			json_t *next = conditions_with(conds, "Unschedulable", "GangUnschedulable",
-			                               v->unschedulable_msg, ts);
-			json_decref(conds);
-			conds = next;
-		}
-	} else if (un) {
-		size_t i;
-		json_t *c;
-		json_array_foreach (conds, i, c)
-			if (c == un) {
-				json_array_remove(conds, i);
-				break;
-			}
-	}
+	/* Unschedulable (kube-scheduler refused the job's wave) and Preempted
+	 * (drake stopped it for jobs ahead of it) are last while True, so
+	 * kubectl's State column shows them, and removed once they no longer
+	 * hold (a False one last would still show). */
+	conds = last_while(conds, "Unschedulable", "GangUnschedulable", v->unschedulable,
+	                   v->unschedulable_msg, ts);
+	conds = last_while(conds, "Preempted", "GangPreempted", v->preempted, v->preempted_msg, ts);
 	const char *type = job_state_name(v->state);
 	json_t *cur = condition(conds, type);
 	size_t n = json_array_size(conds);

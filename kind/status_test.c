@@ -17,6 +17,7 @@
 
 #include "kube/pod.h"
 #include "kube/strpool.h"
+#include "kind/job_codec.h"
 #include "kind/pod_codec.h"
 #include "kind/status.h"
 #include "kind/job.h"
@@ -539,6 +540,54 @@ static void test_suspend_and_resume_conditions(void **state)
 	json_decref(obj);
 }
 
+static void test_a_preempted_job_shows_preempted_until_it_runs_again(void **state)
+{
+	struct job j = job(1, 1, 1, JOB_RESTART_NEVER);
+	char *note = job_preempted_value(500, 7200.5, "preempted by 2D-LAS: queue 1");
+	assert_true(job_preempted_decode(note, &j));
+	free(note);
+	assert_true(j.preempted_at == 500 && j.preempted_service == 7200.5);
+	json_t *obj = load("{\"metadata\":{\"name\":\"job1\"},\"status\":{\"startTime\":"
+	                   "\"1970-01-01T00:00:10Z\",\"conditions\":[{\"type\":\"Created\","
+	                   "\"status\":\"True\"},{\"type\":\"Running\",\"status\":\"True\","
+	                   "\"reason\":\"TFJobRunning\"}]}}");
+	struct job_pod_obs p[] = {pod(JOB_PS, 0, JOB_POD_PENDING, -1),
+	                          pod(JOB_WORKER, 0, JOB_POD_PENDING, -1)};
+	struct job_verdict v;
+	job_judge(&j, p, 2, 0, 10, &v);
+	assert_int_equal(v.state, JOB_STATE_CREATED);
+	assert_true(v.preempted);
+	assert_string_equal(v.preempted_msg,
+	                    "TFJob ml/job1 waits to run again: preempted by 2D-LAS: queue 1");
+	char *s = job_status_patch(obj, &j, &v, 600);
+	json_t *patch = load(s);
+	free(s);
+	json_t *st = json_object_get(patch, "status");
+	json_t *conds = json_object_get(st, "conditions");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "status")),
+	                    "False"); /* Running */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 2), "type")),
+	                    "Preempted");
+	json_object_set(obj, "status", st);
+	assert_string_equal(job_status_current(obj), "Preempted");
+	/* readmitted, its note cleared: Running again, Preempted gone */
+	assert_false(job_preempted_decode(NULL, &j));
+	p[1].phase = JOB_POD_RUNNING;
+	job_judge(&j, p, 2, 0, 10, &v);
+	s = job_status_patch(obj, &j, &v, 700);
+	json_t *back = load(s);
+	free(s);
+	conds = json_object_get(json_object_get(back, "status"), "conditions");
+	assert_int_equal(json_array_size(conds), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "type")),
+	                    "Running");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(conds, 1), "status")),
+	                    "True");
+	json_decref(back);
+	json_decref(patch);
+	json_decref(obj);
+}
+
 static void test_pods_get_the_jobs_priority_class_unless_their_template_names_one(void **state)
 {
 	const struct {
@@ -635,6 +684,7 @@ int main(void)
 	    cmocka_unit_test(test_status_patch_orders_conditions_and_is_quiet_when_unchanged),
 	    cmocka_unit_test(test_invalid_patch_is_written_once),
 	    cmocka_unit_test(test_suspend_and_resume_conditions),
+	    cmocka_unit_test(test_a_preempted_job_shows_preempted_until_it_runs_again),
 	    cmocka_unit_test(test_pods_get_the_jobs_priority_class_unless_their_template_names_one),
 	    cmocka_unit_test(test_a_refused_job_says_so_in_its_last_condition_until_it_is_placed),
 	};

@@ -80,11 +80,16 @@ static drake_err make_scale(const struct drake_cluster *c, const struct candidat
 	if (!sc->grow && !(sc->pods = calloc((size_t)a->n_pods + 1, sizeof(*sc->pods))))
 		return DRAKE_ENOMEM;
 	for (int i = 0; !sc->grow && i < a->n_pods; i++)
-		if (job_replica_name(&cd->job, JOB_WORKER, a->pods[i].index, sc->pods[i],
-		                     sizeof(sc->pods[i])))
+		if (job_replica_name(&cd->job, job_rtype_of_role(a->pods[i].role), a->pods[i].index,
+		                     sc->pods[i], sizeof(sc->pods[i])))
 			return DRAKE_EINVAL;
 	if (a->kind == DRAKE_ROUND_RELEASE)
 		return DRAKE_OK;
+	if (a->kind == DRAKE_ROUND_PREEMPT) {
+		sc->preempt = true;
+		sc->service = jobs[a->job].service;
+		return DRAKE_OK;
+	}
 	struct job_scale rec = {.present = true, .at = now, .n = a->members_after};
 	memcpy(rec.member, a->member, (size_t)cd->job.max_instances);
 	snprintf(rec.gang, sizeof(rec.gang), "%s", st->gang);
@@ -119,6 +124,8 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 	for (size_t i = 0; i < x->n; i++) {
 		const struct candidate *cd = &x->cand[i];
 		const struct drake_round_status *st = &r->jobs[i];
+		if (x->opts->keep_las && x->in[i].uid)
+			x->opts->keep_las(x->opts->progress_arg, x->in[i].uid, &st->las);
 		if (cd->scale_why[0] && st->cls != DRAKE_CLASS_INCOMPLETE)
 			admit_note(&out->ignored[out->n_ignored++], &cd->job, DRAKE_ADMIT_INVALID,
 			           cd->scale_why);
@@ -155,6 +162,7 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 		case DRAKE_ROUND_SHRINK:
 		case DRAKE_ROUND_GROW:
 		case DRAKE_ROUND_RELEASE:
+		case DRAKE_ROUND_PREEMPT:
 			e = make_scale(c, cd, &r->jobs[a->job], x->in, a, now,
 			               &out->scales[out->n_scales]);
 			out->n_scales++;         /* counted even on failure, so release frees it */
@@ -173,6 +181,7 @@ static drake_err apply(const struct drake_cluster *c, const struct collect_ctx *
 	out->next = r->next;
 	out->n_held = r->held;
 	out->dragon_last_action = r->dragon_last_action;
+	out->las_decided = r->las_decided;
 	return e;
 }
 
@@ -199,6 +208,9 @@ drake_err admit_round_world(const struct pass_world *w, const struct kube_cache 
 		e = admit_inputs_collect(w, &x);
 	struct drake_round_opts ro = {.policy = (enum drake_round_policy)opts->policy,
 	                              .dragon_last_action = opts->dragon_last_action,
+	                              .las_interval =
+	                                  opts->las_interval > 0 ? opts->las_interval : 60,
+	                              .las_decided = opts->las_decided,
 	                              .pace_budget = opts->pace_budget,
 	                              .pace_unbound = opts->pace_unbound};
 	if (opts->scale)
@@ -206,6 +218,10 @@ drake_err admit_round_world(const struct pass_world *w, const struct kube_cache 
 	else
 		drake_scale_defaults(&ro.scale);
 	ro.scale.backfill = opts->backfill;
+	if (opts->las)
+		ro.las = *opts->las;
+	else
+		drake_las_defaults(&ro.las);
 	struct drake_round r = {0};
 	if (!e)
 		e = drake_round(c, x.in, x.n, (double)opts->now_s, &ro, &r);

@@ -107,7 +107,10 @@ struct admit_scale {
 	char ns[64], job[KUBE_NAME_MAX + 1], uid[64];
 	bool grow;
 	int n;                           /* workers removed or added */
-	char (*pods)[KUBE_NAME_MAX + 1]; /* scale-down: n pods, highest index first */
+	bool preempt;                    /* every pod of the job, no record (tiresias) */
+	double service;                  /* preempt: the job's attained GPU-seconds */
+	char (*pods)[KUBE_NAME_MAX + 1]; /* scale-down: n pods, highest index first;
+	                                    preempt: PS, chief, workers */
 	char *value;                     /* drake.dev/scale's new value */
 	char *patch;                     /* the merge patch writing it */
 	char why[DRAKE_WHY_MAX + 64];
@@ -145,10 +148,13 @@ struct admit_result {
 	double next;   /* wall seconds of the next round a timer asks for; INFINITY: none */
 	size_t n_held; /* new waves pacing held (listed in waiting) */
 	double dragon_last_action; /* DRAGON's action timer after the round */
+	double las_decided;        /* tiresias: the last 2D-LAS decision after the round */
 };
 
 struct drake_scale_opts;
 struct drake_round_job;
+struct drake_las_opts;
+struct drake_las_state;
 struct job;
 
 struct admit_options {
@@ -162,6 +168,10 @@ struct admit_options {
 	/* Fills a job's attained service and observed rates (its round input,
 	 * key "ns/name"); called with progress_arg. NULL: none known. */
 	void (*observe)(void *arg, const char *key, struct drake_round_job *in);
+	/* Keeps a job's 2D-LAS state after the round (gang/round.h's status
+	 * las), for the next round's observe; called with progress_arg for
+	 * every job the round saw. NULL: not kept. */
+	void (*keep_las)(void *arg, const char *uid, const struct drake_las_state *st);
 	/* When something a job kube-scheduler refused may wait for last
 	 * changed (a node, a claim in namespace ns; wall s, 0: never), so a
 	 * job backing off is tried again at once (gang/refusal.h). NULL:
@@ -176,9 +186,13 @@ struct admit_options {
 	 * nowhere when NULL. */
 	struct decision_log *log;
 	/* Whose rules decide (an enum drake_round_policy: 0 drake's, 1
-	 * DRAGON's) and DRAGON's action timer as the last round left it. */
+	 * DRAGON's, 2 Tiresias') and DRAGON's action timer as the last round
+	 * left it; tiresias: its thresholds (NULL: gang/tiresias.h's
+	 * defaults), seconds between decisions and the last decision. */
 	int policy;
 	double dragon_last_action;
+	const struct drake_las_opts *las;
+	double las_interval, las_decided;
 };
 
 /* One admission round. tfjobs, pods and nodes are the informers' caches.

@@ -224,6 +224,7 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 			in->admitted = gang_time(cd->members[i].gang);
 	if (o->progress)
 		in->slow = o->progress(o->progress_arg, job, &in->progress);
+	in->service = job->preempted_service; /* what it had run, should drake have restarted */
 	if (o->observe)
 		o->observe(o->progress_arg, cd->key, in);
 	const struct job_refusal *f = &job->refusal;

@@ -256,6 +256,28 @@ static void write_refusal(struct reconciler *r, const struct job *job,
 	free(value);
 }
 
+/* Some pod of o created at or after at (s) is bound and not leaving. */
+static bool bound_since(const struct owned *o, double at)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		const struct kube_pod *pod = o->obj[i];
+		if (!o->obs[i].deleting && pod->node_name && *pod->node_name &&
+		    kube_time(pod->created) >= at)
+			return true;
+	}
+	return false;
+}
+
+/* Removes the job's preemption note: its gang is bound whole again. */
+static void clear_preempted(struct reconciler *r, const struct job *job)
+{
+	struct kube_resource res;
+	rec_job_res(job, NULL, &res);
+	rec_write(r, job, OP_MERGE, &res,
+	          "{\"metadata\":{\"annotations\":{\"" JOB_ANNOTATION_PREEMPTED "\":null}}}", NULL,
+	          "clear preemption");
+}
+
 /* A wave refused outside the planner's model: the job backs off. */
 static void refused(struct reconciler *r, const struct job *job, const struct census *c,
                     const struct drake_backstop_out *out)
@@ -290,6 +312,8 @@ void rec_backstop(struct reconciler *r, const struct job *job, const struct owne
 	if (drake_roles_short(&c.have, &c.in.min) < 0 && !c.in.stuck_terminating_s) {
 		if (job->refusal.tries > 0 && drake_roles_total(&c.in.bound) > 0)
 			write_refusal(r, job, NULL);
+		if (job->preempted[0] && bound_since(o, job->preempted_at))
+			clear_preempted(r, job);
 		rec_backstop_forget(r, key);
 		return;
 	}

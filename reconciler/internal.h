@@ -51,6 +51,7 @@ struct write_ctx;
 struct rec_progress;
 struct rec_observed;
 struct drake_round_job;
+struct drake_las_state;
 struct mig_progress;
 struct rec_usage;
 
@@ -185,6 +186,7 @@ struct reconciler {
 	double admit_at; /* a round the decision step's timers ask for (wall s) */
 	struct drake_pace pace;
 	double dragon_last_action; /* with --policy dragon: DRAGON's action timer */
+	double las_decided;        /* with --policy tiresias: the last 2D-LAS decision */
 	struct decision_log *dlog; /* --decision-log, or NULL */
 	struct wait_note *waits;
 	size_t nwaits;
@@ -317,6 +319,11 @@ const struct mig_progress *rec_job_samples(const struct reconciler *r, const cha
 /* Fills in's service and obs (gang/round.h) from what was seen of job key
  * up to now, and remembers this pass's size and GPUs. */
 void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *in, double now);
+
+/* Keeps job uid's 2D-LAS state after the round, for its next round
+ * (rec_observe gives it back; a job not kept, as after a restart, gets an
+ * unseen state, which the round rebuilds from its service). */
+void rec_observed_keep_las(struct reconciler *r, const char *uid, const struct drake_las_state *st);
 
 /* Forgets the jobs this pass's round did not see. */
 void rec_observed_gc(struct reconciler *r);

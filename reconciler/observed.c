@@ -7,9 +7,17 @@
  * last changed (the first RATE_SETTLE_S after a change are the change's
  * own cost, not the size's speed).
  *
+ * With --policy tiresias, also the job's 2D-LAS state (gang/tiresias.h)
+ * as the last round left it.
+ *
  * Kept in memory per job uid, as the progress reports are; a drake that
- * restarts takes a running job's service to be its GPUs now times its
- * time since admission, and its rates come back with its next reports.
+ * restarts (or a new leader) takes a running job's service to be its GPUs
+ * now times its time since admission (a job preempted and waiting: the
+ * service its drake.dev/preempted note recorded; its service before an
+ * earlier preemption is lost), its rates come back with its next
+ * reports, and its 2D-LAS state is rebuilt by the round from that service
+ * (drake_las_rebuild: its queue from the service against the thresholds,
+ * entered at the first decision after the restart).
  * Jobs that leave the round are forgotten after the pass.
  */
 #include <math.h>
@@ -30,7 +38,8 @@ struct rec_observed {
 	double since;
 	struct drake_speed_obs obs[DRAKE_SPEED_MAX_OBS];
 	int n_obs;
-	unsigned long seen; /* the last pass that saw it */
+	unsigned long seen;         /* the last pass that saw it */
+	struct drake_las_state las; /* --policy tiresias: as the last round left it */
 };
 
 static struct rec_observed *observed_of(struct reconciler *r, const char *uid, bool *fresh)
@@ -114,6 +123,8 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 	if (fresh) {
 		double since = in->admitted > 0 ? in->admitted : now;
 		e->service = gpus * (now > since ? now - since : 0);
+		if (in->service > e->service) /* a preempted job's, from its note */
+			e->service = in->service;
 		e->since = in->rec.at > since ? in->rec.at : since;
 	} else if (now > e->at) {
 		e->service += e->gpus * (now - e->at);
@@ -134,8 +145,18 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 		                    (struct drake_speed_obs){workers, nodes, rate});
 	}
 	in->service = e->service;
+	in->las = e->las;
 	in->obs = e->n_obs ? e->obs : NULL;
 	in->n_obs = e->n_obs;
+}
+
+void rec_observed_keep_las(struct reconciler *r, const char *uid, const struct drake_las_state *st)
+{
+	for (size_t i = 0; i < r->nobserved; i++)
+		if (!strcmp(r->observed[i].uid, uid)) {
+			r->observed[i].las = *st;
+			return;
+		}
 }
 
 void rec_observed_gc(struct reconciler *r)

@@ -154,10 +154,40 @@ static void a_job_no_pass_saw_is_forgotten(void **state)
 	reset();
 }
 
+static void
+a_jobs_2d_las_state_is_kept_with_it_and_a_preempted_jobs_service_outlives_a_restart(void **state)
+{
+	(void)state;
+	reset();
+	struct test_job j;
+	const int two[] = {0, 0};
+	job_on(&j, two, 2, 100);
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 110);
+	assert_false(j.in.las.seen); /* none kept yet: the round rebuilds it */
+	struct drake_las_state st = {.seen = true, .queue = 1, .entered = 105, .executed = 3};
+	rec_observed_keep_las(&r, "u1", &st);
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 120);
+	assert_true(j.in.las.seen && j.in.las.queue == 1 && j.in.las.entered == 105);
+	/* drake restarts while the job waits, preempted: nothing placed, its
+	 * note's service is its service */
+	reset();
+	job_on(&j, two, 0, 0);
+	j.in.service = 5000; /* admit_inputs: its drake.dev/preempted note's */
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 300);
+	assert_float_equal(j.in.service, 5000, 1e-9);
+	assert_false(j.in.las.seen);
+	reset();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(service_adds_up_the_gpus_a_job_held_pass_by_pass),
+	    cmocka_unit_test(
+	        a_jobs_2d_las_state_is_kept_with_it_and_a_preempted_jobs_service_outlives_a_restart),
 	    cmocka_unit_test(a_rate_counts_the_reports_after_the_size_changed),
 	    cmocka_unit_test(a_job_no_pass_saw_is_forgotten),
 	};

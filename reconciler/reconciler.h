@@ -24,6 +24,7 @@ struct job_kind;
 struct event_base;
 struct kube_client;
 struct kube_informer;
+struct drake_las_opts;
 
 /* Most keys waiting in the work queue (jobs are deduplicated). */
 #define RECONCILER_QUEUE_MAX 100000
@@ -39,18 +40,21 @@ struct reconciler_options {
 	int resync_s;               /* full pass over every job; 0 = 30 */
 	long requeue_ms; /* a job with writes just done, a deadline or a TTL is looked at again
 	                    after this; 0 = 1000 */
-	const char *gang_resource;  /* requested by gang pods (gang-only mode), or NULL */
-	bool gang;                  /* admission plans PS + workers before ungating them;
-	                               false ungates them all at once */
-	bool strict_fifo;           /* with gang: no backfill past a job that waits */
-	int policy;                 /* with gang: whose rules admit and scale (enum
-	                               drake_round_policy: 0 drake's, 1 DRAGON's) */
-	double gang_bind_timeout_s; /* the extender's bind barrier timeout; 0 = 15. Pacing
-	                               admits what kube-scheduler binds in half of it */
-	long gang_max_unbound;      /* admitted gang pods waiting for kube-scheduler at
-	                               once; 0 = adaptive (see gang/pace.h) */
-	bool gang_pin;              /* with gang: ungate members with a node affinity on
-	                               their planned node (admit_ungate_patch) */
+	const char *gang_resource;        /* requested by gang pods (gang-only mode), or NULL */
+	bool gang;                        /* admission plans PS + workers before ungating them;
+	                                     false ungates them all at once */
+	bool strict_fifo;                 /* with gang: no backfill past a job that waits */
+	int policy;                       /* with gang: whose rules admit and scale (enum
+	                                     drake_round_policy: 0 drake's, 1 DRAGON's, 2
+	                                     Tiresias') */
+	const struct drake_las_opts *las; /* tiresias: its thresholds; NULL: the artifact's */
+	double las_interval;              /* tiresias: seconds between decisions; 0 = 60 */
+	double gang_bind_timeout_s;       /* the extender's bind barrier timeout; 0 = 15. Pacing
+	                                     admits what kube-scheduler binds in half of it */
+	long gang_max_unbound;            /* admitted gang pods waiting for kube-scheduler at
+	                                     once; 0 = adaptive (see gang/pace.h) */
+	bool gang_pin;                    /* with gang: ungate members with a node affinity on
+	                                     their planned node (admit_ungate_patch) */
 	/* With gang: a job whose wave kube-scheduler refused for a reason
 	 * outside the planner's model backs off from backoff_min_s, doubling,
 	 * up to backoff_max_s (gang/refusal.h); 0 = 5 and 300. */

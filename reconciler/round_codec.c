@@ -80,6 +80,26 @@ static json_t *members_json(const struct drake_round_member *m, int n)
 	return a;
 }
 
+/* A 2D-LAS state (gang/tiresias.h); written only once the rule has seen
+ * the job, so lines of the other policies keep their old shape. */
+static void las_json(json_t *o, const struct drake_las_state *st)
+{
+	if (o && st->seen)
+		json_object_set_new(o, "las",
+		                    json_pack("{s:i,s:f,s:f,s:f,s:f,s:f}", "queue", st->queue,
+		                              "entered", st->entered, "lastCheck", st->last_check,
+		                              "executed", st->executed, "totalExecuted",
+		                              st->total_executed, "pendingSinceRun",
+		                              st->pending_since_run));
+}
+
+static const char *policy_str(enum drake_round_policy p)
+{
+	return p == DRAKE_POLICY_DRAGON     ? "dragon"
+	       : p == DRAKE_POLICY_TIRESIAS ? "tiresias"
+	                                    : "drake";
+}
+
 static json_t *job_json(const struct drake_round_job *j, const struct drake_cluster *c)
 {
 	json_t *o = json_pack("{s:s,s:s,s:f,s:i,s:o,s:f,s:f,s:b,s:o}", "name", j->name, "uid",
@@ -89,6 +109,7 @@ static json_t *job_json(const struct drake_round_job *j, const struct drake_clus
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "service", json_real(j->service));
+	las_json(o, &j->las);
 	if (j->obs && j->n_obs > 0) {
 		json_t *ob = json_array();
 		for (int i = 0; ob && i < j->n_obs; i++)
@@ -187,13 +208,14 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 		                  "members", s->members, "scalable", s->scalable, "running",
 		                  s->running, "lastScaled", s->last_scaled, "gaveToWaiting",
 		                  s->gave_to_waiting, "record", s->record, "gang", s->gang));
+		las_json(json_array_get(st, i), &s->las);
 	}
 	const struct drake_scale_opts *so = &o->scale;
 	json_t *opts = json_pack(
 	    "{s:s,s:f,s:b,s:f,s:f,s:i,s:s,s:b,s:{s:f,s:f,s:f,s:i},s:f,s:f,s:I,s:I}", "policy",
-	    o->policy == DRAKE_POLICY_DRAGON ? "dragon" : "drake", "dragonLastAction",
-	    o->dragon_last_action, "backfill", so->backfill, "starveAfter", so->starve_after,
-	    "idleAfter", so->idle_after, "shrinkTries", so->shrink_tries, "victimOrder",
+	    policy_str(o->policy), "dragonLastAction", o->dragon_last_action, "backfill",
+	    so->backfill, "starveAfter", so->starve_after, "idleAfter", so->idle_after,
+	    "shrinkTries", so->shrink_tries, "victimOrder",
 	    drake_victim_order_name(so->shrink.order), "lonelyFirst", so->shrink.lonely_first,
 	    "speed", "scalingLoss", so->speed.scaling_loss, "localityPenalty",
 	    so->speed.locality_penalty, "rescalePause", so->speed.rescale_pause, "nodeGpus",
@@ -206,6 +228,15 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 		json_object_set_new(opts, "serviceThreshold", json_real(so->service_threshold));
 		json_object_set_new(opts, "startNarrow", json_boolean(so->start_narrow));
 	}
+	if (opts && o->policy == DRAKE_POLICY_TIRESIAS) {
+		json_t *t = json_array();
+		for (int q = 0; t && q + 1 < o->las.n_queues; q++)
+			json_array_append_new(t, json_real(o->las.threshold[q]));
+		json_object_set_new(opts, "las",
+		                    json_pack("{s:o,s:f,s:f,s:f}", "thresholds", t, "promoteKnob",
+		                              o->las.promote_knob, "interval", o->las_interval,
+		                              "decided", o->las_decided));
+	}
 	json_t *names = json_array();
 	for (int i = 0; names && i < c->names.n; i++)
 		json_array_append_new(names, json_string(c->names.name[i]));
@@ -213,6 +244,9 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 	                         "in", "resources", names, "nodes", nodes, "jobs", js, "opts", opts,
 	                         "out", "actions", acts, "jobs", st, "next", num(r->next), "held",
 	                         (json_int_t)r->held, "dragonLastAction", r->dragon_last_action);
+	if (line && o->policy == DRAKE_POLICY_TIRESIAS)
+		json_object_set_new(json_object_get(line, "out"), "lasDecided",
+		                    json_real(r->las_decided));
 	char *s = line ? json_dumps(line, JSON_COMPACT) : NULL;
 	json_decref(line);
 	return s;

@@ -188,7 +188,9 @@ static const char *class_name(int i)
 }
 static const char *policy_name(int i)
 {
-	return i == DRAKE_POLICY_DRAGON ? "dragon" : "drake";
+	return i == DRAKE_POLICY_DRAGON     ? "dragon"
+	       : i == DRAKE_POLICY_TIRESIAS ? "tiresias"
+	                                    : "drake";
 }
 static const char *order_name(int i)
 {
@@ -369,6 +371,47 @@ static bool record_dec(struct dec *d, json_t *o, const char *path, struct drake_
 	return true;
 }
 
+/* in.opts.las: the tiresias policy's thresholds, interval and timer. */
+static bool las_opts_dec(struct dec *d, json_t *v, struct drake_round_opts *o)
+{
+	const char *p = "in.opts.las";
+	json_t *l = field(d, v, "in.opts", "las", JSON_OBJECT), *x;
+	json_t *t = l ? get_arr(d, l, p, "thresholds", 0, false) : NULL;
+	if (!t || !get_num(d, l, p, "promoteKnob", &o->las.promote_knob) ||
+	    !get_num(d, l, p, "interval", &o->las_interval) ||
+	    !get_num(d, l, p, "decided", &o->las_decided))
+		return false;
+	if (json_array_size(t) + 1 > DRAKE_LAS_MAX_QUEUES)
+		return bad(d, p, "thresholds", "too many queues");
+	o->las.n_queues = (int)json_array_size(t) + 1;
+	size_t i;
+	json_array_foreach (t, i, x) {
+		if (!json_is_number(x))
+			return bad(d, p, "thresholds", "expected numbers");
+		o->las.threshold[i] = json_number_value(x);
+	}
+	return true;
+}
+
+/* An optional "las" state of o (absent: not seen by the rule). */
+static bool las_state_dec(struct dec *d, json_t *o, const char *path, struct drake_las_state *st)
+{
+	json_t *v = json_object_get(o, "las");
+	if (!v)
+		return true;
+	char p[300];
+	snprintf(p, sizeof(p), "%s.las", path);
+	if (!json_is_object(v))
+		return bad(d, p, NULL, "expected an object");
+	st->seen = true;
+	return get_i(d, v, p, "queue", 0, DRAKE_LAS_MAX_QUEUES - 1, &st->queue) &&
+	       get_num(d, v, p, "entered", &st->entered) &&
+	       get_num(d, v, p, "lastCheck", &st->last_check) &&
+	       get_num(d, v, p, "executed", &st->executed) &&
+	       get_num(d, v, p, "totalExecuted", &st->total_executed) &&
+	       get_num(d, v, p, "pendingSinceRun", &st->pending_since_run);
+}
+
 static bool job_dec(struct dec *d, json_t *o, const char *path, struct drake_round_job *j)
 {
 	if (!json_is_object(o))
@@ -409,7 +452,8 @@ static bool job_dec(struct dec *d, json_t *o, const char *path, struct drake_rou
 		j->move.active = true;
 		j->move.role = (enum drake_role)role;
 	}
-	if (json_object_get(o, "service") && !get_num(d, o, path, "service", &j->service))
+	if ((json_object_get(o, "service") && !get_num(d, o, path, "service", &j->service)) ||
+	    !las_state_dec(d, o, path, &j->las))
 		return false;
 	if ((v = json_object_get(o, "obs"))) {
 		snprintf(p, sizeof(p), "%s.obs", path);
@@ -515,7 +559,7 @@ static bool opts_dec(struct dec *d, json_t *in)
 	const char *p = "in.opts";
 	int order, policy;
 	int64_t budget, unbound;
-	if (!v || !get_enum(d, v, p, "policy", policy_name, DRAKE_POLICY_DRAGON + 1, &policy) ||
+	if (!v || !get_enum(d, v, p, "policy", policy_name, DRAKE_POLICY_TIRESIAS + 1, &policy) ||
 	    !get_num(d, v, p, "dragonLastAction", &o->dragon_last_action) ||
 	    !get_bool(d, v, p, "backfill", &s->backfill) ||
 	    !get_num(d, v, p, "starveAfter", &s->starve_after) ||
@@ -546,6 +590,8 @@ static bool opts_dec(struct dec *d, json_t *in)
 	     !get_num(d, v, p, "serviceThreshold", &s->service_threshold)))
 		return false;
 	s->queue = (enum drake_queue_order)queue;
+	if (o->policy == DRAKE_POLICY_TIRESIAS && !las_opts_dec(d, v, o))
+		return false;
 	json_t *sp = field(d, v, p, "speed", JSON_OBJECT);
 	return sp && get_num(d, sp, "in.opts.speed", "scalingLoss", &s->speed.scaling_loss) &&
 	       get_num(d, sp, "in.opts.speed", "localityPenalty", &s->speed.locality_penalty) &&
@@ -559,7 +605,7 @@ static bool action_dec(struct dec *d, json_t *x, const char *p, struct drake_rou
 	a->for_job = -1;
 	if (!json_is_object(x))
 		return bad(d, p, NULL, "expected an object");
-	if (!get_enum(d, x, p, "kind", kind_name, DRAKE_ROUND_RELEASE + 1, &kind) ||
+	if (!get_enum(d, x, p, "kind", kind_name, DRAKE_ROUND_PREEMPT + 1, &kind) ||
 	    !get_enum(d, x, p, "reason", reason_name, DRAKE_NREASONS, &reason) ||
 	    !get_i(d, x, p, "job", 0, (int)d->e->n - 1, &job) ||
 	    !copy_str(d, x, p, "why", a->why, sizeof(a->why)))
@@ -636,7 +682,9 @@ static bool out_dec(struct dec *d, json_t *line)
 	int64_t held;
 	if (!out || !get_num_inf(d, out, "out", "next", &r->next) ||
 	    !get_int(d, out, "out", "held", 0, INT64_MAX, &held) ||
-	    !get_num(d, out, "out", "dragonLastAction", &r->dragon_last_action))
+	    !get_num(d, out, "out", "dragonLastAction", &r->dragon_last_action) ||
+	    (json_object_get(out, "lasDecided") &&
+	     !get_num(d, out, "out", "lasDecided", &r->las_decided)))
 		return false;
 	r->held = (size_t)held;
 	json_t *acts = get_arr(d, out, "out", "actions", 0, false), *x;
@@ -670,7 +718,8 @@ static bool out_dec(struct dec *d, json_t *line)
 		    !get_num(d, x, p, "lastScaled", &s->last_scaled) ||
 		    !get_bool(d, x, p, "gaveToWaiting", &s->gave_to_waiting) ||
 		    !get_bool(d, x, p, "record", &s->record) ||
-		    !copy_str(d, x, p, "gang", s->gang, sizeof(s->gang)))
+		    !copy_str(d, x, p, "gang", s->gang, sizeof(s->gang)) ||
+		    !las_state_dec(d, x, p, &s->las))
 			return false;
 		s->cls = (enum drake_round_class)cls;
 	}

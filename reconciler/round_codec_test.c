@@ -223,6 +223,23 @@ static void a_round_decoded_encodes_to_the_same_line(void **state)
 	o.pace_budget = 0;
 	round_trip(&c, t, 2, 5000, &o, "admit hold"); /* one admission a round */
 	drake_cluster_release(&c);
+	/* Tiresias: a running job past the threshold preempted for a new
+	 * one, its 2D-LAS state and the decision timer read and written */
+	assert_int_equal(cluster_from(&c, "a:4:4"), 0);
+	running_job(&t[0], "ml/long", 100, "long.100", 4);
+	t[0].j.las = (struct drake_las_state){
+	    .seen = true, .entered = 100, .last_check = 4940.25, .executed = 3000.5};
+	new_job(&t[1], "ml/short", 4990, 4, 4);
+	o = (struct drake_round_opts){
+	    .policy = DRAKE_POLICY_TIRESIAS, .las_interval = 60, .las_decided = 4939.75};
+	drake_scale_defaults(&o.scale);
+	drake_las_defaults(&o.las);
+	o.las.threshold[0] = 3600;
+	round_trip(&c, t, 2, 5000, &o, "preempt admit");
+	/* between two decisions, nothing */
+	o.las_decided = 4990;
+	round_trip(&c, t, 2, 5000, &o, "hold");
+	drake_cluster_release(&c);
 }
 
 /* A valid line with one substring replaced. */

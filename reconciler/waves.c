@@ -27,6 +27,7 @@
 #include "kube/pod.h"
 #include "reconciler/pass_world.h"
 #include "reconciler/scale.h"
+#include "kind/job_codec.h"
 #include "kind/pod_codec.h"
 
 /*
@@ -165,6 +166,12 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 	rec_job_res(&job, NULL, &res);
 	if (sc->patch)
 		rec_write(r, &job, OP_MERGE, &res, sc->patch, NULL, "record scale");
+	char *v = sc->preempt ? job_preempted_value(rec_now_s(r), sc->service, sc->why) : NULL;
+	char *mark = v ? job_annotation_patch(JOB_ANNOTATION_PREEMPTED, v) : NULL;
+	if (mark) /* the job's status says so until its gang is bound again */
+		rec_write(r, &job, OP_MERGE, &res, mark, NULL, "record preemption");
+	free(mark);
+	free(v);
 	for (int i = 0; !sc->grow && i < sc->n; i++) {
 		const struct kube_pod *pod =
 		    kube_pods_get(kube_informer_cache(r->pods), sc->ns, sc->pods[i]);
@@ -173,7 +180,14 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 		struct kube_meta m;
 		kube_pod_meta(pod, &m);
 		rec_pod_res(&job, sc->pods[i], &res);
-		rec_write(r, &job, OP_DELETE, &res, NULL, m.uid, "scale down");
+		rec_write(r, &job, OP_DELETE, &res, NULL, m.uid,
+		          sc->preempt ? "preempt" : "scale down");
+	}
+	if (sc->preempt) {
+		rec_event(r, &job, "Normal", "Preempted", sc->why);
+		log_info("job_preempted", "job=%s/%s pods=%d why=\"%s\"", sc->ns, sc->job, sc->n,
+		         sc->why);
+		return;
 	}
 	if (!sc->patch) {
 		log_warn("scale_strays_deleted", "job=%s/%s workers=%d first=%s", sc->ns, sc->job,
@@ -283,6 +297,11 @@ static void observe_of(void *arg, const char *key, struct drake_round_job *in)
 	rec_observe(r, key, in, rec_now_s(r));
 }
 
+static void keep_las_of(void *arg, const char *uid, const struct drake_las_state *st)
+{
+	rec_observed_keep_las(arg, uid, st);
+}
+
 static double changed_of(void *arg, const char *ns)
 {
 	return rec_changed_s(arg, ns);
@@ -351,13 +370,17 @@ void rec_admit_pass(struct reconciler *r)
 	                           .progress = slow_of,
 	                           .progress_arg = r,
 	                           .observe = observe_of,
+	                           .keep_las = keep_las_of,
 	                           .changed = changed_of,
 	                           .changed_arg = r,
 	                           .pace_budget = budget,
 	                           .pace_unbound = unbound,
 	                           .log = r->dlog,
 	                           .policy = r->opts.policy,
-	                           .dragon_last_action = r->dragon_last_action};
+	                           .dragon_last_action = r->dragon_last_action,
+	                           .las = r->opts.las,
+	                           .las_interval = r->opts.las_interval,
+	                           .las_decided = r->las_decided};
 	struct admit_result res;
 	char msg[256];
 	r->observe_pass++;
@@ -374,6 +397,7 @@ void rec_admit_pass(struct reconciler *r)
 		return;
 	}
 	r->dragon_last_action = res.dragon_last_action;
+	r->las_decided = res.las_decided;
 	rec_observed_gc(r);
 	note_skipped(r, &res.skipped);
 	free(r->running);

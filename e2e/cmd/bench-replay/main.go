@@ -23,8 +23,9 @@
 //     (v1.36 gang scheduling: the pods at trace size in a PodGroup),
 //     in-tree-packed (the same under a MostAllocated profile), no-gang
 //     (the same pods, plain kube-scheduler); dragon (drake serve --policy
-//     dragon) once drake has that flag; tiresias (--policy tiresias) once
-//     drake serve's help lists it, else left out with a note; volcano (the
+//     dragon) once drake has that flag; tiresias (--policy tiresias, its
+//     interval and threshold compressed as the window) once drake serve's
+//     help lists it, else left out with a note; volcano (the
 //     pods at trace size in a Volcano PodGroup, vc-scheduler's gang plugin),
 //     only when named in --arms, on a cluster with --volcano-scheduler.
 //
@@ -78,7 +79,8 @@ type bench struct {
 	apps     *polluxApps // a Pollux window's measurements, else nil
 	drakeEnv string      // the DRAKE_<FLAG> settings drake runs with now
 	drakeUp  bool
-	logFile  string // --decision-logs: the arm's decision log, "" none
+	logFile  string   // --decision-logs: the arm's decision log, "" none
+	lasEnv   []string // the tiresias arm's Tiresias settings, compressed as the window
 }
 
 func fail(format string, a ...any) {
@@ -187,6 +189,10 @@ func main() {
 	}
 	// the window's own flags: a Pollux window's work compressed as its times
 	b.o.modelFlags = append(append([]string(nil), o.modelFlags...), workScaleFlags(all.Kind, w)...)
+	// and Tiresias' interval and threshold, for drake sim and the tiresias arm
+	lasFlags, lasEnv := tiresiasSettings(w)
+	b.o.modelFlags = append(b.o.modelFlags, lasFlags...)
+	b.lasEnv = lasEnv
 	sj, err := printJobs(o.drake, winTrace, b.shape, b.o.modelFlags)
 	if err != nil {
 		fail("%v", err)
@@ -367,6 +373,9 @@ func (b *bench) drakeFor(a gangbench.Arm, run int) error {
 		return nil
 	}
 	settings := a.DrakeEnv
+	if a.Name == "tiresias" {
+		settings = append(append([]string(nil), settings...), b.lasEnv...)
+	}
 	if b.o.decisionLogs {
 		b.logFile = filepath.Join(b.o.clusterDir, fmt.Sprintf("decisions-%d-%s.jsonl", run, a.Name))
 		for _, f := range []string{b.logFile, b.logFile + ".1"} {

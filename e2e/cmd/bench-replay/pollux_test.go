@@ -66,4 +66,9 @@ func TestAPolluxWindowIsWrittenAsAPolluxTrace(t *testing.T) {
 	if f := workScaleFlags("itp", w); f != nil {
 		t.Fatalf("itp flags %v", f)
 	}
+	sim, env := tiresiasSettings(w)
+	if len(sim) != 4 || sim[1] != "6.000000s" || sim[3] != "5760.000000" ||
+		len(env) != 2 || env[0] != "DRAKE_LAS_INTERVAL=6.000000s" || env[1] != "DRAKE_LAS_THRESHOLD=5760.000000" {
+		t.Fatalf("tiresias settings %v %v", sim, env)
+	}
 }

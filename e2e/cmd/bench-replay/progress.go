@@ -7,7 +7,10 @@ package main
 // job's start too: startPaused), a change
 // during a pause restarting that pause (the simulator charges a batch of
 // changes to one job once: kube-scheduler binds a grow's pods one by one,
-// milliseconds apart); it finishes when work done reaches its work.
+// milliseconds apart); it finishes when work done reaches its work. A job
+// stopped whole (every worker gone: --policy tiresias preempted it) keeps
+// its work done, stands still, and pays the pause again when it runs once
+// more, as the simulator charges every resume of a preempted job.
 
 import (
 	"math"
@@ -25,6 +28,7 @@ type progress struct {
 	pauses      int       // membership changes charged
 	changes     int       // rate or membership changes seen
 	startPaused bool      // its start costs a pause too (a Pollux job's restart, as drake sim charges it)
+	stopped     bool      // started, then every worker gone: its next run is a resume
 }
 
 // advance counts work done up to now at the current rate, pauses left out.
@@ -53,9 +57,13 @@ func (p *progress) set(now time.Time, rate float64, members string, pause time.D
 		return
 	}
 	p.changes++
-	if !p.started.IsZero() && members != p.members && rate > 0 {
+	if !p.started.IsZero() && members == "" {
+		p.stopped = true
+	}
+	if !p.started.IsZero() && rate > 0 && (members != p.members || p.stopped) {
 		p.pausedUntil = now.Add(pause)
 		p.pauses++
+		p.stopped = false
 	}
 	if p.started.IsZero() && rate > 0 {
 		p.started = now

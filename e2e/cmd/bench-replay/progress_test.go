@@ -38,6 +38,22 @@ func TestAGrowStopsTheJobForThePauseThenRunsFaster(t *testing.T) {
 	}
 }
 
+func TestAJobStoppedWholeKeepsItsWorkAndPaysThePauseOnceToResume(t *testing.T) {
+	p := progress{work: 100}
+	p.set(at(0), 10, "a,b", 2*time.Second)
+	p.set(at(4), 0, "b", 2*time.Second) // preempted: 40 done, its pods leave
+	p.set(at(4.1), 0, "", 2*time.Second)
+	p.set(at(20), 0, "a,b", 2*time.Second) // readmitted: bound, not Running yet
+	if !p.finishAt().IsZero() || math.Abs(p.done-40) > 1e-9 {
+		t.Fatalf("done %v, finish %v while preempted; want 40 and none", p.done, p.finishAt())
+	}
+	p.set(at(21), 10, "a,b", 2*time.Second) // runs again: paused to 23, 60 left
+	near(t, "finish", p.finishAt(), at(29))
+	if p.pauses != 1 {
+		t.Fatalf("pauses %d, want the resume's alone", p.pauses)
+	}
+}
+
 func TestChangesDuringAPauseRestartItOnce(t *testing.T) {
 	p := progress{work: 100}
 	p.set(at(0), 10, "a", 2*time.Second)

@@ -262,6 +262,24 @@ func writeTrace(path, kind string, jobs []simJob, w window) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// Tiresias' settings in the artifact (drake sim's --tiresias-interval and
+// --tiresias-threshold defaults, drake serve's --las-interval and
+// --las-threshold): a decision every 60 s, queues split at 16 GPU-hours.
+const (
+	lasInterval  = 60.0
+	lasThreshold = 57600.0
+)
+
+// tiresiasSettings: Tiresias' interval and threshold compressed as the
+// window's times, as drake sim flags and as drake serve's settings for the
+// tiresias arm, so both run the artifact's settings in the trace's time.
+func tiresiasSettings(w window) (simFlags, env []string) {
+	iv := fmt.Sprintf("%.6fs", lasInterval/w.compression)
+	th := fmt.Sprintf("%.6f", lasThreshold/w.compression)
+	return []string{"--tiresias-interval", iv, "--tiresias-threshold", th},
+		[]string{"DRAKE_LAS_INTERVAL=" + iv, "DRAKE_LAS_THRESHOLD=" + th}
+}
+
 // polluxRestart: what a Pollux job's every start and change costs, the
 // artifact's 30 s (drake sim's --tiresias-restart default).
 const polluxRestart = 30.0
