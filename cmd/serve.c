@@ -174,6 +174,11 @@ static drake_err ctl_migrate(void *rec, const struct ext_migration_req *r, char 
 	                          idlen, why, len);
 }
 
+static const char *ctl_resource_of(void *rec, const char *ns, const char *pod)
+{
+	return reconciler_pod_resource(rec, ns, pod);
+}
+
 static char *ctl_migrations_json(void *rec)
 {
 	return reconciler_migrations_json(rec);
@@ -203,6 +208,7 @@ static const struct ext_controller reconciler_ops = {
     .ready = ctl_ready,
     .progress = ctl_progress,
     .migrate = ctl_migrate,
+    .resource_of = ctl_resource_of,
     .migrations_json = ctl_migrations_json,
     .jobs_json = ctl_jobs_json,
     .place_view = ctl_place_view,

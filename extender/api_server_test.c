@@ -135,7 +135,8 @@ static void token_review(struct env *e, struct evhttp_request *req, json_t *body
 		api_reply(req, 201,
 		          "{\"status\":{\"authenticated\":true,\"user\":{\"username\":"
 		          "\"system:serviceaccount:ml:default\"},\"audiences\":[\"drake\"]}}");
-	} else if (!strcmp(token, "alice") || !strcmp(token, "admin")) {
+	} else if (!strcmp(token, "alice") || !strcmp(token, "admin") ||
+	           !strcmp(token, "torch-admin")) {
 		snprintf(out, sizeof(out),
 		         "{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"%s\","
 		         "\"groups\":[\"devs\",\"system:authenticated\"]}}}",
@@ -155,9 +156,12 @@ static void access_review(struct env *e, struct evhttp_request *req, json_t *bod
 	json_t *spec = json_object_get(body, "spec");
 	json_t *ra = json_object_get(spec, "resourceAttributes");
 	const char *user = json_string_value(json_object_get(spec, "user"));
-	bool ok = user && !strcmp(user, "admin") &&
+	/* admin may migrate TFJobs' replicas, torch-admin PyTorchJobs' */
+	const char *res = json_string_value(json_object_get(ra, "resource"));
+	bool ok = user && res &&
+	          ((!strcmp(user, "admin") && !strcmp(res, "tfjobs")) ||
+	           (!strcmp(user, "torch-admin") && !strcmp(res, "pytorchjobs"))) &&
 	          !strcmp(json_string_value(json_object_get(ra, "verb")), "create") &&
-	          !strcmp(json_string_value(json_object_get(ra, "resource")), "tfjobs") &&
 	          !strcmp(json_string_value(json_object_get(ra, "subresource")), "migrations");
 	api_reply(req, 201,
 	          ok ? "{\"status\":{\"allowed\":true}}"
@@ -226,14 +230,22 @@ static drake_err on_migrate(void *arg, const struct ext_migration_req *r, char *
 	return DRAKE_OK;
 }
 
+/* Pods named pt-* are a PyTorchJob's replicas, the rest a TFJob's. */
+static const char *on_resource_of(void *arg, const char *ns, const char *pod)
+{
+	return !strncmp(pod, "pt-", 3) ? "pytorchjobs" : "tfjobs";
+}
+
 static char *on_list(void *arg)
 {
 	return strdup("{\"migrations\":[{\"id\":\"ml/job-worker-1@1763880000\"}]}");
 }
 
 /* The controller these tests install: the API's three operations. */
-static const struct ext_controller api_ops = {
-    .progress = on_progress, .migrate = on_migrate, .migrations_json = on_list};
+static const struct ext_controller api_ops = {.progress = on_progress,
+                                              .migrate = on_migrate,
+                                              .resource_of = on_resource_of,
+                                              .migrations_json = on_list};
 
 /* ---- set-up ---- */
 
@@ -758,6 +770,19 @@ static void test_a_user_without_the_right_is_forbidden_and_told_what_is_needed(v
 	assert_int_equal(e->migrate_calls, 0);
 }
 
+static void test_a_migration_is_authorised_against_the_kind_of_its_pods_job(void **state)
+{
+	struct env *e = *state;
+	const char *pt = "{\"namespace\":\"ml\",\"pod\":\"pt-worker-1\"}";
+	struct resp r = migrate(e, pt, "torch-admin", false);
+	expect(&r, 202, "ml/pt-worker-1@1763880000");
+	r = migrate(e, pt, "admin", false);
+	expect(&r, 403, "may not create pytorchjobs/migrations (group kubeflow.org)");
+	r = migrate(e, MIGRATION, "torch-admin", false);
+	expect(&r, 403, "may not create tfjobs/migrations (group kubeflow.org)");
+	assert_int_equal(e->migrate_calls, 1);
+}
+
 static void test_the_policy_refusing_is_a_conflict_and_an_unknown_replica_not_found(void **state)
 {
 	struct env *e = *state;
@@ -987,6 +1012,7 @@ int main(void)
 	    T(test_an_authorised_migration_is_accepted_with_its_id),
 	    T(test_a_migration_is_never_served_from_the_token_cache),
 	    T(test_a_user_without_the_right_is_forbidden_and_told_what_is_needed),
+	    T(test_a_migration_is_authorised_against_the_kind_of_its_pods_job),
 	    T(test_the_policy_refusing_is_a_conflict_and_an_unknown_replica_not_found),
 	    T(test_a_migration_needs_a_users_token_and_a_good_body),
 	    T(test_the_migration_list_is_the_hooks_and_needs_a_certificate),

@@ -78,6 +78,11 @@ struct ext_controller {
 	 * replica, 404 (why); other errors 500. */
 	drake_err (*migrate)(void *arg, const struct ext_migration_req *r, char *id, size_t idlen,
 	                     char *why, size_t len);
+	/* The resource of the job whose replica pod ns/pod is ("tfjobs",
+	 * "pytorchjobs"; a static string), NULL when drake manages none: a
+	 * migration is authorised against <resource>/migrations. NULL
+	 * function: "tfjobs". */
+	const char *(*resource_of)(void *arg, const char *ns, const char *pod);
 	/* GET /v1/migrations and GET /v1/jobs: a malloc'd JSON document (the
 	 * recent migrations; what each waiting gang waits for), NULL when out
 	 * of memory (500). */

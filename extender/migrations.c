@@ -6,8 +6,9 @@
  * A migration request is a person's or a tool's, never a pod's: the caller
  * is named by a bearer token (TokenReview, never cached: these are rare and
  * a revoked token must stop working at once), and a SubjectAccessReview
- * asks whether that user may create tfjobs/migrations (group kubeflow.org)
- * in the pod's namespace. A client certificate is not enough: drake's client
+ * asks whether that user may create <kind>/migrations (group kubeflow.org:
+ * tfjobs, pytorchjobs, the kind of the job the pod is a replica of) in the
+ * pod's namespace. A client certificate is not enough: drake's client
  * CA signs kube-scheduler's, which names no user. The listing follows
  * GET /v1/jobs: under mTLS, a verified client certificate (server.c).
  */
@@ -57,9 +58,17 @@ static void on_authorised(struct access_req *r)
 
 static void on_authenticated(struct access_req *r)
 {
+	/* the replica's own kind; a pod drake manages no job of is asked
+	 * about as a TFJob's, and the controller then says it has no such
+	 * replica (404) only to a caller allowed that much */
+	void *arg;
+	const struct ext_controller *ctl = call_controller(r->call, &arg);
+	const char *res = ctl->resource_of
+	                      ? ctl->resource_of(arg, r->body.migration.ns, r->body.migration.pod)
+	                      : NULL;
 	const struct api_access a = {.verb = "create",
 	                             .group = "kubeflow.org",
-	                             .resource = "tfjobs",
+	                             .resource = res ? res : "tfjobs",
 	                             .subresource = "migrations",
 	                             .ns = r->body.migration.ns};
 	access_authorize(r, &a, on_authorised);

@@ -84,6 +84,15 @@ static bool owner_job(const struct reconciler *r, const struct kube_pod *pod, st
 	return true;
 }
 
+const char *reconciler_pod_resource(const struct reconciler *r, const char *ns,
+                                    const char *pod_name)
+{
+	struct job job;
+	if (!owner_job(r, kube_pods_get(kube_informer_cache(r->pods), ns, pod_name), &job, NULL))
+		return NULL;
+	return job.kind->plural;
+}
+
 drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *pod_name,
                               const char *pod_uid, int64_t step, double value, bool loss,
                               int64_t total_steps, double t, char *why, size_t len)

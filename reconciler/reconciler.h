@@ -156,6 +156,11 @@ drake_err reconciler_progress(struct reconciler *r, const char *ns, const char *
  * onto node onto; "" or NULL for either: the policy picks); a PS or chief
  * only with pause_job. DRAKE_OK: the move is recorded (id names it);
  * ESTATE: refused, why says by which rule; EINVAL: no such replica. */
+/* The resource ("tfjobs", "pytorchjobs") of the job drake manages whose
+ * replica pod ns/pod is, or NULL: what a migration request for it is
+ * authorised against (a static string). */
+const char *reconciler_pod_resource(const struct reconciler *r, const char *ns, const char *pod);
+
 drake_err reconciler_migrate(struct reconciler *r, const char *ns, const char *pod,
                              const char *away, const char *onto, bool pause_job, const char *user,
                              char *id, size_t idlen, char *why, size_t len) DRAKE_MUST_CHECK;

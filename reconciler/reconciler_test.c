@@ -1040,6 +1040,9 @@ static void test_the_jobs_view_marks_a_job_slow_with_the_class_it_shows(void **s
 	assert_non_null(strstr(json, "{\"job\":\"default/job1\""));
 	assert_null(strstr(json, "\"slow\""));
 	free(json);
+	/* a migration of its replicas is authorised against its kind */
+	assert_string_equal(reconciler_pod_resource(e->rec, "default", "job1-worker-0"), "tfjobs");
+	assert_null(reconciler_pod_resource(e->rec, "default", "job9-worker-0"));
 	/* the accuracy climbs for 12 reports, then is flat: window 10 (the
 	 * default) slows it on the 10th flat report, converges it on the 11th */
 	char why[256];
