@@ -418,7 +418,9 @@ build_torch_train() {
   add_libs /usr/bin/python3.11
   add_tree /usr/lib/python3.11 ./test ./idlelib ./tkinter ./turtledemo ./ensurepip ./lib2to3 \
     ./pydoc_data ./config-3.11-x86_64-linux-gnu ./lib-dynload/_tkinter.cpython-311-x86_64-linux-gnu.so
-  add_tree $py/torch ./bin ./include ./share
+  # torch/bin: only torch_shm_manager, which torch checks for at import
+  add_tree $py/torch './bin/*[Tt]est*' ./bin/tutorial_tensorexpr ./include ./share
+  add_libs $py/torch/bin/torch_shm_manager
   for m in numpy astunparse; do add_tree $py/$m; done
   for m in six.py typing_extensions.py; do add_file $py/$m $py/$m 0644; done
   # torch/lib: the libraries torch loads by path (the caffe2 operator and
