@@ -47,7 +47,7 @@ DEFAULTS = [
     ("seed", int, 1, "initial weights and minibatch order"),
     ("eval-every", int, 50, "test the model every this many steps"),
     ("checkpoint", str, "/tmp/torch-train/checkpoint.pt", "this rank's checkpoint file"),
-    ("checkpoint-every", int, 10, "write the checkpoint every this many steps"),
+    ("checkpoint-every", int, 10, "write the checkpoint every this many steps (0: never)"),
     ("step-delay", float, 0.0, "seconds to sleep after each step (to make a job last)"),
     ("log-interval", float, 5.0, "seconds between step lines"),
     ("report-interval", float, 10.0, "seconds between progress reports to drake"),
@@ -196,7 +196,7 @@ def main(argv):
                 acc = (model(xte).argmax(1) == yte).float().mean().item()
             done[0] = 1.0 if acc >= a.target else 0.0
             dist.all_reduce(done, op=dist.ReduceOp.MAX)
-        if step % a.checkpoint_every == 0 or done[0] > 0:
+        if a.checkpoint_every > 0 and (step % a.checkpoint_every == 0 or done[0] > 0):
             save(a.checkpoint, step, model, acc)
         now = time.monotonic()
         if rank == 0 and (last_log is None or now - last_log >= a.log_interval or done[0] > 0):
