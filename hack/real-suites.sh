@@ -25,7 +25,7 @@ trap '"$hack_dir/cluster-down.sh" || true' EXIT
 trap 'exit 130' INT TERM
 
 t0=$SECONDS
-real_cluster_up drake kube-scheduler busybox train torch-train
+real_cluster_up drake kube-scheduler busybox train
 cp "$cluster_dir/kube-scheduler.yaml" "$cluster_dir/kube-scheduler.yaml.shared"
 echo "real-suites: the cluster is up with its images after $((SECONDS - t0))s"
 rc=0

@@ -48,7 +48,7 @@ DEFAULTS = [
     ("eval-every", int, 50, "test the model every this many steps"),
     ("checkpoint", str, "/tmp/torch-train/checkpoint.pt", "this rank's checkpoint file"),
     ("checkpoint-every", int, 10, "write the checkpoint every this many steps (0: never)"),
-    ("step-delay", float, 0.0, "seconds to sleep after each step (to make a job last)"),
+    ("step-delay", float, 0.0, "seconds of made-up compute per step, shared by the ranks (each sleeps it / world)"),
     ("log-interval", float, 5.0, "seconds between step lines"),
     ("report-interval", float, 10.0, "seconds between progress reports to drake"),
     ("drake", str, "drake", "the drake binary, for `drake progress`"),
@@ -208,7 +208,9 @@ def main(argv):
         if done[0] > 0:
             break
         if a.step_delay > 0:
-            time.sleep(a.step_delay)
+            # the minibatch's compute, split across the ranks as a real
+            # data-parallel step's is: more ranks, more steps a second
+            time.sleep(a.step_delay / world)
     if rank == 0:
         if done[0] > 0:
             log("target reached: step=%d accuracy=%.4f world=%d" % (step, acc, world))
