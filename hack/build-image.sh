@@ -192,6 +192,15 @@ add_ca() {
     install -D -m 0644 /usr/share/doc/ca-certificates/copyright "$stage/usr/share/doc/ca-certificates/copyright"
 }
 
+# add_digits FILE: scikit-learn's digits (examples/train/fetch-digits.sh's
+# FILE) as /usr/share/drake-train/digits.csv.gz, with python3-sklearn's
+# copyright file
+add_digits() {
+  add_file "$1" /usr/share/drake-train/digits.csv.gz 0644 \
+    "python3-sklearn	$(cat build/train/python3-sklearn.version) (sklearn/datasets/data/digits.csv.gz, taken from the .deb by examples/train/fetch-digits.sh)"
+  install -D -m 0644 build/train/python3-sklearn.copyright "$stage/usr/share/doc/python3-sklearn/copyright"
+}
+
 # tree_key DIR: a hash of DIR's names, types, modes, link targets and contents.
 tree_key() {
   (
@@ -351,9 +360,7 @@ build_train() {
   add_libs "$train"
   add_libs "$drake"
   add_ca
-  add_file "$data" /usr/share/drake-train/digits.csv.gz 0644 \
-    "python3-sklearn	$(cat build/train/python3-sklearn.version) (sklearn/datasets/data/digits.csv.gz, taken from the .deb by examples/train/fetch-digits.sh)"
-  install -D -m 0644 build/train/python3-sklearn.copyright "$stage/usr/share/doc/python3-sklearn/copyright"
+  add_digits "$data"
   add_etc train 65532
   pack train "drake-train-$(tag_of "$ref")" "$ref" "$epoch" \
     --entrypoint '["/usr/local/bin/drake-train"]' --user 65532:65532 --port 2222 --workdir / \
@@ -447,9 +454,7 @@ build_torch_train() {
   add_file "$drake" /usr/local/bin/drake 0755 "built from this repository by make ($("$drake" version))"
   add_libs "$drake"
   add_ca
-  add_file "$data" /usr/share/drake-train/digits.csv.gz 0644 \
-    "python3-sklearn	$(cat build/train/python3-sklearn.version) (sklearn/datasets/data/digits.csv.gz, taken from the .deb by examples/train/fetch-digits.sh)"
-  install -D -m 0644 build/train/python3-sklearn.copyright "$stage/usr/share/doc/python3-sklearn/copyright"
+  add_digits "$data"
   add_etc train 65532
   pack torch-train "torch-train-$(tag_of "$ref")" "$ref" "$epoch" \
     --entrypoint '["/usr/local/bin/torchrun"]' --cmd '["/usr/local/bin/torch-train"]' \
