@@ -44,7 +44,22 @@
 #   5. drake's leader pod deleted mid-training: the standby takes the Lease,
 #      no training pod is recreated or restarted, and the job still reaches
 #      its target and Succeeds.
-# E2E_REAL_CASES="2 3" runs only those cases (all by default).
+#   6. (not by default: make e2e-real-torch, E2E_REAL_CASES=6; it builds
+#      and imports a 620 MB image and runs 3 minutes)
+#      PyTorch: an elastic PyTorchJob (examples/torch-train under torchrun,
+#      c10d, gloo; min 1, max 2 workers of 8 GPUs) fills both nodes and
+#      trains with 2 ranks, reporting its progress to drake; a TFJob (1 PS
+#      + 1 worker of 8 GPUs) in the same queue starves until drake shrinks
+#      the PyTorchJob: its worker 1's pod goes and torchrun restarts rank 0,
+#      which resumes from its checkpoint (a step > 0, world 1, after the
+#      ScaledDown Event) and trains on while the TFJob trains to its target;
+#      once the cluster is idle drake grows the PyTorchJob back: the new
+#      worker 1 and rank 0 both start at a step > 0 (after the ScaledUp),
+#      train with 2 ranks, and the job reaches its target and Succeeds.
+#      Each resize's cost (the Event's second to the first step logged
+#      after it) is printed, as it is for case 2's TFJob, and kept in
+#      $cluster_dir/e2e-real/resize-costs.txt.
+# E2E_REAL_CASES="2 3" runs only those cases (1 to 5 by default).
 # Each check prints ok/FAIL; the last line is
 #   e2e-real: N passed, N failed
 set -euo pipefail
@@ -60,8 +75,11 @@ work=$cluster_dir/e2e-real
 cases=${E2E_REAL_CASES:-1 2 3 4 5}
 want() { [[ " $cases " == *" $1 "* ]]; }
 
-real_cluster_up drake kube-scheduler train
+images=(drake kube-scheduler train)
+! want 6 || images+=(torch-train)
+real_cluster_up "${images[@]}"
 train_ref=${image_ref[train]}
+torch_ref=${image_ref[torch-train]:-}
 real_install_drake secondScheduler --set flags.starveAfter=3s --set flags.idleAfter=10s \
   --set flags.progressWindow=5
 mkdir -p "$work"
@@ -154,6 +172,16 @@ stop_follow() {
 # in_ps_log JOB PATTERN: the PS's log so far has a line matching PATTERN (ERE)
 in_ps_log() { grep -Eq "$2" "$work/$1-ps.log"; }
 training() { in_ps_log "$1" 'ps: step=[1-9]'; }
+# resize_cost KIND REASON EVENT_TIME LINE: the seconds from a resize's
+# Event (whole seconds, written after the decision) to LINE (a log line
+# with its kubectl timestamp), the first step logged after it; appended to
+# resize-costs.txt and printed
+resize_cost() {
+  local c
+  c=$(awk -v e="$(date -u -d "$3" +%s)" -v t="$(date -u -d "${4%% *}" +%s.%N)" 'BEGIN {printf "%.1f", t - e}')
+  printf '%s %s %s\n' "$1" "$2" "$c" >>"$work/resize-costs.txt"
+  echo "$c"
+}
 # event_on JOB REASON: the message of the TFJob's latest Event of REASON
 event_on() {
   k get events -n "$jobs_ns" --field-selector "involvedObject.kind=TFJob,involvedObject.name=$1,reason=$2" \
@@ -231,7 +259,7 @@ after_shrink() {
   # stamped after the decision and after both removed workers left
   narrow() { ps_width 2 "$work/big-ps.log" "$since" left "$(shift_time "$t_down" 1)" $removed; }
   if [ -n "$removed" ] && eventually 60 narrow; then
-    ok "big trains on at its lower width once they left: $(narrow | cut -d' ' -f2-)"
+    ok "big trains on at its lower width once they left: $(narrow | cut -d' ' -f2-) ($(resize_cost tfjob ScaledDown "$t_down" "$(narrow)") s after the ScaledDown)"
   else
     bad "big's PS did not train with 2 workers after its workers ${removed:-?} left (ScaledDown $t_down): $(tail -3 "$work/big-ps.log")"
   fi
@@ -253,7 +281,7 @@ after_shrink() {
   t_up=$(event_times "$jobs_ns" TFJob big ScaledUp | head -n 1 || true)
   rejoined_all() { [ -n "$t_up" ] && ps_saw "$work/big-ps.log" "$t_up" rejoined $removed; }
   if [ -n "$removed" ] && eventually 60 rejoined_all; then
-    ok "each new worker ($removed) rejoined big's training at a step > 0 after the ScaledUp of $t_up: $(ps_members "$work/big-ps.log" "$t_up" rejoined | cut -d' ' -f2- | tr '\n' ';')"
+    ok "each new worker ($removed) rejoined big's training at a step > 0 after the ScaledUp of $t_up: $(ps_members "$work/big-ps.log" "$t_up" rejoined | cut -d' ' -f2- | tr '\n' ';') (the first $(resize_cost tfjob ScaledUp "$t_up" "$(ps_members "$work/big-ps.log" "$t_up" rejoined | head -n 1)") s after the ScaledUp)"
   else
     bad "not every new worker (${removed:-none}) rejoined big's PS at a step > 0 after the ScaledUp of ${t_up:-none}: $(tail -5 "$work/big-ps.log")"
   fi
@@ -534,4 +562,141 @@ if want 5; then
   else
     bad "job2's pods changed across the leader change: before $before after $changed"
   fi
+fi
+
+# --- 6. PyTorch: torchrun resized by drake, resuming from its checkpoint ------------
+# ptjob NAME: an elastic PyTorchJob of torch-train (min 1, max 2 workers of
+# 8 GPUs); env: TORCH_TRAIN_* and the rest
+ptjob() {
+  python3 - "$1" "$torch_ref" <<'EOF'
+import sys, yaml
+name, image = sys.argv[1:3]
+env = {"TORCH_TRAIN_TARGET": "0.96", "TORCH_TRAIN_STEP_DELAY": "0.2", "TORCH_TRAIN_LOG_INTERVAL": "1",
+       "TORCH_TRAIN_REPORT_INTERVAL": "2", "OMP_NUM_THREADS": "1", "PET_MONITOR_INTERVAL": "1"}
+print(yaml.safe_dump({
+    "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name},
+    "spec": {
+        # torchrun restarts rank 0 after each change: a failure when a peer
+        # leaves; last_call_timeout: no 30 s wait for more nodes
+        "elasticPolicy": {"rdzvBackend": "c10d", "minReplicas": 1, "maxReplicas": 2, "maxRestarts": 20,
+                          "rdzvConf": [{"key": "last_call_timeout", "value": "2"}]},
+        "pytorchReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": {
+            "containers": [{"name": "pytorch", "image": image, "imagePullPolicy": "Never",
+                            "env": [{"name": k, "value": v} for k, v in env.items()],
+                            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"},
+                                          "limits": {"cpu": "1", "memory": "1536Mi", "nvidia.com/gpu": 8}}}]}}}}}}))
+EOF
+}
+pt_succeeded() {
+  k get pytorchjob -n "$jobs_ns" "$1" -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}' | grep -qx True
+}
+# pt_resumed FILE SINCE RANK WORLD: rank RANK's restart line (in a world of
+# WORLD) at a step > 0, stamped in SINCE's second or later, and then the
+# first step line after it (FILE: kubectl logs --timestamps)
+pt_resumed() {
+  awk -v t="${2%Z}" -v re="torch-train: rank $3/$4 .*started at step [1-9][0-9]* [(]from rank" '
+    substr($1, 1, 19) < t { next }
+    !r && $0 ~ re { r = $0; next }
+    r && / torch-train: step=[0-9]+ .* world=/ { print r; print; f = 1; exit }
+    END { exit !f }' "$1"
+}
+# pt_event REASON: the message of the PyTorchJob pt's latest Event of REASON
+pt_event() {
+  k get events -n "$jobs_ns" --field-selector "involvedObject.kind=PyTorchJob,involvedObject.name=pt,reason=$1" \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | tail -n 1 | grep .
+}
+# pt_grown: case 6 once drake grew pt back
+pt_grown() {
+  local t_up
+  t_up=$(event_times "$jobs_ns" PyTorchJob pt ScaledUp | head -n 1)
+  up() { pt_resumed "$work/pt-0.log" "$(shift_time "$t_up" -1)" 0 2; }
+  if eventually 120 up; then
+    ok "rank 0 restarted with the new worker and resumed at a step > 0 after the ScaledUp of $t_up: $(up | head -n 1 | cut -d' ' -f2-); trains again $(resize_cost pytorchjob ScaledUp "$t_up" "$(up | tail -n 1)") s after it: $(up | tail -n 1 | cut -d' ' -f2-)"
+  else
+    bad "pt's rank 0 did not resume at a step > 0 in a world of 2 after the ScaledUp of $t_up: $(tail -5 "$work/pt-0.log")"
+  fi
+  w1_joined() {
+    local l
+    l=$(k logs -n "$jobs_ns" --timestamps pt-worker-1 2>/dev/null) || return 1
+    awk -v t="$(shift_time "$t_up" -1)" 'substr($1, 1, 19) >= substr(t, 1, 19)' <<<"$l" |
+      grep -m1 -E 'torch-train: rank 1/2 .*started at step [1-9][0-9]* [(]from rank 0'
+  }
+  if eventually 60 w1_joined; then
+    ok "the new pt-worker-1 (no checkpoint of its own) started at the job's step, from rank 0's: $(w1_joined | cut -d' ' -f2-)"
+  else
+    bad "the new pt-worker-1 did not start at a step > 0: $(k logs -n "$jobs_ns" pt-worker-1 --tail=5 2>&1)"
+  fi
+}
+# pt_shrunk: case 6 once drake shrank pt for tfs
+pt_shrunk() {
+  local t_down
+  t_down=$(event_times "$jobs_ns" PyTorchJob pt ScaledDown | tail -n 1)
+  # (first: tfs trains for about 30 s, and its pods go when it succeeds)
+  if eventually 120 started tfs 2; then
+    ok "tfs (TFJob) started whole on the GPUs pt's worker 1 left"
+    follow_ps tfs
+  else
+    bad "tfs did not start: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
+  fi
+  w1_gone() { [ "$(k get pod -n "$jobs_ns" pt-worker-1 -o jsonpath='{.metadata.uid}' 2>/dev/null)" != "$w1_before" ]; }
+  if eventually 60 w1_gone; then ok "pt-worker-1's pod went (worker 0, the rendezvous host, stays)"; else bad "pt-worker-1 is still the pod it was"; fi
+  down() { pt_resumed "$work/pt-0.log" "$(shift_time "$t_down" -1)" 0 1; }
+  if eventually 120 down; then
+    ok "torchrun restarted rank 0 alone and it resumed from its checkpoint, not step 0, after the ScaledDown of $t_down: $(down | head -n 1 | cut -d' ' -f2-); trains again $(resize_cost pytorchjob ScaledDown "$t_down" "$(down | tail -n 1)") s after it: $(down | tail -n 1 | cut -d' ' -f2-)"
+  else
+    bad "pt's rank 0 did not resume at a step > 0 in a world of 1 after the ScaledDown of $t_down: $(tail -5 "$work/pt-0.log")"
+  fi
+  finish tfs "$t0"
+  if eventually 120 pt_event ScaledUp; then
+    ok "drake grew pt back once the cluster was idle: $(pt_event ScaledUp)"
+    pt_grown
+  else
+    bad "pt was not grown back: $(drake_get /v1/jobs 2>&1)"
+  fi
+}
+if want 6; then
+  t0=$SECONDS
+  ptjob pt | k apply -n "$jobs_ns" -f - >/dev/null
+  if eventually 180 started pt 2; then
+    ok "pt: 2 torchrun workers of torch-train started whole on real nodes ($((SECONDS - t0))s)"
+  else
+    bad "pt did not start whole: $(k get pods -n "$jobs_ns" -o wide 2>&1)"
+  fi
+  k logs -n "$jobs_ns" -f --timestamps pt-worker-0 >"$work/pt-0.log" 2>&1 &
+  pt_follow=$!
+  two() { grep -Eq 'torch-train: step=[1-9][0-9]* .* world=2' "$work/pt-0.log"; }
+  if eventually 180 two; then
+    ok "pt's rank 0 trains in a world of 2 (c10d rendezvous at pt-worker-0): $(grep -Em1 'world=2' "$work/pt-0.log" | cut -d' ' -f2-)"
+  else
+    bad "pt never trained with 2 ranks: $(tail -5 "$work/pt-0.log")"
+  fi
+  reported() { running_entry pt | grep -q '"progress": {'; }
+  if eventually 60 reported; then
+    ok "drake has pt's progress from rank 0's drake progress: $(running_entry pt | python3 -c 'import json,sys; print(json.load(sys.stdin)["progress"])')"
+  else
+    bad "no progress for pt in GET /v1/jobs: $(running_entry pt 2>&1)"
+  fi
+  w1_before=$(k get pod -n "$jobs_ns" pt-worker-1 -o jsonpath='{.metadata.uid}')
+  # a TFJob of 1 PS + 1 worker of 8 GPUs: it fits only if pt gives a worker
+  tfjob tfs 40ms workers=1 min=1 max=1 gpu=8 | k apply -n "$jobs_ns" -f - >/dev/null
+  if eventually 120 pt_event ScaledDown; then
+    ok "drake shrank the PyTorchJob for the TFJob in the same queue: $(pt_event ScaledDown)"
+    pt_shrunk
+  else
+    bad "pt was not shrunk for tfs: $(k get events -n "$jobs_ns" 2>&1 | tail -5)"
+  fi
+  if eventually 300 pt_succeeded pt; then
+    ok "pt Succeeded $((SECONDS - t0))s after it was submitted"
+  else
+    bad "pt did not succeed: $(k get pytorchjob -n "$jobs_ns" pt -o jsonpath='{.status}' 2>&1)"
+  fi
+  kill "$pt_follow" 2>/dev/null || true
+  wait "$pt_follow" 2>/dev/null || true
+  if grep -q 'target reached' "$work/pt-0.log"; then
+    ok "pt's rank 0 trained to the target: $(grep -m1 'target reached' "$work/pt-0.log" | cut -d' ' -f2-)"
+  else
+    bad "pt's rank 0 did not reach its target: $(tail -3 "$work/pt-0.log")"
+  fi
+  k delete pytorchjob -n "$jobs_ns" pt --wait=false >/dev/null 2>&1 || true
+  k delete tfjob -n "$jobs_ns" tfs --wait=false >/dev/null 2>&1 || true
 fi

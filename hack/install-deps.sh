@@ -13,6 +13,7 @@ packages=(
   valgrind gnuplot-nox jq procps psmisc iproute2
   skopeo busybox-static
   socat libseccomp-dev conntrack iptables
+  python3-torch
 )
 
 sudo=""

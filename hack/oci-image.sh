@@ -32,6 +32,7 @@
 #   --label KEY=VALUE   repeatable
 #   --arch ARCH         default: this machine's (amd64, arm64, ...)
 #   --epoch SECONDS     default: $SOURCE_DATE_EPOCH, else 0
+#   --gzip-level N      1 (fastest) to 9 (smallest, the default)
 # Prints key=value lines: ref, file, manifest, config, layer, diff_id,
 # layer_bytes (the gzip layer), tar_bytes (the layer unpacked into one tar).
 set -euo pipefail
@@ -41,7 +42,7 @@ die() {
   exit 2
 }
 
-root="" ref="" output="" entrypoint="" cmd="" user="" workdir="" arch=""
+root="" ref="" output="" entrypoint="" cmd="" user="" workdir="" arch="" level=9
 epoch=${SOURCE_DATE_EPOCH:-0}
 envs=() ports=() labels=()
 while [ $# -gt 0 ]; do
@@ -59,6 +60,7 @@ while [ $# -gt 0 ]; do
   --label) labels+=("$2") ;;
   --arch) arch=$2 ;;
   --epoch) epoch=$2 ;;
+  --gzip-level) level=$2 ;;
   *) die "unknown option $1 (see the header of $0)" ;;
   esac
   shift 2
@@ -68,6 +70,7 @@ done
 [ -n "$ref" ] || die "--ref is required"
 [ -n "$output" ] || die "--output is required"
 [[ $epoch =~ ^[0-9]+$ ]] || die "--epoch must be seconds since 1970, got '$epoch'"
+[[ $level =~ ^[1-9]$ ]] || die "--gzip-level must be 1 to 9, got '$level'"
 [ -z "$user" ] || [[ $user =~ ^[0-9]+(:[0-9]+)?$ ]] || die "--user must be UID or UID:GID, got '$user'"
 for j in entrypoint cmd; do
   [ -z "${!j}" ] || jq -e 'type == "array" and all(type == "string")' <<<"${!j}" >/dev/null 2>&1 ||
@@ -142,7 +145,7 @@ json_list() { if [ $# -eq 0 ]; then echo '[]'; else printf '%s\n' "$@" | jq -R .
 pack "$root" "$work/layer.tar"
 tar_bytes=$(stat -c %s "$work/layer.tar")
 diff_id=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
-gzip -n -9 "$work/layer.tar"
+gzip -n "-$level" "$work/layer.tar"
 layer=$(blob "$work/layer.tar.gz")
 layer_bytes=$(size "$layer")
 

@@ -2,7 +2,7 @@
 # kube-scheduler with drake as extender, kwok nodes), e2e tests and the
 # end-to-end benchmark. Scripts live in hack/; see e2e/README.md.
 
-.PHONY: control-plane up down e2e e2e-quick e2e-real real-suites bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-replay-smoke bench-frag soak soak-short
+.PHONY: control-plane up down e2e e2e-quick e2e-real e2e-real-torch real-suites bench-real-nodes bench-train-real bench-e2e bench-gang bench-replay bench-replay-smoke bench-frag soak soak-short
 
 control-plane: ## build (or reuse cached) etcd, kube-*, kubectl, kwok, helm
 	@hack/build-control-plane.sh
@@ -32,6 +32,10 @@ e2e-quick: $(DRAKE) ## one mode's e2e suite on a fresh local cluster, but its fa
 e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, shrunk and grown, with a worker migrated, their progress classed, across a leader change; needs root
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@hack/e2e-real.sh
+
+e2e-real-torch: $(DRAKE) ## make e2e-real's case 6: an elastic PyTorchJob of examples/torch-train (torchrun) shrunk by drake for a TFJob and grown back, resuming from its checkpoint, with each resize's cost; needs root and python3-torch
+	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
+	@E2E_REAL_CASES=6 hack/e2e-real.sh
 
 real-suites: $(DRAKE) $(O)/examples/train/drake-train ## make chart-e2e-real (both modes) and make e2e-real one after the other on one real-node cluster instead of three; needs root
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null

@@ -49,3 +49,14 @@ train-itest: $(TRAIN) $(TRAIN_DATA) $(DRAKE) ## drake-train on loopback: PS and 
 
 train-image: ## drake-train's image, no engine needed: build/image/drake-train-<tag>.oci.tar
 	@VERSION='$(VERSION)' $(TRAIN_DIR)/build-image.sh
+
+# torch-train (examples/torch-train), the elastic PyTorch trainer: torchrun
+# agents on loopback with Debian's python3-torch. Not part of `make test`
+# (a minute of mostly waiting); make e2e-real-torch runs the trainer in
+# PyTorchJobs.
+.PHONY: torch-train-itest torch-train-image
+torch-train-itest: $(TRAIN_DATA) ## torch-train on loopback: two torchrun agents train, one stops and the other resumes from its checkpoint, a new one joins at the job's step, target reached
+	@tests/torch-train/itest.sh $(abspath $(TRAIN_DATA))
+
+torch-train-image: ## torch-train's image, no engine needed: build/image/torch-train-<tag>.oci.tar
+	@VERSION='$(VERSION)' hack/build-image.sh --which torch-train
