@@ -3,6 +3,12 @@
 # Debian's packages. Safe to run any number of times: apt-get skips what is
 # already installed, and the package index is refreshed only when it is older
 # than a day (or missing).
+#
+# usage: hack/install-deps.sh [--torch]
+#   --torch   also Debian's python3-torch (186 packages with its Depends,
+#             about a minute from nothing), which only examples/torch-train
+#             and its targets need (make torch-train-itest,
+#             torch-train-image, e2e-real-torch); make check does not
 set -euo pipefail
 
 packages=(
@@ -13,8 +19,12 @@ packages=(
   valgrind gnuplot-nox jq procps psmisc iproute2
   skopeo busybox-static
   socat libseccomp-dev conntrack iptables
-  python3-torch
 )
+case "${1:-}" in
+"") ;;
+--torch) packages+=(python3-torch) ;;
+*) echo "usage: hack/install-deps.sh [--torch]" >&2; exit 2 ;;
+esac
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then

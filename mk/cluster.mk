@@ -33,7 +33,8 @@ e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real no
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@hack/e2e-real.sh
 
-e2e-real-torch: $(DRAKE) ## make e2e-real's case 6: an elastic PyTorchJob of examples/torch-train (torchrun) shrunk by drake for a TFJob and grown back, resuming from its checkpoint, with each resize's cost; needs root and python3-torch
+e2e-real-torch: $(DRAKE) ## make e2e-real's case 6: an elastic PyTorchJob of examples/torch-train (torchrun) shrunk by drake for a TFJob and grown back, resuming from its checkpoint, with each resize's cost; needs root; installs python3-torch (hack/install-deps.sh --torch)
+	@hack/install-deps.sh --torch
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@E2E_REAL_CASES=6 hack/e2e-real.sh
 

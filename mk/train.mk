@@ -56,7 +56,9 @@ train-image: ## drake-train's image, no engine needed: build/image/drake-train-<
 # PyTorchJobs.
 .PHONY: torch-train-itest torch-train-image
 torch-train-itest: $(TRAIN_DATA) ## torch-train on loopback: two torchrun agents train, one stops and the other resumes from its checkpoint, a new one joins at the job's step, target reached
+	@hack/install-deps.sh --torch
 	@tests/torch-train/itest.sh $(abspath $(TRAIN_DATA))
 
 torch-train-image: ## torch-train's image, no engine needed: build/image/torch-train-<tag>.oci.tar
+	@hack/install-deps.sh --torch
 	@VERSION='$(VERSION)' hack/build-image.sh --which torch-train
