@@ -10,7 +10,7 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	const struct flag f[SCALE_FLAGS_N] = {
 	    {"starve-after", "DRAKE_STARVE_AFTER", FLAG_DURATION, &o->starve_after, "30s",
 	     "a job waiting this long may take workers from running jobs to start"},
-	    {"start-narrow", "DRAKE_START_NARROW", FLAG_BOOL, &o->start_narrow, "false",
+	    {"start-narrow", "DRAKE_START_NARROW", FLAG_BOOL, &o->start_narrow, "true",
 	     "a new job starts with fewer workers than it asks for (down to its min) at once; "
 	     "false: it waits for room for the workers it asks for until it has waited "
 	     "--starve-after"},

@@ -29,7 +29,7 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	o->queue = DRAKE_QUEUE_FIFO;
 	o->age_after = 600;
 	o->service_threshold = 4 * 3600;
-	o->start_narrow = false;
+	o->start_narrow = true;
 }
 
 drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)

@@ -17,11 +17,11 @@
  *     below min, and the count that is fastest is kept when it beats the
  *     current one by 5 % and saves more than rescale_pause over its
  *     expected remaining time E (rule 4).
- *  1. A job whose PS, chief and the workers it asks for fit starts
- *     (before it has waited starve_after, or with start_narrow, its min
- *     workers are enough: a job that starts at a fraction of its size on
- *     the last free GPUs runs slowly and makes the whole jobs behind it
- *     wait; a job whose asked size never fits starts at what fits) (best-fit packing,
+ *  1. A job whose PS, chief and min workers fit starts (with start_narrow,
+ *     the default; without it, until it has waited starve_after, only
+ *     when the workers it asks for fit, so that it does not take the last
+ *     free GPUs at a fraction of its size while whole jobs behind it wait,
+ *     unless its asked size never fits) (best-fit packing,
  *     gang/planner.h, keeping room for the shapes of the waiting jobs and
  *     of those admitted within keep_window: planner.h, "Room for the
  *     queue"). Smaller jobs behind one that does not fit may start
@@ -121,7 +121,8 @@ struct drake_scale_opts {
 	double service_threshold;
 	double starve_after; /* seconds a job waits before it may take workers */
 	/* A new job starts with fewer workers than it asks for (down to its
-	 * min) at once; false: only once it waited starve_after (rule 1). */
+	 * min) at once (the default); false: only once it waited starve_after
+	 * (rule 1). */
 	bool start_narrow;
 	double idle_after; /* seconds without admission or scaling before growth */
 	int shrink_tries;  /* starving jobs that may take workers per step */

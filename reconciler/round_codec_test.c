@@ -324,13 +324,15 @@ static void a_line_without_start_narrow_replays_jobs_starting_narrow(void **stat
 	char *line = one_job_line(&c, &t, &r);
 	char msg[256];
 	struct round_log_entry e;
-	assert_int_equal(round_log_decode(line, &e, msg, sizeof(msg)), DRAKE_OK);
+	char *whole = mutate(line, "\"startNarrow\":true", "\"startNarrow\":false");
+	assert_int_equal(round_log_decode(whole, &e, msg, sizeof(msg)), DRAKE_OK);
 	assert_false(e.opts.scale.start_narrow);
 	round_log_entry_release(&e);
-	char *old = mutate(line, ",\"startNarrow\":false", "");
+	char *old = mutate(line, ",\"startNarrow\":true", "");
 	assert_int_equal(round_log_decode(old, &e, msg, sizeof(msg)), DRAKE_OK);
 	assert_true(e.opts.scale.start_narrow);
 	round_log_entry_release(&e);
+	free(whole);
 	free(old);
 	free(line);
 	drake_round_release(&r);
