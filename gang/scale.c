@@ -548,11 +548,6 @@ static drake_err reclaim(struct step *s, struct drake_admission_entry *x, int xi
 	return start_after(s, x, xi, ops, n_ops, &plan);
 }
 
-/* Waiting entry x of index i, in FIFO order: starts it if it fits, by
- * shrinking running jobs if it starves, or holds nodes for it (starving:
- * reserve(); fitting once the ending jobs are gone: hold_ending(), or
- * fitting wider then: narrow_waits(), both on soon, NULL when no job is
- * ending). */
 /*
  * Rule 1's start: before it starves, a job starts with the workers its spec
  * asks for or waits (unless start_narrow), so that it does not take the
@@ -581,6 +576,11 @@ static drake_err admit_whole(struct step *s, struct drake_admission_entry *x,
 	return DRAKE_OK;
 }
 
+/* Waiting entry x of index i, in FIFO order: starts it if it fits, by
+ * shrinking running jobs if it starves, or holds nodes for it (starving:
+ * reserve(); fitting once the ending jobs are gone: hold_ending(), or
+ * fitting wider then: narrow_waits(), both on soon, NULL when no job is
+ * ending). */
 static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size_t i,
                            struct drake_res *avail, int *tries, struct drake_cluster *soon,
                            struct drake_step *out)
