@@ -55,9 +55,9 @@ drake_err round_repairs(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
 drake_err round_step(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
 /* Rule 5 with policy DRAKE_POLICY_TIRESIAS (round_tiresias.c). */
 drake_err round_tiresias(struct round_ctx *x, long *admitted) DRAKE_MUST_CHECK;
-/* Rule 6 for one admitted wave of n_pods: it goes (true), or is held with
- * every wave after it. */
-bool round_paced_go(struct round_ctx *x, long *admitted, int n_pods);
+/* Rule 6 for admitted wave a: it goes (admitted counts its pods), or it
+ * becomes a HOLD PACED, as does every wave after it. */
+void round_pace(struct round_ctx *x, struct drake_round_action *a, long *admitted);
 /* Members bound, and the first refusal, of a running job. */
 void round_count_bound(struct work *w);
 /* Rule 7's strays of w: the indexes (up to cap, lowest first) of workers

@@ -278,7 +278,7 @@ static drake_err grow(struct round_ctx *x, const struct work *w, const struct dr
 }
 
 /* Rule 6 for one admitted wave: goes, or is held with every wave after it. */
-bool round_paced_go(struct round_ctx *x, long *admitted, int n_pods)
+static bool paced_go(struct round_ctx *x, long *admitted, int n_pods)
 {
 	long budget = x->o->pace_budget;
 	if (budget <= 0)
@@ -287,6 +287,18 @@ bool round_paced_go(struct round_ctx *x, long *admitted, int n_pods)
 		return false;
 	*admitted += n_pods;
 	return true;
+}
+
+void round_pace(struct round_ctx *x, struct drake_round_action *a, long *admitted)
+{
+	if (paced_go(x, admitted, a->n_pods))
+		return;
+	a->kind = DRAKE_ROUND_HOLD;
+	a->reason = DRAKE_REASON_PACED;
+	a->status = DRAKE_ADMIT_WAITING;
+	snprintf(a->why, sizeof(a->why), "%s",
+	         "paced: starts once kube-scheduler has bound the gangs admitted before it");
+	x->out->held++;
 }
 
 drake_err round_step(struct round_ctx *x, long *admitted)
@@ -348,15 +360,8 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 			    x, DRAKE_ROUND_ADMIT,
 			    starved ? DRAKE_REASON_STARVED : DRAKE_REASON_FITS, (int)entry_job[k]);
 			err = a ? round_wave(x, a, w, &en->plan) : DRAKE_ENOMEM;
-			if (!err && !round_paced_go(x, admitted, a->n_pods)) {
-				a->kind = DRAKE_ROUND_HOLD;
-				a->reason = DRAKE_REASON_PACED;
-				a->status = DRAKE_ADMIT_WAITING;
-				snprintf(a->why, sizeof(a->why), "%s",
-				         "paced: starts once kube-scheduler has bound the gangs "
-				         "admitted before it");
-				x->out->held++;
-			}
+			if (!err)
+				round_pace(x, a, admitted);
 			continue;
 		}
 		enum drake_round_reason r = en->status == DRAKE_ADMIT_NEVER ? DRAKE_REASON_NEVER

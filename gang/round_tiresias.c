@@ -152,15 +152,8 @@ static drake_err start(struct round_ctx *x, size_t i, struct drake_cluster *t, l
 	struct drake_round_action *a = round_push(x, DRAKE_ROUND_ADMIT, DRAKE_REASON_FITS, (int)i);
 	e = a ? round_wave(x, a, w, &plan) : DRAKE_ENOMEM;
 	drake_plan_release(&plan);
-	if (!e && !round_paced_go(x, admitted, a->n_pods)) {
-		a->kind = DRAKE_ROUND_HOLD;
-		a->reason = DRAKE_REASON_PACED;
-		a->status = DRAKE_ADMIT_WAITING;
-		snprintf(
-		    a->why, sizeof(a->why), "%s",
-		    "paced: starts once kube-scheduler has bound the gangs admitted before it");
-		x->out->held++;
-	}
+	if (!e)
+		round_pace(x, a, admitted);
 	return e;
 }
 
