@@ -23,11 +23,15 @@
 //     (v1.36 gang scheduling: the pods at trace size in a PodGroup),
 //     in-tree-packed (the same under a MostAllocated profile), no-gang
 //     (the same pods, plain kube-scheduler); dragon (drake serve --policy
-//     dragon) once drake has that flag; tiresias (--policy tiresias, its
-//     interval and threshold compressed as the window) once drake serve's
+//     dragon) once drake has that flag; tiresias (--policy tiresias) once drake serve's
 //     help lists it, else left out with a note; volcano (the
 //     pods at trace size in a Volcano PodGroup, vc-scheduler's gang plugin),
 //     only when named in --arms, on a cluster with --volcano-scheduler.
+//   - Every drake arm, and drake sim, runs its policy's times compressed
+//     as the window's (policySettings, window.go): Tiresias' interval and
+//     threshold, the scaling rules' --starve-after, --idle-after,
+//     --service-threshold and --age-after, so that each policy waits in the
+//     trace's time what it would wait on the trace's cluster.
 //
 // hack/bench-replay.sh brings the cluster up and down.
 package main
@@ -79,8 +83,9 @@ type bench struct {
 	apps     *polluxApps // a Pollux window's measurements, else nil
 	drakeEnv string      // the DRAKE_<FLAG> settings drake runs with now
 	drakeUp  bool
-	logFile  string   // --decision-logs: the arm's decision log, "" none
-	lasEnv   []string // the tiresias arm's Tiresias settings, compressed as the window
+	logFile  string // --decision-logs: the arm's decision log, "" none
+	// the drake arms' policy times, compressed as the window (policySettings)
+	policyEnv []string
 }
 
 func fail(format string, a ...any) {
@@ -189,10 +194,10 @@ func main() {
 	}
 	// the window's own flags: a Pollux window's work compressed as its times
 	b.o.modelFlags = append(append([]string(nil), o.modelFlags...), workScaleFlags(all.Kind, w)...)
-	// and Tiresias' interval and threshold, for drake sim and the tiresias arm
-	lasFlags, lasEnv := tiresiasSettings(w)
-	b.o.modelFlags = append(b.o.modelFlags, lasFlags...)
-	b.lasEnv = lasEnv
+	// and every policy's times, for drake sim and the drake arms
+	policyFlags, policyEnv := policySettings(w)
+	b.o.modelFlags = append(b.o.modelFlags, policyFlags...)
+	b.policyEnv = policyEnv
 	sj, err := printJobs(o.drake, winTrace, b.shape, b.o.modelFlags)
 	if err != nil {
 		fail("%v", err)
@@ -372,10 +377,8 @@ func (b *bench) drakeFor(a gangbench.Arm, run int) error {
 	if !a.TFJobs {
 		return nil
 	}
-	settings := a.DrakeEnv
-	if a.Name == "tiresias" {
-		settings = append(append([]string(nil), settings...), b.lasEnv...)
-	}
+	// the window's times first: an arm's own settings come after and win
+	settings := append(append([]string(nil), b.policyEnv...), a.DrakeEnv...)
 	if b.o.decisionLogs {
 		b.logFile = filepath.Join(b.o.clusterDir, fmt.Sprintf("decisions-%d-%s.jsonl", run, a.Name))
 		for _, f := range []string{b.logFile, b.logFile + ".1"} {

@@ -270,14 +270,46 @@ const (
 	lasThreshold = 57600.0
 )
 
-// tiresiasSettings: Tiresias' interval and threshold compressed as the
-// window's times, as drake sim flags and as drake serve's settings for the
-// tiresias arm, so both run the artifact's settings in the trace's time.
-func tiresiasSettings(w window) (simFlags, env []string) {
-	iv := fmt.Sprintf("%.6fs", lasInterval/w.compression)
-	th := fmt.Sprintf("%.6f", lasThreshold/w.compression)
-	return []string{"--tiresias-interval", iv, "--tiresias-threshold", th},
-		[]string{"DRAKE_LAS_INTERVAL=" + iv, "DRAKE_LAS_THRESHOLD=" + th}
+// drake serve's defaults for the scaling rules' times (cmd/scale_flags.c):
+// a job starves after 30 s, the cluster is idle after 60 s, a job's
+// attained service passes the threshold at 7200 GPU-s, and a waiting job
+// ages after 10 minutes.
+const (
+	starveAfter      = 30.0
+	idleAfter        = 60.0
+	serviceThreshold = 7200.0
+	ageAfter         = 600.0
+)
+
+// policySettings: every policy's times compressed as the window's, as
+// drake sim flags and as drake serve's settings for the drake arms, so that
+// each policy runs its settings in the trace's time: Tiresias' interval
+// and threshold, and the scaling rules' starve, idle, service and age
+// times (DRAGON's rules use the first two). What a change of size costs
+// is not among them: a pause of the trainer is the cluster's own.
+func policySettings(w window) (simFlags, env []string) {
+	c := w.compression
+	set := []struct {
+		flag, env string
+		v         float64
+		dur       bool
+	}{
+		{"--tiresias-interval", "DRAKE_LAS_INTERVAL", lasInterval, true},
+		{"--tiresias-threshold", "DRAKE_LAS_THRESHOLD", lasThreshold, false},
+		{"--starve-after", "DRAKE_STARVE_AFTER", starveAfter, true},
+		{"--idle-after", "DRAKE_IDLE_AFTER", idleAfter, true},
+		{"--service-threshold", "DRAKE_SERVICE_THRESHOLD", serviceThreshold, false},
+		{"--age-after", "DRAKE_AGE_AFTER", ageAfter, true},
+	}
+	for _, x := range set {
+		v := fmt.Sprintf("%.6f", x.v/c)
+		if x.dur {
+			v += "s"
+		}
+		simFlags = append(simFlags, x.flag, v)
+		env = append(env, x.env+"="+v)
+	}
+	return simFlags, env
 }
 
 // polluxRestart: what a Pollux job's every start and change costs, the
