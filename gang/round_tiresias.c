@@ -7,9 +7,10 @@
  *     opts' las_decided (the last decision) plus the interval, or when
  *     las_decided is negative (none yet). A decision at time 0 (the
  *     simulator's clock) is one like any other; the controller's 0 at its
- *     start is due at once, its clock being epoch seconds. Between decisions a new job is held (LAS_NEXT) and no
- *     running job is touched; repairs, backoff, pacing's note for unbound
- *     waves and stray releases go on as in every round.
+ *     start is due at once, its clock being epoch seconds. Between
+ *     decisions a new job is held (LAS_NEXT) and no running job is
+ *     touched; repairs, backoff, pacing's note for unbound waves and stray
+ *     releases go on as in every round.
  *   - A decision feeds drake_las_decide() every new job (not backing off)
  *     and every running job (every member placed, none finished), in FIFO
  *     order as their arrival sequence, each with its GPUs at its asked size
