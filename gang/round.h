@@ -177,7 +177,8 @@ struct drake_round_opts {
 	struct drake_las_opts las; /* tiresias: its queues' thresholds (GPU-seconds) */
 	double las_interval;       /* tiresias: seconds between decisions */
 	double las_decided;        /* tiresias: the last decision's time, as the last round left it;
-	                              0: none yet (the first round decides) */
+	                              negative: none yet (the round decides); a controller's 0 is
+	                              due at its first round, its clock being epoch seconds */
 	struct drake_scale_opts scale;
 	long pace_budget;  /* admitted pods that may wait for kube-scheduler; <= 0: unpaced */
 	long pace_unbound; /* admitted pods waiting for it now */

@@ -4,10 +4,13 @@
  * artifact runs it, on the controller.
  *
  *   - It decides at most every las_interval seconds: once now reaches
- *     opts' las_decided (the last decision) plus the interval, or at the
- *     first round. Between decisions a new job is held (LAS_NEXT) and no
- *     running job is touched; repairs, backoff, pacing's note for unbound
- *     waves and stray releases go on as in every round.
+ *     opts' las_decided (the last decision) plus the interval, or when
+ *     las_decided is negative (none yet). A decision at time 0 (the
+ *     simulator's clock) is one like any other; the controller's 0 at its
+ *     start is due at once, its clock being epoch seconds. Between
+ *     decisions a new job is held (LAS_NEXT) and no running job is
+ *     touched; repairs, backoff, pacing's note for unbound waves and stray
+ *     releases go on as in every round.
  *   - A decision feeds drake_las_decide() every new job (not backing off)
  *     and every running job (every member placed, none finished), in FIFO
  *     order as their arrival sequence, each with its GPUs at its asked size
@@ -194,7 +197,7 @@ drake_err round_tiresias(struct round_ctx *x, long *admitted)
 	const struct drake_round_opts *o = x->o;
 	running_status(x);
 	double next = o->las_decided + o->las_interval;
-	if (o->las_decided > 0 && x->now < next)
+	if (o->las_decided >= 0 && x->now < next)
 		return between(x, next);
 	struct drake_las_job *lj = calloc(x->n + 1, sizeof(*lj));
 	struct drake_las_state *st = calloc(x->n + 1, sizeof(*st));

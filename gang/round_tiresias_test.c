@@ -98,7 +98,7 @@ static void jobs_in_one_queue_keep_arrival_order(void **state)
 	new_job(&t[1], "ml/b", NOW - 20, 2, 2, 2);
 	new_job(&t[2], "ml/c", NOW - 30, 2, 2, 2);
 	struct drake_round_opts o = opts();
-	o.las_decided = 0; /* the first round decides */
+	o.las_decided = -1; /* none yet: the round decides */
 	struct drake_round r;
 	run(&c, t, 3, &o, &r);
 	only(&r, DRAKE_ROUND_ADMIT, 2);
@@ -209,13 +209,40 @@ static void a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service(void
 	t[0].j.service = 400;
 	new_job(&t[1], "ml/short", NOW - 10, 4, 4, 4);
 	struct drake_round_opts o = opts();
-	o.las_decided = 0;
+	o.las_decided = 0; /* a controller that restarted: its 0 is long past */
 	struct drake_round r;
 	run(&c, t, 2, &o, &r);
 	only(&r, DRAKE_ROUND_PREEMPT, 0);
 	assert_int_equal(r.jobs[0].las.queue, 1);
 	assert_true(r.jobs[0].las.entered == NOW);
 	assert_true(r.jobs[0].las.executed == 100);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
+/* The simulator's clock starts at 0: a decision then is the last one, and
+ * a job that arrives 10 s later waits for the next, one interval on. */
+static void a_decision_at_time_zero_holds_the_next_job_for_one_interval(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:4:0"), 0);
+	struct tj t[2];
+	new_job(&t[0], "ml/first", 0, 2, 2, 2);
+	struct drake_round_opts o = opts();
+	o.las_decided = -1;
+	struct drake_round r;
+	assert_int_equal(drake_round(&c, &t[0].j, 1, 0, &o, &r), DRAKE_OK);
+	only(&r, DRAKE_ROUND_ADMIT, 0);
+	assert_true(r.las_decided == 0);
+	assert_true(r.next == 60);
+	drake_round_release(&r);
+	new_job(&t[1], "ml/second", 10, 2, 2, 2);
+	o.las_decided = 0;
+	assert_int_equal(drake_round(&c, &t[1].j, 1, 10, &o, &r), DRAKE_OK);
+	const struct drake_round_action *h = only(&r, DRAKE_ROUND_HOLD, 0);
+	assert_int_equal(h->reason, DRAKE_REASON_LAS_NEXT);
+	assert_true(r.next == 60);
 	drake_round_release(&r);
 	drake_cluster_release(&c);
 }
@@ -232,6 +259,7 @@ int main(void)
 	    cmocka_unit_test(a_job_2d_las_runs_that_no_node_can_hold_waits_for_the_next_decision),
 	    cmocka_unit_test(the_gpus_of_a_job_whose_workers_finished_go_to_the_next_job),
 	    cmocka_unit_test(a_job_whose_state_was_lost_is_rebuilt_from_its_attained_service),
+	    cmocka_unit_test(a_decision_at_time_zero_holds_the_next_job_for_one_interval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

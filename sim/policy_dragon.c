@@ -17,16 +17,12 @@
 
 #include "sim/policy_round.h"
 
-struct dragon_pstate {
-	double last_action;
-};
-
 static drake_err dragon_init(struct sim *s, void **state)
 {
-	struct dragon_pstate *p = calloc(1, sizeof(*p));
+	struct sim_round_keep *p = calloc(1, sizeof(*p));
 	if (!p)
 		return DRAKE_ENOMEM;
-	p->last_action = sim_now(s);
+	p->dragon_last_action = sim_now(s);
 	*state = p;
 	return DRAKE_OK;
 }
@@ -38,14 +34,11 @@ static void dragon_release(void *state)
 
 static drake_err dragon_decide(struct sim *s, void *state)
 {
-	struct dragon_pstate *p = state;
 	const struct sim_config *cfg = sim_cfg(s);
-	struct drake_round_opts o = {.policy = DRAKE_POLICY_DRAGON,
-	                             .dragon_last_action = p->last_action,
-	                             .scale = cfg->scale};
+	struct drake_round_opts o = {.policy = DRAKE_POLICY_DRAGON, .scale = cfg->scale};
 	o.scale.speed = cfg->model.speed;
 	double next = INFINITY;
-	drake_err err = sim_round_once(s, &o, &next, &p->last_action);
+	drake_err err = sim_round_once(s, &o, &next, state);
 	if (!err && next < INFINITY && next > sim_now(s))
 		err = sim_wake_at(s, next);
 	return err;

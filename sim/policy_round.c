@@ -26,7 +26,7 @@ static void inputs_release(struct inputs *in)
 	free(in->member);
 }
 
-static drake_err build(struct sim *s, struct inputs *in)
+static drake_err build(struct sim *s, struct inputs *in, const struct sim_round_keep *keep)
 {
 	size_t nw, nr;
 	const int *w = sim_waiting(s, &nw);
@@ -59,6 +59,8 @@ static drake_err build(struct sim *s, struct inputs *in)
 		                              .ps = m,
 		                              .workers = m + j->req.n_ps,
 		                              .progress = -1};
+		if (keep && keep->las)
+			x->las = keep->las[id];
 		m += j->req.n_ps + j->max_workers;
 		const struct drake_round_member gated = {.state = DRAKE_MEMBER_WAITING, .node = -1};
 		for (int k = 0; k < j->req.n_ps + j->max_workers; k++)
@@ -103,8 +105,9 @@ static drake_err build(struct sim *s, struct inputs *in)
 }
 
 /* An ADMIT action's pods as the plan sim_start takes (no chief, no shares
- * in the sim). */
-static drake_err start(struct sim *s, int id, const struct drake_round_action *a)
+ * in the sim); under Tiresias the start pays its restart. */
+static drake_err start(struct sim *s, int id, const struct drake_round_action *a,
+                       enum drake_round_policy policy)
 {
 	struct drake_plan p = {0};
 	p.ps_node = malloc((size_t)a->n_pods * sizeof(int) + 1);
@@ -118,16 +121,26 @@ static drake_err start(struct sim *s, int id, const struct drake_round_action *a
 	}
 	if (!err)
 		err = sim_start(s, id, &p);
+	/* sim_start charges a Pollux job's restart itself */
+	if (!err && policy == DRAKE_POLICY_TIRESIAS && !sim_job(s, id)->app)
+		err = sim_restart_pause(s, id, sim_cfg(s)->tiresias_restart);
 	drake_plan_release(&p);
 	return err;
 }
 
-/* Applies a round: removals first (the admissions' plans assume them),
- * then admissions, then growth. A SHRINK names worker indexes: their
- * slots are looked up; a GROW's workers take the lowest free indexes,
- * the ones it names. */
-static drake_err apply(struct sim *s, const struct inputs *in, const struct drake_round *r)
+/* Applies a round: preemptions and removals first (the admissions' plans
+ * assume them), then admissions, then growth. A SHRINK names worker
+ * indexes: their slots are looked up; a GROW's workers take the lowest
+ * free indexes, the ones it names. */
+static drake_err apply(struct sim *s, const struct inputs *in, const struct drake_round *r,
+                       enum drake_round_policy policy)
 {
+	for (size_t i = 0; i < r->n; i++)
+		if (r->act[i].kind == DRAKE_ROUND_PREEMPT) {
+			drake_err e = sim_preempt(s, in->ids[r->act[i].job]);
+			if (e)
+				return e;
+		}
 	size_t n = 0;
 	const int *rids = in->ids + in->nw;
 	size_t cap = 1;
@@ -156,7 +169,7 @@ static drake_err apply(struct sim *s, const struct inputs *in, const struct drak
 	drake_err err = sim_apply_removals(s, rids, ops, n);
 	for (size_t i = 0; !err && i < r->n; i++)
 		if (r->act[i].kind == DRAKE_ROUND_ADMIT)
-			err = start(s, in->ids[r->act[i].job], &r->act[i]);
+			err = start(s, in->ids[r->act[i].job], &r->act[i], policy);
 	n = 0;
 	for (size_t i = 0; i < r->n; i++)
 		for (int k = 0; r->act[i].kind == DRAKE_ROUND_GROW && k < r->act[i].n_pods; k++)
@@ -169,19 +182,28 @@ static drake_err apply(struct sim *s, const struct inputs *in, const struct drak
 }
 
 drake_err sim_round_once(struct sim *s, const struct drake_round_opts *o, double *next,
-                         double *dragon_last_action)
+                         struct sim_round_keep *keep)
 {
 	struct inputs in = {0};
 	struct drake_round r = {0};
-	drake_err err = build(s, &in);
+	struct drake_round_opts ro = *o;
+	if (keep) {
+		ro.dragon_last_action = keep->dragon_last_action;
+		ro.las_decided = keep->las_decided;
+	}
+	drake_err err = build(s, &in, keep);
 	if (!err)
-		err = drake_round(sim_cluster(s), in.jobs, in.n, sim_now(s), o, &r);
+		err = drake_round(sim_cluster(s), in.jobs, in.n, sim_now(s), &ro, &r);
 	if (!err)
-		err = apply(s, &in, &r);
+		err = apply(s, &in, &r, ro.policy);
 	if (!err && next)
 		*next = r.next;
-	if (!err && dragon_last_action)
-		*dragon_last_action = r.dragon_last_action;
+	if (!err && keep) {
+		keep->dragon_last_action = r.dragon_last_action;
+		keep->las_decided = r.las_decided;
+		for (size_t i = 0; keep->las && i < in.n; i++)
+			keep->las[in.ids[i]] = r.jobs[i].las;
+	}
 	drake_round_release(&r);
 	inputs_release(&in);
 	return err;

@@ -1,8 +1,8 @@
 /*
  * policy_round.h - the simulator's side of gang/round.h, shared by the
- * policies that decide through drake_round(): drake (policy_drake.c) and
- * DRAGON's rules (policy_dragon.c), as `drake serve --policy drake|dragon`
- * does. Nothing here decides.
+ * policies that decide through drake_round(): drake (policy_drake.c),
+ * DRAGON's rules (policy_dragon.c) and Tiresias (policy_tiresias.c), as
+ * `drake serve --policy drake|dragon|tiresias` does. Nothing here decides.
  *
  * The round's inputs are what the controller would read from its caches,
  * in the simulator's terms: a waiting job's members all wait behind their
@@ -15,9 +15,20 @@
  * the sim has no kube-scheduler queue to pace. The round's actions are
  * applied through the sim's: removals first (an admission's plan assumes
  * them), then admissions, then growth, which takes the lowest gated index
- * as the round's GROW names it.
+ * as the round's GROW names it. A PREEMPT stops the whole job
+ * (sim_preempt: it keeps its progress and waits again), before the
+ * removals. Under Tiresias every start, the first and each resume, costs
+ * cfg->tiresias_restart without progress (sim_start charges a Pollux
+ * job's itself).
  *
- * Ownership: sim_round_once() frees everything it allocates.
+ * What the controller keeps between its rounds the caller keeps in a
+ * struct sim_round_keep: DRAGON's action timer, the last 2D-LAS decision's
+ * time and each job's 2D-LAS state (reconciler/observed.c keeps it per
+ * job; here per sim job), passed in and taken back from the round's
+ * status after every round.
+ *
+ * Ownership: sim_round_once() frees everything it allocates; keep->las is
+ * the caller's.
  */
 #ifndef DRAKE_SIM_POLICY_ROUND_H
 #define DRAKE_SIM_POLICY_ROUND_H
@@ -25,11 +36,18 @@
 #include "gang/round.h"
 #include "sim/sim.h"
 
+/* The state a policy keeps between rounds, as the controller does. */
+struct sim_round_keep {
+	double dragon_last_action;   /* DRAGON's action timer */
+	double las_decided;          /* tiresias: the last 2D-LAS decision's time, negative none */
+	struct drake_las_state *las; /* tiresias: per sim job (sim_job_count), NULL: none kept */
+};
+
 /* One round on the sim's state with o, applied. *next: when the round
- * would decide differently (INFINITY: never); *dragon_last_action:
- * DRAGON's action timer after it (o's when the policy is drake's). Either
- * may be NULL. */
+ * would decide differently (INFINITY: never). keep, when given, is passed
+ * in (instead of o's dragon_last_action and las_decided, and as each job's
+ * las) and updated from the round. Either may be NULL. */
 drake_err sim_round_once(struct sim *s, const struct drake_round_opts *o, double *next,
-                         double *dragon_last_action) DRAKE_MUST_CHECK;
+                         struct sim_round_keep *keep) DRAKE_MUST_CHECK;
 
 #endif

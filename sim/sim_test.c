@@ -407,12 +407,14 @@ static void the_same_seed_gives_the_same_run(void **state)
 	sim_result_release(&b);
 }
 
-/* Tiresias on one node of 8 GPUs, queue threshold 4,800 GPU-s: a long job
- * (a, 8 GPUs, 3,000 s) starts at the first decision (60 s) and pays the
- * 30 s restart; b (8 GPUs, 300 s) arrives at 100 and waits in the top
- * queue behind it; at 660 a has run 600 s on 8 GPUs, is demoted and
- * preempted, b starts (660 + 30 + 300 = 990); at the next decision (1,020)
- * a resumes with 2,430 s of work left and another restart: 3,480. */
+/* Tiresias on one node of 8 GPUs, queue threshold 4,800 GPU-s, decided by
+ * the controller's round: its first decision is the first round (0 s),
+ * then one every 60 s. A long job (a, 8 GPUs, 3,000 s) starts at 0 and
+ * pays the 30 s restart; b (8 GPUs, 300 s) arrives at 100 and waits in the
+ * top queue behind it; at 600 a has run 600 s on 8 GPUs, is demoted and
+ * preempted (the round's PREEMPT), b starts (600 + 30 + 300 = 930); at the
+ * next decision (960) a resumes with 2,430 s of work left and another
+ * restart: 3,420. */
 static void tiresias_demotes_and_preempts_a_long_job(void **state)
 {
 	(void)state;
@@ -431,18 +433,19 @@ static void tiresias_demotes_and_preempts_a_long_job(void **state)
 	                 DRAKE_OK);
 	assert_int_equal(r.finished, 2);
 	assert_int_equal(r.preemptions, 1);
-	assert_float_equal(r.job_start[0], 60, 1e-6); /* its first start stays */
-	assert_float_equal(r.job_start[1], 660, 1e-6);
-	assert_float_equal(r.job_finish[1], 990, 1e-6);
-	assert_float_equal(r.job_finish[0], 3480, 1e-6);
+	assert_float_equal(r.job_start[0], 0, 1e-6); /* its first start stays */
+	assert_float_equal(r.job_start[1], 600, 1e-6);
+	assert_float_equal(r.job_finish[1], 930, 1e-6);
+	assert_float_equal(r.job_finish[0], 3420, 1e-6);
 	sim_result_release(&r);
-	/* without the threshold's demotion (one queue) b waits for a */
+	/* without the threshold's demotion (one queue) b waits for a, and for
+	 * the decision after a ends */
 	cfg.las.n_queues = 1;
 	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
 	                 DRAKE_OK);
 	assert_int_equal(r.preemptions, 0);
-	assert_float_equal(r.job_finish[0], 3090, 1e-6);
-	assert_float_equal(r.job_start[1], 3120, 1e-6);
+	assert_float_equal(r.job_finish[0], 3030, 1e-6);
+	assert_float_equal(r.job_start[1], 3060, 1e-6);
 	sim_result_release(&r);
 	sim_trace_release(&t);
 }
