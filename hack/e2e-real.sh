@@ -58,7 +58,9 @@
 #      train with 2 ranks, and the job reaches its target and Succeeds.
 #      Each resize's cost (the Event's second to the first step logged
 #      after it) is printed, as it is for case 2's TFJob, and kept in
-#      $cluster_dir/e2e-real/resize-costs.txt.
+#      $cluster_dir/e2e-real/resize-costs.txt; rank 0's curve with drake's
+#      decisions marked (hack/torch-curves.py) goes to
+#      $E2E_REAL_TORCH_CURVES (default $cluster_dir/e2e-real/pt).
 # E2E_REAL_CASES="2 3" runs only those cases (1 to 5 by default).
 # Each check prints ok/FAIL; the last line is
 #   e2e-real: N passed, N failed
@@ -656,6 +658,7 @@ pt_shrunk() {
 }
 if want 6; then
   t0=$SECONDS
+  date +%s.%N >"$work/pt-t0"
   ptjob pt | k apply -n "$jobs_ns" -f - >/dev/null
   if eventually 180 started pt 2; then
     ok "pt: 2 torchrun workers of torch-train started whole on real nodes ($((SECONDS - t0))s)"
@@ -696,6 +699,18 @@ if want 6; then
     ok "pt's rank 0 trained to the target: $(grep -m1 'target reached' "$work/pt-0.log" | cut -d' ' -f2-)"
   else
     bad "pt's rank 0 did not reach its target: $(tail -3 "$work/pt-0.log")"
+  fi
+  # its curve: rank 0's log and drake's Events on pt, by hack/torch-curves.py
+  mkdir -p "$work/pt"
+  cp "$work/pt-0.log" "$work/pt/rank0.log"
+  cp "$work/pt-t0" "$work/pt/t0"
+  k get events -n "$jobs_ns" --field-selector "involvedObject.kind=PyTorchJob,involvedObject.name=pt" \
+    -o jsonpath='{range .items[*]}{.lastTimestamp} {.reason} {.message}{"\n"}{end}' >"$work/pt/events.txt"
+  curves_out=${E2E_REAL_TORCH_CURVES:-$work/pt}
+  if python3 "$drake_root/hack/torch-curves.py" "$work/pt" "$curves_out" >"$work/pt/curves.log" 2>&1; then
+    ok "pt's curve: $curves_out/curves.png ($(($(wc -l <"$curves_out/curves.csv") - 1)) steps, $(grep -c ',Scaled' "$curves_out/events.csv") decisions of drake, $(grep -c ',restart,' "$curves_out/events.csv") restarts of rank 0)"
+  else
+    bad "hack/torch-curves.py failed: $(tail -3 "$work/pt/curves.log")"
   fi
   k delete pytorchjob -n "$jobs_ns" pt --wait=false >/dev/null 2>&1 || true
   k delete tfjob -n "$jobs_ns" tfs --wait=false >/dev/null 2>&1 || true
