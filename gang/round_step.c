@@ -318,6 +318,7 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 			e[ne].name = w->in->name;
 			e[ne].created = w->in->created;
 			e[ne].req = w->req;
+			e[ne].remaining = w->in->remaining_hint;
 			entry_job[ne++] = i;
 		} else if (w->cls == DRAKE_CLASS_RUNNING && running_view(w, &v[nv])) {
 			w->view = (int)nv;
