@@ -52,6 +52,8 @@ struct drake_running_job {
 	                         soon; it neither gives workers nor grows */
 	double ending_since;  /* when the first member ended */
 	double service;       /* attained service: GPU-seconds run so far, 0 unknown */
+	double remaining;     /* seconds of work left at its asked size, <= 0 unknown: only
+	                         the simulator's oracle knows it (DRAKE_VICTIM_MOST_REMAINING) */
 	/* rates it ran at, per size and spread (gang/speed_fit.h); may be NULL */
 	const struct drake_speed_obs *obs;
 	int n_obs;
@@ -72,6 +74,10 @@ enum drake_victim_order {
 	DRAKE_VICTIM_OLDEST_FIRST,
 	DRAKE_VICTIM_LEAST_PROGRESS,
 	DRAKE_VICTIM_MOST_SERVICE, /* most attained service first (least-attained-service order) */
+	/* The oracle bound's (`drake sim --policies oracle`), not parsed: most
+	 * remaining work first (remaining times the GPUs it holds), jobs whose
+	 * remaining work is unknown after them. */
+	DRAKE_VICTIM_MOST_REMAINING,
 };
 
 struct drake_shrink_opts {

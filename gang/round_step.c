@@ -68,6 +68,7 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->name = j->name;
 	v->admitted = j->admitted > 0 ? j->admitted : j->created;
 	v->progress = j->progress;
+	v->remaining = j->remaining_hint;
 	v->slow = j->slow;
 	v->min_workers = j->req.min_workers;
 	v->max_workers = j->max_workers;

@@ -99,13 +99,12 @@ static void run_row(void **state)
 	struct drake_admission_entry w[MAXW] = {0};
 	size_t nw = 0;
 	for (; nw < MAXW && r->w[nw].name; nw++)
-		w[nw] = (struct drake_admission_entry){
-		    .name = r->w[nw].name,
-		    .created = r->w[nw].created,
-		    .remaining = r->w[nw].remaining,
-		    .req = {.worker = res_of(4, 32, 1),
-		            .min_workers = 1,
-		            .want_workers = r->w[nw].want}};
+		w[nw] = (struct drake_admission_entry){.name = r->w[nw].name,
+		                                       .created = r->w[nw].created,
+		                                       .remaining = r->w[nw].remaining,
+		                                       .req = {.worker = res_of(4, 32, 1),
+		                                               .min_workers = 1,
+		                                               .want_workers = r->w[nw].want}};
 	struct drake_scale_opts o;
 	drake_scale_defaults(&o);
 	o.queue = r->queue;
@@ -131,7 +130,7 @@ int main(void)
 {
 	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0])];
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		tests[i] = (struct CMUnitTest){rows[i].sentence, run_row, NULL, NULL,
-		                               (void *)&rows[i]};
+		tests[i] =
+		    (struct CMUnitTest){rows[i].sentence, run_row, NULL, NULL, (void *)&rows[i]};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,7 +45,7 @@ static drake_err dragon_decide(struct sim *s, void *state)
 	                             .scale = cfg->scale};
 	o.scale.speed = cfg->model.speed;
 	double next = INFINITY;
-	drake_err err = sim_round_once(s, &o, &next, &p->last_action);
+	drake_err err = sim_round_once(s, &o, NULL, &next, &p->last_action);
 	if (!err && next < INFINITY && next > sim_now(s))
 		err = sim_wake_at(s, next);
 	return err;

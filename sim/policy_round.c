@@ -26,7 +26,7 @@ static void inputs_release(struct inputs *in)
 	free(in->member);
 }
 
-static drake_err build(struct sim *s, struct inputs *in)
+static drake_err build(struct sim *s, struct inputs *in, sim_remaining_fn remaining)
 {
 	size_t nw, nr;
 	const int *w = sim_waiting(s, &nw);
@@ -59,6 +59,8 @@ static drake_err build(struct sim *s, struct inputs *in)
 		                              .ps = m,
 		                              .workers = m + j->req.n_ps,
 		                              .progress = -1};
+		if (remaining)
+			x->remaining_hint = remaining(s, id);
 		m += j->req.n_ps + j->max_workers;
 		const struct drake_round_member gated = {.state = DRAKE_MEMBER_WAITING, .node = -1};
 		for (int k = 0; k < j->req.n_ps + j->max_workers; k++)
@@ -168,12 +170,12 @@ static drake_err apply(struct sim *s, const struct inputs *in, const struct drak
 	return err;
 }
 
-drake_err sim_round_once(struct sim *s, const struct drake_round_opts *o, double *next,
-                         double *dragon_last_action)
+drake_err sim_round_once(struct sim *s, const struct drake_round_opts *o,
+                         sim_remaining_fn remaining, double *next, double *dragon_last_action)
 {
 	struct inputs in = {0};
 	struct drake_round r = {0};
-	drake_err err = build(s, &in);
+	drake_err err = build(s, &in, remaining);
 	if (!err)
 		err = drake_round(sim_cluster(s), in.jobs, in.n, sim_now(s), o, &r);
 	if (!err)

@@ -447,6 +447,39 @@ static void tiresias_demotes_and_preempts_a_long_job(void **state)
 	sim_trace_release(&t);
 }
 
+/* The oracle bound: drake's round with the queue in order of least
+ * remaining work, read from the sim's truth. One node of 8 GPUs, rigid
+ * jobs: a runs; b (1,000 s) arrives before c (100 s); both starve behind
+ * a. When a ends, drake starts b (FIFO), the oracle c. */
+static void the_oracle_admits_less_remaining_work_before_an_earlier_longer_job(void **state)
+{
+	(void)state;
+	static const char text[] = "job_id,submission_time,duration,num_gpu\n"
+	                           "a,0,100,8\nb,10,1000,8\nc,20,100,8\n";
+	struct sim_trace t;
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	struct sim_config cfg;
+	sim_config_defaults(&cfg);
+	cfg.nodes = 1;
+	cfg.model.min_frac = 1;
+	cfg.model.max_factor = 1;
+	struct sim_result o, d;
+	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("oracle"), NULL, &o, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("drake"), NULL, &d, msg, sizeof(msg)),
+	                 DRAKE_OK);
+	assert_int_equal(o.finished, 3);
+	assert_int_equal(d.finished, 3);
+	assert_true(o.job_start[2] < o.job_start[1]);
+	assert_true(d.job_start[1] < d.job_start[2]);
+	assert_float_equal(o.job_start[2], d.job_start[1], 1e-6); /* the same moment: a's end */
+	sim_result_release(&o);
+	sim_result_release(&d);
+	sim_trace_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +496,7 @@ int main(void)
 	    cmocka_unit_test(the_same_seed_gives_the_same_run),
 	    cmocka_unit_test(changes_during_a_pause_restart_it),
 	    cmocka_unit_test(tiresias_demotes_and_preempts_a_long_job),
+	    cmocka_unit_test(the_oracle_admits_less_remaining_work_before_an_earlier_longer_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
