@@ -52,13 +52,14 @@ struct drake_running_job {
 	                         soon; it neither gives workers nor grows */
 	double ending_since;  /* when the first member ended */
 	double service;       /* attained service: GPU-seconds run so far, 0 unknown */
-	double remaining;     /* seconds of work left at its asked size, <= 0 unknown: only
-	                         the simulator's oracle knows it (DRAKE_VICTIM_MOST_REMAINING) */
 	/* rates it ran at, per size and spread (gang/speed_fit.h); may be NULL */
 	const struct drake_speed_obs *obs;
 	int n_obs;
 	int want_workers; /* the workers its spec asks for; beyond them, workers are a loan
 	                     of idle capacity (gang/scale.h); 0 unknown: none are */
+	/* seconds of work left at its asked size, <= 0 unknown: only the
+	 * simulator's oracle knows it (DRAKE_VICTIM_MOST_REMAINING) */
+	double remaining;
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

@@ -73,5 +73,4 @@ static drake_err oracle_decide(struct sim *s, void *state)
 	return sim_drake_decide(s, &o, oracle_remaining);
 }
 
-const struct sim_policy sim_policy_oracle = {"oracle", oracle_init, oracle_release,
-                                             oracle_decide};
+const struct sim_policy sim_policy_oracle = {"oracle", oracle_init, oracle_release, oracle_decide};
