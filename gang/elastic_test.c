@@ -71,6 +71,28 @@ static void shrink_takes_lonely_workers_first_and_never_worker_zero(void **state
 	drake_cluster_release(&cl);
 }
 
+/* A job of 6 workers starves on setup_two's cluster (4 GPUs free): the 2
+ * workers it takes, in order o (lonely first or not), all come from job
+ * giver. Releases cl. */
+static void two_workers_come_from(struct drake_cluster *cl, struct drake_running_job j[2],
+                                  enum drake_victim_order order, bool lonely, int giver)
+{
+	struct drake_gang_req starving = gpu_job(1, 6, 6);
+	struct drake_shrink_opts o = {order, lonely};
+	struct drake_scale_op *ops;
+	size_t n;
+	struct drake_plan p = {0};
+	char why[200];
+	assert_int_equal(drake_shrink_for(cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ops[i].job, giver);
+	free(ops);
+	drake_plan_release(&p);
+	drake_cluster_release(cl);
+}
+
 /* SpeCon: a job whose replicas report it slowing or converged gives its
  * workers before any other, the newest and lonely rules notwithstanding. */
 static void shrink_takes_from_a_slow_job_first(void **state)
@@ -80,20 +102,7 @@ static void shrink_takes_from_a_slow_job_first(void **state)
 	struct drake_running_job j[2];
 	setup_two(&cl, j);
 	j[0].slow = true; /* the oldest job has converged */
-	struct drake_gang_req starving = gpu_job(1, 6, 6);
-	struct drake_shrink_opts o = {DRAKE_VICTIM_NEWEST_FIRST, true};
-	struct drake_scale_op *ops;
-	size_t n;
-	struct drake_plan p = {0};
-	char why[200];
-	assert_int_equal(drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
-	                 DRAKE_OK);
-	assert_int_equal(n, 2);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(ops[i].job, 0);
-	free(ops);
-	drake_plan_release(&p);
-	drake_cluster_release(&cl);
+	two_workers_come_from(&cl, j, DRAKE_VICTIM_NEWEST_FIRST, true, 0);
 }
 
 /* The oracle bound's victim order: the job with most remaining work
@@ -112,21 +121,7 @@ static void with_the_oracle_the_job_with_most_remaining_work_gives_first(void **
 		j[0].service = 1e6; /* most served: least attained service would take old */
 		j[0].remaining = rows[r][0];
 		j[1].remaining = rows[r][1];
-		struct drake_gang_req starving = gpu_job(1, 6, 6);
-		struct drake_shrink_opts o = {DRAKE_VICTIM_MOST_REMAINING, false};
-		struct drake_scale_op *ops;
-		size_t n;
-		struct drake_plan p = {0};
-		char why[200];
-		assert_int_equal(
-		    drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
-		    DRAKE_OK);
-		assert_int_equal(n, 2);
-		for (size_t i = 0; i < n; i++)
-			assert_int_equal(ops[i].job, (int)rows[r][2]);
-		free(ops);
-		drake_plan_release(&p);
-		drake_cluster_release(&cl);
+		two_workers_come_from(&cl, j, DRAKE_VICTIM_MOST_REMAINING, false, (int)rows[r][2]);
 	}
 }
 

@@ -407,6 +407,27 @@ static void the_same_seed_gives_the_same_run(void **state)
 	sim_result_release(&b);
 }
 
+/* ITP trace text parsed into t, and the default config on one node of 8
+ * GPUs into cfg. */
+static void one_node(const char *text, struct sim_trace *t, struct sim_config *cfg)
+{
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", t, msg, sizeof(msg)), DRAKE_OK);
+	sim_config_defaults(cfg);
+	cfg->nodes = 1;
+}
+
+/* policy's run of t with cfg into r, which must succeed. */
+static void run_ok(const struct sim_config *cfg, const struct sim_trace *t, const char *policy,
+                   struct sim_result *r)
+{
+	char msg[256];
+	drake_err err = sim_run(cfg, t, sim_policy_find(policy), NULL, r, msg, sizeof(msg));
+	if (err)
+		print_error("%s\n", msg);
+	assert_int_equal(err, DRAKE_OK);
+}
+
 /* Tiresias on one node of 8 GPUs, queue threshold 4,800 GPU-s: a long job
  * (a, 8 GPUs, 3,000 s) starts at the first decision (60 s) and pays the
  * 30 s restart; b (8 GPUs, 300 s) arrives at 100 and waits in the top
@@ -419,16 +440,11 @@ static void tiresias_demotes_and_preempts_a_long_job(void **state)
 	static const char text[] = "job_id,submission_time,duration,num_gpu\n"
 	                           "a,0,3000,8\nb,100,300,8\n";
 	struct sim_trace t;
-	char msg[256];
-	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
 	struct sim_config cfg;
-	sim_config_defaults(&cfg);
-	cfg.nodes = 1;
+	one_node(text, &t, &cfg);
 	cfg.las.threshold[0] = 4800;
 	struct sim_result r;
-	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	run_ok(&cfg, &t, "tiresias", &r);
 	assert_int_equal(r.finished, 2);
 	assert_int_equal(r.preemptions, 1);
 	assert_float_equal(r.job_start[0], 60, 1e-6); /* its first start stays */
@@ -438,8 +454,7 @@ static void tiresias_demotes_and_preempts_a_long_job(void **state)
 	sim_result_release(&r);
 	/* without the threshold's demotion (one queue) b waits for a */
 	cfg.las.n_queues = 1;
-	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	run_ok(&cfg, &t, "tiresias", &r);
 	assert_int_equal(r.preemptions, 0);
 	assert_float_equal(r.job_finish[0], 3090, 1e-6);
 	assert_float_equal(r.job_start[1], 3120, 1e-6);
@@ -457,19 +472,13 @@ static void the_oracle_admits_less_remaining_work_before_an_earlier_longer_job(v
 	static const char text[] = "job_id,submission_time,duration,num_gpu\n"
 	                           "a,0,100,8\nb,10,1000,8\nc,20,100,8\n";
 	struct sim_trace t;
-	char msg[256];
-	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
 	struct sim_config cfg;
-	sim_config_defaults(&cfg);
-	cfg.nodes = 1;
+	one_node(text, &t, &cfg);
 	cfg.model.min_frac = 1;
 	cfg.model.max_factor = 1;
 	struct sim_result o, d;
-	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("oracle"), NULL, &o, msg, sizeof(msg)),
-	                 DRAKE_OK);
-	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("drake"), NULL, &d, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	run_ok(&cfg, &t, "oracle", &o);
+	run_ok(&cfg, &t, "drake", &d);
 	assert_int_equal(o.finished, 3);
 	assert_int_equal(d.finished, 3);
 	assert_true(o.job_start[2] < o.job_start[1]);
