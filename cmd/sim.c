@@ -188,7 +188,9 @@ int sim_main(int argc, char **argv)
 	    {"node-mem", NULL, FLAG_SIZE, &c.node_mem, "768Gi", "memory per node"},
 	    {"policies", "DRAKE_SIM_POLICIES", FLAG_STRING, &c.policies, "default,dragon,drake",
 	     "comma-separated policies to run: default, dragon, drake, tiresias, optimus "
-	     "(optimus: Pollux workloads only)"},
+	     "(optimus: Pollux workloads only), oracle (a bound, not a policy: drake's round "
+	     "told every job's run time, shortest remaining work first; a cluster cannot "
+	     "run it)"},
 	    {"out", "DRAKE_SIM_OUT", FLAG_STRING, &c.out, "bench/results",
 	     "directory for CSV files and plots"},
 	    {"tag", NULL, FLAG_STRING, &c.tag, "", "prefix for output file names"},

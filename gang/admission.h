@@ -37,6 +37,9 @@ struct drake_admission_entry {
 	const char *name;
 	double created; /* creation time, any monotonic unit */
 	struct drake_gang_req req;
+	/* seconds of work it has left at the size its spec asks for, <= 0
+	 * unknown: only the simulator's oracle knows it (DRAKE_QUEUE_SRPT) */
+	double remaining;
 	/* out */
 	enum drake_admit_status status;
 	struct drake_plan plan;

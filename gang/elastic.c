@@ -34,6 +34,7 @@ const char *drake_victim_order_name(enum drake_victim_order o)
 	case DRAKE_VICTIM_OLDEST_FIRST: return "oldest";
 	case DRAKE_VICTIM_LEAST_PROGRESS: return "least-progress";
 	case DRAKE_VICTIM_MOST_SERVICE: return "most-service";
+	case DRAKE_VICTIM_MOST_REMAINING: return "most-remaining";
 	}
 	return "unknown";
 }
@@ -72,6 +73,10 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	case DRAKE_VICTIM_OLDEST_FIRST: return j->admitted;
 	case DRAKE_VICTIM_LEAST_PROGRESS: return j->progress < 0 ? -1 : j->progress;
 	case DRAKE_VICTIM_MOST_SERVICE: return -j->service;
+	case DRAKE_VICTIM_MOST_REMAINING:
+		return j->remaining > 0 ? -j->remaining * (double)(j->n_workers * j->worker.gpu +
+		                                                   j->n_ps * j->ps.gpu)
+		                        : 0;
 	}
 	return 0;
 }

@@ -57,6 +57,9 @@ struct drake_running_job {
 	int n_obs;
 	int want_workers; /* the workers its spec asks for; beyond them, workers are a loan
 	                     of idle capacity (gang/scale.h); 0 unknown: none are */
+	/* seconds of work left at its asked size, <= 0 unknown: only the
+	 * simulator's oracle knows it (DRAKE_VICTIM_MOST_REMAINING) */
+	double remaining;
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job
@@ -72,6 +75,10 @@ enum drake_victim_order {
 	DRAKE_VICTIM_OLDEST_FIRST,
 	DRAKE_VICTIM_LEAST_PROGRESS,
 	DRAKE_VICTIM_MOST_SERVICE, /* most attained service first (least-attained-service order) */
+	/* The oracle bound's (`drake sim --policies oracle`), not parsed: most
+	 * remaining work first (remaining times the GPUs it holds), jobs whose
+	 * remaining work is unknown after them. */
+	DRAKE_VICTIM_MOST_REMAINING,
 };
 
 struct drake_shrink_opts {

@@ -25,10 +25,10 @@ static void setup_two(struct drake_cluster *cl, struct drake_running_job j[2])
 	struct drake_gang_req g = gpu_job(1, 2, 6);
 	j[0] = (struct drake_running_job){"old", 10,     0.9, 2,     8,  g.ps,  g.worker,
 	                                  1,     old_ps, 6,   old_w, 10, false, false,
-	                                  false, 0,      0,   NULL,  0,  0};
+	                                  false, 0,      0,   NULL,  0,  0,     0};
 	j[1] = (struct drake_running_job){"new", 20,     0.1, 2,     8,  g.ps,  g.worker,
 	                                  1,     new_ps, 6,   new_w, 20, false, false,
-	                                  false, 0,      0,   NULL,  0,  0};
+	                                  false, 0,      0,   NULL,  0,  0,     0};
 	for (int k = 0; k < 2; k++) {
 		drake_cluster_charge(cl, (size_t)j[k].ps_node[0], &j[k].ps, 1);
 		for (int s = 0; s < j[k].n_workers; s++)
@@ -71,6 +71,28 @@ static void shrink_takes_lonely_workers_first_and_never_worker_zero(void **state
 	drake_cluster_release(&cl);
 }
 
+/* A job of 6 workers starves on setup_two's cluster (4 GPUs free): the 2
+ * workers it takes, in order o (lonely first or not), all come from job
+ * giver. Releases cl. */
+static void two_workers_come_from(struct drake_cluster *cl, struct drake_running_job j[2],
+                                  enum drake_victim_order order, bool lonely, int giver)
+{
+	struct drake_gang_req starving = gpu_job(1, 6, 6);
+	struct drake_shrink_opts o = {order, lonely};
+	struct drake_scale_op *ops;
+	size_t n;
+	struct drake_plan p = {0};
+	char why[200];
+	assert_int_equal(drake_shrink_for(cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
+	                 DRAKE_OK);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ops[i].job, giver);
+	free(ops);
+	drake_plan_release(&p);
+	drake_cluster_release(cl);
+}
+
 /* SpeCon: a job whose replicas report it slowing or converged gives its
  * workers before any other, the newest and lonely rules notwithstanding. */
 static void shrink_takes_from_a_slow_job_first(void **state)
@@ -80,20 +102,27 @@ static void shrink_takes_from_a_slow_job_first(void **state)
 	struct drake_running_job j[2];
 	setup_two(&cl, j);
 	j[0].slow = true; /* the oldest job has converged */
-	struct drake_gang_req starving = gpu_job(1, 6, 6);
-	struct drake_shrink_opts o = {DRAKE_VICTIM_NEWEST_FIRST, true};
-	struct drake_scale_op *ops;
-	size_t n;
-	struct drake_plan p = {0};
-	char why[200];
-	assert_int_equal(drake_shrink_for(&cl, j, 2, &starving, &o, &ops, &n, &p, why, sizeof(why)),
-	                 DRAKE_OK);
-	assert_int_equal(n, 2);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(ops[i].job, 0);
-	free(ops);
-	drake_plan_release(&p);
-	drake_cluster_release(&cl);
+	two_workers_come_from(&cl, j, DRAKE_VICTIM_NEWEST_FIRST, true, 0);
+}
+
+/* The oracle bound's victim order: the job with most remaining work
+ * (seconds left times the GPUs it holds) gives first, whatever its
+ * attained service; a job whose remaining work is unknown gives after the
+ * known ones. */
+static void with_the_oracle_the_job_with_most_remaining_work_gives_first(void **state)
+{
+	(void)state;
+	/* remaining seconds of old, of new, and the job expected to give */
+	static const double rows[][3] = {{100, 5000, 1}, {5000, 100, 0}, {0, 100, 1}, {100, -1, 0}};
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct drake_cluster cl;
+		struct drake_running_job j[2];
+		setup_two(&cl, j);
+		j[0].service = 1e6; /* most served: least attained service would take old */
+		j[0].remaining = rows[r][0];
+		j[1].remaining = rows[r][1];
+		two_workers_come_from(&cl, j, DRAKE_VICTIM_MOST_REMAINING, false, (int)rows[r][2]);
+	}
 }
 
 static void shrink_never_goes_below_min_and_removes_nothing_when_hopeless(void **state)
@@ -183,8 +212,8 @@ static void dragon_scale_up_never_exceeds_max(void **state)
 	assert_int_equal(cluster_from(&cl, "a:8:7 b:8:0 c:8:0"), 0);
 	struct drake_gang_req g = gpu_job(1, 1, 1);
 	static const int ps[] = {0}, w[] = {0};
-	struct drake_running_job j = {"j", 1, 0,     1,     4,     g.ps, g.worker, 1,    ps, 1,
-	                              w,   1, false, false, false, 0,    0,        NULL, 0,  0};
+	struct drake_running_job j = {"j", 1,     0,     1,     4, g.ps, g.worker, 1, ps, 1, w,
+	                              1,   false, false, false, 0, 0,    NULL,     0, 0,  0};
 	int order[] = {0, 1, 2};
 	struct drake_scale_op *ops;
 	size_t n;
@@ -199,6 +228,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(shrink_takes_lonely_workers_first_and_never_worker_zero),
 	    cmocka_unit_test(shrink_takes_from_a_slow_job_first),
+	    cmocka_unit_test(with_the_oracle_the_job_with_most_remaining_work_gives_first),
 	    cmocka_unit_test(shrink_never_goes_below_min_and_removes_nothing_when_hopeless),
 	    cmocka_unit_test(shrink_removes_only_what_the_starving_job_needs),
 	    cmocka_unit_test(dragon_first_fit_takes_the_first_node_in_its_order),

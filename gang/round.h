@@ -156,6 +156,10 @@ struct drake_round_job {
 	 * (drake_round_status.las); unseen: none kept (a new job, or a
 	 * controller that restarted: rebuilt from service, gang/tiresias.h) */
 	struct drake_las_state las;
+	/* seconds of work it has left at the size its spec asks for, <= 0
+	 * unknown; only `drake sim`'s oracle bound fills it, for the queue
+	 * order DRAKE_QUEUE_SRPT (gang/scale.h): a cluster cannot know it */
+	double remaining_hint;
 };
 
 /* Seconds past its deletion time after which a leaving pod is stuck. */

@@ -68,6 +68,7 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->name = j->name;
 	v->admitted = j->admitted > 0 ? j->admitted : j->created;
 	v->progress = j->progress;
+	v->remaining = j->remaining_hint;
 	v->slow = j->slow;
 	v->min_workers = j->req.min_workers;
 	v->max_workers = j->max_workers;
@@ -318,6 +319,7 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 			e[ne].name = w->in->name;
 			e[ne].created = w->in->created;
 			e[ne].req = w->req;
+			e[ne].remaining = w->in->remaining_hint;
 			entry_job[ne++] = i;
 		} else if (w->cls == DRAKE_CLASS_RUNNING && running_view(w, &v[nv])) {
 			w->view = (int)nv;

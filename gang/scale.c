@@ -45,7 +45,7 @@ drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)
 
 const char *drake_queue_order_name(enum drake_queue_order o)
 {
-	return o == DRAKE_QUEUE_NARROW ? "narrow" : "fifo";
+	return o == DRAKE_QUEUE_SRPT ? "srpt" : o == DRAKE_QUEUE_NARROW ? "narrow" : "fifo";
 }
 
 /* A running job as the step changes it. */
@@ -665,25 +665,45 @@ static int64_t want_gpus(const struct drake_admission_entry *x)
 	return need.gpu + (more > 0 ? more : 0) * x->req.worker.gpu;
 }
 
+/* An oracle's remaining work of waiting entry x (DRAKE_QUEUE_SRPT): its
+ * remaining seconds at the size it asks for times the GPUs it asks for;
+ * INFINITY when unknown, so that unknown jobs keep their FIFO order behind
+ * the known ones. */
+static double remaining_work(const struct drake_admission_entry *x)
+{
+	if (!(x->remaining > 0))
+		return INFINITY;
+	int64_t g = want_gpus(x);
+	return x->remaining * (double)(g > 0 ? g : 1);
+}
+
+/* Does waiting entry y stay ahead of x (y is before x in FIFO order)? Aged
+ * before young (FIFO among the aged); among the young, narrower (or, the
+ * oracle's, less remaining work) first, ties FIFO. */
+static bool stays_ahead(const struct step *s, const struct drake_admission_entry *y,
+                        const struct drake_admission_entry *x)
+{
+	if (aged(s, y))
+		return true;
+	if (aged(s, x))
+		return false;
+	if (s->o->queue == DRAKE_QUEUE_SRPT)
+		return remaining_work(y) <= remaining_work(x);
+	return want_gpus(y) <= want_gpus(x);
+}
+
 /* The order waiting entries w[0..nw) (FIFO as given) are tried in, into
- * ix: FIFO, or aged first, then narrowest, then FIFO (scale.h). */
+ * ix: FIFO, or aged first, then narrowest (least remaining work), then
+ * FIFO (scale.h). A stable insertion sort: the queue is short. */
 static void queue_order(const struct step *s, const struct drake_admission_entry *w, size_t nw,
                         size_t *ix)
 {
 	for (size_t a = 0; a < nw; a++) {
 		size_t b = a;
-		if (s->o->queue == DRAKE_QUEUE_NARROW) {
-			bool old = aged(s, &w[a]);
-			int64_t g = want_gpus(&w[a]);
-			while (b > 0) {
-				const struct drake_admission_entry *y = &w[ix[b - 1]];
-				bool yold = aged(s, y);
-				/* y stays ahead: aged before young, or narrower among the young */
-				if (yold || (!old && want_gpus(y) <= g))
-					break;
-				ix[b] = ix[b - 1];
-				b--;
-			}
+		while (s->o->queue != DRAKE_QUEUE_FIFO && b > 0 &&
+		       !stays_ahead(s, &w[ix[b - 1]], &w[a])) {
+			ix[b] = ix[b - 1];
+			b--;
 		}
 		ix[b] = a;
 	}
@@ -1105,7 +1125,7 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 			if (waits && t > now && t < out->next)
 				out->next = t;
 			t = w[i].created + o->age_after;
-			if (waits && o->queue == DRAKE_QUEUE_NARROW && t > now && t < out->next)
+			if (waits && o->queue != DRAKE_QUEUE_FIFO && t > now && t < out->next)
 				out->next = t;
 		}
 		if (s.hold_until < out->next)

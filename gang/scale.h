@@ -8,7 +8,9 @@
  * One step, the waiting jobs in the queue's order (opts.queue: FIFO, or
  * narrow: fewest GPUs asked first, a job waiting age_after or longer ahead
  * of them in FIFO order, so no job is passed over for longer than
- * age_after plus what rules 2 and 3 take to start it):
+ * age_after plus what rules 2 and 3 take to start it; or, for the
+ * simulator's oracle bound only, least remaining work first with the same
+ * aging, from a remaining time the caller knows):
  *
  *  0. A running job whose own rates (gang/speed_fit.h: two sizes or
  *     spreads seen) say it runs faster with fewer workers gives them back
@@ -105,16 +107,25 @@ enum drake_queue_order {
 	DRAKE_QUEUE_FIFO,   /* created, then name */
 	DRAKE_QUEUE_NARROW, /* jobs waiting age_after or longer first (FIFO among them), then
 	                       fewest GPUs asked (the workers the spec asks for), then FIFO */
+	/* The oracle's order, a bound and not a policy (`drake sim --policies
+	 * oracle`): jobs waiting age_after or longer first (FIFO among them),
+	 * then least remaining work first, the entry's remaining seconds at the
+	 * size its spec asks for times the GPUs asked (remaining GPU-seconds:
+	 * shortest remaining service first, ties FIFO), then the jobs whose
+	 * remaining work is unknown (<= 0) in FIFO order. A cluster never knows
+	 * a job's run time, so neither the parser nor `drake serve` offers it. */
+	DRAKE_QUEUE_SRPT,
 };
 
-/* Parses "fifo", "narrow". */
+/* Parses "fifo", "narrow" (not the oracle's order). */
 drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out) DRAKE_MUST_CHECK;
 const char *drake_queue_order_name(enum drake_queue_order o);
 
 struct drake_scale_opts {
 	bool backfill;
 	enum drake_queue_order queue;
-	double age_after; /* QUEUE_NARROW: seconds after which a job goes ahead of narrower ones */
+	double age_after; /* QUEUE_NARROW, QUEUE_SRPT: seconds after which a job goes ahead of
+	                     narrower (shorter) ones */
 	/* GPU-seconds of attained service past which a running job gives
 	 * workers down to its min to a new job that cannot start at the size it
 	 * asks (rule 1b); below it, only what it was lent. <= 0: never. */

@@ -22,14 +22,15 @@ static void drake_release(void *state)
 	(void)state;
 }
 
-static drake_err drake_decide(struct sim *s, void *state)
+drake_err sim_drake_decide(struct sim *s, const struct drake_scale_opts *scale,
+                           sim_remaining_fn remaining)
 {
-	(void)state;
 	const struct sim_config *cfg = sim_cfg(s);
-	struct drake_round_opts o = {.scale = cfg->scale};
+	struct drake_round_opts o = {.scale = *scale};
 	o.scale.speed = cfg->model.speed;
 	double next = INFINITY;
-	drake_err err = sim_round_once(s, &o, &next, NULL);
+	struct sim_round_keep keep = {.remaining = remaining};
+	drake_err err = sim_round_once(s, &o, &next, remaining ? &keep : NULL);
 	/* not at this instant: the loop decides again while decisions change
 	 * something, and the same state decides the same */
 	if (!err && next < INFINITY && next > sim_now(s))
@@ -44,6 +45,12 @@ static drake_err drake_decide(struct sim *s, void *state)
 			err = sim_wake_at(s, t);
 	}
 	return err;
+}
+
+static drake_err drake_decide(struct sim *s, void *state)
+{
+	(void)state;
+	return sim_drake_decide(s, &sim_cfg(s)->scale, NULL);
 }
 
 const struct sim_policy sim_policy_drake = {"drake", drake_init, drake_release, drake_decide};

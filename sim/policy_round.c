@@ -61,6 +61,8 @@ static drake_err build(struct sim *s, struct inputs *in, const struct sim_round_
 		                              .progress = -1};
 		if (keep && keep->las)
 			x->las = keep->las[id];
+		if (keep && keep->remaining)
+			x->remaining_hint = keep->remaining(s, id);
 		m += j->req.n_ps + j->max_workers;
 		const struct drake_round_member gated = {.state = DRAKE_MEMBER_WAITING, .node = -1};
 		for (int k = 0; k < j->req.n_ps + j->max_workers; k++)

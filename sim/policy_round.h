@@ -2,7 +2,9 @@
  * policy_round.h - the simulator's side of gang/round.h, shared by the
  * policies that decide through drake_round(): drake (policy_drake.c),
  * DRAGON's rules (policy_dragon.c) and Tiresias (policy_tiresias.c), as
- * `drake serve --policy drake|dragon|tiresias` does. Nothing here decides.
+ * `drake serve --policy drake|dragon|tiresias` does, and the oracle bound
+ * (policy_oracle.c), which only the simulator can run. Nothing here
+ * decides.
  *
  * The round's inputs are what the controller would read from its caches,
  * in the simulator's terms: a waiting job's members all wait behind their
@@ -36,18 +38,33 @@
 #include "gang/round.h"
 #include "sim/sim.h"
 
-/* The state a policy keeps between rounds, as the controller does. */
+/* Seconds of work sim job id has left at the size its spec asks for (<= 0
+ * unknown): what only the oracle knows (policy_oracle.c). */
+typedef double (*sim_remaining_fn)(struct sim *s, int id);
+
+/* What a policy keeps between rounds, as the controller does, and what
+ * only the simulator can tell it. */
 struct sim_round_keep {
 	double dragon_last_action;   /* DRAGON's action timer */
 	double las_decided;          /* tiresias: the last 2D-LAS decision's time, negative none */
 	struct drake_las_state *las; /* tiresias: per sim job (sim_job_count), NULL: none kept */
+	sim_remaining_fn remaining;  /* the oracle: each job's remaining_hint; NULL: unknown,
+	                                as on a cluster */
 };
 
 /* One round on the sim's state with o, applied. *next: when the round
  * would decide differently (INFINITY: never). keep, when given, is passed
- * in (instead of o's dragon_last_action and las_decided, and as each job's
- * las) and updated from the round. Either may be NULL. */
+ * in (instead of o's dragon_last_action and las_decided, as each job's
+ * las, and each job's remaining_hint from its remaining) and updated from
+ * the round. Either may be NULL. */
 drake_err sim_round_once(struct sim *s, const struct drake_round_opts *o, double *next,
                          struct sim_round_keep *keep) DRAKE_MUST_CHECK;
+
+/* drake's decision (policy_drake.c): one round with the scale options
+ * scale (its speed model the config's), the remaining work from remaining
+ * (NULL: unknown), and a wake-up at the round's next time and at each
+ * Pollux job's next report. */
+drake_err sim_drake_decide(struct sim *s, const struct drake_scale_opts *scale,
+                           sim_remaining_fn remaining) DRAKE_MUST_CHECK;
 
 #endif

@@ -816,8 +816,8 @@ done:
 const struct sim_policy *sim_policy_find(const char *name)
 {
 	static const struct sim_policy *const all[] = {&sim_policy_default, &sim_policy_dragon,
-	                                               &sim_policy_drake, &sim_policy_tiresias,
-	                                               &sim_policy_optimus};
+	                                               &sim_policy_drake,   &sim_policy_tiresias,
+	                                               &sim_policy_optimus, &sim_policy_oracle};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (strcmp(all[i]->name, name) == 0)
 			return all[i];

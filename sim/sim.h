@@ -146,6 +146,9 @@ extern const struct sim_policy sim_policy_default;
 extern const struct sim_policy sim_policy_dragon;
 extern const struct sim_policy sim_policy_drake;
 extern const struct sim_policy sim_policy_tiresias;
+/* a bound, not a policy: drake's round in the order of least remaining
+ * work, which it reads from the sim's truth (policy_oracle.c) */
+extern const struct sim_policy sim_policy_oracle;
 extern const struct sim_policy sim_policy_optimus;
 const struct sim_policy *sim_policy_find(const char *name);
 

@@ -407,6 +407,27 @@ static void the_same_seed_gives_the_same_run(void **state)
 	sim_result_release(&b);
 }
 
+/* ITP trace text parsed into t, and the default config on one node of 8
+ * GPUs into cfg. */
+static void one_node(const char *text, struct sim_trace *t, struct sim_config *cfg)
+{
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", t, msg, sizeof(msg)), DRAKE_OK);
+	sim_config_defaults(cfg);
+	cfg->nodes = 1;
+}
+
+/* policy's run of t with cfg into r, which must succeed. */
+static void run_ok(const struct sim_config *cfg, const struct sim_trace *t, const char *policy,
+                   struct sim_result *r)
+{
+	char msg[256];
+	drake_err err = sim_run(cfg, t, sim_policy_find(policy), NULL, r, msg, sizeof(msg));
+	if (err)
+		print_error("%s\n", msg);
+	assert_int_equal(err, DRAKE_OK);
+}
+
 /* Tiresias on one node of 8 GPUs, queue threshold 4,800 GPU-s, decided by
  * the controller's round: its first decision is the first round (0 s),
  * then one every 60 s. A long job (a, 8 GPUs, 3,000 s) starts at 0 and
@@ -421,16 +442,11 @@ static void tiresias_demotes_and_preempts_a_long_job(void **state)
 	static const char text[] = "job_id,submission_time,duration,num_gpu\n"
 	                           "a,0,3000,8\nb,100,300,8\n";
 	struct sim_trace t;
-	char msg[256];
-	assert_int_equal(sim_trace_parse(text, strlen(text), "mem", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
 	struct sim_config cfg;
-	sim_config_defaults(&cfg);
-	cfg.nodes = 1;
+	one_node(text, &t, &cfg);
 	cfg.las.threshold[0] = 4800;
 	struct sim_result r;
-	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	run_ok(&cfg, &t, "tiresias", &r);
 	assert_int_equal(r.finished, 2);
 	assert_int_equal(r.preemptions, 1);
 	assert_float_equal(r.job_start[0], 0, 1e-6); /* its first start stays */
@@ -441,12 +457,38 @@ static void tiresias_demotes_and_preempts_a_long_job(void **state)
 	/* without the threshold's demotion (one queue) b waits for a, and for
 	 * the decision after a ends */
 	cfg.las.n_queues = 1;
-	assert_int_equal(sim_run(&cfg, &t, sim_policy_find("tiresias"), NULL, &r, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	run_ok(&cfg, &t, "tiresias", &r);
 	assert_int_equal(r.preemptions, 0);
 	assert_float_equal(r.job_finish[0], 3030, 1e-6);
 	assert_float_equal(r.job_start[1], 3060, 1e-6);
 	sim_result_release(&r);
+	sim_trace_release(&t);
+}
+
+/* The oracle bound: drake's round with the queue in order of least
+ * remaining work, read from the sim's truth. One node of 8 GPUs, rigid
+ * jobs: a runs; b (1,000 s) arrives before c (100 s); both starve behind
+ * a. When a ends, drake starts b (FIFO), the oracle c. */
+static void the_oracle_admits_less_remaining_work_before_an_earlier_longer_job(void **state)
+{
+	(void)state;
+	static const char text[] = "job_id,submission_time,duration,num_gpu\n"
+	                           "a,0,100,8\nb,10,1000,8\nc,20,100,8\n";
+	struct sim_trace t;
+	struct sim_config cfg;
+	one_node(text, &t, &cfg);
+	cfg.model.min_frac = 1;
+	cfg.model.max_factor = 1;
+	struct sim_result o, d;
+	run_ok(&cfg, &t, "oracle", &o);
+	run_ok(&cfg, &t, "drake", &d);
+	assert_int_equal(o.finished, 3);
+	assert_int_equal(d.finished, 3);
+	assert_true(o.job_start[2] < o.job_start[1]);
+	assert_true(d.job_start[1] < d.job_start[2]);
+	assert_float_equal(o.job_start[2], d.job_start[1], 1e-6); /* the same moment: a's end */
+	sim_result_release(&o);
+	sim_result_release(&d);
 	sim_trace_release(&t);
 }
 
@@ -466,6 +508,7 @@ int main(void)
 	    cmocka_unit_test(the_same_seed_gives_the_same_run),
 	    cmocka_unit_test(changes_during_a_pause_restart_it),
 	    cmocka_unit_test(tiresias_demotes_and_preempts_a_long_job),
+	    cmocka_unit_test(the_oracle_admits_less_remaining_work_before_an_earlier_longer_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
