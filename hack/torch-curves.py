@@ -9,11 +9,12 @@ REASON MESSAGE" lines of the PyTorchJob's Events) and t0 (the submission
 time, seconds since the epoch). Writes into OUT:
 
   curves.csv   seconds,step,loss,accuracy,world: one row per step line of
-               rank 0 (accuracy as of the latest test)
+               rank 0 (accuracy as of the latest test, empty before the
+               first)
   events.csv   seconds,reason,message: drake's scaling Events on the job,
                and each restart of rank 0 with the step it resumed at
-  curves.png   accuracy and world size over time, drake's decisions and
-               the restarts marked (gnuplot)
+  curves.png   accuracy, step and world size over time, drake's decisions
+               and the restarts marked (gnuplot)
 
 The figures are the trainer's and the API server's own: nothing here is
 modelled.
@@ -41,6 +42,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     t0 = float(open(os.path.join(d, "t0")).read())
     curves, events = [], []
+    tested = False
     for line in open(os.path.join(d, "rank0.log")):
         stamp, _, rest = line.rstrip("\n").partition(" ")
         try:
@@ -49,7 +51,10 @@ def main():
             continue
         m = STEP.search(rest) or DONE.search(rest)
         if m and m.re is STEP:
-            curves.append([f"{t:.2f}", m.group(1), m.group(2), m.group(3), m.group(4)])
+            # torch-train logs 0 until its first test: no accuracy yet
+            acc = m.group(3) if tested or float(m.group(3)) > 0 else ""
+            tested = acc != ""
+            curves.append([f"{t:.2f}", m.group(1), m.group(2), acc, m.group(4)])
         elif m:
             loss = curves[-1][2] if curves else ""
             curves.append([f"{t:.2f}", m.group(1), loss, m.group(2), m.group(3)])
@@ -86,10 +91,10 @@ def main():
             marks.append(f'set label "{reason}" at {t}, graph 0.05 rotate by 90 font ",8"')
     data = os.path.join(out, "curves.csv")
     script = "\n".join([
-        "set terminal pngcairo size 900,700",
+        "set terminal pngcairo size 900,900",
         f"set output '{os.path.join(out, 'curves.png')}'",
         "set datafile separator ','",
-        'set multiplot layout 2,1 title "torch-train (torchrun elastic, c10d, gloo) on 2 real nodes under drake\\n'
+        'set multiplot layout 3,1 title "torch-train (torchrun elastic, c10d, gloo) on 2 real nodes under drake\\n'
         'a PyTorchJob of 2 workers, min 1: shrunk for a TFJob, grown back (red: drake\'s Events; gray: rank 0 restarts)"',
         "set tmargin 4",
         "set key bottom right",
@@ -98,8 +103,11 @@ def main():
         "set ylabel 'test accuracy (latest test)'",
         "set yrange [0:1]",
         *marks,
-        f"plot '{data}' using 1:4 every ::1 with steps lw 2 title 'rank 0'",
+        f"plot '{data}' using 1:(strcol(4) ne '' ? $4 : 1/0) every ::1 with steps lw 2 title 'rank 0'",
         "unset label",
+        "set ylabel 'step (resumed, not restarted)'",
+        "set yrange [0:*]",
+        f"plot '{data}' using 1:2 every ::1 with steps lw 2 title 'rank 0'",
         "set xlabel 'seconds since submission'",
         "set ylabel 'ranks in the world'",
         "set yrange [0:3]",
