@@ -30,6 +30,7 @@
 #include "common/err.h"
 #include "gang/cluster.h"
 #include "gang/planner.h"
+#include "gang/speed.h"
 #include "gang/speed_fit.h"
 
 /* A running gang as the scaling rules see it. Worker slot 0 is worker 0. */
@@ -57,6 +58,7 @@ struct drake_running_job {
 	int n_obs;
 	int want_workers; /* the workers its spec asks for; beyond them, workers are a loan
 	                     of idle capacity (gang/scale.h); 0 unknown: none are */
+	struct drake_change_cost cost; /* its own cost of a change; zero: rescale_pause */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

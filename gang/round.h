@@ -156,6 +156,9 @@ struct drake_round_job {
 	 * (drake_round_status.las); unseen: none kept (a new job, or a
 	 * controller that restarted: rebuilt from service, gang/tiresias.h) */
 	struct drake_las_state las;
+	/* what a change of its worker count costs it (its kind's, which the
+	 * caller fills: gang/ names no kind); zero: speed.rescale_pause */
+	struct drake_change_cost cost;
 };
 
 /* Seconds past its deletion time after which a leaving pod is stuck. */
