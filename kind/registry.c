@@ -55,7 +55,7 @@ drake_err job_resize_costs_parse(const char *s, struct job_resize_costs *c, char
 		size_t n = strcspn(s, ",");
 		char item[128];
 		if (n >= sizeof(item))
-			return drake_errorf(DRAKE_EINVAL, msg, len, "resize cost \"%.*s...\" is too long",
+			return drake_errorf(DRAKE_EINVAL, msg, len, "\"%.*s...\" is too long",
 			                    32, s);
 		memcpy(item, s, n);
 		item[n] = '\0';
@@ -63,19 +63,19 @@ drake_err job_resize_costs_parse(const char *s, struct job_resize_costs *c, char
 		char *eq = strchr(item, '=');
 		if (!eq)
 			return drake_errorf(DRAKE_EINVAL, msg, len,
-			                    "resize cost \"%s\" is not KIND=SHRINK[/GROW]", item);
+			                    "\"%s\" is not KIND=SHRINK[/GROW]", item);
 		*eq = '\0';
 		int i = kind_index(job_kind_lookup(item));
 		if (i < 0)
 			return drake_errorf(DRAKE_EINVAL, msg, len,
-			                    "resize cost: \"%s\" is not a job kind drake knows", item);
+			                    "\"%s\" is not a job kind drake knows", item);
 		char *slash = strchr(eq + 1, '/');
 		if (slash)
 			*slash = '\0';
 		struct job_resize_cost v;
 		if (!cost_ok(eq + 1, &v.shrink_s) || !cost_ok(slash ? slash + 1 : eq + 1, &v.grow_s))
 			return drake_errorf(DRAKE_EINVAL, msg, len,
-			                    "resize cost of %s: \"%s%s%s\" is not a duration above 0 "
+			                    "%s: \"%s%s%s\" is not a duration above 0 "
 			                    "and at most 1h (or two, SHRINK/GROW)",
 			                    item, eq + 1, slash ? "/" : "", slash ? slash + 1 : "");
 		c->k[i] = v;
