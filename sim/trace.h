@@ -37,6 +37,8 @@
 
 #include "common/err.h"
 
+struct job_kind;
+
 #define SIM_TRACE_MAX_BYTES     (64u << 20)
 #define SIM_TRACE_MAX_ROWS      1000000
 #define SIM_TRACE_MAX_LINE      1024
@@ -119,6 +121,9 @@ struct sim_trace_job {
 	int max_replicas;  /* elastic policies' max-instances */
 	double iterations; /* its curve's iterations at batch_size */
 	double samples;    /* the artifact's accounting of them (sim_papp_samples_work) */
+	/* its job kind (kind/registry.h): a fixed layout's optional last
+	 * column "kind", or sim_kind_mix; NULL: none said */
+	const struct job_kind *kind;
 };
 
 struct sim_trace {
