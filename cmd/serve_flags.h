@@ -36,7 +36,7 @@ struct serve_opts {
 	const char *log_level;
 	bool reconcile;
 	const char *cluster_domain;
-	const char *kinds; /* --kinds: "tfjobs,pytorchjobs" */
+	const char *kinds;       /* --kinds: "tfjobs,pytorchjobs" */
 	const char *resize_cost; /* --resize-cost: "pytorchjobs=18s/6.5s,tfjobs=2s" */
 	const char *gang_resource;
 	const char *scheduler_name;

@@ -212,8 +212,15 @@ static void a_job_whose_change_costs_more_than_it_saves_keeps_its_workers(void *
 	const int shrinks[] = {4, 0};
 	for (int c = 0; c < 2; c++) {
 		struct world x;
-		const struct rj r[] = {{"yolo", 1, 4, 8, "aaaabbbb", 100, 0.1,
-		                        {{4, 1, 1.0 / 6000}, {8, 2, 0.55 / 6000}}, 2}};
+		const struct rj r[] = {{"yolo",
+		                        1,
+		                        4,
+		                        8,
+		                        "aaaabbbb",
+		                        100,
+		                        0.1,
+		                        {{4, 1, 1.0 / 6000}, {8, 2, 0.55 / 6000}},
+		                        2}};
 		build(&x, "a:4:0 b:4:0", r, 1);
 		x.r[0].cost.shrink = cost[c];
 		step(&x, 600);

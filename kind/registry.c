@@ -55,8 +55,8 @@ drake_err job_resize_costs_parse(const char *s, struct job_resize_costs *c, char
 		size_t n = strcspn(s, ",");
 		char item[128];
 		if (n >= sizeof(item))
-			return drake_errorf(DRAKE_EINVAL, msg, len, "\"%.*s...\" is too long",
-			                    32, s);
+			return drake_errorf(DRAKE_EINVAL, msg, len, "\"%.*s...\" is too long", 32,
+			                    s);
 		memcpy(item, s, n);
 		item[n] = '\0';
 		s += n + (s[n] == ',');
@@ -73,7 +73,8 @@ drake_err job_resize_costs_parse(const char *s, struct job_resize_costs *c, char
 		if (slash)
 			*slash = '\0';
 		struct job_resize_cost v;
-		if (!cost_ok(eq + 1, &v.shrink_s) || !cost_ok(slash ? slash + 1 : eq + 1, &v.grow_s))
+		if (!cost_ok(eq + 1, &v.shrink_s) ||
+		    !cost_ok(slash ? slash + 1 : eq + 1, &v.grow_s))
 			return drake_errorf(DRAKE_EINVAL, msg, len,
 			                    "%s: \"%s%s%s\" is not a duration above 0 "
 			                    "and at most 1h (or two, SHRINK/GROW)",

@@ -37,7 +37,8 @@ static void an_override_sets_one_or_both_costs_and_leaves_other_kinds_alone(void
 	struct job_resize_costs c;
 	char msg[256];
 	job_resize_costs_default(&c);
-	assert_int_equal(job_resize_costs_parse("pytorchjob=20s/4s", &c, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(job_resize_costs_parse("pytorchjob=20s/4s", &c, msg, sizeof(msg)),
+	                 DRAKE_OK);
 	assert_true(of(&c, "pytorchjobs").shrink_s == 20 && of(&c, "pytorchjobs").grow_s == 4);
 	assert_true(of(&c, "tfjobs").shrink_s == 1.9);
 	assert_int_equal(job_resize_costs_parse("TFJob=1m,pytorchjobs=3s", &c, msg, sizeof(msg)),

@@ -298,13 +298,14 @@ static void test_a_jobs_round_input_carries_its_kinds_cost_of_a_change(void **st
 	const struct drake_change_cost want[] = {{1.9, 2.3}, {5, 7}};
 	for (int i = 0; i < 2; i++) {
 		seen_cost = (struct drake_change_cost){0};
-		struct admit_options o = {
-		    .backfill = true, .now_s = 1700000000, .observe = observe_cost,
-		    .resize_costs = costs[i]};
+		struct admit_options o = {.backfill = true,
+		                          .now_s = 1700000000,
+		                          .observe = observe_cost,
+		                          .resize_costs = costs[i]};
 		struct admit_result res;
-		assert_int_equal(admit_round(TF_CACHES(&w.jobs), &w.pods, &w.nodes, &o, &res, msg,
-		                             sizeof(msg)),
-		                 DRAKE_OK);
+		assert_int_equal(
+		    admit_round(TF_CACHES(&w.jobs), &w.pods, &w.nodes, &o, &res, msg, sizeof(msg)),
+		    DRAKE_OK);
 		assert_true(seen_cost.shrink == want[i].shrink && seen_cost.grow == want[i].grow);
 		admit_result_release(&res);
 	}

@@ -18,15 +18,14 @@ drake_err sim_kind_mix_parse(const char *s, struct sim_kind_mix *m, char *msg, s
 		size_t n = strcspn(s, ",");
 		char item[96];
 		if (n >= sizeof(item))
-			return drake_errorf(DRAKE_EINVAL, msg, mlen, "\"%.32s...\" is too long",
-			                    s);
+			return drake_errorf(DRAKE_EINVAL, msg, mlen, "\"%.32s...\" is too long", s);
 		memcpy(item, s, n);
 		item[n] = '\0';
 		s += n + (s[n] == ',');
 		char *eq = strchr(item, '=');
 		if (!eq)
-			return drake_errorf(DRAKE_EINVAL, msg, mlen,
-			                    "\"%s\" is not KIND=SHARE", item);
+			return drake_errorf(DRAKE_EINVAL, msg, mlen, "\"%s\" is not KIND=SHARE",
+			                    item);
 		*eq = '\0';
 		const struct job_kind *k = job_kind_lookup(item);
 		if (!k)
@@ -34,8 +33,8 @@ drake_err sim_kind_mix_parse(const char *s, struct sim_kind_mix *m, char *msg, s
 			                    "\"%s\" is not a job kind drake knows", item);
 		for (size_t i = 0; i < m->n; i++)
 			if (m->kind[i] == k)
-				return drake_errorf(DRAKE_EINVAL, msg, mlen,
-				                    "%s is named twice", k->plural);
+				return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s is named twice",
+				                    k->plural);
 		char *end;
 		double p = strtod(eq + 1, &end);
 		if (end == eq + 1 || *end || !(p > 0 && p <= 1))

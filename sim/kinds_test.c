@@ -159,16 +159,15 @@ static drake_err shrink3_decide(struct sim *s, void *state)
 	return sim_apply_removals(s, ids, ops, 3);
 }
 
-static const struct sim_policy shrink3 = {"shrink3", shrink3_init, shrink3_release,
-                                          shrink3_decide};
+static const struct sim_policy shrink3 = {"shrink3", shrink3_init, shrink3_release, shrink3_decide};
 
 /* The one 8-GPU job of kind `kind` ("" none), shrunk once at 100 s under
  * the costs `costs` (NULL: each kind's own): when it finishes. */
 static double shrunk_once(const char *kind, const struct job_resize_costs *costs)
 {
 	char text[128];
-	snprintf(text, sizeof(text), "job_id,submission_time,duration,num_gpu,kind\na,0,1000,8,%s\n",
-	         kind);
+	snprintf(text, sizeof(text),
+	         "job_id,submission_time,duration,num_gpu,kind\na,0,1000,8,%s\n", kind);
 	struct sim_trace t;
 	struct sim_result r;
 	char msg[256];
@@ -192,8 +191,8 @@ static double shrunk_once(const char *kind, const struct job_resize_costs *costs
 static void each_resize_costs_the_job_its_kinds_pause(void **state)
 {
 	(void)state;
-	double none = shrunk_once("", NULL);           /* rescale_pause: 10 s */
-	double tf = shrunk_once("tfjobs", NULL);       /* 1.9 s */
+	double none = shrunk_once("", NULL);             /* rescale_pause: 10 s */
+	double tf = shrunk_once("tfjobs", NULL);         /* 1.9 s */
 	double torch = shrunk_once("pytorchjobs", NULL); /* 18.1 s */
 	assert_true(tf < none && none < torch);
 	assert_float_equal(torch - tf, 18.1 - 1.9, 1e-3);

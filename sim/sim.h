@@ -76,9 +76,6 @@ struct sim_job {
 	double pause_work;         /* and was charged this much work */
 	double pause_len;          /* over this many seconds */
 	int preemptions;           /* times stopped and sent back to wait */
-	/* what a change of its size costs it: its kind's (kind/registry.h),
-	 * zero without a kind (model.speed.rescale_pause) */
-	struct drake_change_cost cost;
 	struct sim_curve curve;    /* drawn for every job, reported with curves.on */
 	struct mig_progress *prog; /* its samples (curves.on), else NULL */
 	int64_t last_step;         /* latest reported step */
@@ -90,6 +87,9 @@ struct sim_job {
 	 * at each size and spread it ran at for a report interval (sim_observe) */
 	struct drake_speed_obs obs[DRAKE_SPEED_MAX_OBS];
 	int n_obs;
+	/* what a change of its size costs it: its kind's (kind/registry.h),
+	 * zero without a kind (model.speed.rescale_pause) */
+	struct drake_change_cost cost;
 };
 
 struct sim_config {

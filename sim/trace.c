@@ -305,8 +305,8 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 		                      msg, mlen)))
 			goto fail;
 		struct sim_trace_job *j = &out->jobs[out->n];
-		if ((err = parse_row(&l, out->kind, has_kind, f, trace_split(line, f, MAX_FIELDS), j,
-		                     msg, mlen)))
+		if ((err = parse_row(&l, out->kind, has_kind, f, trace_split(line, f, MAX_FIELDS),
+		                     j, msg, mlen)))
 			goto fail;
 		if (out->kind != SIM_TRACE_GANG) {
 			j->order = (int64_t)out->n;

@@ -7,7 +7,10 @@
  *   pollux   name,time,application,num_replicas,batch_size   (Pollux artifact)
  *   nodes    sn,cpu_milli,memory_mib,gpu,model                (Alibaba 2023)
  *
- * The header line picks the format. Every row is checked: field count,
+ * The header line picks the format; a fixed format's header may end in
+ * ",kind", each row then naming its job's kind last (kind/registry.h;
+ * empty: none; an unknown kind fails the load naming the row). Every row
+ * is checked: field count,
  * integer syntax, ranges (named limits below), times in order, no zero-GPU
  * jobs. Errors name file:line and the field. Parsing works on a buffer so
  * the fuzzer can drive it; sim_trace_load/sim_nodes_load read a file (at
