@@ -46,5 +46,5 @@ echo "mean over $(ls "$traces"/pollux/workloads-1.0/workload-*.csv | wc -l) work
 printf '%-11s %-13s %10s %10s %9s\n' kinds "policy costs" "meanJCT" "p95JCT" "resizes"
 awk -F, 'NR > 1 { k = $2 "|" $3; if (!(k in n)) order[m++] = k; n[k]++; jct[k] += $6; p95[k] += $7; rs[k] += $9 }
   END { for (i = 0; i < m; i++) { k = order[i]; split(k, a, "|");
-          printf "%-11s %-13s %9.0fs %9.0fs %9.1f\n", a[1], a[2] == "true" ? "told" : "blind (30 s)",
+          printf "%-11s %-13s %9.0fs %9.0fs %9.1f\n", a[1], a[1] == "none" ? "-" : a[2] == "true" ? "told" : "blind (30 s)",
             jct[k] / n[k], p95[k] / n[k], rs[k] / n[k] } }' "$csv"
