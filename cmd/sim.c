@@ -114,6 +114,11 @@ static int load_inputs(struct cli *c, const char *trace_format, const char *trac
 		sim_trace_release(trace);
 		return 2;
 	}
+	if (sim_kind_resolve(trace, c->trace, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		sim_trace_release(trace);
+		return 1;
+	}
 	sim_kind_mix_apply(&c->mix, trace);
 	if (c->nodes_file && *c->nodes_file) {
 		if (sim_nodes_load(c->nodes_file, nodes, msg, sizeof(msg))) {

@@ -54,6 +54,20 @@ drake_err sim_kind_mix_parse(const char *s, struct sim_kind_mix *m, char *msg, s
 	return DRAKE_OK;
 }
 
+drake_err sim_kind_resolve(struct sim_trace *t, const char *file, char *msg, size_t mlen)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct sim_trace_job *j = &t->jobs[i];
+		if (!j->kind_name[0])
+			continue;
+		if (!(j->kind = job_kind_lookup(j->kind_name)))
+			return drake_errorf(DRAKE_EINVAL, msg, mlen,
+			                    "%s:%zu: kind \"%s\" is not a job kind drake knows", file,
+			                    j->line, j->kind_name);
+	}
+	return DRAKE_OK;
+}
+
 size_t sim_kind_mix_apply(const struct sim_kind_mix *m, struct sim_trace *t)
 {
 	if (m->n == 0)

@@ -22,6 +22,12 @@ struct sim_kind_mix {
 	size_t n;
 };
 
+/* Looks up each job's kind_name (a trace's "kind" column) among the kinds
+ * drake knows (any case, resource or Kind) into its kind; EINVAL naming
+ * file:line of the first that is none. */
+drake_err sim_kind_resolve(struct sim_trace *t, const char *file, char *msg,
+                           size_t mlen) DRAKE_MUST_CHECK;
+
 /* Parses "KIND=SHARE,..." (KIND as the registry reads it, SHARE a
  * fraction in (0, 1], the shares summing to at most 1; the rest of the
  * jobs keep no kind); "" is no mix. EINVAL with msg naming the bad part. */

@@ -16,6 +16,15 @@
 #include "sim/kind_mix.h"
 #include "sim/sim.h"
 
+/* t from text, as drake sim loads it: parsed, its kinds looked up. */
+static void load(const char *text, const char *file, struct sim_trace *t)
+{
+	char msg[256];
+	assert_int_equal(sim_trace_parse(text, strlen(text), file, t, msg, sizeof(msg)), DRAKE_OK);
+	if (sim_kind_resolve(t, file, msg, sizeof(msg)))
+		fail_msg("%s", msg);
+}
+
 static const char *plural(const struct sim_trace_job *j)
 {
 	return j->kind ? j->kind->plural : "-";
@@ -27,9 +36,7 @@ static void a_trace_may_name_each_jobs_kind_in_a_last_column(void **state)
 	static const char text[] = "job_id,submission_time,duration,num_gpu,kind\n"
 	                           "a,0,100,8,pytorchjobs\nb,5,100,4,TFJob\nc,9,100,1,\n";
 	struct sim_trace t;
-	char msg[256];
-	assert_int_equal(sim_trace_parse(text, strlen(text), "k.csv", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	load(text, "k.csv", &t);
 	assert_int_equal(t.n, 3);
 	assert_string_equal(plural(&t.jobs[0]), "pytorchjobs");
 	assert_string_equal(plural(&t.jobs[1]), "tfjobs");
@@ -38,8 +45,7 @@ static void a_trace_may_name_each_jobs_kind_in_a_last_column(void **state)
 	/* without the column no job has a kind */
 	static const char plain[] = "name,time,application,num_replicas,batch_size\n"
 	                            "x-1,0,cifar10,2,128\n";
-	assert_int_equal(sim_trace_parse(plain, strlen(plain), "p.csv", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	load(plain, "p.csv", &t);
 	assert_null(t.jobs[0].kind);
 	sim_trace_release(&t);
 }
@@ -52,8 +58,10 @@ static void an_unknown_kind_is_refused_naming_its_row(void **state)
 	struct sim_trace t;
 	char msg[256];
 	assert_int_equal(sim_trace_parse(text, strlen(text), "p.csv", &t, msg, sizeof(msg)),
-	                 DRAKE_EINVAL);
+	                 DRAKE_OK);
+	assert_int_equal(sim_kind_resolve(&t, "p.csv", msg, sizeof(msg)), DRAKE_EINVAL);
 	assert_string_equal(msg, "p.csv:3: kind \"mpijobs\" is not a job kind drake knows");
+	sim_trace_release(&t);
 	static const char short_row[] = "job_id,submission_time,duration,num_gpu,kind\na,0,1,1\n";
 	assert_int_equal(
 	    sim_trace_parse(short_row, strlen(short_row), "s.csv", &t, msg, sizeof(msg)),
@@ -68,9 +76,7 @@ static void itp_jobs(struct sim_trace *t, int n, int kinded)
 	for (int i = 0; i < n; i++)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text), "j%d,%d,10,1,%s\n", i, i,
 		         i < kinded ? "tfjobs" : "");
-	char msg[256];
-	assert_int_equal(sim_trace_parse(text, strlen(text), "m.csv", t, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	load(text, "m.csv", t);
 }
 
 static void a_kind_mix_gives_each_kind_its_share_interleaved(void **state)
@@ -171,8 +177,7 @@ static double shrunk_once(const char *kind, const struct job_resize_costs *costs
 	struct sim_trace t;
 	struct sim_result r;
 	char msg[256];
-	assert_int_equal(sim_trace_parse(text, strlen(text), "one", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	load(text, "one", &t);
 	struct sim_config cfg;
 	sim_config_defaults(&cfg);
 	cfg.nodes = 1;
@@ -185,9 +190,9 @@ static double shrunk_once(const char *kind, const struct job_resize_costs *costs
 	return finish;
 }
 
-/* At 5 workers the job runs slower than at 8, so a second of pause costs
- * it more than a second of the finish; what matters is the order, and
- * that a kind whose cost is the global pause finishes with no kind. */
+/* A pause stops the job for its length: the finish moves by the
+ * difference of the kinds' costs, and a kind whose cost is the global
+ * pause finishes with no kind. */
 static void each_resize_costs_the_job_its_kinds_pause(void **state)
 {
 	(void)state;
@@ -222,8 +227,7 @@ static void drakes_policy_weighs_a_resize_by_the_jobs_cost(void **state)
 	for (int blind = 0; blind < 2; blind++) {
 		struct sim_trace t;
 		struct sim_result r;
-		assert_int_equal(sim_trace_parse(text, strlen(text), "h", &t, msg, sizeof(msg)),
-		                 DRAKE_OK);
+		load(text, "h", &t);
 		struct sim_config cfg;
 		sim_config_defaults(&cfg);
 		cfg.nodes = 3;
