@@ -62,8 +62,8 @@ drake_err sim_kind_resolve(struct sim_trace *t, const char *file, char *msg, siz
 			continue;
 		if (!(j->kind = job_kind_lookup(j->kind_name)))
 			return drake_errorf(DRAKE_EINVAL, msg, mlen,
-			                    "%s:%zu: kind \"%s\" is not a job kind drake knows", file,
-			                    j->line, j->kind_name);
+			                    "%s:%zu: kind \"%s\" is not a job kind drake knows",
+			                    file, j->line, j->kind_name);
 	}
 	return DRAKE_OK;
 }

@@ -67,6 +67,12 @@ static void an_unknown_kind_is_refused_naming_its_row(void **state)
 	    sim_trace_parse(short_row, strlen(short_row), "s.csv", &t, msg, sizeof(msg)),
 	    DRAKE_EINVAL);
 	assert_string_equal(msg, "s.csv:2: 4 fields, want 5");
+	static const char long_kind[] = "job_id,submission_time,duration,num_gpu,kind\n"
+	                                "a,0,1,1,abcdefghijklmnopqrstuvwxyz012345\n";
+	assert_int_equal(
+	    sim_trace_parse(long_kind, strlen(long_kind), "l.csv", &t, msg, sizeof(msg)),
+	    DRAKE_ELIMIT);
+	assert_string_equal(msg, "l.csv:2: kind longer than 31 characters");
 }
 
 /* n ITP jobs, "j0".."j<n-1>", the first `kinded` of them TFJobs. */

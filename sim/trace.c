@@ -169,8 +169,9 @@ static drake_err parse_kind(struct trace_lines *l, const char *f, struct sim_tra
                             char *msg, size_t mlen)
 {
 	if (strlen(f) > SIM_TRACE_MAX_KIND)
-		return drake_errorf(DRAKE_ELIMIT, msg, mlen, "%s:%zu: kind longer than %d characters",
-		                    l->file, l->lineno, SIM_TRACE_MAX_KIND);
+		return drake_errorf(DRAKE_ELIMIT, msg, mlen,
+		                    "%s:%zu: kind longer than %d characters", l->file, l->lineno,
+		                    SIM_TRACE_MAX_KIND);
 	strcpy(j->kind_name, f);
 	return DRAKE_OK;
 }
