@@ -40,7 +40,10 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	     "0.15",
 	     "speed model: throughput divided by 1 + this per node spanned beyond the fewest"},
 	    {"rescale-pause", "DRAKE_RESCALE_PAUSE", FLAG_DURATION, &o->speed.rescale_pause, "10s",
-	     "speed model: progress a job loses on every change of its worker count"},
+	     "speed model: progress a job loses on a change of its worker count when its kind "
+	     "names no cost of its own (drake serve: every job has one, --resize-cost; drake sim: "
+	     "a "
+	     "job the trace or --kind-mix gives no kind), and on a worker's move"},
 	};
 	for (size_t i = 0; i < SCALE_FLAGS_N; i++)
 		out[i] = f[i];

@@ -369,6 +369,7 @@ int serve_main(int argc, char **argv)
 		                                .decision_log = o.decision_log,
 		                                .decision_log_max = o.decision_log_max,
 		                                .scale = &o.scale.opts,
+		                                .resize_costs = &o.resize_costs,
 		                                .migrate = o.migrate,
 		                                .mig = &o.mig.opts,
 		                                .progress = &o.mig.progress,

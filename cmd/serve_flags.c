@@ -90,6 +90,12 @@ void serve_flags(struct serve_opts *o, struct flag *out)
 	    {"kinds", "DRAKE_KINDS", FLAG_STRING, &o->kinds, "tfjobs",
 	     "with --reconcile: the job kinds the controller serves, by resource, comma-separated "
 	     "(tfjobs, pytorchjobs); a kind left out is another operator's"},
+	    {"resize-cost", "DRAKE_RESIZE_COST", FLAG_STRING, &o->resize_cost, NULL,
+	     "with --gang: what one resize stops a job of a kind for, which the policy weighs a "
+	     "change by (a job is grown, or gives back workers that slow it, only when that saves "
+	     "more), as KIND=SHRINK[/GROW] comma-separated (\"pytorchjobs=18s/6.5s,tfjobs=2s\"; "
+	     "one duration is both); a kind not named costs what its trainer was measured at: "
+	     "tfjobs 1.9s/2.3s (drake-train), pytorchjobs 18.1s/6.5s (elastic torchrun)"},
 	    {"cluster-domain", "DRAKE_CLUSTER_DOMAIN", FLAG_STRING, &o->cluster_domain, NULL,
 	     "suffix after <svc>.<ns>.svc in TF_CONFIG hosts (Kubeflow's CUSTOM_CLUSTER_DOMAIN)"},
 	    {"gang", "DRAKE_GANG", FLAG_BOOL, &o->gang, "true",
@@ -296,6 +302,10 @@ drake_err serve_flags_finish(struct serve_opts *o, char *msg, size_t len)
 		                    "--node-metrics-interval must be between 0 and 24h");
 	if ((e = kinds_finish(o, msg, len)))
 		return e;
+	job_resize_costs_default(&o->resize_costs);
+	char why[200];
+	if (job_resize_costs_parse(o->resize_cost, &o->resize_costs, why, sizeof(why)))
+		return drake_errorf(DRAKE_EINVAL, msg, len, "--resize-cost: %s", why);
 	if (!strcmp(o->policy, "drake"))
 		o->policy_id = DRAKE_POLICY_DRAKE;
 	else if (!strcmp(o->policy, "dragon"))

@@ -17,10 +17,11 @@
 #include "extender/server.h"
 #include "gang/tiresias.h"
 #include "kind/job.h"
+#include "kind/registry.h"
 #include "kube/leader.h"
 
 /* Flags of serve_flags' own table, before the scaling and migration ones. */
-#define SERVE_OWN_FLAGS_N 57
+#define SERVE_OWN_FLAGS_N 58
 #define SERVE_FLAGS_N     (SERVE_OWN_FLAGS_N + SCALE_FLAGS_N + MIGRATE_FLAGS_N)
 
 /* Everything drake serve's flags parse into. */
@@ -35,7 +36,8 @@ struct serve_opts {
 	const char *log_level;
 	bool reconcile;
 	const char *cluster_domain;
-	const char *kinds; /* --kinds: "tfjobs,pytorchjobs" */
+	const char *kinds;       /* --kinds: "tfjobs,pytorchjobs" */
+	const char *resize_cost; /* --resize-cost: "pytorchjobs=18s/6.5s,tfjobs=2s" */
 	const char *gang_resource;
 	const char *scheduler_name;
 	const char *decision_log;
@@ -60,6 +62,7 @@ struct serve_opts {
 
 	/* Worked out from the flags by serve_flags_finish. */
 	const struct job_kind *kind_list[JOB_KINDS_MAX]; /* --kinds */
+	struct job_resize_costs resize_costs;            /* --resize-cost over the kinds' own */
 	size_t nkinds;
 	int policy_id;                /* enum drake_round_policy */
 	struct drake_las_opts las;    /* --las-threshold's queues */

@@ -115,6 +115,14 @@ static void test_worked_out_values(void **state)
 	assert_true(o.las.threshold[0] == 60 && o.las.threshold[1] == 3600.5);
 	assert_int_equal(PARSE(&o, msg, "--port", "0", "--port=65535"), DRAKE_OK);
 	assert_int_equal(o.srv.port, 65535);
+	/* each kind's measured cost of a resize, or --resize-cost's */
+	const struct job_kind *pt = job_kind_lookup("pytorchjobs"), *tf = job_kind_lookup("tfjobs");
+	assert_true(job_resize_cost_of(&o.resize_costs, pt).shrink_s == 18.1 &&
+	            job_resize_cost_of(&o.resize_costs, tf).grow_s == 2.3);
+	assert_int_equal(PARSE(&o, msg, "--resize-cost", "pytorchjobs=20s/5s"), DRAKE_OK);
+	assert_true(job_resize_cost_of(&o.resize_costs, pt).shrink_s == 20 &&
+	            job_resize_cost_of(&o.resize_costs, pt).grow_s == 5 &&
+	            job_resize_cost_of(&o.resize_costs, tf).shrink_s == 1.9);
 }
 
 /* The message a user sees after "drake serve: ", for the first bad value. */
@@ -147,6 +155,8 @@ static void test_refusals(void **state)
 	    {{"--prioritize-window", "1048577"}, "--prioritize-window must be 1..1048576"},
 	    {{"--log-level", "loud"}, "--log-level must be debug, info, warn or error"},
 	    {{"--port", "65536"}, "--port must be 0..65535"},
+	    {{"--resize-cost", "mpijobs=2s"},
+	     "--resize-cost: \"mpijobs\" is not a job kind drake knows"},
 	    {{"--port", "-1"}, "--port must be 0..65535"},
 	    {{"--scheduler-name", "Not_A_Name"}, "--scheduler-name must be a DNS-1123 subdomain"},
 	    {{"--gang-backoff-min", "0"},

@@ -14,8 +14,10 @@
 #include "cmd/scale_flags.h"
 #include "common/flags.h"
 #include "common/log.h"
+#include "kind/registry.h"
 #include "sim/decision_replay.h"
 #include "sim/jobs_json.h"
+#include "sim/kind_mix.h"
 #include "sim/migrator.h"
 #include "sim/placement_cli.h"
 #include "sim/pollux_apps.h"
@@ -34,6 +36,11 @@ struct cli {
 	double node_cpu, ps_cpu, worker_cpu, time_scale;
 	size_t node_mem, ps_mem, worker_mem;
 	bool plots, progress, print_jobs;
+	/* --kind-mix, --resize-cost, --policy-costs */
+	const char *kind_mix, *resize_cost;
+	bool policy_costs;
+	struct sim_kind_mix mix;
+	struct job_resize_costs costs;
 	struct sim_config cfg;
 };
 
@@ -107,6 +114,12 @@ static int load_inputs(struct cli *c, const char *trace_format, const char *trac
 		sim_trace_release(trace);
 		return 2;
 	}
+	if (sim_kind_resolve(trace, c->trace, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: %s\n", msg);
+		sim_trace_release(trace);
+		return 1;
+	}
+	sim_kind_mix_apply(&c->mix, trace);
 	if (c->nodes_file && *c->nodes_file) {
 		if (sim_nodes_load(c->nodes_file, nodes, msg, sizeof(msg))) {
 			fprintf(stderr, "drake sim: %s\n", msg);
@@ -268,6 +281,19 @@ int sim_main(int argc, char **argv)
 	    {"print-jobs", NULL, FLAG_BOOL, &c.print_jobs, "false",
 	     "print the jobs the replay would run (the model's PS, workers, min/max, requests "
 	     "and work) and the speed model as JSON on stdout, and exit without simulating"},
+	    {"kind-mix", NULL, FLAG_STRING, &c.kind_mix, "",
+	     "give the jobs whose trace row names no kind (a fixed layout's optional last column "
+	     "\"kind\") a job kind by share, KIND=SHARE comma-separated (\"pytorchjobs=0.5,"
+	     "tfjobs=0.5\"), interleaved in trace order; each resize of a job then costs its "
+	     "kind's (--resize-cost), a job without a kind --rescale-pause"},
+	    {"resize-cost", NULL, FLAG_STRING, &c.resize_cost, "",
+	     "what one resize costs a job of a kind, KIND=SHRINK[/GROW] comma-separated, as drake "
+	     "serve's --resize-cost (\"\": each kind's measured cost: tfjobs 1.9s/2.3s, "
+	     "pytorchjobs 18.1s/6.5s)"},
+	    {"policy-costs", NULL, FLAG_BOOL, &c.policy_costs, "true",
+	     "drake's policy is told each job's cost of a resize, as drake serve tells it; false: "
+	     "it believes every job pays --rescale-pause, while the simulator still charges each "
+	     "its kind's"},
 	    {"migrate", NULL, FLAG_BOOL, &c.migrate, "false",
 	     "run migrate/'s overload policy after each placement decision (one move at a "
 	     "time)"},
@@ -330,6 +356,17 @@ int sim_main(int argc, char **argv)
 		fprintf(stderr, "drake sim: %s\n", msg);
 		return 2;
 	}
+	job_resize_costs_default(&c.costs);
+	if (sim_kind_mix_parse(c.kind_mix, &c.mix, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: --kind-mix: %s\n", msg);
+		return 2;
+	}
+	if (job_resize_costs_parse(c.resize_cost, &c.costs, msg, sizeof(msg))) {
+		fprintf(stderr, "drake sim: --resize-cost: %s\n", msg);
+		return 2;
+	}
+	c.cfg.resize_costs = &c.costs;
+	c.cfg.policy_blind = !c.policy_costs;
 	c.cfg.prog = c.mig.progress;
 	c.cfg.scale = c.scale.opts;
 	c.cfg.scale.backfill = c.backfill;

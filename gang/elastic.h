@@ -30,6 +30,7 @@
 #include "common/err.h"
 #include "gang/cluster.h"
 #include "gang/planner.h"
+#include "gang/speed.h"
 #include "gang/speed_fit.h"
 
 /* A running gang as the scaling rules see it. Worker slot 0 is worker 0. */
@@ -60,6 +61,7 @@ struct drake_running_job {
 	/* seconds of work left at its asked size, <= 0 unknown: only the
 	 * simulator's oracle knows it (DRAKE_VICTIM_MOST_REMAINING) */
 	double remaining;
+	struct drake_change_cost cost; /* its own cost of a change; zero: rescale_pause */
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

@@ -160,6 +160,9 @@ struct drake_round_job {
 	 * unknown; only `drake sim`'s oracle bound fills it, for the queue
 	 * order DRAKE_QUEUE_SRPT (gang/scale.h): a cluster cannot know it */
 	double remaining_hint;
+	/* what a change of its worker count costs it (its kind's, which the
+	 * caller fills: gang/ names no kind); zero: speed.rescale_pause */
+	struct drake_change_cost cost;
 };
 
 /* Seconds past its deletion time after which a leaving pod is stuck. */

@@ -83,6 +83,7 @@ static bool running_view(struct work *w, struct drake_running_job *v)
 	v->service = j->service;
 	v->obs = j->obs;
 	v->n_obs = j->obs ? j->n_obs : 0;
+	v->cost = j->cost;
 	return true;
 }
 

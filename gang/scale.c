@@ -849,6 +849,17 @@ static int growth_cap(const struct step *s, const struct drake_running_job *r)
 	return cap;
 }
 
+/* What a change costs job r (its own cost, else rescale_pause). */
+static double grow_pause(const struct step *s, const struct drake_running_job *r)
+{
+	return drake_speed_pause(&s->o->speed, r->cost.grow);
+}
+
+static double shrink_pause(const struct step *s, const struct drake_running_job *r)
+{
+	return drake_speed_pause(&s->o->speed, r->cost.shrink);
+}
+
 struct batch {
 	int k;         /* workers to add */
 	double before; /* T now */
@@ -891,7 +902,7 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 	if (b->k > 0) {
 		double e = remaining(r, s->now);
 		double frac = b->before > 0 ? 1 - b->before / b->after : 1;
-		b->saved = e * frac - s->o->speed.rescale_pause;
+		b->saved = e * frac - grow_pause(s, r);
 	}
 }
 
@@ -930,14 +941,16 @@ static double pays_at(const struct drake_running_job *r, const struct batch *b, 
 	return r->admitted + pause / frac;
 }
 
-/* A batch is worth it when it saves more than its pause, and from the
+/* A batch is worth it when it saves more than the job's own pause (its
+ * cost of a change: a job whose trainer restarts every worker on a
+ * membership change grows only for a larger saving), and from the
  * time pays_at() names: there it saves exactly its pause (up to rounding),
  * and a step at that time would otherwise neither grow the job nor name a
  * later time to look again. */
 static bool pays(const struct step *s, size_t j, const struct batch *b)
 {
 	return b->k > 0 &&
-	       (b->saved > 0 || pays_at(&s->r[j], b, s->o->speed.rescale_pause) <= s->now);
+	       (b->saved > 0 || pays_at(&s->r[j], b, grow_pause(s, &s->r[j])) <= s->now);
 }
 
 static drake_err grow(struct step *s, double *next)
@@ -965,7 +978,7 @@ static drake_err grow(struct step *s, double *next)
 			cand[nc++] =
 			    (struct grow_cand){j, s->r[j].slow, (b.after / b.before - 1) / gpus};
 		} else {
-			double t = pays_at(&s->r[j], &b, s->o->speed.rescale_pause);
+			double t = pays_at(&s->r[j], &b, grow_pause(s, &s->r[j]));
 			if (t > s->now && t < *next)
 				*next = t;
 		}
@@ -1006,7 +1019,8 @@ static drake_err grow(struct step *s, double *next)
  * leaves the job fastest (ties: the highest slot), never worker 0 and never
  * below its min, and the count with the highest modelled speed is kept
  * when it beats the current one by SHED_MARGIN and saves more than the
- * pause over the job's expected remaining time. The removals are SHRINK
+ * job's own cost of losing workers (drake_speed_pause) over its expected
+ * remaining time. The removals are SHRINK
  * actions for no waiting job (for_job -1).
  */
 static drake_err shed(struct step *s)
@@ -1060,7 +1074,7 @@ static drake_err shed(struct step *s)
 			}
 			double frac = best > 0 ? 1 - t0 / best : 0;
 			if (best_k > 0 && best >= t0 * (1 + SHED_MARGIN) &&
-			    remaining(r, s->now) * frac > s->o->speed.rescale_pause)
+			    remaining(r, s->now) * frac > shrink_pause(s, r))
 				e = apply_removals(s, ops, (size_t)best_k, -1);
 		}
 		free(cur);

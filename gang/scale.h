@@ -17,8 +17,8 @@
  *     (SHRINK for no waiting job): workers come off one at a time, each
  *     time the one whose removal leaves it fastest, never worker 0 nor
  *     below min, and the count that is fastest is kept when it beats the
- *     current one by 5 % and saves more than rescale_pause over its
- *     expected remaining time E (rule 4).
+ *     current one by 5 % and saves more than the job's cost of a
+ *     shrink (below) over its expected remaining time E (rule 4).
  *  1. A job whose PS, chief and min workers fit starts (with start_narrow,
  *     the default; without it, until it has waited starve_after, only
  *     when the workers it asks for fit, so that it does not take the last
@@ -56,7 +56,11 @@
  *     step (the controller runs another round after its own changes, and
  *     `drake sim` decides again at the same instant, so the next ones try
  *     then). Not while shrinks_wait: pods of the last change still hold
- *     their nodes.
+ *     their nodes. The victims' cost of a change plays no part in rules
+ *     1b and 2: a shrink for a job that cannot start is not a bet that
+ *     the change pays (the waiting job's gain is its start, which no
+ *     pause of a victim outweighs), and ordering victims by cost would
+ *     undo the victim order's fairness (most attained service first).
  *  3. The first starving job that cannot start even so is given the nodes
  *     it will run on: its plan on the cluster with every running gang taken
  *     away. Nothing behind it, and no growth, may place a pod on those
@@ -75,8 +79,12 @@
  *     room) that maximises its modelled speed T (gang/speed.h) is worth it
  *     when
  *
- *         E * (1 - T(w, n) / T(w + k, n')) > rescale_pause
+ *         E * (1 - T(w, n) / T(w + k, n')) > pause
  *
+ *     pause is the job's own cost of a grow (drake_running_job.cost,
+ *     gang/speed.h: what its kind's trainer stops for), else
+ *     speed.rescale_pause. A job whose change costs more than the batch
+ *     saves is not grown.
  *     E is the job's expected remaining time: from its progress p when
  *     known, E = age * (1 - p) / p; else its age since admission (for the
  *     heavy-tailed run times of training jobs, a job that has run for t is

@@ -202,6 +202,33 @@ static void a_job_whose_rates_fell_with_more_workers_gives_them_back(void **stat
 	release(&x);
 }
 
+/* The same job gives nothing back when its change costs more than its
+ * whole expected remaining time (600 s at 10 %: 5400 s), which bounds any
+ * saving; a cheap change (100 s) still pays. */
+static void a_job_whose_change_costs_more_than_it_saves_keeps_its_workers(void **state)
+{
+	(void)state;
+	const double cost[] = {100, 5400};
+	const int shrinks[] = {4, 0};
+	for (int c = 0; c < 2; c++) {
+		struct world x;
+		const struct rj r[] = {{"yolo",
+		                        1,
+		                        4,
+		                        8,
+		                        "aaaabbbb",
+		                        100,
+		                        0.1,
+		                        {{4, 1, 1.0 / 6000}, {8, 2, 0.55 / 6000}},
+		                        2}};
+		build(&x, "a:4:0 b:4:0", r, 1);
+		x.r[0].cost.shrink = cost[c];
+		step(&x, 600);
+		assert_int_equal(count(&x, DRAKE_ACT_SHRINK, 0, -1), shrinks[c]);
+		release(&x);
+	}
+}
+
 static void one_size_seen_is_no_reason_to_give_back(void **state)
 {
 	(void)state;
@@ -303,6 +330,7 @@ int main(void)
 	    cmocka_unit_test(past_the_threshold_a_job_gives_down_to_its_minimum_at_once),
 	    cmocka_unit_test(the_job_with_most_attained_service_gives_first),
 	    cmocka_unit_test(a_job_whose_rates_fell_with_more_workers_gives_them_back),
+	    cmocka_unit_test(a_job_whose_change_costs_more_than_it_saves_keeps_its_workers),
 	    cmocka_unit_test(one_size_seen_is_no_reason_to_give_back),
 	    cmocka_unit_test(a_job_slower_across_two_nodes_is_not_grown_there_again),
 	    cmocka_unit_test(a_job_below_the_size_it_asks_grows_back_to_it_at_once),

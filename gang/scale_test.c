@@ -29,6 +29,7 @@ struct rjob {
 	const char *workers;
 	bool gave;     /* gave_to_waiting */
 	double ending; /* > 0: its first member ended then (ending_since) */
+	double grow;   /* > 0: its own cost of a grow (cost.grow), seconds */
 };
 
 /* A waiting job of gpu_job(1, min, want); worker_gpu overrides its
@@ -107,7 +108,8 @@ static void world_build(struct world *x, const struct scase *k)
 		                                .last_scaled = s->last_scaled,
 		                                .gave_to_waiting = s->gave,
 		                                .ending = s->ending > 0,
-		                                .ending_since = s->ending};
+		                                .ending_since = s->ending,
+		                                .cost = {.grow = s->grow}};
 		drake_cluster_charge(&x->c, (size_t)j->ps_node[0], &j->ps, 1);
 		for (int i = 0; i < n; i++)
 			drake_cluster_charge(&x->c, (size_t)j->worker_node[i], &j->worker, 1);
@@ -479,6 +481,16 @@ static void looked_at_again_when_it_pays(const struct world *x)
 	assert_true(fabs(x->st.next - pays) < 1e-9);
 }
 
+/* The same job whose change costs 18 s (torchrun's shrink) saves
+ * 110 s * (1 - T7/T8), about 10 s: not grown, and looked at again when
+ * the saving reaches its own pause, not the global one. */
+static void looked_at_again_when_its_own_pause_pays(const struct world *x)
+{
+	double frac = 1 - rate(x, 7, 1) / rate(x, 8, 1);
+	assert_true(110 * frac > x->o.speed.rescale_pause && 110 * frac < 18);
+	assert_true(fabs(x->st.next - 18 / frac) < 1e-9);
+}
+
 static void says_why(const struct world *x)
 {
 	for (size_t i = 0; i < x->nw; i++)
@@ -842,6 +854,24 @@ static const struct scase cases[] = {
      .grows = 1,
      .status = "",
      .next = INFINITY},
+    /* the job's own cost of a change, not the global pause, is what the
+     * batch must save */
+    {.name = "the same young job grows at once when its change costs 2 s, less than the 5.6 s "
+             "its batch saves",
+     .cluster = "a:8:0",
+     .r = {{.name = "young", .min = 1, .max = 8, .ps = 'a', .workers = "aaaaaaa", .grow = 2}},
+     .now = 61,
+     .grows = 1,
+     .status = "",
+     .next = INFINITY},
+    {.name = "the same job does not grow when its change costs 18 s, more than the 10 s its "
+             "batch saves",
+     .cluster = "a:8:0",
+     .r = {{.name = "young", .min = 1, .max = 8, .ps = 'a', .workers = "aaaaaaa", .grow = 18}},
+     .now = 110,
+     .status = "",
+     .next = NAN,
+     .check = looked_at_again_when_its_own_pause_pays},
 };
 
 /* A step at the time a batch was said to pay grows it (else the job would

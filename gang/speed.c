@@ -11,6 +11,11 @@ void drake_speed_defaults(struct drake_speed *m)
 	m->node_gpus = 8;
 }
 
+double drake_speed_pause(const struct drake_speed *m, double own)
+{
+	return own > 0 ? own : m->rescale_pause;
+}
+
 int drake_speed_min_nodes(const struct drake_speed *m, int w, int gpus_per_worker)
 {
 	int per = m->node_gpus > 0 ? m->node_gpus / (gpus_per_worker > 0 ? gpus_per_worker : 1) : 1;

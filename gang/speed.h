@@ -11,8 +11,9 @@
  *
  * where n_min(w) = ceil(w * g / node_gpus) is the fewest nodes that can hold
  * w workers (node_gpus: the largest node's GPUs). Every change of a running
- * job's worker count stops it for rescale_pause seconds while workers join
- * or leave its PS.
+ * job's worker count stops it while workers join or leave: for its own cost
+ * of a change (struct drake_change_cost) where it has one, else for
+ * rescale_pause seconds.
  *
  * Pure arithmetic, no allocation.
  */
@@ -27,6 +28,22 @@ struct drake_speed {
 	double rescale_pause; /* seconds */
 	int node_gpus;        /* largest node's GPUs; drake_speed_node_gpus() */
 };
+
+/*
+ * What one change of a job's worker count costs that job, in seconds it
+ * trains nothing (a trainer that restarts every worker on any membership
+ * change pays more than one whose PS takes workers in and out). Losing and
+ * gaining workers may cost differently. A value of 0 or less (unset, as a
+ * zeroed struct has it) is the model's rescale_pause, so a caller that sets
+ * none sees no change.
+ */
+struct drake_change_cost {
+	double shrink; /* seconds stopped when it loses workers */
+	double grow;   /* seconds stopped when it gains workers */
+};
+
+/* The pause one change costs: own when positive, else m->rescale_pause. */
+double drake_speed_pause(const struct drake_speed *m, double own);
 
 /* scaling_loss 0.05, locality_penalty 0.15, rescale_pause 10 s, 8 GPUs. */
 void drake_speed_defaults(struct drake_speed *m);

@@ -137,7 +137,8 @@ hasnt no-crd 'CustomResourceDefinition' "no CRD"
 render all-flags --set flags.apiQps=5,flags.apiBurst=10,flags.apiMaxInflight=8,flags.apiTimeout=3s \
   --set flags.apiMaxBody=1Mi,flags.maxBody=1Mi,flags.maxNodes=10,flags.maxNameLen=60,flags.maxLabels=5 \
   --set flags.maxVictims=5,flags.requestTimeout=5s,flags.clusterDomain=cluster.local,flags.gang=false \
-  --set flags.strictFifo=true,flags.gangMaxUnbound=9,flags.logLevel=debug,replicas=2
+  --set flags.strictFifo=true,flags.gangMaxUnbound=9,flags.logLevel=debug,replicas=2 \
+  --set-string flags.resizeCost=pytorchjobs=20s/5s
 # every argument the chart renders is one drake serve accepts
 if [ -x build/release/drake ]; then
   mapfile -t args < <(python3 -c '

@@ -69,6 +69,12 @@ struct job_kind {
 	const char *port_name;     /* its port's name: "tfjob-port" */
 	int default_port;
 	enum job_restart default_restart; /* a replica's restartPolicy when absent */
+	/* What one change of a running job's worker count costs under the
+	 * kind's trainer, measured from drake's decision to training again
+	 * (BENCHMARKS.md, "A resize's cost"): the seconds the reconciler
+	 * tells the policy a shrink and a grow stop the job for, unless
+	 * drake serve --resize-cost says otherwise. */
+	double resize_shrink_s, resize_grow_s;
 	/* The spec's (and replicaStatuses') name of each type, and the
 	 * lower-case one pod and Service names and labels carry; NULL: the
 	 * kind has no such type. */

@@ -28,6 +28,9 @@ const struct job_kind pytorchjob_kind = {
     .port_name = PT_PORT_NAME,
     .default_port = PT_DEFAULT_PORT,
     .default_restart = JOB_RESTART_ON_FAILURE,
+    /* elastic torchrun 1.13: every worker restarts on any change */
+    .resize_shrink_s = 18.1,
+    .resize_grow_s = 6.5,
     .type_name = {"Master", NULL, "Worker", NULL},
     .type_lower = {"master", NULL, "worker", NULL},
     .decode = pytorchjob_decode,

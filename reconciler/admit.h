@@ -156,11 +156,15 @@ struct drake_round_job;
 struct drake_las_opts;
 struct drake_las_state;
 struct job;
+struct job_resize_costs;
 
 struct admit_options {
 	bool backfill; /* admit smaller jobs behind one that does not fit */
 	long now_s;    /* wall clock, seconds: makes wave ids unique; the step's now */
 	const struct drake_scale_opts *scale; /* thresholds and model; NULL: defaults */
+	/* A job's cost of a change, by its kind (its round input's cost);
+	 * NULL: each kind's measured cost (kind/registry.h). */
+	const struct job_resize_costs *resize_costs;
 	/* What a running job's replicas report (NULL: nothing): slow when its
 	 * progress is slowing or converged, *frac its fraction of steps. */
 	bool (*progress)(void *arg, const struct job *job, double *frac);

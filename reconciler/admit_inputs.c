@@ -12,6 +12,7 @@
 
 #include "gang/protocol.h"
 #include "gang/vgpu.h"
+#include "kind/registry.h"
 #include "kube/cache.h"
 #include "kube/object.h"
 #include "kube/pod.h"
@@ -225,6 +226,8 @@ static void round_job(const struct admit_options *o, struct candidate *cd,
 	if (o->progress)
 		in->slow = o->progress(o->progress_arg, job, &in->progress);
 	in->service = job->preempted_service; /* what it had run, should drake have restarted */
+	struct job_resize_cost rc = job_resize_cost_of(o->resize_costs, job->kind);
+	in->cost = (struct drake_change_cost){rc.shrink_s, rc.grow_s};
 	if (o->observe)
 		o->observe(o->progress_arg, cd->key, in);
 	const struct job_refusal *f = &job->refusal;

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "gang/round.h"
+#include "kind/registry.h"
 #include "kube/cache.h"
 #include "reconciler/admit.h"
 #include "reconciler/admit_testutil.h"
@@ -270,6 +272,46 @@ static void test_a_record_that_does_not_fit_is_ignored_with_why(void **s)
 	world_release(&w);
 }
 
+static struct drake_change_cost seen_cost;
+
+static void observe_cost(void *arg, const char *key, struct drake_round_job *in)
+{
+	(void)arg;
+	(void)key;
+	seen_cost = in->cost;
+}
+
+/* The round input of a TFJob costs what drake-train was measured at
+ * (kind/registry.h), or what the operator's --resize-cost says. */
+static void test_a_jobs_round_input_carries_its_kinds_cost_of_a_change(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	node(&w, "gpu-a", 8);
+	gated_job(&w, "a", "2023-11-14T22:00:00Z", 2, 1, 1);
+	struct job_resize_costs set;
+	char msg[256];
+	job_resize_costs_default(&set);
+	assert_int_equal(job_resize_costs_parse("tfjobs=5s/7s", &set, msg, sizeof(msg)), DRAKE_OK);
+	const struct job_resize_costs *costs[] = {NULL, &set};
+	const struct drake_change_cost want[] = {{1.9, 2.3}, {5, 7}};
+	for (int i = 0; i < 2; i++) {
+		seen_cost = (struct drake_change_cost){0};
+		struct admit_options o = {.backfill = true,
+		                          .now_s = 1700000000,
+		                          .observe = observe_cost,
+		                          .resize_costs = costs[i]};
+		struct admit_result res;
+		assert_int_equal(
+		    admit_round(TF_CACHES(&w.jobs), &w.pods, &w.nodes, &o, &res, msg, sizeof(msg)),
+		    DRAKE_OK);
+		assert_true(seen_cost.shrink == want[i].shrink && seen_cost.grow == want[i].grow);
+		admit_result_release(&res);
+	}
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +323,7 @@ int main(void)
 	    cmocka_unit_test(test_the_record_of_an_earlier_wave_is_ignored),
 	    cmocka_unit_test(test_a_record_that_does_not_fit_is_ignored_with_why),
 	    cmocka_unit_test(test_jobs_json_shows_a_running_jobs_progress_class),
+	    cmocka_unit_test(test_a_jobs_round_input_carries_its_kinds_cost_of_a_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

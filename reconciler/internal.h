@@ -37,6 +37,7 @@
 #include "reconciler/reconciler.h"
 #include "kind/status.h"
 #include "kind/job.h"
+#include "kind/registry.h"
 
 struct json_t;
 struct kube_pod;
@@ -161,9 +162,10 @@ struct reconciler {
 	struct event_base *base;
 	struct kube_client *client;
 	struct reconciler_options opts;
-	struct drake_scale_opts scale; /* opts.scale points here */
-	struct mig_opts mig;           /* opts.mig points here */
-	struct mig_progress_opts prog; /* opts.progress points here */
+	struct drake_scale_opts scale;        /* opts.scale points here */
+	struct job_resize_costs resize_costs; /* opts.resize_costs points here */
+	struct mig_opts mig;                  /* opts.mig points here */
+	struct mig_progress_opts prog;        /* opts.progress points here */
 	char *domain, *gang_resource;
 	/* The kinds served, and one informer over each kind's jobs. */
 	const struct job_kind *kinds[JOB_KINDS_MAX];

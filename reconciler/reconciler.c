@@ -350,6 +350,11 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	else
 		drake_scale_defaults(&r->scale);
 	r->opts.scale = &r->scale; /* a copy: the caller's may go */
+	if (r->opts.resize_costs)
+		r->resize_costs = *r->opts.resize_costs;
+	else
+		job_resize_costs_default(&r->resize_costs);
+	r->opts.resize_costs = &r->resize_costs; /* likewise */
 	if (r->opts.mig)
 		r->mig = *r->opts.mig;
 	else

@@ -20,6 +20,7 @@
 #include "place/place.h"
 
 struct job_kind;
+struct job_resize_costs;
 
 struct event_base;
 struct kube_client;
@@ -70,6 +71,9 @@ struct reconciler_options {
 	/* Scaling: thresholds and the speed model of gang/scale.h (NULL: its
 	 * defaults, those of drake serve's flags). */
 	const struct drake_scale_opts *scale;
+	/* What a resize costs a job of each kind (kind/registry.h), which the
+	 * policy weighs a change by; NULL: each kind's measured cost. */
+	const struct job_resize_costs *resize_costs;
 	bool migrate; /* with gang: the migration policy moves replicas off overloaded nodes */
 	const struct mig_opts *mig;               /* its thresholds; NULL: migrate/'s defaults */
 	const struct mig_progress_opts *progress; /* progress classes; NULL: defaults */

@@ -109,6 +109,10 @@ static json_t *job_json(const struct drake_round_job *j, const struct drake_clus
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "service", json_real(j->service));
+	if (j->cost.shrink > 0 || j->cost.grow > 0) /* its kind's; a line without: the global */
+		json_object_set_new(
+		    o, "cost",
+		    json_pack("{s:f,s:f}", "shrink", j->cost.shrink, "grow", j->cost.grow));
 	las_json(o, &j->las);
 	if (j->obs && j->n_obs > 0) {
 		json_t *ob = json_array();

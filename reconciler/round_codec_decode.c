@@ -455,6 +455,16 @@ static bool job_dec(struct dec *d, json_t *o, const char *path, struct drake_rou
 	if ((json_object_get(o, "service") && !get_num(d, o, path, "service", &j->service)) ||
 	    !las_state_dec(d, o, path, &j->las))
 		return false;
+	/* a line written before jobs carried their kind's cost of a change has
+	 * none: every job paid the global pause, as it replays */
+	if ((v = json_object_get(o, "cost"))) {
+		snprintf(p, sizeof(p), "%s.cost", path);
+		if (!json_is_object(v))
+			return bad(d, p, NULL, "expected an object");
+		if (!get_num(d, v, p, "shrink", &j->cost.shrink) ||
+		    !get_num(d, v, p, "grow", &j->cost.grow))
+			return false;
+	}
 	if ((v = json_object_get(o, "obs"))) {
 		snprintf(p, sizeof(p), "%s.obs", path);
 		if (!json_is_array(v) || json_array_size(v) > DRAKE_SPEED_MAX_OBS)

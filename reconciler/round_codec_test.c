@@ -191,6 +191,7 @@ static void a_round_decoded_encodes_to_the_same_line(void **state)
 	t[1].j.refused_why = "0/3 nodes are available";
 	t[1].j.changed = 4500;
 	t[1].m[0].refused = "Insufficient cpu";
+	t[1].j.cost = (struct drake_change_cost){.shrink = 18.1, .grow = 6.5};
 	round_trip(&c, t, 2, 5000, &o, "admit shrink");
 	/* the same while a worker of the last change is still leaving: it waits */
 	drake_cluster_release(&c);
@@ -313,6 +314,52 @@ static void a_malformed_line_is_refused_naming_the_field(void **state)
 	drake_cluster_release(&c);
 }
 
+/* A line a drake wrote before jobs carried their kind's cost of a change
+ * replays as it ran: every job at the global pause. A job 20 s old whose
+ * one-worker batch (3 -> 4 on one node) saves about 4.3 s grows at a cost
+ * of 2 s and not at 18 s; without "cost" it is decided at rescale_pause
+ * (10 s): not grown either, and the decoded job has no cost of its own. */
+static void a_line_without_costs_replays_every_job_at_the_global_pause(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	struct tj t;
+	assert_int_equal(cluster_from(&c, "a:4:3"), 0);
+	running_job(&t, "ml/young", 0, "young.0", 3);
+	struct drake_round_opts o = {.pace_budget = 64};
+	drake_scale_defaults(&o.scale);
+	o.scale.idle_after = 10;
+	const double grow[] = {2, 18};
+	const char *kinds[] = {"grow", ""};
+	for (int i = 0; i < 2; i++) {
+		t.j.cost = (struct drake_change_cost){.shrink = 1, .grow = grow[i]};
+		round_trip(&c, &t, 1, 20, &o, kinds[i]);
+	}
+	struct drake_round r;
+	t.j.cost = (struct drake_change_cost){.shrink = 1.5, .grow = 2.5};
+	assert_int_equal(drake_round(&c, &t.j, 1, 20, &o, &r), DRAKE_OK);
+	char *line = round_log_line(&c, &t.j, 1, 20, &o, &r);
+	assert_non_null(line);
+	char *old = mutate(line, ",\"cost\":{\"shrink\":1.5,\"grow\":2.5}", "");
+	struct round_log_entry e;
+	char msg[256];
+	assert_int_equal(round_log_decode(old, &e, msg, sizeof(msg)), DRAKE_OK);
+	assert_true(e.jobs[0].cost.shrink == 0 && e.jobs[0].cost.grow == 0);
+	struct drake_round r2;
+	assert_int_equal(drake_round(&e.c, e.jobs, e.n, e.now, &e.opts, &r2), DRAKE_OK);
+	assert_int_equal(r2.n, 0); /* 4.3 s saved < 10 s */
+	drake_round_release(&r2);
+	round_log_entry_release(&e);
+	char *badc = mutate(line, "\"shrink\":1.5", "\"shrink\":\"1.5\"");
+	assert_int_equal(round_log_decode(badc, &e, msg, sizeof(msg)), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "in.jobs[0].cost.shrink"));
+	free(badc);
+	free(old);
+	free(line);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 /* A line a drake wrote before startNarrow existed decodes as the rule
  * it ran: every job started with what fit. */
 static void a_line_without_start_narrow_replays_jobs_starting_narrow(void **state)
@@ -346,6 +393,7 @@ int main(void)
 	    cmocka_unit_test(a_round_decoded_encodes_to_the_same_line),
 	    cmocka_unit_test(a_malformed_line_is_refused_naming_the_field),
 	    cmocka_unit_test(a_line_without_start_narrow_replays_jobs_starting_narrow),
+	    cmocka_unit_test(a_line_without_costs_replays_every_job_at_the_global_pause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,7 @@ static drake_err build(struct sim *s, struct inputs *in, const struct sim_round_
 		x->service = v.service;
 		x->obs = v.obs;
 		x->n_obs = v.n_obs;
+		x->cost = v.cost;
 		x->rec = (struct drake_round_record){
 		    .present = true,
 		    .gang = j->t->id,

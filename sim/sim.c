@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "gang/admission.h"
+#include "kind/registry.h"
 #include "sim/pollux_model.h"
 
 size_t sim_config_jobs(const struct sim_config *c, size_t n)
@@ -420,12 +421,13 @@ drake_err sim_preempt(struct sim *s, int ji)
 	return DRAKE_OK;
 }
 
-drake_err sim_rescaled(struct sim *s, int ji)
+drake_err sim_rescaled(struct sim *s, int ji, bool grew)
 {
 	struct sim_job *j = &s->jobs[ji];
 	j->scale_events++;
 	j->last_scaled = s->now;
-	return charge_pause(s, ji);
+	return charge_pause_of(
+	    s, ji, drake_speed_pause(&s->cfg->model.speed, grew ? j->cost.grow : j->cost.shrink));
 }
 
 drake_err sim_move_worker(struct sim *s, int ji, int slot, int node)
@@ -520,6 +522,8 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	    .obs = j->obs,
 	    .n_obs = j->n_obs,
 	};
+	if (!s->cfg->policy_blind)
+		out->cost = j->cost;
 	if (j->prog) {
 		out->progress = mig_progress_fraction(j->prog);
 		out->slow = mig_progress_slow(j->prog);
@@ -655,6 +659,8 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 			                                 drake_speed_min_nodes(&m->speed, w0, g));
 		}
 		j->work_orig = j->work_total;
+		struct job_resize_cost rc = job_resize_cost_of(s->cfg->resize_costs, j->t->kind);
+		j->cost = (struct drake_change_cost){rc.shrink_s, rc.grow_s};
 		/* drawn whatever the flags, so runs with and without curves split
 		 * the same jobs into early and late */
 		sim_curve_draw(&s->cfg->curves, s->cfg->seed, i, &j->curve);

@@ -42,6 +42,8 @@
 #include "sim/progress_model.h"
 #include "sim/trace.h"
 
+struct job_resize_costs;
+
 enum sim_job_state { SIM_JOB_FUTURE, SIM_JOB_WAITING, SIM_JOB_RUNNING, SIM_JOB_DONE };
 
 struct sim_job {
@@ -85,6 +87,9 @@ struct sim_job {
 	 * at each size and spread it ran at for a report interval (sim_observe) */
 	struct drake_speed_obs obs[DRAKE_SPEED_MAX_OBS];
 	int n_obs;
+	/* what a change of its size costs it: its kind's (kind/registry.h),
+	 * zero without a kind (model.speed.rescale_pause) */
+	struct drake_change_cost cost;
 };
 
 struct sim_config {
@@ -115,6 +120,13 @@ struct sim_config {
 	/* learning curves and the progress classes fed from them */
 	struct sim_curve_opts curves;
 	struct mig_progress_opts prog;
+	/* A job whose trace row names a kind (sim_trace_job.kind, or
+	 * sim_kind_mix) is charged that kind's cost on every change of its
+	 * size: resize_costs' (NULL: the kind's measured one). drake's policy
+	 * is told each job's cost unless policy_blind (then it believes every
+	 * job pays model.speed.rescale_pause, as before jobs had kinds). */
+	const struct job_resize_costs *resize_costs;
+	bool policy_blind;
 };
 
 void sim_config_defaults(struct sim_config *c);
@@ -223,10 +235,11 @@ drake_err sim_bind_pod(struct sim *s, int j, bool ps, int node) DRAKE_MUST_CHECK
 /* Removes worker `slot` (never 0; the slots after it move down, their
  * indexes kept) / adds a worker on node at the lowest index free (slotted
  * in index order). Call sim_rescaled() once after a batch of changes to
- * one job. */
+ * one job (grew: it gained workers, else lost them): it stops the job for
+ * its cost of that change (sim_job.cost, else the model's rescale_pause). */
 void sim_remove_worker(struct sim *s, int j, int slot);
 drake_err sim_add_worker(struct sim *s, int j, int node) DRAKE_MUST_CHECK;
-drake_err sim_rescaled(struct sim *s, int j) DRAKE_MUST_CHECK;
+drake_err sim_rescaled(struct sim *s, int j, bool grew) DRAKE_MUST_CHECK;
 /* Moves a worker to another node (for a migration policy): instantaneous
  * apart from its job's rescale pause, which it is charged. Counts the move
  * on the slot (moves[], moved_at[]); it is not a change of size, so

@@ -6,6 +6,7 @@
 #include "sim/trace.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,17 +162,33 @@ static drake_err parse_pollux(struct trace_lines *l, char **f, struct sim_trace_
 	return DRAKE_OK;
 }
 
-static drake_err parse_row(struct trace_lines *l, enum sim_trace_kind kind, char **f, int nf,
-                           struct sim_trace_job *j, char *msg, size_t mlen)
+/* The row's last field, when the header ends in ",kind": its job's kind
+ * as written ("" for none), resolved against the kinds drake knows by
+ * sim_kind_resolve (sim/kind_mix.h), so this parser needs no registry. */
+static drake_err parse_kind(struct trace_lines *l, const char *f, struct sim_trace_job *j,
+                            char *msg, size_t mlen)
+{
+	if (strlen(f) > SIM_TRACE_MAX_KIND)
+		return drake_errorf(DRAKE_ELIMIT, msg, mlen,
+		                    "%s:%zu: kind longer than %d characters", l->file, l->lineno,
+		                    SIM_TRACE_MAX_KIND);
+	strcpy(j->kind_name, f);
+	return DRAKE_OK;
+}
+
+static drake_err parse_row(struct trace_lines *l, enum sim_trace_kind kind, bool has_kind, char **f,
+                           int nf, struct sim_trace_job *j, char *msg, size_t mlen)
 {
 	drake_err err;
 	int64_t v;
-	int want = kind == SIM_TRACE_ITP ? 4 : 5;
+	int want = (kind == SIM_TRACE_ITP ? 4 : 5) + has_kind;
 	if (nf != want)
 		return drake_errorf(DRAKE_EINVAL, msg, mlen, "%s:%zu: %d fields, want %d", l->file,
 		                    l->lineno, nf > MAX_FIELDS ? MAX_FIELDS : nf, want);
 	memset(j, 0, sizeof(*j));
 	j->line = l->lineno;
+	if (has_kind && (err = parse_kind(l, f[want - 1], j, msg, mlen)))
+		return err;
 	if ((err = trace_field_id(l, kind == SIM_TRACE_POLLUX ? "name" : "job_id", f[0], j->id,
 	                          sizeof(j->id), msg, mlen)))
 		return err;
@@ -241,6 +258,12 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 	             {SIM_LAYOUT_GANG, SIM_TRACE_GANG, GANG_HEADER},
 	             {SIM_LAYOUT_POLLUX, SIM_TRACE_POLLUX, POLLUX_HEADER}};
 	size_t k = 0, nfixed = sizeof(fixed) / sizeof(fixed[0]);
+	/* a fixed layout's header may end in ",kind": each row then says its
+	 * job's kind last */
+	size_t hl = strlen(line);
+	bool has_kind = hl > 5 && strcmp(line + hl - 5, ",kind") == 0;
+	if (has_kind)
+		line[hl - 5] = '\0';
 	while (k < nfixed && (strcmp(line, fixed[k].header) != 0 ||
 	                      (want != SIM_LAYOUT_AUTO && want != fixed[k].layout)))
 		k++;
@@ -280,8 +303,8 @@ drake_err sim_trace_parse_as(const char *buf, size_t len, const char *file,
 		                      msg, mlen)))
 			goto fail;
 		struct sim_trace_job *j = &out->jobs[out->n];
-		if ((err = parse_row(&l, out->kind, f, trace_split(line, f, MAX_FIELDS), j, msg,
-		                     mlen)))
+		if ((err = parse_row(&l, out->kind, has_kind, f, trace_split(line, f, MAX_FIELDS),
+		                     j, msg, mlen)))
 			goto fail;
 		if (out->kind != SIM_TRACE_GANG) {
 			j->order = (int64_t)out->n;

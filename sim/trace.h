@@ -7,7 +7,10 @@
  *   pollux   name,time,application,num_replicas,batch_size   (Pollux artifact)
  *   nodes    sn,cpu_milli,memory_mib,gpu,model                (Alibaba 2023)
  *
- * The header line picks the format. Every row is checked: field count,
+ * The header line picks the format; a fixed format's header may end in
+ * ",kind", each row then naming its job's kind last (empty: none;
+ * sim_kind_resolve, sim/kind_mix.h, looks it up and names the row of an
+ * unknown one). Every row is checked: field count,
  * integer syntax, ranges (named limits below), times in order, no zero-GPU
  * jobs. Errors name file:line and the field. Parsing works on a buffer so
  * the fuzzer can drive it; sim_trace_load/sim_nodes_load read a file (at
@@ -37,6 +40,8 @@
 
 #include "common/err.h"
 
+struct job_kind;
+
 #define SIM_TRACE_MAX_BYTES     (64u << 20)
 #define SIM_TRACE_MAX_ROWS      1000000
 #define SIM_TRACE_MAX_LINE      1024
@@ -49,6 +54,7 @@
 #define SIM_TRACE_SKIP_EXAMPLES 5                     /* skipped rows quoted in a parse result */
 #define SIM_TRACE_MAX_BATCH     (1 << 24)             /* Pollux: a job's total batch size */
 #define SIM_TRACE_MAX_APP       31                    /* Pollux: an application's name */
+#define SIM_TRACE_MAX_KIND      31                    /* a row's job kind, as written */
 #define SIM_NODES_MAX_GPUS      64                    /* per node */
 #define SIM_NODES_MAX_CPU_MILLI 10000000
 #define SIM_NODES_MAX_MEM_MIB   (64 * 1024 * 1024)
@@ -119,6 +125,12 @@ struct sim_trace_job {
 	int max_replicas;  /* elastic policies' max-instances */
 	double iterations; /* its curve's iterations at batch_size */
 	double samples;    /* the artifact's accounting of them (sim_papp_samples_work) */
+	/* its job kind: a fixed layout's optional last column "kind" as
+	 * written ("" none), and the kind drake knows by that name
+	 * (sim_kind_resolve) or the one sim_kind_mix_apply gave it (NULL:
+	 * none) */
+	char kind_name[SIM_TRACE_MAX_KIND + 1];
+	const struct job_kind *kind;
 };
 
 struct sim_trace {

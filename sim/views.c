@@ -45,7 +45,7 @@ drake_err sim_apply_removals(struct sim *s, const int *ids, struct drake_scale_o
 	for (size_t i = 0; i < n_ops; i++) {
 		sim_remove_worker(s, ids[ops[i].job], ops[i].slot);
 		if (i + 1 == n_ops || ops[i + 1].job != ops[i].job)
-			if ((err = sim_rescaled(s, ids[ops[i].job])))
+			if ((err = sim_rescaled(s, ids[ops[i].job], false)))
 				return err;
 	}
 	return err;
@@ -60,7 +60,7 @@ drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_
 		if ((err = sim_add_worker(s, ids[ops[i].job], ops[i].node)))
 			return err;
 		if (i + 1 == n_ops || ops[i + 1].job != ops[i].job)
-			if ((err = sim_rescaled(s, ids[ops[i].job])))
+			if ((err = sim_rescaled(s, ids[ops[i].job], true)))
 				return err;
 	}
 	return err;

@@ -26,6 +26,9 @@ const struct job_kind tfjob_kind = {
     .port_name = TF_PORT_NAME,
     .default_port = TF_DEFAULT_PORT,
     .default_restart = JOB_RESTART_NEVER,
+    /* drake-train: the PS and the other workers train on */
+    .resize_shrink_s = 1.9,
+    .resize_grow_s = 2.3,
     .type_name = {"Chief", "PS", "Worker", "Evaluator"},
     .type_lower = {"chief", "ps", "worker", "evaluator"},
     .decode = tfjob_decode,
