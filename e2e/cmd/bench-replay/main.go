@@ -203,6 +203,13 @@ func main() {
 		fail("%v", err)
 	}
 	b.speed = sj.Speed
+	// what a change of size stops a job for here is the driver's pause
+	// (progress.go), so drake serve's policy weighs a resize against that,
+	// as drake sim's does (its jobs have no kind: the same pause), not
+	// against drake-train's measured cost
+	if b.speed.RescalePause > 0 {
+		b.policyEnv = append(b.policyEnv, fmt.Sprintf("DRAKE_RESIZE_COST=tfjobs=%.6fs", b.speed.RescalePause))
+	}
 	if all.Kind == "pollux" {
 		if b.apps, err = loadApps(o.apps, applications(sj.Jobs)); err != nil {
 			fail("%v", err)
