@@ -75,7 +75,7 @@ drake_err ext_member_of(const struct ext_pod *pod, struct ext_member *m, char *w
 		return drake_errorf(DRAKE_EINVAL, why, whylen,
 		                    "pod %s/%s: %s must be ps, chief or worker, not \"%.32s\"",
 		                    pod->ns, pod->name, DRAKE_ANNOTATION_ROLE, role);
-	m->role = role ? (int)r : drake_role_of_replica_type(ext_pod_label(pod, JOB_LABEL_TYPE));
+	m->role = role ? (int)r : job_role_of_type_name(ext_pod_label(pod, JOB_LABEL_TYPE));
 	m->planned_node = planned;
 	return DRAKE_OK;
 }

@@ -1,12 +1,11 @@
 /*
- * protocol.c - the gang id and the role of a replica type, read and
- * written the one way (gang/protocol.h).
+ * protocol.c - the gang id, read and written the one way
+ * (gang/protocol.h).
  */
 #include "gang/protocol.h"
 
 #include <limits.h>
 #include <stdio.h>
-#include <strings.h>
 
 drake_err drake_gang_id_format(const char *uid, long long wave, char *buf, size_t len)
 {
@@ -59,28 +58,4 @@ drake_err drake_gang_id_parse(const char *id, struct drake_gang_id *out, char *w
 	out->uid[ul] = '\0';
 	out->wave = wave;
 	return DRAKE_OK;
-}
-
-int drake_role_of_replica_type(const char *t)
-{
-	if (!t)
-		return -1;
-	if (!strcasecmp(t, "ps"))
-		return DRAKE_ROLE_PS;
-	if (!strcasecmp(t, "worker"))
-		return DRAKE_ROLE_WORKER;
-	if (!strcasecmp(t, "chief") || !strcasecmp(t, "master"))
-		return DRAKE_ROLE_CHIEF;
-	return -1;
-}
-
-const char *drake_replica_type_of_role(enum drake_role r)
-{
-	switch (r) {
-	case DRAKE_ROLE_PS: return "PS";
-	case DRAKE_ROLE_CHIEF: return "Chief";
-	case DRAKE_ROLE_WORKER: return "Worker";
-	case DRAKE_NROLES: break;
-	}
-	return NULL;
 }

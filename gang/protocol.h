@@ -5,7 +5,7 @@
  * every filter and prioritize request, and it survives any restart.
  *
  *   drake.dev/planned-node  node the planner reserved for this pod
- *   drake.dev/gang          id of the admission wave: "<tfjob uid>.<wave>";
+ *   drake.dev/gang          id of the admission wave: "<job uid>.<wave>";
  *                           pods of one wave bind together or not at all
  *   drake.dev/gang-size     pods in the wave (the bind barrier waits for all)
  *   drake.dev/gang-min      PS + chief + min-instances workers (a head count,
@@ -34,7 +34,6 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "gang/roles.h"
 
 #define DRAKE_ANNOTATION_PREFIX       "drake.dev/"
 #define DRAKE_ANNOTATION_PLANNED_NODE "drake.dev/planned-node"
@@ -85,20 +84,4 @@ drake_err drake_gang_id_format(const char *uid, long long wave, char *buf,
  * digits, or beyond LLONG_MAX. */
 drake_err drake_gang_id_parse(const char *id, struct drake_gang_id *out, char *why,
                               size_t len) DRAKE_MUST_CHECK;
-
-/*
- * Role <-> replica type. A TFJob's replica types that are gang roles are
- * Kubeflow's "PS", "Chief" (or its legacy name "Master") and "Worker"; the
- * spec's keys spell them so, the training.kubeflow.org/replica-type label
- * in lower case, so any case is read. An "Evaluator", or any other type,
- * is no part of the gang.
- */
-
-/* The role of replica type t, or -1 (none, NULL included). */
-int drake_role_of_replica_type(const char *t);
-
-/* The replica type of role r as the TFJob spec spells it: "PS", "Chief",
- * "Worker"; NULL for r out of range. */
-const char *drake_replica_type_of_role(enum drake_role r);
-
 #endif

@@ -1,6 +1,5 @@
-/* protocol_test.c - the gang id "<uid>.<wave>" and the role of a replica
- * type, read and written as gang/protocol.h says, and malformed ids
- * refused with a reason. */
+/* protocol_test.c - the gang id "<uid>.<wave>", read and written as
+ * gang/protocol.h says, and malformed ids refused with a reason. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,45 +103,12 @@ static void an_id_that_could_not_be_read_back_is_not_written(void **state)
 	assert_string_equal(small, "uid.12");
 }
 
-static void replica_types_map_to_roles_and_back(void **state)
-{
-	static const struct {
-		const char *type;
-		int role;
-	} table[] = {
-	    {"PS", DRAKE_ROLE_PS},
-	    {"ps", DRAKE_ROLE_PS},
-	    {"Worker", DRAKE_ROLE_WORKER},
-	    {"worker", DRAKE_ROLE_WORKER},
-	    {"Chief", DRAKE_ROLE_CHIEF},
-	    {"chief", DRAKE_ROLE_CHIEF},
-	    {"Master", DRAKE_ROLE_CHIEF},
-	    {"MASTER", DRAKE_ROLE_CHIEF},
-	    {"Evaluator", -1},
-	    {"evaluator", -1},
-	    {"", -1},
-	    {"workers", -1},
-	    {NULL, -1},
-	};
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (drake_role_of_replica_type(table[i].type) != table[i].role)
-			fail_msg("%s: role %d, want %d", table[i].type ? table[i].type : "(null)",
-			         drake_role_of_replica_type(table[i].type), table[i].role);
-	for (int r = 0; r < DRAKE_NROLES; r++)
-		assert_int_equal(drake_role_of_replica_type(drake_replica_type_of_role(r)), r);
-	assert_string_equal(drake_replica_type_of_role(DRAKE_ROLE_PS), "PS");
-	assert_string_equal(drake_replica_type_of_role(DRAKE_ROLE_CHIEF), "Chief");
-	assert_string_equal(drake_replica_type_of_role(DRAKE_ROLE_WORKER), "Worker");
-	assert_null(drake_replica_type_of_role(DRAKE_NROLES));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(an_id_round_trips),
 	    cmocka_unit_test(malformed_ids_are_refused_with_their_reason),
 	    cmocka_unit_test(an_id_that_could_not_be_read_back_is_not_written),
-	    cmocka_unit_test(replica_types_map_to_roles_and_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

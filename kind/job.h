@@ -168,9 +168,20 @@ const char *job_rtype_name(enum job_rtype t);
  * key, and the lower-case one in pod names and labels ("master"). */
 const char *job_type_name(const struct job *job, enum job_rtype t);
 const char *job_type_lower(const struct job *job, enum job_rtype t);
-/* The gang role (enum drake_role, gang/roles.h) of replica type t, by
- * gang/protocol.h's one mapping; -1 for an evaluator, which is no part of
- * the gang. */
+/*
+ * Replica type <-> gang role (enum drake_role, gang/roles.h), the one
+ * mapping: Kubeflow's "PS", "Chief" (or its legacy name "Master", a
+ * PyTorchJob's) and "Worker" are the gang's roles; the spec's keys spell
+ * them so, the training.kubeflow.org/replica-type label in lower case, so
+ * any case is read. An "Evaluator", or any other type, is no part of the
+ * gang.
+ */
+/* The role of replica type name t in any case, or -1 (none, NULL included). */
+int job_role_of_type_name(const char *t);
+/* The replica type name of role r as a TFJob's spec spells it: "PS",
+ * "Chief", "Worker"; NULL for r out of range. */
+const char *job_type_name_of_role(int r);
+/* The gang role of replica type t; -1 for an evaluator. */
 int job_role_of(enum job_rtype t);
 /* The replica type of gang role r (an int holding enum drake_role). */
 enum job_rtype job_rtype_of_role(int r);

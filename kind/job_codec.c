@@ -15,7 +15,7 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "gang/protocol.h"
+#include "gang/roles.h"
 #include "kube/object.h"
 
 static const char *const LOWER[JOB_NTYPES] = {"chief", "ps", "worker", "evaluator"};
@@ -45,14 +45,37 @@ const char *job_type_lower(const struct job *job, enum job_rtype t)
 	return job_rtype_lower(t);
 }
 
+int job_role_of_type_name(const char *t)
+{
+	if (!t)
+		return -1;
+	if (!strcasecmp(t, "ps"))
+		return DRAKE_ROLE_PS;
+	if (!strcasecmp(t, "worker"))
+		return DRAKE_ROLE_WORKER;
+	if (!strcasecmp(t, "chief") || !strcasecmp(t, "master"))
+		return DRAKE_ROLE_CHIEF;
+	return -1;
+}
+
+const char *job_type_name_of_role(int r)
+{
+	switch (r) {
+	case DRAKE_ROLE_PS: return "PS";
+	case DRAKE_ROLE_CHIEF: return "Chief";
+	case DRAKE_ROLE_WORKER: return "Worker";
+	default: return NULL;
+	}
+}
+
 int job_role_of(enum job_rtype t)
 {
-	return drake_role_of_replica_type(job_rtype_name(t));
+	return job_role_of_type_name(job_rtype_name(t));
 }
 
 enum job_rtype job_rtype_of_role(int r)
 {
-	const char *name = drake_replica_type_of_role((enum drake_role)r);
+	const char *name = job_type_name_of_role(r);
 	for (int t = 0; name && t < JOB_NTYPES; t++)
 		if (!strcmp(NAMES[t], name))
 			return (enum job_rtype)t;
