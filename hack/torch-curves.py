@@ -19,7 +19,6 @@ time, seconds since the epoch). Writes into OUT:
 The figures are the trainer's and the API server's own: nothing here is
 modelled.
 """
-import csv
 import os
 import re
 import subprocess
@@ -28,7 +27,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from importlib import import_module
 
-ts = import_module("train-curves").ts
+_train = import_module("train-curves")
+ts, write_csv = _train.ts, _train.write_csv
 
 STEP = re.compile(r"torch-train: step=(\d+) loss=([\d.]+) accuracy=([\d.]+) world=(\d+)")
 RESTART = re.compile(r"torch-train: rank (\d+)/(\d+) restart (\d+) started at step (\d+)")
@@ -75,14 +75,8 @@ def main():
     if not curves:
         sys.exit(f"torch-curves.py: no step line in {os.path.join(d, 'rank0.log')}")
 
-    def write(name, head, rows):
-        with open(os.path.join(out, name), "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(head)
-            w.writerows(rows)
-
-    write("curves.csv", ["seconds", "step", "loss", "accuracy", "world"], curves)
-    write("events.csv", ["seconds", "reason", "message"], events)
+    write_csv(os.path.join(out, "curves.csv"), ["seconds", "step", "loss", "accuracy", "world"], curves)
+    write_csv(os.path.join(out, "events.csv"), ["seconds", "reason", "message"], events)
     marks = []
     for t, reason, _ in events:
         colour = "gray" if reason == "restart" else "red"

@@ -38,6 +38,13 @@ def ts(s):
     return datetime.datetime.strptime(s, fmt).replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
+def write_csv(path, head, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(rows)
+
+
 STEP = re.compile(r"ps: step=(\d+) steps/s=[\d.]+ accuracy=([\d.]+|-)\S* workers=(\d+)")
 MEMBER = re.compile(r"ps: worker (\d+) (joined|rejoined|left) at step (\d+)")
 DONE = re.compile(r"ps: finished at step (\d+): accuracy ([\d.]+) .*\((target reached|step cap reached)\), ([\d.]+) s")
@@ -100,10 +107,7 @@ def main():
                 eff = members[hits[n - 1]][0]
                 changes.append([run, what, f"{t:.1f}", f"{eff:.1f}", f"{max(eff - t, 0):.1f}"])
     def write(name, head, rows):
-        with open(os.path.join(out, name), "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(head)
-            w.writerows(rows)
+        write_csv(os.path.join(out, name), head, rows)
     write("curves.csv", ["run", "seconds", "step", "accuracy", "workers"], curves)
     write("events.csv", ["run", "seconds", "reason", "message"], events)
     write("changes.csv", ["run", "change", "decided_s", "effective_s", "latency_s"], changes)
