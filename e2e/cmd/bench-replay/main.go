@@ -84,8 +84,9 @@ type bench struct {
 	drakeEnv string      // the DRAKE_<FLAG> settings drake runs with now
 	drakeUp  bool
 	logFile  string // --decision-logs: the arm's decision log, "" none
-	// the drake arms' policy times, compressed as the window (policySettings)
-	policyEnv []string
+	// the drake arms' scaling times and the tiresias arm's own, compressed
+	// as the window (policySettings)
+	policyEnv, lasEnv []string
 }
 
 func fail(format string, a ...any) {
@@ -195,9 +196,9 @@ func main() {
 	// the window's own flags: a Pollux window's work compressed as its times
 	b.o.modelFlags = append(append([]string(nil), o.modelFlags...), workScaleFlags(all.Kind, w)...)
 	// and every policy's times, for drake sim and the drake arms
-	policyFlags, policyEnv := policySettings(w)
+	policyFlags, lasEnv, scaleEnv := policySettings(w)
 	b.o.modelFlags = append(b.o.modelFlags, policyFlags...)
-	b.policyEnv = policyEnv
+	b.lasEnv, b.policyEnv = lasEnv, scaleEnv
 	sj, err := printJobs(o.drake, winTrace, b.shape, b.o.modelFlags)
 	if err != nil {
 		fail("%v", err)
@@ -385,7 +386,11 @@ func (b *bench) drakeFor(a gangbench.Arm, run int) error {
 		return nil
 	}
 	// the window's times first: an arm's own settings come after and win
-	settings := append(append([]string(nil), b.policyEnv...), a.DrakeEnv...)
+	settings := append([]string(nil), b.policyEnv...)
+	if a.Name == "tiresias" {
+		settings = append(settings, b.lasEnv...)
+	}
+	settings = append(settings, a.DrakeEnv...)
 	if b.o.decisionLogs {
 		b.logFile = filepath.Join(b.o.clusterDir, fmt.Sprintf("decisions-%d-%s.jsonl", run, a.Name))
 		for _, f := range []string{b.logFile, b.logFile + ".1"} {

@@ -282,24 +282,26 @@ const (
 )
 
 // policySettings: every policy's times compressed as the window's, as
-// drake sim flags and as drake serve's settings for the drake arms, so that
-// each policy runs its settings in the trace's time: Tiresias' interval
-// and threshold, and the scaling rules' starve, idle, service and age
-// times (DRAGON's rules use the first two). What a change of size costs
-// is not among them: a pause of the trainer is the cluster's own.
-func policySettings(w window) (simFlags, env []string) {
+// drake sim flags and as drake serve's settings, so that each policy runs
+// its settings in the trace's time: Tiresias' interval and threshold (las,
+// for the tiresias arm only: drake serve refuses an interval under 1 s,
+// which a window compressed enough asks for), and the scaling rules'
+// starve, idle, service and age times (scale, for every drake arm; DRAGON's
+// rules use the first two). What a change of size costs is not among them:
+// a pause of the trainer is the cluster's own.
+func policySettings(w window) (simFlags, las, scale []string) {
 	c := w.compression
 	set := []struct {
 		flag, env string
 		v         float64
-		dur       bool
+		dur, las  bool
 	}{
-		{"--tiresias-interval", "DRAKE_LAS_INTERVAL", lasInterval, true},
-		{"--tiresias-threshold", "DRAKE_LAS_THRESHOLD", lasThreshold, false},
-		{"--starve-after", "DRAKE_STARVE_AFTER", starveAfter, true},
-		{"--idle-after", "DRAKE_IDLE_AFTER", idleAfter, true},
-		{"--service-threshold", "DRAKE_SERVICE_THRESHOLD", serviceThreshold, false},
-		{"--age-after", "DRAKE_AGE_AFTER", ageAfter, true},
+		{"--tiresias-interval", "DRAKE_LAS_INTERVAL", lasInterval, true, true},
+		{"--tiresias-threshold", "DRAKE_LAS_THRESHOLD", lasThreshold, false, true},
+		{"--starve-after", "DRAKE_STARVE_AFTER", starveAfter, true, false},
+		{"--idle-after", "DRAKE_IDLE_AFTER", idleAfter, true, false},
+		{"--service-threshold", "DRAKE_SERVICE_THRESHOLD", serviceThreshold, false, false},
+		{"--age-after", "DRAKE_AGE_AFTER", ageAfter, true, false},
 	}
 	for _, x := range set {
 		v := fmt.Sprintf("%.6f", x.v/c)
@@ -307,9 +309,13 @@ func policySettings(w window) (simFlags, env []string) {
 			v += "s"
 		}
 		simFlags = append(simFlags, x.flag, v)
-		env = append(env, x.env+"="+v)
+		if x.las {
+			las = append(las, x.env+"="+v)
+		} else {
+			scale = append(scale, x.env+"="+v)
+		}
 	}
-	return simFlags, env
+	return simFlags, las, scale
 }
 
 // polluxRestart: what a Pollux job's every start and change costs, the
