@@ -1,6 +1,6 @@
 /*
  * backstop.h - the gang invariant's backstop: what to do with a running
- * TFJob whose gang is below its per-role minimum.
+ * job whose gang is below its per-role minimum.
  *
  * The bind barrier never binds part of a wave, but some losses ask nobody:
  * a member preempted by a pod drake was not asked about (gang-only mode),

@@ -10,9 +10,10 @@
  * node name. The planner places up to want_workers and reports how many it
  * placed, so admission can start a job anywhere between min and desired.
  *
- * A chief (TFJob's Chief or Master) coordinates the job, so it goes beside
- * the PS: the one-node pass packs it with everything else, and otherwise
- * the PS node is chosen for the most members (chief and workers) it takes,
+ * A chief (the kind's coordinating replica) coordinates the job, so it
+ * goes beside the PS: the one-node pass packs it with everything else,
+ * and otherwise the PS node is chosen for the most members (chief and
+ * workers) it takes,
  * and the chief is placed there before any worker. When it does not fit
  * there it goes to the node it fits best (least stranded capacity), still
  * before the workers spill. It counts in nodes spanned, and a chief that
@@ -54,8 +55,8 @@
 #define DRAKE_GANG_MAX_REPLICAS 4096
 #define DRAKE_GANG_MAX_KEEP     64 /* queue shapes a request may name */
 
-/* One job's shape: n_ps parameter servers, an optional chief (TFJob's
- * Chief or Master replica: n_chief 0 or 1) and between min_workers and
+/* One job's shape: n_ps parameter servers, an optional chief (the
+ * kind's coordinating replica: n_chief 0 or 1) and between min_workers and
  * want_workers identical workers. The chief is part of the minimum: a job
  * starts with its PS, its chief and at least min_workers, or waits. A
  * replica asks for whole GPUs in its vector or for a share of one GPU,

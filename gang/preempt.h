@@ -2,7 +2,7 @@
  * preempt.h - may preemption evict these pods of a running job?
  *
  * kube-scheduler proposes victims on a node for a pod it cannot place; the
- * extender may refuse them. A running TFJob is its parameter servers, its
+ * extender may refuse them. A running job is its parameter servers, its
  * chief and its workers, and it makes progress only with every PS, its
  * chief and min-instances workers (gang/roles.h). So the rule, per job:
  * never a live PS, never a live chief, and workers never below their

@@ -18,11 +18,11 @@
  *   drake.dev/role          this member's role: "ps", "chief" or "worker"
  *
  * These annotations are drake's to write: the controller strips every
- * drake.dev/ key (and kubeshare/GPUID) from a TFJob's pod templates, so a
+ * drake.dev/ key (and kubeshare/GPUID) from a job's pod templates, so a
  * pod carries them only once admission has written them.
  *
  * A pod without drake.dev/planned-node is not drake's to place (a plain pod,
- * or a TFJob pod of another controller): the extender passes it through.
+ * or a training pod of another controller): the extender passes it through.
  * drake's own unadmitted pods never reach kube-scheduler: they are created
  * with a scheduling gate that only admission removes.
  */
@@ -45,7 +45,7 @@
 #define DRAKE_LABEL_JOB_NAME          "training.kubeflow.org/job-name"
 
 /* True for an annotation only drake may write on a pod: every drake.dev/
- * key and the vGPU a KubeShare share was placed on. A TFJob's template
+ * key and the vGPU a KubeShare share was placed on. A job's template
  * carrying one would forge a plan (a gated pod counted as placed). */
 static inline bool drake_annotation_reserved(const char *key)
 {
@@ -57,7 +57,7 @@ static inline bool drake_annotation_reserved(const char *key)
 #define DRAKE_GANG_SIZE_MAX 4096
 
 /*
- * The gang id, drake.dev/gang: "<uid>.<wave>", the TFJob's uid and its
+ * The gang id, drake.dev/gang: "<uid>.<wave>", the job's uid and its
  * admission wave, the second (since the epoch) admission made it; the
  * pods of one wave bind together or not at all, and a wave's time is its
  * members' admission time. A uid is 1 to DRAKE_GANG_UID_MAX bytes with no

@@ -2,11 +2,12 @@
  * roles.h - a gang's members by role, and the minimum of each role a job
  * cannot run without.
  *
- * A TFJob's training cluster is its parameter servers, its chief (Chief or
- * Master) and its workers. The gang invariant is per role: a job runs only
- * with every PS, its chief (if it has one) and min-instances workers. A
- * head count cannot say that: four workers without their PS are four pods,
- * and none of them can make progress.
+ * A job's training cluster is its parameter servers, its chief (the
+ * kind's coordinating replica, kind/job.h) and its workers. The gang
+ * invariant is per role: a job runs only with every PS, its chief (if it
+ * has one) and min-instances workers. A head count cannot say that: four
+ * workers without their PS are four pods, and none of them can make
+ * progress.
  *
  * On the wire (gang/protocol.h) a minimum is written "ps=1,chief=1,worker=2"
  * (drake.dev/gang-min-roles) and a member's role as "ps", "chief" or
