@@ -14,9 +14,8 @@
  * goes beside the PS: the one-node pass packs it with everything else,
  * and otherwise the PS node is chosen for the most members (chief and
  * workers) it takes, and the chief is placed there before any worker.
- * When it does not fit
- * there it goes to the node it fits best (least stranded capacity), still
- * before the workers spill. It counts in nodes spanned, and a chief that
+ * When it does not fit there it goes to the node it fits best (least
+ * stranded capacity), still before the workers spill. It counts in nodes spanned, and a chief that
  * fits nowhere makes the whole job wait.
  *
  * A role may be kept to some nodes (its node selector, required node
