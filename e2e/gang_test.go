@@ -63,10 +63,8 @@ func waitGPUsIdle(t *testing.T, e *env) {
 			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			for _, c := range p.Spec.Containers {
-				if q, ok := c.Resources.Limits["nvidia.com/gpu"]; ok && !q.IsZero() {
-					return false, nil
-				}
+			if holdsGPU(p) {
+				return false, nil
 			}
 		}
 		return true, nil
@@ -313,26 +311,60 @@ func waitJobsListing(t *testing.T, e *env, what string, want ...string) {
 }
 
 // waitFirstThenSecond waits until every pod of job first has succeeded,
-// failing if second had a pod bound while one of first's still ran: the
-// second job waited whole for the first.
+// failing if second ever held a GPU node beside a running GPU pod of first,
+// or had a pod bound before any of first's GPU pods had finished: the second
+// job waited whole for the capacity the first freed. first's pods finish one
+// by one (each runs for its own run-for), so second may start once enough
+// of them have.
 func waitFirstThenSecond(t *testing.T, e *env, bw *gangWatch, ns, first, second string) {
 	t.Helper()
 	poll(t, 120*time.Second, first+"'s pods finished", func() (bool, error) {
-		if n := bw.boundCount(second); n > 0 {
-			for _, p := range jobPods(t, e, ns, first) {
-				if p.Status.Phase == corev1.PodRunning {
-					return false, fmt.Errorf("%s has %d pods bound while %s's %s still runs",
-						second, n, first, p.Name)
+		// second's bindings are read before first's pods are listed, so
+		// the list is at least as new as the bindings it is held against.
+		n := bw.boundCount(second)
+		firstPods := jobPods(t, e, ns, first)
+		if n > 0 {
+			running := map[string]string{} // node -> a running GPU pod of first
+			freed := 0
+			for _, p := range firstPods {
+				if !holdsGPU(p) {
+					continue
+				}
+				switch p.Status.Phase {
+				case corev1.PodSucceeded, corev1.PodFailed:
+					freed++
+				default:
+					running[p.Spec.NodeName] = p.Name
+				}
+			}
+			if freed == 0 {
+				return false, fmt.Errorf("%s has %d pods bound while every GPU pod of %s still runs",
+					second, n, first)
+			}
+			for _, p := range jobPods(t, e, ns, second) {
+				if holdsGPU(p) && p.Spec.NodeName != "" && running[p.Spec.NodeName] != "" {
+					return false, fmt.Errorf("%s's %s is bound on %s beside %s's running %s",
+						second, p.Name, p.Spec.NodeName, first, running[p.Spec.NodeName])
 				}
 			}
 		}
-		for _, p := range jobPods(t, e, ns, first) {
+		for _, p := range firstPods {
 			if p.Status.Phase != corev1.PodSucceeded {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
+}
+
+// holdsGPU says whether a pod asks for a GPU.
+func holdsGPU(p corev1.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Limits["nvidia.com/gpu"]; ok && !q.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 // jobEvent waits for an Event with the given reason on a job.
