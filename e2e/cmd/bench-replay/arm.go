@@ -366,6 +366,18 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 		res.err = err.Error()
 		return res
 	}
+	// A Pollux job reports its progress to drake, as it does to drake
+	// sim's policy (progress_report.go); the simulator gives other traces'
+	// jobs none, so neither does the cluster.
+	var reporter *progressReporter
+	if a.TFJobs && b.apps != nil && b.o.progressReports {
+		var err error
+		if reporter, err = newProgressReporter(); err != nil {
+			res.err = err.Error()
+			return res
+		}
+		go r.reportProgress(ictx, reporter, time.Second)
+	}
 	start := time.Now()
 	fmt.Printf("  %s: t=0 at %s\n", a.Name, start.UTC().Format("15:04:05.000"))
 	r.mu.Lock()
@@ -445,6 +457,9 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 	end := time.Now()
 	icancel()
 	subWG.Wait()
+	if reporter != nil {
+		fmt.Printf("  %s: %s\n", a.Name, reporter.summary())
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, jr := range r.jobs {

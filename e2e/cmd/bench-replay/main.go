@@ -18,7 +18,10 @@
 //     ends them. A Pollux workload's jobs (--apps) advance instead by their
 //     applications' measured step times, at their replicas per node in the
 //     order their workers use the nodes (pollux.go: sim/pollux_model.c
-//     through cgo), their work compressed by --pollux-work-scale.
+//     through cgo), their work compressed by --pollux-work-scale; each
+//     running one reports its fraction of work done to drake once a
+//     second (progress_report.go), as drake sim's Pollux jobs report
+//     theirs to its policy.
 //   - Arms: drake (TFJobs, elastic as the simulator makes them), in-tree
 //     (v1.36 gang scheduling: the pods at trace size in a PodGroup),
 //     in-tree-packed (the same under a MostAllocated profile), no-gang
@@ -68,6 +71,7 @@ type opts struct {
 	armTimeout, stall, sample, late time.Duration
 	root, clusterDir, out           string
 	decisionLogs, check             bool
+	progressReports                 bool
 	surveyMinRun                    float64
 }
 
@@ -120,6 +124,7 @@ func main() {
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-replay"), "folder of the CSVs and PNG")
 	flag.BoolVar(&o.decisionLogs, "decision-logs", false, "drake arms write a decision log of every round (--cluster-dir/decisions-RUN-ARM.jsonl, never rotated) that drake sim --replay decides again after the arm; differences are printed (they cost the arm some CPU)")
+	flag.BoolVar(&o.progressReports, "progress-reports", true, "with --apps: each running job of a TFJob arm reports its fraction of work done to drake's POST /v1/progress once a second, as drake sim's Pollux jobs report theirs to its policy; false: drake sees no progress on the cluster")
 	flag.BoolVar(&o.check, "check", false, "exit 1 unless every arm finished every job, no arm but no-gang held a partial gang beyond --window, and (with --decision-logs) every logged round replays the same")
 	flag.Parse()
 	if o.drake == "" {
