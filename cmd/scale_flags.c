@@ -31,7 +31,7 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	    {"age-after", "DRAKE_AGE_AFTER", FLAG_DURATION, &o->age_after, "10m",
 	     "--queue-order narrow: a job waiting this long goes ahead of narrower ones"},
 	    {"lonely-first", "DRAKE_LONELY_FIRST", FLAG_BOOL, &o->shrink.lonely_first, "true",
-	     "workers off their PS's node are given first"},
+	     "workers off their PS's node (worker 0's in a job without a PS) are given first"},
 	    {"shrink-tries", "DRAKE_SHRINK_TRIES", FLAG_INT, &o->shrink_tries, "4",
 	     "starving jobs that may take workers per decision"},
 	    {"scaling-loss", "DRAKE_SCALING_LOSS", FLAG_DOUBLE, &o->speed.scaling_loss, "0.05",

@@ -3,7 +3,7 @@
  *
  * Starvation shrink: a job that has waited past the threshold may take
  * workers from running jobs, down to each one's min, never a PS and never
- * worker 0, "lonely" workers (not on their PS's node) first, then in the
+ * worker 0, "lonely" workers (not on their PS's node, worker 0's without a PS) first, then in the
  * victim order chosen (newest admitted, oldest admitted, least progress,
  * or most attained service first), a job whose progress is slowing or converged before any other
  * (SpeCon: slow-growing jobs yield first). Nothing is taken unless the whole starving job, PS
