@@ -5,12 +5,21 @@
  * controller and `drake sim`'s drake policy both call and nothing else to
  * decide, so what the simulator measures is what the cluster runs.
  *
- * One step, the waiting jobs in the queue's order (opts.queue: FIFO, or
- * narrow: fewest GPUs asked first, a job waiting age_after or longer ahead
- * of them in FIFO order, so no job is passed over for longer than
- * age_after plus what rules 2 and 3 take to start it; or, for the
- * simulator's oracle bound only, least remaining work first with the same
- * aging, from a remaining time the caller knows):
+ * One step, the waiting jobs in the queue's order (opts.queue): pack, the
+ * default: the jobs waiting age_after or longer first, in FIFO order;
+ * then, on what they left, the set of the others that fills the free
+ * GPUs best, with most jobs among equal fills (gang/pack.h: a subset-sum
+ * over the first DRAKE_PACK_WINDOW in FIFO order; no run times), in FIFO
+ * order; then the rest in FIFO order. FIFO; narrow: fewest GPUs asked
+ * first, aged jobs ahead as for pack; or, for the simulator's oracle
+ * bound only, least remaining work first with the same aging, from a
+ * remaining time the caller knows. The longest wait, under pack and
+ * narrow: a job is passed over by younger ones only until it has waited
+ * age_after; from then on only jobs that waited longer go before it, the
+ * first of them that cannot start takes workers (rule 2) or has nodes
+ * held for it (rule 3), so it starts within age_after plus what rules 2
+ * and 3 take to start it and the older aged jobs (for rigid jobs: the
+ * running jobs' remaining run on its held nodes).
  *
  *  0. A running job whose own rates (gang/speed_fit.h: two sizes or
  *     spreads seen) say it runs faster with fewer workers gives them back
@@ -115,6 +124,13 @@ enum drake_queue_order {
 	DRAKE_QUEUE_FIFO,   /* created, then name */
 	DRAKE_QUEUE_NARROW, /* jobs waiting age_after or longer first (FIFO among them), then
 	                       fewest GPUs asked (the workers the spec asks for), then FIFO */
+	/* The default: jobs waiting age_after or longer first (FIFO among
+	 * them); then, once they were tried, the set of the others that fills
+	 * the GPUs then free (and those of jobs ending, held for the queue)
+	 * best, with most jobs among equal fills (gang/pack.h: the first
+	 * DRAKE_PACK_WINDOW in FIFO order, GPUs asked as for NARROW), in FIFO
+	 * order; then the rest in FIFO order. */
+	DRAKE_QUEUE_PACK,
 	/* The oracle's order, a bound and not a policy (`drake sim --policies
 	 * oracle`): jobs waiting age_after or longer first (FIFO among them),
 	 * then least remaining work first, the entry's remaining seconds at the
@@ -125,7 +141,7 @@ enum drake_queue_order {
 	DRAKE_QUEUE_SRPT,
 };
 
-/* Parses "fifo", "narrow" (not the oracle's order). */
+/* Parses "fifo", "narrow", "pack" (not the oracle's order). */
 drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out) DRAKE_MUST_CHECK;
 const char *drake_queue_order_name(enum drake_queue_order o);
 
@@ -158,10 +174,11 @@ struct drake_scale_opts {
 	bool shrinks_wait;
 };
 
-/* scale_opts of `drake serve` and `drake sim` alike: backfill, 30 s, 60 s,
- * 4 tries, newest first, lonely first, the default speed model, an ending
- * job's room held 10 s, room kept for the shapes of the queue and of the
- * jobs admitted in the last 60 s. */
+/* scale_opts of `drake serve` and `drake sim` alike: backfill, the pack
+ * queue with age_after 10 min, 30 s, 60 s, 4 tries, most attained service
+ * first, lonely first, the default speed model, an ending job's room held
+ * 10 s, room kept for the shapes of the queue and of the jobs admitted in
+ * the last 60 s. */
 void drake_scale_defaults(struct drake_scale_opts *o);
 
 enum drake_act_kind { DRAKE_ACT_ADMIT, DRAKE_ACT_SHRINK, DRAKE_ACT_GROW };

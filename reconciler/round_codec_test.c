@@ -386,6 +386,42 @@ static void a_line_without_start_narrow_replays_jobs_starting_narrow(void **stat
 	drake_cluster_release(&c);
 }
 
+/* The queue order a line names is the one it replays: the default, pack,
+ * and the others; a line written before queueOrder existed ran FIFO. */
+static void a_line_replays_the_queue_order_it_names(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	struct tj t;
+	struct drake_round r;
+	char *line = one_job_line(&c, &t, &r);
+	char msg[256];
+	struct round_log_entry e;
+	static const struct {
+		const char *name;
+		enum drake_queue_order q;
+	} names[] = {{"pack", DRAKE_QUEUE_PACK},
+	             {"narrow", DRAKE_QUEUE_NARROW},
+	             {"fifo", DRAKE_QUEUE_FIFO}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char to[64];
+		snprintf(to, sizeof(to), "\"queueOrder\":\"%s\"", names[i].name);
+		char *named = mutate(line, "\"queueOrder\":\"pack\"", to);
+		assert_int_equal(round_log_decode(named, &e, msg, sizeof(msg)), DRAKE_OK);
+		assert_int_equal(e.opts.scale.queue, names[i].q);
+		round_log_entry_release(&e);
+		free(named);
+	}
+	char *old = mutate(line, ",\"queueOrder\":\"pack\"", "");
+	assert_int_equal(round_log_decode(old, &e, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(e.opts.scale.queue, DRAKE_QUEUE_FIFO);
+	round_log_entry_release(&e);
+	free(old);
+	free(line);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +429,7 @@ int main(void)
 	    cmocka_unit_test(a_round_decoded_encodes_to_the_same_line),
 	    cmocka_unit_test(a_malformed_line_is_refused_naming_the_field),
 	    cmocka_unit_test(a_line_without_start_narrow_replays_jobs_starting_narrow),
+	    cmocka_unit_test(a_line_replays_the_queue_order_it_names),
 	    cmocka_unit_test(a_line_without_costs_replays_every_job_at_the_global_pause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
