@@ -782,7 +782,7 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	while (n_aged < nw && aged(s, &w[ix[n_aged]]))
 		n_aged++;
 	for (size_t k = 0; !e && k < nw; k++) {
-		if (s->o->queue == DRAKE_QUEUE_PACK && k == n_aged &&
+		if (s->o->queue == DRAKE_QUEUE_PACK && s->o->backfill && k == n_aged &&
 		    (e = pack_young(s, w, ix + k, nw - k, have_soon ? &soon : NULL)))
 			break;
 		size_t i = ix[k];

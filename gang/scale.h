@@ -5,21 +5,23 @@
  * controller and `drake sim`'s drake policy both call and nothing else to
  * decide, so what the simulator measures is what the cluster runs.
  *
- * One step, the waiting jobs in the queue's order (opts.queue): pack, the
- * default: the jobs waiting age_after or longer first, in FIFO order;
- * then, on what they left, the set of the others that fills the free
- * GPUs best, with most jobs among equal fills (gang/pack.h: a subset-sum
- * over the first DRAKE_PACK_WINDOW in FIFO order; no run times), in FIFO
- * order; then the rest in FIFO order. FIFO; narrow: fewest GPUs asked
- * first, aged jobs ahead as for pack; or, for the simulator's oracle
- * bound only, least remaining work first with the same aging, from a
- * remaining time the caller knows. The longest wait, under pack and
- * narrow: a job is passed over by younger ones only until it has waited
- * age_after; from then on only jobs that waited longer go before it, the
- * first of them that cannot start takes workers (rule 2) or has nodes
- * held for it (rule 3), so it starts within age_after plus what rules 2
- * and 3 take to start it and the older aged jobs (for rigid jobs: the
- * running jobs' remaining run on its held nodes).
+ * One step, the waiting jobs in the queue's order (opts.queue):
+ *  - pack, the default: the jobs that waited age_after or longer first,
+ *    in FIFO order; then, on the GPUs they left (and those of ending
+ *    jobs, held for the queue: rule 1), the set of the others that fills
+ *    them best, most jobs among equal fills (gang/pack.h: a subset-sum
+ *    over the first DRAKE_PACK_WINDOW in FIFO order; no run times), in
+ *    FIFO order; then the rest in FIFO order. Without backfill, FIFO.
+ *  - fifo; narrow: fewest GPUs asked first, aged jobs ahead as for pack;
+ *    or, for the simulator's oracle bound only, least remaining work
+ *    first with the same aging, from a remaining time the caller knows.
+ * The longest wait under pack and narrow: younger jobs pass a job over
+ * only until it has waited age_after. From then on only jobs that waited
+ * longer go before it, and the first of those that cannot start takes
+ * workers (rule 2) or is given nodes (rule 3), so a job starts within
+ * age_after plus what rules 2 and 3 take to start the aged jobs ahead of
+ * it and it (for rigid jobs: the remaining run of the jobs on their
+ * nodes).
  *
  *  0. A running job whose own rates (gang/speed_fit.h: two sizes or
  *     spreads seen) say it runs faster with fewer workers gives them back
@@ -38,8 +40,8 @@
  *     queue"). Smaller jobs behind one that does not fit may start
  *     (backfill), except on the room of a job that is ending: once a
  *     running job's first member has ended, for ending_hold seconds its
- *     room belongs to the waiting jobs, in FIFO order, that fit once it is
- *     free. Each of them is planned on the cluster without the ending jobs
+ *     room belongs to the waiting jobs, in the queue's order, that fit once
+ *     it is free. Each of them is planned on the cluster without the ending jobs
  *     and the nodes of that plan are held for it, so a small job does not
  *     take a node a job ahead of it is about to get. (A job's members end
  *     within moments of each other; planning on the first ones' room alone
@@ -74,7 +76,8 @@
  *     it will run on: its plan on the cluster with every running gang taken
  *     away. Nothing behind it, and no growth, may place a pod on those
  *     nodes, so they drain toward it as running jobs finish; it cannot be
- *     starved forever by backfill.
+ *     starved forever by backfill. (Under the pack queue the set chosen
+ *     for the free GPUs is ahead of it until it has waited age_after.)
  * 4a. A running job below the size its spec asks for (it started narrow,
  *     or gave workers to a job that has since started or ended) grows back
  *     to that size at once when nobody waits who could ever fit: rule 4's
@@ -129,7 +132,8 @@ enum drake_queue_order {
 	 * the GPUs then free (and those of jobs ending, held for the queue)
 	 * best, with most jobs among equal fills (gang/pack.h: the first
 	 * DRAKE_PACK_WINDOW in FIFO order, GPUs asked as for NARROW), in FIFO
-	 * order; then the rest in FIFO order. */
+	 * order; then the rest in FIFO order. Without backfill (strict
+	 * FIFO), FIFO. */
 	DRAKE_QUEUE_PACK,
 	/* The oracle's order, a bound and not a policy (`drake sim --policies
 	 * oracle`): jobs waiting age_after or longer first (FIFO among them),
