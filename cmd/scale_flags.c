@@ -21,9 +21,9 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	     "jobs give workers in this order: newest, oldest, least-progress, most-service "
 	     "(most attained GPU-seconds first)"},
 	    {"queue-order", "DRAKE_QUEUE_ORDER", FLAG_STRING, &v->queue, "pack",
-	     "waiting jobs are tried in this order: fifo; narrow (fewest GPUs asked first); or pack "
-	     "(first the set of the first 64 whose GPUs asked fill the free GPUs best, most jobs "
-	     "among equal fills, then the rest FIFO); with narrow and pack a job waiting "
+	     "waiting jobs are tried in this order: fifo; narrow (fewest GPUs asked first); or "
+	     "pack (first the set of the first 64 whose GPUs asked fill the free GPUs best, most "
+	     "jobs among equal fills, then the rest FIFO); with narrow and pack a job waiting "
 	     "--age-after or longer goes ahead of them"},
 	    {"service-threshold", "DRAKE_SERVICE_THRESHOLD", FLAG_DOUBLE, &o->service_threshold,
 	     "14400",
@@ -60,7 +60,8 @@ drake_err scale_flags_finish(struct scale_flag_vals *v, char *msg, size_t len)
 		                    "--victim-order must be newest, oldest, least-progress or "
 		                    "most-service");
 	if (drake_queue_order_parse(v->queue, &o->queue))
-		return drake_errorf(DRAKE_EINVAL, msg, len, "--queue-order must be fifo, narrow or pack");
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "--queue-order must be fifo, narrow or pack");
 	if (o->starve_after < 0 || o->idle_after < 0 || o->age_after < 0 || o->shrink_tries < 0 ||
 	    o->speed.scaling_loss < 0 || o->speed.locality_penalty < 0 ||
 	    o->speed.rescale_pause < 0)

@@ -100,10 +100,9 @@ static void jobs_past_the_window_are_never_chosen(void **state)
 static void gang53_fills_nine_waves_with_the_most_jobs_first(void **state)
 {
 	(void)state;
-	static const int64_t sizes[] = {32, 16, 16, 10, 10, 10, 2, 8, 8, 8, 8, 6, 6, 6,
-	                                6,  6,  1,  1,  5,  5,  5, 5, 5, 5, 2, 4, 4, 4,
-	                                4,  4,  4,  4,  2,  1,  1, 4, 4, 4, 4, 4, 4, 4,
-	                                4,  3,  3,  3,  3,  3,  3, 3, 3, 3, 5};
+	static const int64_t sizes[] = {32, 16, 16, 10, 10, 10, 2, 8, 8, 8, 8, 6, 6, 6, 6, 6, 1, 1,
+	                                5,  5,  5,  5,  5,  5,  2, 4, 4, 4, 4, 4, 4, 4, 2, 1, 1, 4,
+	                                4,  4,  4,  4,  4,  4,  4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 5};
 	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
 	static const int want[] = {14, 8, 8, 7, 5, 4, 4, 2, 1};
 	int64_t left[N];
@@ -135,7 +134,8 @@ int main(void)
 	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 2];
 	size_t n = 0;
 	for (; n < sizeof(rows) / sizeof(rows[0]); n++)
-		tests[n] = (struct CMUnitTest){rows[n].sentence, run_row, NULL, NULL, (void *)&rows[n]};
+		tests[n] =
+		    (struct CMUnitTest){rows[n].sentence, run_row, NULL, NULL, (void *)&rows[n]};
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(jobs_past_the_window_are_never_chosen);
 	tests[n++] =
 	    (struct CMUnitTest)cmocka_unit_test(gang53_fills_nine_waves_with_the_most_jobs_first);

@@ -50,14 +50,10 @@ drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)
 const char *drake_queue_order_name(enum drake_queue_order o)
 {
 	switch (o) {
-	case DRAKE_QUEUE_SRPT:
-		return "srpt";
-	case DRAKE_QUEUE_NARROW:
-		return "narrow";
-	case DRAKE_QUEUE_PACK:
-		return "pack";
-	default:
-		return "fifo";
+	case DRAKE_QUEUE_SRPT: return "srpt";
+	case DRAKE_QUEUE_NARROW: return "narrow";
+	case DRAKE_QUEUE_PACK: return "pack";
+	default: return "fifo";
 	}
 }
 
@@ -731,8 +727,8 @@ static void queue_order(const struct step *s, const struct drake_admission_entry
  * for the GPUs free (on soon when jobs are ending: their room is the
  * queue's within ending_hold) comes first, in FIFO order, the rest after.
  */
-static drake_err pack_young(const struct step *s, const struct drake_admission_entry *w,
-                            size_t *ix, size_t n, const struct drake_cluster *soon)
+static drake_err pack_young(const struct step *s, const struct drake_admission_entry *w, size_t *ix,
+                            size_t n, const struct drake_cluster *soon)
 {
 	if (n < 2)
 		return DRAKE_OK;

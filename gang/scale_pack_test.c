@@ -126,7 +126,8 @@ int main(void)
 	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 1];
 	size_t n = 0;
 	for (; n < sizeof(rows) / sizeof(rows[0]); n++)
-		tests[n] = (struct CMUnitTest){rows[n].sentence, run_row, NULL, NULL, (void *)&rows[n]};
+		tests[n] =
+		    (struct CMUnitTest){rows[n].sentence, run_row, NULL, NULL, (void *)&rows[n]};
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(pack_is_parsed_named_and_the_default);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,9 +400,8 @@ static void a_line_replays_the_queue_order_it_names(void **state)
 	static const struct {
 		const char *name;
 		enum drake_queue_order q;
-	} names[] = {{"pack", DRAKE_QUEUE_PACK},
-	             {"narrow", DRAKE_QUEUE_NARROW},
-	             {"fifo", DRAKE_QUEUE_FIFO}};
+	} names[] = {
+	    {"pack", DRAKE_QUEUE_PACK}, {"narrow", DRAKE_QUEUE_NARROW}, {"fifo", DRAKE_QUEUE_FIFO}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char to[64];
 		snprintf(to, sizeof(to), "\"queueOrder\":\"%s\"", names[i].name);

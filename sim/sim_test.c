@@ -503,8 +503,8 @@ static void drake_starts_the_set_that_fills_the_cluster_before_a_wider_job_ahead
 	(void)state;
 	struct sim_trace t;
 	char msg[256];
-	assert_int_equal(sim_trace_parse(gang_small, strlen(gang_small), "mem", &t, msg, sizeof(msg)),
-	                 DRAKE_OK);
+	assert_int_equal(
+	    sim_trace_parse(gang_small, strlen(gang_small), "mem", &t, msg, sizeof(msg)), DRAKE_OK);
 	struct sim_config cfg;
 	sim_config_defaults(&cfg);
 	cfg.nodes = 4;
@@ -538,8 +538,8 @@ static void a_wide_job_passed_over_by_fuller_sets_starts_once_it_waited_age_afte
 	                  "a,0,100,4\nb,0,100,4\nw,1,100,8\n";
 	for (int k = 0; k < 10; k++) {
 		size_t l = strlen(text);
-		snprintf(text + l, sizeof(text) - l, "p%d,%d,100,4\nq%d,%d,100,4\n", k, 50 + 100 * k,
-		         k, 60 + 100 * k);
+		snprintf(text + l, sizeof(text) - l, "p%d,%d,100,4\nq%d,%d,100,4\n", k,
+		         50 + 100 * k, k, 60 + 100 * k);
 	}
 	struct sim_trace t;
 	struct sim_config cfg;
