@@ -174,7 +174,7 @@ static inline void round_of(struct world *w, bool backfill, struct admit_result 
 
 /* The default scaling options with the FIFO queue, for cases about the
  * adapter whose jobs are named in the order they start (the default
- * queue's order is gang/'s, tested in gang/scale_pack_test.c). */
+ * queue's order is gang/'s, tested in gang/scale_queue_test.c). */
 static inline const struct drake_scale_opts *fifo_queue(void)
 {
 	static struct drake_scale_opts o;
