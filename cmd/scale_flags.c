@@ -20,16 +20,19 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "most-service",
 	     "jobs give workers in this order: newest, oldest, least-progress, most-service "
 	     "(most attained GPU-seconds first)"},
-	    {"queue-order", "DRAKE_QUEUE_ORDER", FLAG_STRING, &v->queue, "fifo",
-	     "waiting jobs are tried in this order: fifo, or narrow (fewest GPUs asked first, a "
-	     "job waiting --age-after or longer ahead of them)"},
+	    {"queue-order", "DRAKE_QUEUE_ORDER", FLAG_STRING, &v->queue, "pack",
+	     "waiting jobs are tried in this order: fifo; narrow (fewest GPUs asked first); or "
+	     "pack (first the set of the first 64 whose GPUs asked fill the free GPUs best, most "
+	     "jobs among equal fills, then the rest FIFO); with narrow and pack a job waiting "
+	     "--age-after or longer goes ahead of them"},
 	    {"service-threshold", "DRAKE_SERVICE_THRESHOLD", FLAG_DOUBLE, &o->service_threshold,
 	     "14400",
 	     "GPU-seconds a running job has run past which it gives workers down to its minimum "
 	     "to a new job that cannot start at the size it asks (below it: only workers lent "
 	     "beyond its size); 0 never"},
 	    {"age-after", "DRAKE_AGE_AFTER", FLAG_DURATION, &o->age_after, "10m",
-	     "--queue-order narrow: a job waiting this long goes ahead of narrower ones"},
+	     "--queue-order narrow or pack: a job waiting this long goes ahead of the others (FIFO "
+	     "among such jobs)"},
 	    {"lonely-first", "DRAKE_LONELY_FIRST", FLAG_BOOL, &o->shrink.lonely_first, "true",
 	     "workers off their PS's node (worker 0's in a job without a PS) are given first"},
 	    {"shrink-tries", "DRAKE_SHRINK_TRIES", FLAG_INT, &o->shrink_tries, "4",
@@ -57,7 +60,8 @@ drake_err scale_flags_finish(struct scale_flag_vals *v, char *msg, size_t len)
 		                    "--victim-order must be newest, oldest, least-progress or "
 		                    "most-service");
 	if (drake_queue_order_parse(v->queue, &o->queue))
-		return drake_errorf(DRAKE_EINVAL, msg, len, "--queue-order must be fifo or narrow");
+		return drake_errorf(DRAKE_EINVAL, msg, len,
+		                    "--queue-order must be fifo, narrow or pack");
 	if (o->starve_after < 0 || o->idle_after < 0 || o->age_after < 0 || o->shrink_tries < 0 ||
 	    o->speed.scaling_loss < 0 || o->speed.locality_penalty < 0 ||
 	    o->speed.rescale_pause < 0)

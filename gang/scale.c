@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang/pack.h"
+
 void drake_scale_defaults(struct drake_scale_opts *o)
 {
 	*o = (struct drake_scale_opts){0};
@@ -26,7 +28,7 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	drake_speed_defaults(&o->speed);
 	o->ending_hold = 10;
 	o->keep_window = 60;
-	o->queue = DRAKE_QUEUE_FIFO;
+	o->queue = DRAKE_QUEUE_PACK;
 	o->age_after = 600;
 	o->service_threshold = 4 * 3600;
 	o->start_narrow = true;
@@ -38,6 +40,8 @@ drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)
 		*out = DRAKE_QUEUE_FIFO;
 	else if (s && strcmp(s, "narrow") == 0)
 		*out = DRAKE_QUEUE_NARROW;
+	else if (s && strcmp(s, "pack") == 0)
+		*out = DRAKE_QUEUE_PACK;
 	else
 		return DRAKE_EINVAL;
 	return DRAKE_OK;
@@ -45,7 +49,12 @@ drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out)
 
 const char *drake_queue_order_name(enum drake_queue_order o)
 {
-	return o == DRAKE_QUEUE_SRPT ? "srpt" : o == DRAKE_QUEUE_NARROW ? "narrow" : "fifo";
+	switch (o) {
+	case DRAKE_QUEUE_SRPT: return "srpt";
+	case DRAKE_QUEUE_NARROW: return "narrow";
+	case DRAKE_QUEUE_PACK: return "pack";
+	default: return "fifo";
+	}
 }
 
 /* A running job as the step changes it. */
@@ -687,6 +696,8 @@ static bool stays_ahead(const struct step *s, const struct drake_admission_entry
 		return true;
 	if (aged(s, x))
 		return false;
+	if (s->o->queue == DRAKE_QUEUE_PACK)
+		return true; /* FIFO here; pack_young() picks the set first */
 	if (s->o->queue == DRAKE_QUEUE_SRPT)
 		return remaining_work(y) <= remaining_work(x);
 	return want_gpus(y) <= want_gpus(x);
@@ -694,7 +705,8 @@ static bool stays_ahead(const struct step *s, const struct drake_admission_entry
 
 /* The order waiting entries w[0..nw) (FIFO as given) are tried in, into
  * ix: FIFO, or aged first, then narrowest (least remaining work), then
- * FIFO (scale.h). A stable insertion sort: the queue is short. */
+ * FIFO, or (PACK) aged first, then FIFO until pack_young() reorders the
+ * young (scale.h). A stable insertion sort: the queue is short. */
 static void queue_order(const struct step *s, const struct drake_admission_entry *w, size_t nw,
                         size_t *ix)
 {
@@ -707,6 +719,43 @@ static void queue_order(const struct step *s, const struct drake_admission_entry
 		}
 		ix[b] = a;
 	}
+}
+
+/*
+ * DRAKE_QUEUE_PACK, once the aged jobs were tried: the young entries
+ * ix[0..n) (FIFO) are reordered so that the set drake_pack_choose() picks
+ * for the GPUs free (on soon when jobs are ending: their room is the
+ * queue's within ending_hold) comes first, in FIFO order, the rest after.
+ */
+static drake_err pack_young(const struct step *s, const struct drake_admission_entry *w, size_t *ix,
+                            size_t n, const struct drake_cluster *soon)
+{
+	if (n < 2)
+		return DRAKE_OK;
+	struct drake_res room;
+	drake_cluster_free_sum(soon ? soon : &s->c, &room);
+	int64_t *gpus = malloc(n * sizeof(*gpus));
+	bool *chosen = malloc(n * sizeof(*chosen));
+	size_t *tmp = malloc(n * sizeof(*tmp));
+	drake_err e = gpus && chosen && tmp ? DRAKE_OK : DRAKE_ENOMEM;
+	for (size_t k = 0; !e && k < n; k++)
+		gpus[k] = want_gpus(&w[ix[k]]);
+	if (!e)
+		e = drake_pack_choose(gpus, n, room.gpu, chosen);
+	if (!e) {
+		size_t m = 0;
+		for (size_t k = 0; k < n; k++)
+			if (chosen[k])
+				tmp[m++] = ix[k];
+		for (size_t k = 0; k < n; k++)
+			if (!chosen[k])
+				tmp[m++] = ix[k];
+		memcpy(ix, tmp, n * sizeof(*ix));
+	}
+	free(gpus);
+	free(chosen);
+	free(tmp);
+	return e;
 }
 
 static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t nw,
@@ -725,7 +774,13 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 		e = keep_shapes(s, w, nw);
 	int tries = 0;
 	bool blocked = false;
+	size_t n_aged = 0;
+	while (n_aged < nw && aged(s, &w[ix[n_aged]]))
+		n_aged++;
 	for (size_t k = 0; !e && k < nw; k++) {
+		if (s->o->queue == DRAKE_QUEUE_PACK && s->o->backfill && k == n_aged &&
+		    (e = pack_young(s, w, ix + k, nw - k, have_soon ? &soon : NULL)))
+			break;
 		size_t i = ix[k];
 		struct drake_admission_entry *x = &w[i];
 		if (blocked) {

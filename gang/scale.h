@@ -5,12 +5,23 @@
  * controller and `drake sim`'s drake policy both call and nothing else to
  * decide, so what the simulator measures is what the cluster runs.
  *
- * One step, the waiting jobs in the queue's order (opts.queue: FIFO, or
- * narrow: fewest GPUs asked first, a job waiting age_after or longer ahead
- * of them in FIFO order, so no job is passed over for longer than
- * age_after plus what rules 2 and 3 take to start it; or, for the
- * simulator's oracle bound only, least remaining work first with the same
- * aging, from a remaining time the caller knows):
+ * One step, the waiting jobs in the queue's order (opts.queue):
+ *  - pack, the default: the jobs that waited age_after or longer first,
+ *    in FIFO order; then, on the GPUs they left (and those of ending
+ *    jobs, held for the queue: rule 1), the set of the others that fills
+ *    them best, most jobs among equal fills (gang/pack.h: a subset-sum
+ *    over the first DRAKE_PACK_WINDOW in FIFO order; no run times), in
+ *    FIFO order; then the rest in FIFO order. Without backfill, FIFO.
+ *  - fifo; narrow: fewest GPUs asked first, aged jobs ahead as for pack;
+ *    or, for the simulator's oracle bound only, least remaining work
+ *    first with the same aging, from a remaining time the caller knows.
+ * The longest wait under pack and narrow: younger jobs pass a job over
+ * only until it has waited age_after. From then on only jobs that waited
+ * longer go before it, and the first of those that cannot start takes
+ * workers (rule 2) or is given nodes (rule 3), so a job starts within
+ * age_after plus what rules 2 and 3 take to start the aged jobs ahead of
+ * it and it (for rigid jobs: the remaining run of the jobs on their
+ * nodes).
  *
  *  0. A running job whose own rates (gang/speed_fit.h: two sizes or
  *     spreads seen) say it runs faster with fewer workers gives them back
@@ -29,8 +40,8 @@
  *     queue"). Smaller jobs behind one that does not fit may start
  *     (backfill), except on the room of a job that is ending: once a
  *     running job's first member has ended, for ending_hold seconds its
- *     room belongs to the waiting jobs, in FIFO order, that fit once it is
- *     free. Each of them is planned on the cluster without the ending jobs
+ *     room belongs to the waiting jobs, in the queue's order, that fit once
+ *     it is free. Each of them is planned on the cluster without the ending jobs
  *     and the nodes of that plan are held for it, so a small job does not
  *     take a node a job ahead of it is about to get. (A job's members end
  *     within moments of each other; planning on the first ones' room alone
@@ -65,7 +76,8 @@
  *     it will run on: its plan on the cluster with every running gang taken
  *     away. Nothing behind it, and no growth, may place a pod on those
  *     nodes, so they drain toward it as running jobs finish; it cannot be
- *     starved forever by backfill.
+ *     starved forever by backfill. (Under the pack queue the set chosen
+ *     for the free GPUs is ahead of it until it has waited age_after.)
  * 4a. A running job below the size its spec asks for (it started narrow,
  *     or gave workers to a job that has since started or ended) grows back
  *     to that size at once when nobody waits who could ever fit: rule 4's
@@ -115,6 +127,14 @@ enum drake_queue_order {
 	DRAKE_QUEUE_FIFO,   /* created, then name */
 	DRAKE_QUEUE_NARROW, /* jobs waiting age_after or longer first (FIFO among them), then
 	                       fewest GPUs asked (the workers the spec asks for), then FIFO */
+	/* The default: jobs waiting age_after or longer first (FIFO among
+	 * them); then, once they were tried, the set of the others that fills
+	 * the GPUs then free (and those of jobs ending, held for the queue)
+	 * best, with most jobs among equal fills (gang/pack.h: the first
+	 * DRAKE_PACK_WINDOW in FIFO order, GPUs asked as for NARROW), in FIFO
+	 * order; then the rest in FIFO order. Without backfill (strict
+	 * FIFO), FIFO. */
+	DRAKE_QUEUE_PACK,
 	/* The oracle's order, a bound and not a policy (`drake sim --policies
 	 * oracle`): jobs waiting age_after or longer first (FIFO among them),
 	 * then least remaining work first, the entry's remaining seconds at the
@@ -125,7 +145,7 @@ enum drake_queue_order {
 	DRAKE_QUEUE_SRPT,
 };
 
-/* Parses "fifo", "narrow" (not the oracle's order). */
+/* Parses "fifo", "narrow", "pack" (not the oracle's order). */
 drake_err drake_queue_order_parse(const char *s, enum drake_queue_order *out) DRAKE_MUST_CHECK;
 const char *drake_queue_order_name(enum drake_queue_order o);
 
@@ -158,10 +178,11 @@ struct drake_scale_opts {
 	bool shrinks_wait;
 };
 
-/* scale_opts of `drake serve` and `drake sim` alike: backfill, 30 s, 60 s,
- * 4 tries, newest first, lonely first, the default speed model, an ending
- * job's room held 10 s, room kept for the shapes of the queue and of the
- * jobs admitted in the last 60 s. */
+/* scale_opts of `drake serve` and `drake sim` alike: backfill, the pack
+ * queue with age_after 10 min, 30 s, 60 s, 4 tries, most attained service
+ * first, lonely first, the default speed model, an ending job's room held
+ * 10 s, room kept for the shapes of the queue and of the jobs admitted in
+ * the last 60 s. */
 void drake_scale_defaults(struct drake_scale_opts *o);
 
 enum drake_act_kind { DRAKE_ACT_ADMIT, DRAKE_ACT_SHRINK, DRAKE_ACT_GROW };

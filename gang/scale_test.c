@@ -52,6 +52,7 @@ struct scase {
 	double locality_penalty; /* 0: the default model's */
 	bool strict;             /* backfill off */
 	bool narrow;             /* start_narrow: new jobs start with what fits at once */
+	bool fifo;               /* the FIFO queue instead of the default (pack) */
 	/* expected */
 	int shrinks, admits, grows;
 	const char *status; /* per waiting job: S started, W waiting, N never,
@@ -128,6 +129,8 @@ static void world_build(struct world *x, const struct scase *k)
 		x->o.speed.locality_penalty = k->locality_penalty;
 	x->o.backfill = !k->strict;
 	x->o.start_narrow = k->narrow;
+	if (k->fifo)
+		x->o.queue = DRAKE_QUEUE_FIFO;
 }
 
 static void world_free(struct world *x)
@@ -659,7 +662,10 @@ static const struct scase cases[] = {
      .status = "N",
      .next = INFINITY,
      .check = says_why},
-    /* 6. the head of the queue is protected from backfill */
+    /* 6. the head of the queue is protected from backfill: in FIFO
+     * order once it starves; under the pack queue (the default) once it
+     * has waited age_after, the set that fills the free GPUs going first
+     * until then */
     {.name = "a starving job that cannot start even by shrinking is given its node, and a small "
              "job behind it stays off that node",
      .cluster = "a:8:0 b:8:0",
@@ -667,8 +673,31 @@ static const struct scase cases[] = {
            {"min-b", 10, 10, 6, 6, 'b', "bbbbbb", false}},
      .w = {{"big", 0, 8, 8, 0}, {"small", 5, 2, 2, 0}},
      .now = 30,
+     .fifo = true,
      .status = "WW",
      .next = 35,
+     .held = "big",
+     .check = small_stays_off_the_held_node},
+    {.name = "under the pack queue the set that fills the free gpus starts before a starving job "
+             "that has not waited age_after, which is then given its node",
+     .cluster = "a:8:0 b:8:0",
+     .r = {{"min-a", 0, 0, 7, 7, 'a', "aaaaaaa", false},
+           {"min-b", 10, 10, 6, 6, 'b', "bbbbbb", false}},
+     .w = {{"big", 0, 8, 8, 0}, {"small", 5, 2, 2, 0}},
+     .now = 30,
+     .admits = 1,
+     .status = "WS",
+     .next = 600,
+     .held = "big"},
+    {.name = "under the pack queue a starving job that has waited age_after is given its node, "
+             "and a small job behind it stays off that node",
+     .cluster = "a:8:0 b:8:0",
+     .r = {{"min-a", 0, 0, 7, 7, 'a', "aaaaaaa", false},
+           {"min-b", 10, 10, 6, 6, 'b', "bbbbbb", false}},
+     .w = {{"big", 0, 8, 8, 0}, {"small", 5, 2, 2, 0}},
+     .now = 600,
+     .status = "WW",
+     .next = 605,
      .held = "big",
      .check = small_stays_off_the_held_node},
     {.name = "before the big job starves, the small job behind it backfills onto that node",
@@ -688,6 +717,7 @@ static const struct scase cases[] = {
            {"min-b", 10, 10, 6, 6, 'b', "bbbbbb", false}},
      .w = {{"big", 0, 8, 8, 0}, {"small", 5, 2, 2, 0}, {"wide", 6, 10, 10, 0}},
      .now = 30,
+     .fifo = true,
      .status = "WWW",
      .next = 35,
      .held = "big",
@@ -745,6 +775,7 @@ static const struct scase cases[] = {
      .w = {{"wide", 90, 1, 8, 0}, {"small", 91, 2, 2, 0}},
      .now = 100,
      .narrow = true,
+     .fifo = true, /* pack would start small first: it fits whole */
      .admits = 1,
      .status = "SW",
      .next = 121},
@@ -805,7 +836,7 @@ static const struct scase cases[] = {
      .w = {{"big", 0, 4, 4, 0}},
      .now = 100,
      .status = "W",
-     .next = INFINITY,
+     .next = 600, /* when big will have waited age_after (the pack queue) */
      .held = "big"},
     {.name = "an ending job does not grow",
      .cluster = "a:8:6 b:8:0",

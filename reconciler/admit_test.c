@@ -24,7 +24,7 @@ static void test_the_first_job_starts_whole_on_one_node_and_the_next_waits(void 
 	gated_job(&w, "first", "2026-11-22T10:00:00Z", 7, 2, 1);  /* 1 PS + 7 x 1 GPU */
 	gated_job(&w, "second", "2026-11-22T10:00:05Z", 4, 4, 4); /* 16 GPUs: after first, no */
 	struct admit_result res;
-	round_of(&w, true, &res);
+	fifo_round_of(&w, &res); /* the pack queue would start second: it fills both nodes */
 	assert_int_equal(res.n_waves, 1);
 	struct admit_wave *wv = &res.waves[0];
 	assert_string_equal(wv->job, "first");

@@ -13,6 +13,7 @@
 #include "kube/cache.h"
 #include "kube/node.h"
 #include "kube/pod.h"
+#include "gang/scale.h"
 #include "reconciler/admit.h"
 #include "kind/job_codec.h"
 #include "tfjob/tfjob.h"
@@ -165,6 +166,27 @@ static inline void world_release(struct world *w)
 static inline void round_of(struct world *w, bool backfill, struct admit_result *res)
 {
 	struct admit_options o = {.backfill = backfill, .now_s = 1700000000};
+	char msg[256];
+	assert_int_equal(
+	    admit_round(TF_CACHES(&w->jobs), &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),
+	    DRAKE_OK);
+}
+
+/* The default scaling options with the FIFO queue, for cases about the
+ * adapter whose jobs are named in the order they start (the default
+ * queue's order is gang/'s, tested in gang/scale_queue_test.c). */
+static inline const struct drake_scale_opts *fifo_queue(void)
+{
+	static struct drake_scale_opts o;
+	drake_scale_defaults(&o);
+	o.queue = DRAKE_QUEUE_FIFO;
+	return &o;
+}
+
+/* round_of() with the FIFO queue. */
+static inline void fifo_round_of(struct world *w, struct admit_result *res)
+{
+	struct admit_options o = {.backfill = true, .now_s = 1700000000, .scale = fifo_queue()};
 	char msg[256];
 	assert_int_equal(
 	    admit_round(TF_CACHES(&w->jobs), &w->pods, &w->nodes, &o, res, msg, sizeof(msg)),

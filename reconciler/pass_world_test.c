@@ -133,7 +133,8 @@ test_admission_over_a_world_decodes_nothing_again_and_decides_as_over_the_caches
 	gated_job(&w, "first", "2026-11-22T10:00:00Z", 7, 2, 1);
 	gated_job(&w, "second", "2026-11-22T10:00:05Z", 4, 4, 4);
 	gated_job(&w, "third", "2026-11-22T10:00:09Z", 1, 1, 1);
-	struct admit_options o = {.backfill = true, .now_s = 1700000000};
+	/* FIFO: the pack queue would start second alone (it fills both nodes) */
+	struct admit_options o = {.backfill = true, .now_s = 1700000000, .scale = fifo_queue()};
 	struct admit_result over_caches, over_world;
 	assert_int_equal(
 	    admit_round(TF_CACHES(&w.jobs), &w.pods, &w.nodes, &o, &over_caches, msg, sizeof(msg)),

@@ -594,7 +594,7 @@ static bool opts_dec(struct dec *d, json_t *in)
 	    !get_bool(d, v, p, "startNarrow", &s->start_narrow))
 		return false;
 	if ((json_object_get(v, "queueOrder") &&
-	     !get_enum(d, v, p, "queueOrder", queue_name, DRAKE_QUEUE_NARROW + 1, &queue)) ||
+	     !get_enum(d, v, p, "queueOrder", queue_name, DRAKE_QUEUE_PACK + 1, &queue)) ||
 	    (json_object_get(v, "ageAfter") && !get_num(d, v, p, "ageAfter", &s->age_after)) ||
 	    (json_object_get(v, "serviceThreshold") &&
 	     !get_num(d, v, p, "serviceThreshold", &s->service_threshold)))

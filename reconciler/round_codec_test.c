@@ -360,27 +360,45 @@ static void a_line_without_costs_replays_every_job_at_the_global_pause(void **st
 	drake_cluster_release(&c);
 }
 
-/* A line a drake wrote before startNarrow existed decodes as the rule
- * it ran: every job started with what fit. */
-static void a_line_without_start_narrow_replays_jobs_starting_narrow(void **state)
+/* The scaling options of line decoded with from replaced by to. */
+static struct drake_scale_opts scale_decoded(const char *line, const char *from, const char *to)
+{
+	char *s = mutate(line, from, to);
+	struct round_log_entry e;
+	char msg[256];
+	assert_int_equal(round_log_decode(s, &e, msg, sizeof(msg)), DRAKE_OK);
+	struct drake_scale_opts o = e.opts.scale;
+	round_log_entry_release(&e);
+	free(s);
+	return o;
+}
+
+/* A line replays the start rule and queue order it names; a line a drake
+ * wrote before startNarrow existed decodes as the rule it ran (every job
+ * started with what fit), and one from before queueOrder as FIFO. */
+static void a_line_replays_the_start_rule_and_queue_order_it_names_or_the_old_ones(void **state)
 {
 	(void)state;
 	struct drake_cluster c;
 	struct tj t;
 	struct drake_round r;
 	char *line = one_job_line(&c, &t, &r);
-	char msg[256];
-	struct round_log_entry e;
-	char *whole = mutate(line, "\"startNarrow\":true", "\"startNarrow\":false");
-	assert_int_equal(round_log_decode(whole, &e, msg, sizeof(msg)), DRAKE_OK);
-	assert_false(e.opts.scale.start_narrow);
-	round_log_entry_release(&e);
-	char *old = mutate(line, ",\"startNarrow\":true", "");
-	assert_int_equal(round_log_decode(old, &e, msg, sizeof(msg)), DRAKE_OK);
-	assert_true(e.opts.scale.start_narrow);
-	round_log_entry_release(&e);
-	free(whole);
-	free(old);
+	assert_false(
+	    scale_decoded(line, "\"startNarrow\":true", "\"startNarrow\":false").start_narrow);
+	assert_true(scale_decoded(line, ",\"startNarrow\":true", "").start_narrow);
+	static const struct {
+		const char *name;
+		enum drake_queue_order q;
+	} names[] = {
+	    {"pack", DRAKE_QUEUE_PACK}, {"narrow", DRAKE_QUEUE_NARROW}, {"fifo", DRAKE_QUEUE_FIFO}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char to[64];
+		snprintf(to, sizeof(to), "\"queueOrder\":\"%s\"", names[i].name);
+		assert_int_equal(scale_decoded(line, "\"queueOrder\":\"pack\"", to).queue,
+		                 names[i].q);
+	}
+	assert_int_equal(scale_decoded(line, ",\"queueOrder\":\"pack\"", "").queue,
+	                 DRAKE_QUEUE_FIFO);
 	free(line);
 	drake_round_release(&r);
 	drake_cluster_release(&c);
@@ -392,7 +410,8 @@ int main(void)
 	    cmocka_unit_test(a_round_is_one_line_with_its_inputs_and_actions),
 	    cmocka_unit_test(a_round_decoded_encodes_to_the_same_line),
 	    cmocka_unit_test(a_malformed_line_is_refused_naming_the_field),
-	    cmocka_unit_test(a_line_without_start_narrow_replays_jobs_starting_narrow),
+	    cmocka_unit_test(
+	        a_line_replays_the_start_rule_and_queue_order_it_names_or_the_old_ones),
 	    cmocka_unit_test(a_line_without_costs_replays_every_job_at_the_global_pause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
