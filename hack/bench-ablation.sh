@@ -22,8 +22,10 @@
 #                     given first
 #   no-backfill       --backfill=false: no job starts behind one that does
 #                     not fit
-#   fifo-narrow       --queue-order narrow: fewest GPUs first (not a rule
-#                     switched off: the alternative queue order)
+#   queue-fifo        --queue-order fifo: waiting jobs in submission order,
+#                     not the set that fills the free GPUs best first
+#   queue-narrow      --queue-order narrow: fewest GPUs first (the other
+#                     order)
 # Writes one row per load, workload and arm to OUT/ablation.csv (mean and
 # p95 JCT, longest wait from submission to start, resizes) and prints the
 # mean over the six workloads of each load, and each arm's ratio to the
@@ -46,7 +48,8 @@ arms=(
   "no-locality|--locality-penalty 0"
   "no-lonely-first|--lonely-first=false"
   "no-backfill|--backfill=false"
-  "fifo-narrow|--queue-order narrow"
+  "queue-fifo|--queue-order fifo"
+  "queue-narrow|--queue-order narrow"
 )
 loads=(0.5 1.0 1.5 2.0)
 echo "load,workload,arm,jobs,finished,mean_jct_s,p95_jct_s,longest_wait_s,resizes" >"$csv"
