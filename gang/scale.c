@@ -1,7 +1,8 @@
 /*
- * scale.c - drake's decision step (see scale.h): admission, starvation
- * shrink with a reservation for the job that cannot start yet, and growth
- * by modelled gain.
+ * scale.c - drake's decision step (see scale.h): the queue's order,
+ * admission, starvation shrink with a reservation for the job that cannot
+ * start yet, the room of ending jobs; growth by modelled gain and giving
+ * back slow workers are scale_grow.c's (scale_internal.h).
  *
  * The step works on a clone of the snapshot and on its own copy of the
  * running jobs' worker lists, so each decision sees what the earlier ones
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "gang/pack.h"
+#include "gang/scale_internal.h"
 
 void drake_scale_defaults(struct drake_scale_opts *o)
 {
@@ -57,34 +59,7 @@ const char *drake_queue_order_name(enum drake_queue_order o)
 	}
 }
 
-/* A running job as the step changes it. */
-struct work {
-	int *node; /* current workers' nodes */
-	int *orig; /* their slots in the caller's view */
-	int n;
-	struct drake_speed_fitted fit; /* its speed model (gang/speed_fit.h) */
-};
-
-struct step {
-	const struct drake_cluster *orig; /* the caller's snapshot: no node held */
-	struct drake_cluster c;           /* the clone */
-	const char *held_for;             /* the job nodes are held for, or NULL */
-	const struct drake_running_job *r;
-	size_t nr;
-	struct work *work;
-	struct drake_running_job *view; /* r with work's lists */
-	struct drake_action *act;
-	size_t n_act, cap_act;
-	const struct drake_scale_opts *o;
-	double now;
-	double soon_until; /* the earliest end of an ending job's hold */
-	double hold_until; /* soon_until once a node is held for it (INFINITY: none held) */
-	struct drake_res keep[DRAKE_GANG_MAX_KEEP]; /* the queue's shapes (keep_shapes) */
-	int n_keep;
-	bool to_asked; /* growth back to the size jobs ask for only (rule 4a) */
-};
-
-static drake_err push(struct step *s, struct drake_action a)
+drake_err scale_push(struct step *s, struct drake_action a)
 {
 	if (s->n_act == s->cap_act) {
 		size_t cap = s->cap_act ? s->cap_act * 2 : 16;
@@ -148,7 +123,7 @@ static bool starving(const struct step *s, const struct drake_admission_entry *x
 
 /* Applies drake_shrink_for's removals (slots of the current lists) to the
  * clone and the lists, and records them as actions for waiting entry to. */
-static drake_err apply_removals(struct step *s, const struct drake_scale_op *ops, size_t n, int to)
+drake_err scale_apply_removals(struct step *s, const struct drake_scale_op *ops, size_t n, int to)
 {
 	/* Per job, highest current slot first, so earlier removals never
 	 * shift a slot still to be removed. ops come grouped by nothing in
@@ -164,9 +139,9 @@ static drake_err apply_removals(struct step *s, const struct drake_scale_op *ops
 				break;
 			struct work *w = &s->work[j];
 			int slot = ops[best].slot;
-			drake_err e =
-			    push(s, (struct drake_action){DRAKE_ACT_SHRINK, (int)j, w->orig[slot],
-			                                  w->node[slot], to, 0});
+			drake_err e = scale_push(s, (struct drake_action){DRAKE_ACT_SHRINK, (int)j,
+			                                                  w->orig[slot],
+			                                                  w->node[slot], to, 0});
 			if (e)
 				return e;
 			drake_cluster_charge(&s->c, (size_t)w->node[slot], &s->r[j].worker, -1);
@@ -301,7 +276,7 @@ static drake_err rejected(const struct step *s, struct drake_admission_entry *x,
 static drake_err start_after(struct step *s, struct drake_admission_entry *x, int xi,
                              struct drake_scale_op *ops, size_t n, struct drake_plan *plan)
 {
-	drake_err e = apply_removals(s, ops, n, xi);
+	drake_err e = scale_apply_removals(s, ops, n, xi);
 	free(ops);
 	if (e) {
 		drake_plan_release(plan);
@@ -486,11 +461,9 @@ static drake_err keep_shapes(struct step *s, const struct drake_admission_entry 
 	return DRAKE_OK;
 }
 
-static double remaining(const struct drake_running_job *j, double now);
-
 /* The size a running job's spec asks for: its floor when a waiting job
  * takes back what it was lent. */
-static int asked(const struct drake_running_job *r)
+int scale_asked(const struct drake_running_job *r)
 {
 	return r->want_workers > r->min_workers ? r->want_workers : r->min_workers;
 }
@@ -504,10 +477,10 @@ static int floor_of(const struct step *s, const struct drake_running_job *r)
 	/* what it is expected still to run, in GPU-seconds, when its progress
 	 * says: a job about to end keeps its workers */
 	double gpus = (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
-	bool ends_soon = r->progress > 0 && remaining(r, s->now) * gpus < t;
+	bool ends_soon = r->progress > 0 && scale_remaining(r, s->now) * gpus < t;
 	if (t > 0 && r->service >= t && !ends_soon)
 		return r->min_workers;
-	return r->want_workers > 0 ? asked(r) : r->n_workers;
+	return r->want_workers > 0 ? scale_asked(r) : r->n_workers;
 }
 
 /*
@@ -603,7 +576,7 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 		drake_cluster_free_sum(&s->c, avail);
 		if (soon)
 			drake_plan_charge(soon, &x->req, &x->plan, 1);
-		return push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
+		return scale_push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
 	}
 	const struct drake_res *keep = x->req.keep;
 	int n_keep = x->req.n_keep;
@@ -654,7 +627,7 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 		drake_cluster_free_sum(&s->c, avail);
 	}
 	if (x->status == DRAKE_ADMIT_STARTED)
-		return push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
+		return scale_push(s, (struct drake_action){DRAKE_ACT_ADMIT, (int)i, -1, -1, -1, 0});
 	return DRAKE_OK;
 }
 
@@ -798,348 +771,6 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	return e;
 }
 
-/* ---- growth ---- */
-
-static int nodes_of(const struct drake_running_job *j, const struct work *w)
-{
-	return drake_plan_count_nodes(j->ps_node, j->n_ps, w->node, w->n);
-}
-
-static bool uses(const struct drake_running_job *j, const struct work *w, int node)
-{
-	for (int p = 0; p < j->n_ps; p++)
-		if (j->ps_node[p] == node)
-			return true;
-	for (int p = 0; p < w->n; p++)
-		if (w->node[p] == node)
-			return true;
-	return false;
-}
-
-/* The node the next worker of job j goes to: its PS's node, then the node
- * it already uses with most of its workers, then the node with most room
- * for its workers; -1 when none has room. extra[] counts the workers this
- * batch placed so far per node (already charged to the clone). */
-static int next_node(const struct step *s, size_t j, const struct work *w)
-{
-	const struct drake_running_job *r = &s->r[j];
-	const struct drake_cluster *c = &s->c;
-	struct drake_res f;
-	int home = r->n_ps > 0 ? r->ps_node[0] : (w->n > 0 ? w->node[0] : -1);
-	if (home >= 0 && c->nodes[home].schedulable) {
-		drake_cluster_free(c, (size_t)home, &f);
-		if (drake_res_fits(&r->worker, &f))
-			return home;
-	}
-	int best = -1, best_on = 0;
-	for (int p = 0; p < w->n; p++) {
-		int nd = w->node[p];
-		if (nd == home || !c->nodes[nd].schedulable)
-			continue;
-		int on = 0;
-		for (int q = 0; q < w->n; q++)
-			on += w->node[q] == nd;
-		if (on <= best_on)
-			continue;
-		drake_cluster_free(c, (size_t)nd, &f);
-		if (drake_res_fits(&r->worker, &f)) {
-			best = nd;
-			best_on = on;
-		}
-	}
-	if (best >= 0)
-		return best;
-	int64_t most = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		if (!c->nodes[i].schedulable || uses(r, w, (int)i))
-			continue;
-		drake_cluster_free(c, i, &f);
-		int64_t k = drake_res_count_fit(&r->worker, &f, 1 << 20);
-		if (k > most) {
-			most = k;
-			best = (int)i;
-		}
-	}
-	return best;
-}
-
-/* Expected remaining time of a running job (see scale.h). */
-static double remaining(const struct drake_running_job *j, double now)
-{
-	return drake_speed_remaining(j->admitted, j->progress, now);
-}
-
-/* Job r's speed at w workers over n nodes: the rate it was seen at there,
- * else its fitted model's (gang/speed_fit.h). */
-static double rate_at(const struct drake_running_job *r, const struct work *w, int workers,
-                      int nodes)
-{
-	for (int i = 0; r->obs && i < r->n_obs; i++)
-		if (r->obs[i].workers == workers && r->obs[i].nodes == nodes && r->obs[i].rate > 0)
-			return r->obs[i].rate;
-	int g = (int)(r->worker.gpu > 0 ? r->worker.gpu : 0);
-	return drake_speed_fitted_rate(&w->fit, workers, g, nodes);
-}
-
-/* The most workers growth may give job r: its max (rule 4a: the size it
- * asks for), or, when a size it
- * was seen at ran slower than a smaller one it was seen at (its rates,
- * gang/speed_fit.h), the size with the best rate seen: past it, more
- * workers are known not to pay, whatever the model promises of the sizes
- * in between. */
-static int growth_cap(const struct step *s, const struct drake_running_job *r)
-{
-	int cap = s->to_asked ? asked(r) : r->max_workers;
-	if (cap > r->max_workers)
-		cap = r->max_workers;
-	int best = -1;
-	for (int i = 0; r->obs && i < r->n_obs; i++)
-		if (r->obs[i].rate > 0 && (best < 0 || r->obs[i].rate > r->obs[best].rate))
-			best = i;
-	if (best < 0)
-		return cap;
-	for (int i = 0; i < r->n_obs; i++)
-		if (r->obs[i].workers > r->obs[best].workers && r->obs[i].rate < r->obs[best].rate)
-			return r->obs[best].workers < cap ? r->obs[best].workers : cap;
-	return cap;
-}
-
-/* What a change costs job r (its own cost, else rescale_pause). */
-static double grow_pause(const struct step *s, const struct drake_running_job *r)
-{
-	return drake_speed_pause(&s->o->speed, r->cost.grow);
-}
-
-static double shrink_pause(const struct step *s, const struct drake_running_job *r)
-{
-	return drake_speed_pause(&s->o->speed, r->cost.shrink);
-}
-
-struct batch {
-	int k;         /* workers to add */
-	double before; /* T now */
-	double after;  /* T with them */
-	double saved;  /* seconds saved net of the pause */
-};
-
-/*
- * The best batch for job j on the clone as it is: workers are placed one
- * by one (charged to the clone, then given back) and the count with the
- * highest modelled speed is kept. nodes[] receives its placement.
- */
-static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
-{
-	const struct drake_running_job *r = &s->r[j];
-	struct work *w = &s->work[j];
-	int base = w->n;
-	*b = (struct batch){0};
-	b->before = rate_at(r, w, base, nodes_of(r, w));
-	double best = b->before;
-	int placed = 0;
-	int cap = growth_cap(s, r);
-	while (base + placed < cap) {
-		int nd = next_node(s, j, w);
-		if (nd < 0)
-			break;
-		drake_cluster_charge(&s->c, (size_t)nd, &r->worker, 1);
-		w->node[w->n++] = nd;
-		nodes[placed++] = nd;
-		double t = rate_at(r, w, w->n, nodes_of(r, w));
-		if (t > best) {
-			best = t;
-			b->k = placed;
-		}
-	}
-	for (int p = 0; p < placed; p++)
-		drake_cluster_charge(&s->c, (size_t)nodes[p], &r->worker, -1);
-	w->n = base;
-	b->after = best;
-	if (b->k > 0) {
-		double e = remaining(r, s->now);
-		double frac = b->before > 0 ? 1 - b->before / b->after : 1;
-		b->saved = e * frac - grow_pause(s, r);
-	}
-}
-
-struct grow_cand {
-	size_t job;
-	bool slow;      /* its progress is slowing or converged: served last */
-	double per_gpu; /* relative speed-up per GPU added */
-};
-
-static int by_value(const void *a, const void *b)
-{
-	const struct grow_cand *x = a, *y = b;
-	if (x->slow != y->slow)
-		return x->slow ? 1 : -1;
-	if (x->per_gpu != y->per_gpu)
-		return x->per_gpu > y->per_gpu ? -1 : 1;
-	return x->job < y->job ? -1 : x->job > y->job;
-}
-
-static bool growable(const struct step *s, size_t j)
-{
-	const struct drake_running_job *r = &s->r[j];
-	if (s->to_asked && (r->want_workers <= 0 || s->work[j].n >= asked(r)))
-		return false;
-	return !r->gave_to_waiting && !r->ending && s->work[j].n < r->max_workers &&
-	       s->work[j].n > 0;
-}
-
-/* When a batch that does not pay yet will, as the job ages (its expected
- * remaining time grows with its age while its progress is unknown). */
-static double pays_at(const struct drake_running_job *r, const struct batch *b, double pause)
-{
-	if (b->k == 0 || r->progress > 0 || b->after <= b->before)
-		return INFINITY;
-	double frac = b->before > 0 ? 1 - b->before / b->after : 1;
-	return r->admitted + pause / frac;
-}
-
-/* A batch is worth it when it saves more than the job's own pause (its
- * cost of a change: a job whose trainer restarts every worker on a
- * membership change grows only for a larger saving), and from the
- * time pays_at() names: there it saves exactly its pause (up to rounding),
- * and a step at that time would otherwise neither grow the job nor name a
- * later time to look again. */
-static bool pays(const struct step *s, size_t j, const struct batch *b)
-{
-	return b->k > 0 &&
-	       (b->saved > 0 || pays_at(&s->r[j], b, grow_pause(s, &s->r[j])) <= s->now);
-}
-
-static drake_err grow(struct step *s, double *next)
-{
-	int maxw = 0;
-	for (size_t j = 0; j < s->nr; j++)
-		if (s->r[j].max_workers > maxw)
-			maxw = s->r[j].max_workers;
-	int *nodes = malloc(((size_t)maxw + 1) * sizeof(int));
-	struct grow_cand *cand = malloc((s->nr + 1) * sizeof(*cand));
-	if (!nodes || !cand) {
-		free(nodes);
-		free(cand);
-		return DRAKE_ENOMEM;
-	}
-	size_t nc = 0;
-	for (size_t j = 0; j < s->nr; j++) {
-		if (!growable(s, j))
-			continue;
-		struct batch b;
-		best_batch(s, j, nodes, &b);
-		if (pays(s, j, &b)) {
-			double gpus =
-			    (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
-			cand[nc++] =
-			    (struct grow_cand){j, s->r[j].slow, (b.after / b.before - 1) / gpus};
-		} else {
-			double t = pays_at(&s->r[j], &b, grow_pause(s, &s->r[j]));
-			if (t > s->now && t < *next)
-				*next = t;
-		}
-	}
-	if (nc > 1)
-		qsort(cand, nc, sizeof(*cand), by_value);
-	drake_err e = DRAKE_OK;
-	for (size_t i = 0; !e && i < nc; i++) {
-		size_t j = cand[i].job;
-		struct batch b;
-		best_batch(s, j, nodes, &b); /* on what earlier jobs left */
-		if (!pays(s, j, &b))
-			continue;
-		struct work *w = &s->work[j];
-		for (int p = 0; !e && p < b.k; p++) {
-			drake_cluster_charge(&s->c, (size_t)nodes[p], &s->r[j].worker, 1);
-			w->orig[w->n] = -1;
-			w->node[w->n++] = nodes[p];
-			e = push(s, (struct drake_action){DRAKE_ACT_GROW, (int)j, -1, nodes[p], -1,
-			                                  b.after / b.before - 1});
-		}
-	}
-	free(nodes);
-	free(cand);
-	return e;
-}
-
-/* ---- giving back workers that slow a job down ---- */
-
-/* A job gives workers back only for a modelled gain of at least this
- * fraction, so that the noise of measured rates does not resize it. */
-#define SHED_MARGIN 0.05
-
-/*
- * A job whose own model (fitted to two sizes or spreads it ran at,
- * gang/speed_fit.h) says it runs faster with fewer workers gives them
- * back: workers come off one at a time, each time the one whose removal
- * leaves the job fastest (ties: the highest slot), never worker 0 and never
- * below its min, and the count with the highest modelled speed is kept
- * when it beats the current one by SHED_MARGIN and saves more than the
- * job's own cost of losing workers (drake_speed_pause) over its expected
- * remaining time. The removals are SHRINK
- * actions for no waiting job (for_job -1).
- */
-static drake_err shed(struct step *s)
-{
-	drake_err e = DRAKE_OK;
-	for (size_t j = 0; !e && j < s->nr; j++) {
-		const struct drake_running_job *r = &s->r[j];
-		struct work *w = &s->work[j];
-		int floor = r->min_workers > 1 ? r->min_workers : 1;
-		if (!w->fit.sized || r->ending || r->slow || w->n <= floor)
-			continue;
-		int *cur = malloc(((size_t)w->n + 1) * sizeof(int));
-		int *pos = malloc(((size_t)w->n + 1) * sizeof(int));
-		int *tmp = malloc(((size_t)w->n + 1) * sizeof(int));
-		struct drake_scale_op *ops = malloc(((size_t)w->n + 1) * sizeof(*ops));
-		if (!cur || !pos || !tmp || !ops) {
-			e = DRAKE_ENOMEM;
-		} else {
-			int n = w->n, k = 0, best_k = 0;
-			memcpy(cur, w->node, (size_t)n * sizeof(int));
-			for (int p = 0; p < n; p++)
-				pos[p] = p;
-			double t0 = rate_at(r, w, n, nodes_of(r, w));
-			double best = t0;
-			while (n > floor) {
-				int drop = -1;
-				double dt = -1;
-				for (int p = n - 1; p >= 1; p--) {
-					int m = 0;
-					for (int q = 0; q < n; q++)
-						if (q != p)
-							tmp[m++] = cur[q];
-					double t = rate_at(
-					    r, w, m,
-					    drake_plan_count_nodes(r->ps_node, r->n_ps, tmp, m));
-					if (t > dt) {
-						dt = t;
-						drop = p;
-					}
-				}
-				ops[k++] = (struct drake_scale_op){(int)j, pos[drop], cur[drop]};
-				memmove(&cur[drop], &cur[drop + 1],
-				        (size_t)(n - drop - 1) * sizeof(int));
-				memmove(&pos[drop], &pos[drop + 1],
-				        (size_t)(n - drop - 1) * sizeof(int));
-				n--;
-				if (dt > best) {
-					best = dt;
-					best_k = k;
-				}
-			}
-			double frac = best > 0 ? 1 - t0 / best : 0;
-			if (best_k > 0 && best >= t0 * (1 + SHED_MARGIN) &&
-			    remaining(r, s->now) * frac > shrink_pause(s, r))
-				e = apply_removals(s, ops, (size_t)best_k, -1);
-		}
-		free(cur);
-		free(pos);
-		free(tmp);
-		free(ops);
-	}
-	return e;
-}
-
 /* Newest admission or scaling of any running job. */
 static double last_action(const struct drake_running_job *r, size_t nr)
 {
@@ -1161,17 +792,6 @@ static bool someone_waits(const struct drake_admission_entry *w, size_t nw)
 	return false;
 }
 
-/* Could a worker of some growable job fit anywhere now? */
-static bool room_to_grow(const struct step *s)
-{
-	struct drake_res f;
-	drake_cluster_free_sum(&s->c, &f);
-	for (size_t j = 0; j < s->nr; j++)
-		if (growable(s, j) && drake_res_fits(&s->r[j].worker, &f))
-			return true;
-	return false;
-}
-
 drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission_entry *w,
                            size_t nw, const struct drake_running_job *r, size_t nr, double now,
                            const struct drake_scale_opts *o, struct drake_step *out)
@@ -1183,7 +803,7 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 	s.o = &local;
 	drake_err e = step_init(&s, c, r, nr);
 	if (!e && !o->shrinks_wait)
-		e = shed(&s);
+		e = scale_shed(&s);
 	if (!e)
 		e = admit(&s, w, nw, out);
 	if (!e) {
@@ -1203,8 +823,8 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 	if (!e && !someone_waits(w, nw)) {
 		/* rule 4a: back to the size asked for, at once */
 		s.to_asked = true;
-		if (room_to_grow(&s))
-			e = grow(&s, &out->next);
+		if (scale_room_to_grow(&s))
+			e = scale_grow(&s, &out->next);
 		s.to_asked = false;
 	}
 	if (!e && s.n_act && !someone_waits(w, nw)) {
@@ -1213,10 +833,10 @@ drake_err drake_scale_step(const struct drake_cluster *c, struct drake_admission
 		 * holds. */
 		if (now + o->idle_after < out->next)
 			out->next = now + o->idle_after;
-	} else if (!e && !someone_waits(w, nw) && room_to_grow(&s)) {
+	} else if (!e && !someone_waits(w, nw) && scale_room_to_grow(&s)) {
 		double since = last_action(r, nr);
 		if (now - since >= o->idle_after)
-			e = grow(&s, &out->next);
+			e = scale_grow(&s, &out->next);
 		else if (since + o->idle_after < out->next)
 			out->next = since + o->idle_after;
 	}
