@@ -65,6 +65,9 @@
 #      $E2E_REAL_TORCH_CURVES (default $cluster_dir/e2e-real/pt).
 # E2E_REAL_CASES="2 3" runs only those cases (1 to 6 by default; case 6
 # needs Debian's python3-torch: hack/install-deps.sh --torch).
+# REAL_TORCH_IMPORT (set by hack/real-suites.sh, which imports torch-train's
+# image in the background): the file that will hold that import's exit
+# status; case 6 waits for it.
 # Each check prints ok/FAIL; the last line is
 #   e2e-real: N passed, N failed
 set -euo pipefail
@@ -659,7 +662,23 @@ pt_shrunk() {
     bad "pt was not grown back: $(drake_get /v1/jobs 2>&1)"
   fi
 }
-if want 6; then
+# torch_ready: torch-train's image is on the nodes. hack/real-suites.sh
+# imports it while cases 1 to 5 run and then writes its exit status to
+# $REAL_TORCH_IMPORT; without that, real_cluster_up imported it.
+torch_ready() {
+  local t=$SECONDS
+  [ -n "${REAL_TORCH_IMPORT:-}" ] || return 0
+  if ! eventually 600 test -f "$REAL_TORCH_IMPORT"; then
+    bad "torch-train's image: no word from real-suites' import in 600 s ($REAL_TORCH_IMPORT)"
+    return 1
+  fi
+  if [ "$(cat "$REAL_TORCH_IMPORT")" != 0 ]; then
+    bad "torch-train's image was not imported into the nodes (real-suites prints its log): case 6 cannot run"
+    return 1
+  fi
+  echo "  torch-train's image is on the nodes (imported while cases 1 to 5 ran; waited $((SECONDS - t))s)"
+}
+if want 6 && torch_ready; then
   t0=$SECONDS
   date +%s.%N >"$work/pt-t0"
   ptjob pt | k apply -n "$jobs_ns" -f - >/dev/null
