@@ -54,10 +54,12 @@
 #      trains on while the TFJob trains to its target; once the cluster is
 #      idle drake grows the PyTorchJob back: the new worker 1 and rank 0
 #      both start at a step > 0 (after the ScaledUp), train with 2 ranks,
-#      and the job reaches its target and Succeeds. Its pace (0.4 s a step
-#      on one rank, 0.2 on two; target 0.93, reached at step 300 or 350)
-#      leaves it more than a minute of training on one rank beyond the
-#      grow, so the target is met only after it, and ends it soon after.
+#      and the job reaches its target and Succeeds. The TFJob is submitted
+#      once pt has passed its first checkpoint (step 10). Its pace (0.4 s a
+#      step on one rank, 0.2 on two; target 0.93, reached at step 300)
+#      leaves it more than a minute and a half of training on one rank
+#      beyond the grow, so the target is met only after it, and ends the
+#      job 45 s after it (the case: 2 minutes, against 3 at 0.2 s and 0.96).
 #      Each resize's cost (the Event's second to the first step logged
 #      after it) is printed, as it is for case 2's TFJob, and kept in
 #      $cluster_dir/e2e-real/resize-costs.txt; rank 0's curve with drake's
@@ -579,7 +581,8 @@ ptjob() {
   python3 - "$1" "$torch_ref" <<'EOF'
 import sys, yaml
 name, image = sys.argv[1:3]
-env = {"TORCH_TRAIN_TARGET": "0.93", "TORCH_TRAIN_STEP_DELAY": "0.4", "TORCH_TRAIN_LOG_INTERVAL": "1",
+env = {"TORCH_TRAIN_TARGET": "0.93", "TORCH_TRAIN_STEP_DELAY": "0.4", "TORCH_TRAIN_CHECKPOINT_EVERY": "10",
+       "TORCH_TRAIN_LOG_INTERVAL": "1",
        "TORCH_TRAIN_REPORT_INTERVAL": "2", "OMP_NUM_THREADS": "1", "PET_MONITOR_INTERVAL": "1"}
 print(yaml.safe_dump({
     "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name},
@@ -689,11 +692,13 @@ if want 6 && torch_ready; then
   fi
   k logs -n "$jobs_ns" -f --timestamps pt-worker-0 >"$work/pt-0.log" 2>&1 &
   pt_follow=$!
-  two() { grep -Eq 'torch-train: step=[1-9][0-9]* .* world=2' "$work/pt-0.log"; }
+  # and past its first checkpoint (step 10, written before the step is
+  # logged), so that the shrink finds one to resume from, whenever it comes
+  two() { grep -Eq 'torch-train: step=[1-9][0-9]+ .* world=2' "$work/pt-0.log"; }
   if eventually 180 two; then
-    ok "pt's rank 0 trains in a world of 2 (c10d rendezvous at pt-worker-0): $(grep -Em1 'world=2' "$work/pt-0.log" | cut -d' ' -f2-)"
+    ok "pt's rank 0 trains in a world of 2 (c10d rendezvous at pt-worker-0), past its first checkpoint: $(grep -Em1 'step=[1-9][0-9]+ .*world=2' "$work/pt-0.log" | cut -d' ' -f2-)"
   else
-    bad "pt never trained with 2 ranks: $(tail -5 "$work/pt-0.log")"
+    bad "pt never trained with 2 ranks to step 10: $(tail -5 "$work/pt-0.log")"
   fi
   reported() { running_entry pt | grep -q '"progress": {'; }
   if eventually 60 reported; then
