@@ -57,9 +57,10 @@
 #      and the job reaches its target and Succeeds. The TFJob is submitted
 #      once pt has passed its first checkpoint (step 10). Its pace (0.4 s a
 #      step on one rank, 0.2 on two; target 0.93, reached at step 300)
-#      leaves it more than a minute and a half of training on one rank
-#      beyond the grow, so the target is met only after it, and ends the
-#      job 45 s after it (the case: 2 minutes, against 3 at 0.2 s and 0.96).
+#      leaves it about a minute and a half of training on one rank beyond
+#      the grow (in two runs), so the target is met only after it, and
+#      ends the job 40 to 45 s after it (the case: under 2 minutes,
+#      against 3 at 0.2 s and 0.96).
 #      Each resize's cost (the Event's second to the first step logged
 #      after it) is printed, as it is for case 2's TFJob, and kept in
 #      $cluster_dir/e2e-real/resize-costs.txt; rank 0's curve with drake's
