@@ -23,11 +23,13 @@
 #                   standard library, the Python modules torch imports
 #                   (torch, numpy, astunparse, six, typing_extensions), the
 #                   shared libraries ldd finds for each extension module,
-#                   drake, and the same digits; runs as 65532:65532
+#                   drake, and the same digits; runs as 65532:65532. Two
+#                   layers: Python and torch below, built once and cached
+#                   (build_torch_train's comment), this commit's files above
 #
 # Each archive is build/image/<name>-<tag>.oci.tar. A build is skipped when a
 # hash of the staged root, the image options and hack/oci-image.sh matches the
-# last one (FORCE=1 rebuilds). Every copied file's Debian package and version
+# last one (FORCE=1 rebuilds, torch-train's cached lower layer too). Every copied file's Debian package and version
 # (dpkg -S) is listed in the image's /usr/share/doc/drake-image/packages.txt,
 # with each package's copyright file under /usr/share/doc/<package>/.
 #
@@ -41,8 +43,10 @@
 # env: IMAGE, IMAGE_TAG, VERSION (default: git describe, as the Makefile),
 #      PAUSE_IMAGE, TRAIN_IMAGE, TRAIN_IMAGE_TAG, TORCH_TRAIN_IMAGE,
 #      SOURCE_DATE_EPOCH (default:
-#      drake's and drake-train's from the last commit's time, 0 for the
-#      others), DRAKE_BIN and TRAIN_BIN (use these binaries, no make), FORCE=1
+#      drake's, drake-train's and torch-train's from the last commit's time,
+#      0 for the others and torch-train's lower layer), DRAKE_BIN and
+#      TRAIN_BIN (use these binaries, no make), FORCE=1, DRAKE_CACHE_DIR
+#      (torch-train's lower layer: default ~/.cache/drake)
 set -euo pipefail
 umask 022
 caller=$PWD
@@ -145,7 +149,9 @@ relpath() { realpath -m -s --relative-to="$1" "$2"; } # -s: this machine's links
 # here; the name the loader looks up (the soname, e.g. libcurl.so.4, or
 # /lib64/ld-linux-x86-64.so.2) is a link to it, and /lib and /lib64 are links
 # into /usr as on this usr-merged machine. There is no ld.so.cache: the
-# loader's built-in search path has the multiarch folders.
+# loader's built-in search path has the multiarch folders. A file of the
+# lower layer (in_lower: its paths) is not copied again.
+declare -A in_lower=()
 add_libs() {
   local line path real dir top
   local -a paths=()
@@ -160,7 +166,7 @@ add_libs() {
   for path in "${paths[@]}"; do
     real=$(readlink -f "$path")
     dir=$(readlink -f "$(dirname "$path")")
-    [ -f "$stage$real" ] || add_file "$real" "$real" "$(stat -c %a "$real")"
+    [ -f "$stage$real" ] || [ -n "${in_lower[$real]:-}" ] || add_file "$real" "$real" "$(stat -c %a "$real")"
     [ "$dir/$(basename "$path")" = "$real" ] ||
       add_link "$dir/$(basename "$path")" "$(relpath "$dir" "$real")"
     top=${path#/}
@@ -400,26 +406,27 @@ add_tree() {
 }
 
 # torch-train (examples/torch-train): torchrun and the trainer on Debian's
-# python3 and python3-torch, only what they load: the interpreter and its
-# standard library (not its tests, IDLE, Tk, lib2to3, ensurepip), the
-# modules torch imports, every shared library ldd finds for the extension
-# modules, and torch/lib's libraries torch loads by path; drake for
-# `drake progress`; the digits drake-train learns. The modules are compiled
-# to .pyc here (unchecked hashes: the image's mtimes are its epoch's), so a
-# worker that torchrun restarts does not compile torch again. Its 600 MB
-# are packed with gzip -1: -9 takes minutes more on 2 cores for 10 % less.
-build_torch_train() {
-  local ref epoch data=build/train/digits.csv.gz py=/usr/lib/python3/dist-packages m so l
-  local drake=${DRAKE_BIN:-build/release/drake}
-  local -a targets=("$data")
-  ref=$(ref_of torch-train)
-  [ -x /usr/bin/python3.11 ] && [ -d $py/torch ] || die "python3-torch is not installed (hack/install-deps.sh)"
-  [ -n "${DRAKE_BIN:-}" ] || targets+=(build/release/drake)
-  log "torch-train: make ${targets[*]} VERSION=$VERSION"
-  make --no-print-directory -j2 "${targets[@]}" VERSION="$VERSION" >&2
-  [ -x "$drake" ] || die "$drake: not built"
-  epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
-  new_root torch-train
+# python3 and python3-torch, in two layers. The lower one is Python and
+# torch, only what they load: the interpreter and its standard library (not
+# its tests, IDLE, Tk, lib2to3, ensurepip), the modules torch imports, every
+# shared library ldd finds for the extension modules, and torch/lib's
+# libraries torch loads by path, compiled to .pyc here (unchecked hashes:
+# the layer's mtimes are its epoch's), so a worker that torchrun restarts
+# does not compile torch again. It does not change from one commit to the
+# next, takes about 100 s to build on 2 cores and is 600 MB, packed with
+# gzip -1 (-9 takes minutes more for 10 % less): it is built once and kept
+# under ${DRAKE_CACHE_DIR:-~/.cache/drake}/torch-train-base/ (torch_base).
+# The top layer is this commit's: the trainer and torchrun's wrapper, drake
+# for `drake progress` and the libraries of drake's the lower layer lacks,
+# the digits drake-train learns, the CA bundle, passwd and group.
+torch_py=/usr/lib/python3/dist-packages
+torch_trees=(/usr/lib/python3.11 "$torch_py/torch" "$torch_py/numpy" "$torch_py/astunparse")
+torch_files=(/usr/bin/python3.11 "$torch_py/six.py" "$torch_py/typing_extensions.py")
+
+# stage_torch_base: the lower layer's root in $stage
+stage_torch_base() {
+  local py=$torch_py m so l
+  new_root torch-base
   add_file /usr/bin/python3.11 /usr/bin/python3.11 0755
   add_link /usr/bin/python3 python3.11
   add_libs /usr/bin/python3.11
@@ -449,6 +456,71 @@ build_torch_train() {
   /usr/bin/python3.11 -m compileall -q -j 2 --invalidation-mode unchecked-hash -s "$stage" -p / \
     "$stage/usr/lib/python3.11" "$stage$py" >&2 || die "compileall failed"
   printf '*.pyc\tcompiled by hack/build-image.sh (python3.11 -m compileall --invalidation-mode unchecked-hash)\n' >>"$pkglist"
+}
+
+# torch_base: the lower layer, from the cache or built into it; prints its
+# path (LAYER.diff_id beside it: hack/oci-image.sh --lower). The cache key is
+# this script's functions that stage it, hack/oci-image.sh, and the name,
+# size, mtime and type of every file of the trees it copies; an entry is
+# used only while every Debian package its files came from (the libraries
+# ldd finds too) is installed at the version it was built from
+# (versions.txt against dpkg-query). Entries unused for 7 days are removed.
+torch_base() {
+  local dir=${DRAKE_CACHE_DIR:-$HOME/.cache/drake}/torch-train-base key d tmp hex t0=$SECONDS
+  local -a pkgs=()
+  key=$({
+    declare -f stage_torch_base new_root record owner add_file add_link relpath add_libs add_tree
+    cat hack/oci-image.sh
+    find "${torch_trees[@]}" "${torch_files[@]}" -printf '%p %s %T@ %y %l\n' | LC_ALL=C sort
+  } | sha256sum | cut -c1-16)
+  d=$dir/$key
+  [ ! -f "$d/versions.txt" ] || mapfile -t pkgs < <(cut -f1 "$d/versions.txt")
+  if [ "${FORCE:-0}" != 1 ] && [ ${#pkgs[@]} -gt 0 ] && [ -f "$d/layer" ] &&
+    cmp -s "$d/versions.txt" <(dpkg-query -W -f='${Package}\t${Version}\n' "${pkgs[@]}" 2>/dev/null | LC_ALL=C sort -u); then
+    touch "$d"
+    log "torch-train: its lower layer (Python, torch) cached in $d"
+    echo "$d/$(cat "$d/layer")"
+    return 0
+  fi
+  log "torch-train: building its lower layer (Python, torch) into $d"
+  [ -x /usr/bin/python3.11 ] && [ -d "$torch_py/torch" ] || die "python3-torch is not installed (hack/install-deps.sh --torch)"
+  stage_torch_base
+  mkdir -p "$dir"
+  tmp=$(mktemp -d "$dir/.new.XXXXXX")
+  # the layer's list of files goes on top (the image's packages.txt)
+  tail -n +3 "$pkglist" >"$tmp/packages.txt"
+  rm -r "$stage/usr/share/doc/drake-image"
+  awk -F'\t' 'NF == 3 {print $2}' "$tmp/packages.txt" | LC_ALL=C sort -u |
+    xargs dpkg-query -W -f='${Package}\t${Version}\n' | LC_ALL=C sort -u >"$tmp/versions.txt"
+  hack/oci-image.sh --layer-only --root "$stage" --output "$tmp/layer.tar.gz" --epoch 0 --gzip-level 1 >"$tmp/layer.txt"
+  # named by its content: an image packed on it (pack's key) names it
+  hex=$(cut -c8-23 "$tmp/layer.tar.gz.diff_id")
+  mv "$tmp/layer.tar.gz" "$tmp/$hex.tar.gz"
+  mv "$tmp/layer.tar.gz.diff_id" "$tmp/$hex.tar.gz.diff_id"
+  echo "$hex.tar.gz" >"$tmp/layer"
+  rm -rf "$stage"
+  rm -rf "$d"
+  mv -T "$tmp" "$d"
+  find "$dir" -mindepth 1 -maxdepth 1 -type d -mtime +7 -exec rm -rf {} +
+  log "torch-train: lower layer built in $((SECONDS - t0))s: $(sed -n 's/^layer_bytes=//p' "$d/layer.txt") bytes gzip, $(sed -n 's/^tar_bytes=//p' "$d/layer.txt") bytes unpacked"
+  echo "$d/$(cat "$d/layer")"
+}
+
+build_torch_train() {
+  local ref epoch data=build/train/digits.csv.gz base p
+  local drake=${DRAKE_BIN:-build/release/drake}
+  local -a targets=("$data")
+  ref=$(ref_of torch-train)
+  [ -n "${DRAKE_BIN:-}" ] || targets+=(build/release/drake)
+  log "torch-train: make ${targets[*]} VERSION=$VERSION"
+  make --no-print-directory -j2 "${targets[@]}" VERSION="$VERSION" >&2
+  [ -x "$drake" ] || die "$drake: not built"
+  base=$(torch_base)
+  epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+  new_root torch-train
+  # every file of the lower layer, listed here; add_libs skips them
+  cat "$(dirname "$base")/packages.txt" >>"$pkglist"
+  while IFS=$'\t' read -r p _; do in_lower[$p]=1; done <"$(dirname "$base")/packages.txt"
   add_file examples/torch-train/torchrun.py /usr/local/bin/torchrun 0755 "examples/torch-train/torchrun.py of this repository ($VERSION)"
   add_file examples/torch-train/torch-train.py /usr/local/bin/torch-train 0755 "examples/torch-train/torch-train.py of this repository ($VERSION)"
   add_file "$drake" /usr/local/bin/drake 0755 "built from this repository by make ($("$drake" version))"
@@ -456,9 +528,9 @@ build_torch_train() {
   add_ca
   add_digits "$data"
   add_etc train 65532
-  pack torch-train "torch-train-$(tag_of "$ref")" "$ref" "$epoch" \
+  pack torch-train "torch-train-$(tag_of "$ref")" "$ref" "$epoch" --lower "$base" \
     --entrypoint '["/usr/local/bin/torchrun"]' --cmd '["/usr/local/bin/torch-train"]' \
-    --user 65532:65532 --port 23456 --workdir / --gzip-level 1 \
+    --user 65532:65532 --port 23456 --workdir / \
     --env TORCH_TRAIN_DATA=/usr/share/drake-train/digits.csv.gz --env PYTHONDONTWRITEBYTECODE=1 \
     --label org.opencontainers.image.title=torch-train \
     --label "org.opencontainers.image.description=drake's example elastic PyTorch trainer for PyTorchJobs (examples/torch-train)" \

@@ -11,7 +11,8 @@
 # its own control plane (make e2e: both modes' e2e suites and the chart
 # installed in both of its modes, with a few jobs of the trace replay per
 # arm and a 2-minute soak); the chart with drake's own image on real nodes
-# and real training on them, on one real-node cluster (make real-suites:
+# and real training on them, TFJobs of drake-train and an elastic
+# PyTorchJob of torch-train, on one real-node cluster (make real-suites:
 # make chart-e2e-real's two modes, then make e2e-real). Every
 # step runs even when an earlier one failed, so one CI run shows every
 # problem. It ends with each step's minutes against the budget (40 minutes
@@ -64,15 +65,19 @@ record() {
 # (the tests wait on timers, valgrind runs two programs, fuzzing one): first
 # the control plane's binaries and the e2e drivers (one Go build cache),
 # then, while the kwok suites run, the real nodes' (kubelet, containerd,
-# runc, CNI, CoreDNS). With the binaries cached each takes seconds. Their
-# rows in the table are how long the steps after them waited.
-# timed CMD...: CMD, then a line saying how long it took (its log's last)
+# runc, CNI, CoreDNS) and torch-train's image (Debian's python3-torch
+# installed first; its lower layer, Python and torch, cached under
+# ~/.cache/drake, so only its top layer is built per commit). With the
+# binaries cached each takes seconds. Their rows in the table are how long
+# the steps after them waited.
+# timed NAME CMD...: CMD, then a line saying how long it took (its log's last)
 timed() {
-  local t0 rc
+  local name=$1 t0 rc
+  shift
   t0=$(date +%s)
   "$@"
   rc=$?
-  echo "binaries: exit $rc after $(($(date +%s) - t0))s, in the background"
+  echo "$name: exit $rc after $(($(date +%s) - t0))s, in the background"
   return "$rc"
 }
 cp_binaries() {
@@ -83,6 +88,10 @@ cp_binaries() {
   hack/build-control-plane.sh etcd k8s kwok helm &&
     (cd e2e && export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" CGO_CFLAGS="$cgo" &&
       go test -count=1 -run XXX . >/dev/null && go build ./cmd/...)
+}
+# torch_image: python3-torch, and torch-train's image for make real-suites
+torch_image() {
+  hack/install-deps.sh --torch && hack/build-image.sh --which torch-train
 }
 # wait_for NAME PID: the step NAME is the wait for the background build PID
 # (its log: build/check-NAME-build.log)
@@ -98,7 +107,7 @@ wait_for() {
 }
 
 step deps hack/install-deps.sh
-timed cp_binaries >build/check-binaries-build.log 2>&1 &
+timed binaries cp_binaries >build/check-binaries-build.log 2>&1 &
 cp_pid=$!
 step build make -j2 WERROR=1 all
 step image make image-check
@@ -108,12 +117,15 @@ step sanitize make -j2 WERROR=1 sanitize
 step valgrind make -j2 valgrind
 step fuzz make -j2 fuzz-smoke
 wait_for binaries "$cp_pid"
-timed hack/build-control-plane.sh kubelet containerd runc cni coredns \
+timed binaries hack/build-control-plane.sh kubelet containerd runc cni coredns \
   >build/check-node-binaries-build.log 2>&1 &
 node_pid=$!
+timed torch-image torch_image >build/check-torch-image-build.log 2>&1 &
+torch_pid=$!
 step chart make chart-check
 step e2e make e2e E2E_SUITES="simple gang gang-faults chart-second chart-extender replay soak"
 wait_for node-binaries "$node_pid"
+wait_for torch-image "$torch_pid"
 step real make real-suites
 
 passed=$(awk '{s += $2} END {print s + 0}' "$summary")

@@ -8,7 +8,9 @@
 #   --torch   also Debian's python3-torch (186 packages with its Depends,
 #             about a minute from nothing), which only examples/torch-train
 #             and its targets need (make torch-train-itest,
-#             torch-train-image, e2e-real-torch); make check does not
+#             torch-train-image, e2e-real, e2e-real-torch, real-suites;
+#             make check installs it in the background, before it builds
+#             torch-train's image)
 set -euo pipefail
 
 packages=(

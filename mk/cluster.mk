@@ -29,16 +29,18 @@ e2e-quick: $(DRAKE) ## one mode's e2e suite on a fresh local cluster, but its fa
 	@hack/build-control-plane.sh etcd k8s kwok helm >/dev/null
 	@DRAKE_EXTENDER_MODE=$(or $(E2E_MODE),gang) E2E_SKIP='$(E2E_QUICK_SKIP)' hack/e2e.sh
 
-e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, shrunk and grown, with a worker migrated, their progress classed, across a leader change; needs root
+e2e-real: $(DRAKE) $(O)/examples/train/drake-train ## real training on 2 real nodes: drake-train TFJobs placed by drake (installed by its chart) train to their target, shrunk and grown, with a worker migrated, their progress classed, across a leader change, and an elastic PyTorchJob of torch-train shrunk for a TFJob and grown back, resuming from its checkpoint; needs root; installs python3-torch (hack/install-deps.sh --torch)
+	@hack/install-deps.sh --torch
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@hack/e2e-real.sh
 
-e2e-real-torch: $(DRAKE) ## make e2e-real's case 6: an elastic PyTorchJob of examples/torch-train (torchrun) shrunk by drake for a TFJob and grown back, resuming from its checkpoint, with each resize's cost; needs root; installs python3-torch (hack/install-deps.sh --torch)
+e2e-real-torch: $(DRAKE) ## make e2e-real's case 6 alone: an elastic PyTorchJob of examples/torch-train (torchrun) shrunk by drake for a TFJob and grown back, resuming from its checkpoint, with each resize's cost; needs root; installs python3-torch (hack/install-deps.sh --torch)
 	@hack/install-deps.sh --torch
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@E2E_REAL_CASES=6 hack/e2e-real.sh
 
-real-suites: $(DRAKE) $(O)/examples/train/drake-train ## make chart-e2e-real (both modes) and make e2e-real one after the other on one real-node cluster instead of three; needs root
+real-suites: $(DRAKE) $(O)/examples/train/drake-train ## make chart-e2e-real (both modes) and make e2e-real one after the other on one real-node cluster instead of three; needs root; installs python3-torch (hack/install-deps.sh --torch)
+	@hack/install-deps.sh --torch
 	@hack/build-control-plane.sh etcd k8s kwok helm node >/dev/null
 	@hack/real-suites.sh
 

@@ -52,8 +52,8 @@ train-image: ## drake-train's image, no engine needed: build/image/drake-train-<
 
 # torch-train (examples/torch-train), the elastic PyTorch trainer: torchrun
 # agents on loopback with Debian's python3-torch. Not part of `make test`
-# (a minute of mostly waiting); make e2e-real-torch runs the trainer in
-# PyTorchJobs.
+# (a minute of mostly waiting); make e2e-real (case 6, and so make check)
+# runs the trainer in a PyTorchJob.
 .PHONY: torch-train-itest torch-train-image
 torch-train-itest: $(TRAIN_DATA) ## torch-train on loopback: two torchrun agents train, one stops and the other resumes from its checkpoint, a new one joins at the job's step, target reached
 	@hack/install-deps.sh --torch
