@@ -266,8 +266,9 @@ drake_err scale_grow(struct step *s, double *next)
 			drake_cluster_charge(&s->c, (size_t)nodes[p], &s->r[j].worker, 1);
 			w->orig[w->n] = -1;
 			w->node[w->n++] = nodes[p];
-			e = scale_push(s, (struct drake_action){DRAKE_ACT_GROW, (int)j, -1, nodes[p], -1,
-			                                  b.after / b.before - 1});
+			e = scale_push(s,
+			               (struct drake_action){DRAKE_ACT_GROW, (int)j, -1, nodes[p],
+			                                     -1, b.after / b.before - 1});
 		}
 	}
 	free(nodes);
@@ -353,7 +354,6 @@ drake_err scale_shed(struct step *s)
 	}
 	return e;
 }
-
 
 /* Could a worker of some growable job fit anywhere now? */
 bool scale_room_to_grow(const struct step *s)
