@@ -164,12 +164,12 @@ func refusedUntil(t *testing.T, ns, job string) time.Time {
 		}
 		var rec struct {
 			Tries int
-			Until int64
+			Until float64 // seconds, with their fraction
 		}
 		if err := json.Unmarshal([]byte(v), &rec); err != nil {
 			return false, fmt.Errorf("drake.dev/unschedulable %q: %v", v, err)
 		}
-		until = time.Unix(rec.Until, 0)
+		until = time.Unix(0, int64(rec.Until*1e9))
 		return rec.Tries > 0, nil
 	})
 	return until

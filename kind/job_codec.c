@@ -420,8 +420,11 @@ bool job_preempted_decode(const char *value, struct job *job)
 
 char *job_refusal_value(const struct job_refusal *r)
 {
-	json_t *o = json_pack("{s:i,s:I,s:I,s:s,s:s}", "tries", r->tries, "at", (json_int_t)r->at_s,
-	                      "until", (json_int_t)r->until_s, "pod", r->pod, "why", r->why);
+	/* at and until keep the second's fraction: a node or claim change
+	 * earlier in the same second than the refusal must not count as one
+	 * after it (drake_refusal_may_retry compares them) */
+	json_t *o = json_pack("{s:i,s:f,s:f,s:s,s:s}", "tries", r->tries, "at", r->at_s, "until",
+	                      r->until_s, "pod", r->pod, "why", r->why);
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;
