@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gang/roles.h"
+
 void drake_plan_release(struct drake_plan *p)
 {
 	if (!p)
@@ -82,9 +84,12 @@ static drake_err share_check(const char *who, const struct drake_res *res,
 drake_err drake_gang_req_check(const struct drake_gang_req *req, char *why, size_t len)
 {
 	drake_err err;
-	if ((err = share_check("PS", &req->ps, &req->ps_share, why, len)) ||
-	    (err = share_check("worker", &req->worker, &req->worker_share, why, len)) ||
-	    (err = share_check("chief", &req->chief, &req->chief_share, why, len)))
+	if ((err =
+	         share_check(drake_role_name(DRAKE_ROLE_PS), &req->ps, &req->ps_share, why, len)) ||
+	    (err = share_check(drake_role_name(DRAKE_ROLE_WORKER), &req->worker, &req->worker_share,
+	                       why, len)) ||
+	    (err = share_check(drake_role_name(DRAKE_ROLE_CHIEF), &req->chief, &req->chief_share,
+	                       why, len)))
 		return err;
 	if (req->n_ps < 0 || req->min_workers < 0 || req->want_workers < 0)
 		return drake_errorf(DRAKE_EINVAL, why, len, "negative replica count");

@@ -117,7 +117,7 @@ step sanitize make -j2 WERROR=1 sanitize
 step valgrind make -j2 valgrind
 step fuzz make -j2 fuzz-smoke
 wait_for binaries "$cp_pid"
-timed binaries hack/build-control-plane.sh kubelet containerd runc cni coredns \
+timed node-binaries hack/build-control-plane.sh kubelet containerd runc cni coredns \
   >build/check-node-binaries-build.log 2>&1 &
 node_pid=$!
 timed torch-image torch_image >build/check-torch-image-build.log 2>&1 &
