@@ -19,8 +19,11 @@
  *     wave's (its gang size less PS and chief); else, a new job, the
  *     workers its spec asks for; always clamped to [min, max].
  *  2. A job with a member missing (being created or replaced) is left for
- *     the next round. Every member waiting: a new job. Some: a repair. None:
- *     a running ("steady") job.
+ *     the next round; a new one (no member placed) created within
+ *     DRAKE_ARRIVAL_HOLD is still arriving, and the young jobs of the pack
+ *     and narrow queues wait for it (gang/scale.h, the queue). Every
+ *     member waiting: a new job. Some: a repair. None: a running
+ *     ("steady") job.
  *  3. Repairs first (REPAIR): the waiting members of a running job go back
  *     onto the nodes recorded for them (a scale-up's place, a migration's
  *     target) while those have room, else wherever the planner puts them,

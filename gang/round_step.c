@@ -112,6 +112,29 @@ static bool round_leaving(const struct round_ctx *x)
 	return false;
 }
 
+/* Until when some new job created within DRAKE_ARRIVAL_HOLD is still
+ * arriving: a member missing (its pods being created) and none placed;
+ * 0 when none is (gang/scale.h, the queue). */
+static double round_arriving_until(const struct round_ctx *x)
+{
+	double until = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct drake_round_job *j = &x->jobs[i];
+		double t = j->created + DRAKE_ARRIVAL_HOLD;
+		if (x->w[i].cls != DRAKE_CLASS_INCOMPLETE || x->now >= t || t <= until)
+			continue;
+		bool placed = false;
+		const int n[DRAKE_NROLES] = {j->req.n_ps, j->req.n_chief, j->max_workers};
+		for (int r = 0; r < DRAKE_NROLES && !placed; r++)
+			for (int k = 0; k < n[r] && !placed; k++)
+				placed = round_member(j, (enum drake_role)r, k)->state ==
+				         DRAKE_MEMBER_PLACED;
+		if (!placed)
+			until = t;
+	}
+	return until;
+}
+
 /* Step 5 by DRAGON's rules: its node order is the snapshot's (by name), its
  * action timer the round's in and out. */
 static drake_err dragon(struct round_ctx *x, struct drake_admission_entry *e, size_t ne,
@@ -338,6 +361,7 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 	else if (!err) {
 		struct drake_scale_opts so = x->o->scale;
 		so.shrinks_wait = round_leaving(x);
+		so.arriving_until = round_arriving_until(x);
 		err = drake_scale_step(x->cur, e, ne, v, nv, x->now, &so, &st);
 	}
 	if (!err) {

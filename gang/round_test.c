@@ -164,6 +164,51 @@ static void a_job_with_a_member_missing_waits_for_the_next_round(void **state)
 	drake_cluster_release(&c);
 }
 
+/* A burst of jobs (a script, a controller) takes a moment to create: the
+ * pack queue chooses among the whole burst, not among the first jobs whose
+ * pods exist. One that never completes is waited for DRAKE_ARRIVAL_HOLD at
+ * most, and a running job's pod being replaced is no arrival. */
+static void a_new_job_waits_while_jobs_submitted_with_it_are_being_created(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:8:0"), 0);
+	struct tj t[2];
+	new_job(&t[0], "ml/ready", NOW - 1, 2, 2, 2);
+	new_job(&t[1], "ml/arriving", NOW - 0.5, 2, 2, 2);
+	t[1].j.workers[1].state = DRAKE_MEMBER_MISSING; /* its pod not created yet */
+	struct drake_round_opts o = opts();
+	struct drake_round r;
+	run(&c, t, 2, &o, &r);
+	assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 0);
+	const struct drake_round_action *h = only(&r, DRAKE_ROUND_HOLD, 0);
+	assert_non_null(strstr(h->why, "still being created"));
+	assert_true(r.next <= NOW - 1 + DRAKE_ARRIVAL_HOLD);
+	drake_round_release(&r);
+
+	/* the same under the FIFO queue: later arrivals go behind it */
+	o.scale.queue = DRAKE_QUEUE_FIFO;
+	run(&c, t, 2, &o, &r);
+	only(&r, DRAKE_ROUND_ADMIT, 0);
+	drake_round_release(&r);
+	o = opts();
+
+	/* an arrival that never completes is no longer waited for */
+	t[1].j.created = NOW - DRAKE_ARRIVAL_HOLD - 0.5;
+	run(&c, t, 2, &o, &r);
+	only(&r, DRAKE_ROUND_ADMIT, 0);
+	drake_round_release(&r);
+
+	/* a running job whose worker is being replaced is not arriving */
+	const int on[2] = {0, 0};
+	running_job(&t[1], "ml/run", NOW - 0.5, 1, 2, "ml/run.9999", 0, on, 2);
+	t[1].j.workers[1] = (struct drake_round_member){.state = DRAKE_MEMBER_MISSING, .node = -1};
+	run(&c, t, 2, &o, &r);
+	only(&r, DRAKE_ROUND_ADMIT, 0);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 static void lost_members_rejoin_their_wave_ahead_of_an_older_job(void **state)
 {
 	(void)state;
@@ -574,6 +619,7 @@ int main(void)
 	    cmocka_unit_test(a_job_that_fits_is_admitted_with_its_member_indexes_in_a_new_wave),
 	    cmocka_unit_test(the_workers_a_spec_asks_for_are_clamped_to_max),
 	    cmocka_unit_test(a_job_with_a_member_missing_waits_for_the_next_round),
+	    cmocka_unit_test(a_new_job_waits_while_jobs_submitted_with_it_are_being_created),
 	    cmocka_unit_test(lost_members_rejoin_their_wave_ahead_of_an_older_job),
 	    cmocka_unit_test(a_repair_goes_to_the_node_its_scale_up_recorded),
 	    cmocka_unit_test(a_migrated_ps_goes_to_its_target),

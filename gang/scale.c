@@ -637,6 +637,23 @@ static bool aged(const struct step *s, const struct drake_admission_entry *x)
 	return s->now - x->created >= s->o->age_after;
 }
 
+/* Does young waiting entry x wait for the jobs still arriving (scale.h,
+ * the queue)? Only where later arrivals may go ahead of it, and for at
+ * most DRAKE_ARRIVAL_HOLD after its creation. */
+static bool waits_for_arrivals(const struct step *s, const struct drake_admission_entry *x)
+{
+	bool reorders = s->o->queue == DRAKE_QUEUE_PACK || s->o->queue == DRAKE_QUEUE_NARROW;
+	return reorders && s->o->backfill && !aged(s, x) && s->now < s->o->arriving_until &&
+	       s->now - x->created < DRAKE_ARRIVAL_HOLD;
+}
+
+/* When x stops waiting for arrivals, if nothing else happens first. */
+static double arrivals_until(const struct step *s, const struct drake_admission_entry *x)
+{
+	double own = x->created + DRAKE_ARRIVAL_HOLD;
+	return own < s->o->arriving_until ? own : s->o->arriving_until;
+}
+
 /* The GPUs a waiting job asks for: its PS and chief and the workers its
  * spec asks for (an elastic job's minimum says little of its size). */
 static int64_t want_gpus(const struct drake_admission_entry *x)
@@ -759,6 +776,15 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 		if (blocked) {
 			x->status = DRAKE_ADMIT_NOT_TRIED;
 			snprintf(x->why, sizeof(x->why), "behind a job that waits (strict FIFO)");
+			continue;
+		}
+		if (waits_for_arrivals(s, x)) {
+			x->status = DRAKE_ADMIT_WAITING;
+			snprintf(x->why, sizeof(x->why), "%s",
+			         "waiting: jobs submitted with it are still being created, and the "
+			         "queue chooses among all of them");
+			if (arrivals_until(s, x) < out->next)
+				out->next = arrivals_until(s, x);
 			continue;
 		}
 		e = admit_one(s, x, i, &avail, &tries, have_soon ? &soon : NULL, out);

@@ -15,6 +15,17 @@
  *  - fifo; narrow: fewest GPUs asked first, aged jobs ahead as for pack;
  *    or, for the simulator's oracle bound only, least remaining work
  *    first with the same aging, from a remaining time the caller knows.
+ *  While new jobs are still arriving (their pods being created: the round
+ *  sees them incomplete, gang/round.h step 2; opts.arriving_until), the
+ *  young jobs of pack and narrow wait for them, so that the set chosen
+ *  for the free GPUs is chosen among the whole burst: a user's script
+ *  that submits 50 jobs, or a controller that creates them, takes a second
+ *  or more, and the first jobs whose pods exist would otherwise take the
+ *  cluster on a partial view of the queue. A job waits for arrivals at
+ *  most DRAKE_ARRIVAL_HOLD seconds after its own creation, and a job whose
+ *  pods are not all created DRAKE_ARRIVAL_HOLD seconds after its creation
+ *  (a quota, a webhook refusing them) is no longer waited for. FIFO and the
+ *  aged jobs do not wait: later arrivals cannot go ahead of them.
  * The longest wait under pack and narrow: younger jobs pass a job over
  * only until it has waited age_after. From then on only jobs that waited
  * longer go before it, and the first of those that cannot start takes
@@ -176,7 +187,16 @@ struct drake_scale_opts {
 	 * leaving their nodes, so no job gives workers (a starving job still
 	 * gets its nodes held, rule 3). */
 	bool shrinks_wait;
+	/* This step only (the round sets it): until this time some new job
+	 * created within DRAKE_ARRIVAL_HOLD is still arriving (its pods being
+	 * created), and young jobs of the pack and narrow queues wait for it;
+	 * 0: none is. */
+	double arriving_until;
 };
+
+/* Seconds a new job waits at most for jobs still arriving, and a job still
+ * arriving is waited for at most after its creation (scale.h, the queue). */
+#define DRAKE_ARRIVAL_HOLD 10.0
 
 /* scale_opts of `drake serve` and `drake sim` alike: backfill, the pack
  * queue with age_after 10 min, 30 s, 60 s, 4 tries, most attained service
