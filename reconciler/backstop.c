@@ -342,6 +342,7 @@ void rec_backstop(struct reconciler *r, const struct job *job, const struct owne
 	if (out.verdict == DRAKE_BACKSTOP_REFUSED) {
 		refused(r, job, &c, &out);
 		delete_members(r, job, o, "release refused wave");
+		rec_waves_forget(r, job->ns, job->name);
 		rec_backstop_forget(r, key);
 		return;
 	}
@@ -352,5 +353,6 @@ void rec_backstop(struct reconciler *r, const struct job *job, const struct owne
 	         drake_roles_format(&c.have, have_s, sizeof(have_s)),
 	         drake_roles_format(&c.in.min, min_s, sizeof(min_s)), out.why);
 	delete_members(r, job, o, rollback ? "roll back partial gang" : "release stuck wave");
+	rec_waves_forget(r, job->ns, job->name);
 	rec_backstop_forget(r, key);
 }

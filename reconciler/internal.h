@@ -344,5 +344,9 @@ drake_err rec_pass_world(struct reconciler *r, struct pass_world *w, char *msg,
 /* Builds the pass's world, runs the admission round and the migration
  * step over it, and keeps its snapshot in r->world for the re-plan. */
 void rec_admit_pass(struct reconciler *r);
+/* Stops following job ns/name's waves in flight: the backstop deleted their
+ * pods (refused, released or rolled back), so their replacements, gated
+ * again, are no wave to wait for. */
+void rec_waves_forget(struct reconciler *r, const char *ns, const char *name);
 
 #endif

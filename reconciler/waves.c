@@ -120,6 +120,20 @@ static void apply_wave(struct reconciler *r, struct admit_wave *w)
 	}
 }
 
+void rec_waves_forget(struct reconciler *r, const char *ns, const char *name)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < r->npending; i++) {
+		struct pending_wave *p = &r->pending[i];
+		if (!strcmp(p->w.ns, ns) && !strcmp(p->w.job, name)) {
+			free(p->w.pods);
+			continue;
+		}
+		r->pending[kept++] = *p;
+	}
+	r->npending = kept;
+}
+
 /* True while a scale record just written is not in the cache yet. */
 static bool scale_settling(struct reconciler *r)
 {
