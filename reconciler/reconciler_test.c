@@ -109,6 +109,8 @@ struct env {
 	const char *node_metrics; /* NodeMetrics items; NULL: the metrics API answers 404 */
 	int metrics_gets;
 	struct evhttp_request *pod_watch; /* the pod watch, when streamed */
+	struct evhttp_request *job_watch; /* the TFJob watch, when streamed */
+	bool stream_jobs;                 /* stream the TFJob watch too */
 	char writes[16384];               /* "METHOD path\n" per write */
 	char bodies[65536];
 	int nwrites, want;
@@ -137,6 +139,10 @@ static void on_http(struct evhttp_request *req, void *arg)
 			if (strstr(uri, "/pods") && !e->pod_watch) {
 				evhttp_send_reply_start(req, 200, "OK"); /* events from push() */
 				e->pod_watch = req;
+			}
+			if (e->stream_jobs && strstr(uri, "/tfjobs") && !e->job_watch) {
+				evhttp_send_reply_start(req, 200, "OK");
+				e->job_watch = req;
 			}
 			return; /* held open */
 		}
@@ -665,6 +671,113 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	assert_non_null(held);
 	assert_non_null(strstr(held, "\"kind\":\"admit\",\"reason\":\"fits\""));
 	assert_non_null(strstr(buf, "\"name\":\"default/gang2\""));
+}
+
+/* Sends a watch event of type for pod i (0: the PS, then workers 0..6) of
+ * job, gated (ADDED: a replacement, of a new uid). */
+static void push_gang_pod_event(struct env *e, const char *type_, const char *job, int i)
+{
+	const char *type = i ? "worker" : "ps";
+	int idx = i ? i - 1 : 0;
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(
+	    b,
+	    "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
+	    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d%s\",\"resourceVersion\":\"11\","
+	    "\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
+	    "\"training.kubeflow.org/replica-type\":\"%s\","
+	    "\"training.kubeflow.org/replica-index\":\"%d\"},"
+	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
+	    "\"uid-%s\",\"controller\":true}]}," GATED_SPEC "}}\n",
+	    type_, job, type, idx, job, type, idx, strcmp(type_, "ADDED") ? "" : "-new", job, type,
+	    idx, job, job);
+	evhttp_send_reply_chunk(e->pod_watch, b);
+	evbuffer_free(b);
+}
+
+/* Sends a MODIFIED event for job's PS: planned on n1 in wave uid-<job>.1,
+ * and refused by kube-scheduler for a reason outside the planner's model (a
+ * claim that does not exist). */
+static void push_refused_ps(struct env *e, const char *job)
+{
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(
+	    b,
+	    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"%s-ps-0\","
+	    "\"namespace\":\"default\",\"uid\":\"uid-%s-ps0\",\"resourceVersion\":\"10\","
+	    "\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
+	    "\"training.kubeflow.org/replica-type\":\"ps\","
+	    "\"training.kubeflow.org/replica-index\":\"0\"},\"annotations\":{"
+	    "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-%s.1\","
+	    "\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"},"
+	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
+	    "\"uid-%s\",\"controller\":true}]},\"spec\":{},\"status\":{\"phase\":"
+	    "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+	    "\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: "
+	    "persistentvolumeclaim \\\"data\\\" not found.\"}]}}}\n",
+	    job, job, job, job, job, job);
+	evhttp_send_reply_chunk(e->pod_watch, b);
+	evbuffer_free(b);
+}
+
+/* kube-scheduler refuses a wave before the cache has shown it planned: the
+ * backstop deletes its pods, and admission stops waiting for the wave to
+ * show up (its replacements come back gated, never planned), so rounds go
+ * on and the job is listed as backing off, not held unlisted for
+ * WAVE_SETTLE_MS. */
+static void test_a_wave_refused_before_it_shows_planned_does_not_hold_admission(void **state)
+{
+	struct env *e = *state;
+	static char svcs[16384], pods[16384];
+	static char job[2048];
+	gang_job(job, sizeof(job), svcs, sizeof(svcs), pods, sizeof(pods), "gang1");
+	e->jobs = job;
+	e->services = svcs;
+	e->pods = pods;
+	e->nodes = "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
+	           "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
+	e->stream_jobs = true;
+	struct reconciler_options ro = {TF_KINDS, .requeue_ms = 30000, .gang = true,
+	                                .gang_bind_timeout_s = 15};
+	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
+	assert_non_null(e->rec);
+	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
+	assert_int_equal(run_until(e, POD_PATCH, 8, 10), 8); /* the wave is sent */
+	assert_non_null(e->pod_watch);
+	push_refused_ps(e, "gang1");
+	assert_int_equal(run_until(e, "DELETE /api/v1/namespaces/default/pods/gang1-", 8, 5), 8);
+	/* the API server deleted the wave's pods and has the refusal record on
+	 * the TFJob */
+	for (int i = 0; i < 8; i++) {
+		/* each pod gone and already replaced, gated, when admission looks
+		 * again: the wave's names never show a plan */
+		push_gang_pod_event(e, "DELETED", "gang1", i);
+		push_gang_pod_event(e, "ADDED", "gang1", i);
+	}
+	const char *key = "\"drake.dev/unschedulable\":\"";
+	const char *v = strstr(e->bodies, key);
+	assert_non_null(v);
+	v += strlen(key);
+	const char *end = v;
+	while (*end && !(*end == '"' && end[-1] != '\\'))
+		end++;
+	assert_non_null(e->job_watch);
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(b, "{\"type\":\"MODIFIED\",\"object\":%.*s",
+	                    (int)(strstr(job, "\"resourceVersion\"") - job), job);
+	const char *rv = "\"resourceVersion\":\"3\"";
+	assert_non_null(strstr(job, rv));
+	evbuffer_add_printf(b,
+	                    "\"annotations\":{\"drake.dev/unschedulable\":\"%.*s\"},"
+	                    "\"resourceVersion\":\"12\"%s}\n",
+	                    (int)(end - v), v, strstr(job, rv) + strlen(rv));
+	evhttp_send_reply_chunk(e->job_watch, b);
+	evbuffer_free(b);
+	run_until(e, "no such write", 1, 1);
+	char *jobs_json = reconciler_jobs_json(e->rec);
+	assert_non_null(strstr(jobs_json, "\"job\":\"default/gang1\",\"status\":\"waiting\""));
+	assert_non_null(strstr(jobs_json, "persistentvolumeclaim"));
+	free(jobs_json);
 }
 
 /* ---- the partial-gang backstop ---- */
@@ -1458,6 +1571,7 @@ int main(void)
 	    T(test_suspended_job_loses_its_pods_and_services),
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
+	    T(test_a_wave_refused_before_it_shows_planned_does_not_hold_admission),
 	    T(test_workers_left_without_their_ps_are_rolled_back_two_timeouts_later),
 	    T(test_a_wave_that_waited_long_then_starts_binding_is_not_rolled_back_at_once),
 	    T(test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it),
