@@ -510,29 +510,49 @@ static void gang_job(char *job, size_t jl, char *svcs, size_t sl, char *pods, si
 	}
 }
 
-/* Sends a MODIFIED event for pod i (0: the PS, then workers 0..6) of job:
- * planned on n1, and bound there when bound. */
-static void push_planned_pod(struct env *e, const char *job, int i, bool bound)
+/* Sends a watch event of kind event for pod i (0: the PS, then workers
+ * 0..6) of job, of uid "uid-<job>-<type><idx><uid_tail>" and resource version
+ * rv; meta is added to its metadata ("" or ",\"annotations\":{...}") and
+ * rest closes the object (its spec and status). */
+static void push_gang_pod(struct env *e, const char *event, const char *job, int i,
+                          const char *uid_tail, int rv, const char *meta, const char *rest)
 {
 	const char *type = i ? "worker" : "ps";
 	int idx = i ? i - 1 : 0;
 	struct evbuffer *b = evbuffer_new();
 	evbuffer_add_printf(
 	    b,
-	    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
-	    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d\",\"resourceVersion\":"
-	    "\"%d\",\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
+	    "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
+	    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d%s\",\"resourceVersion\":\"%d\","
+	    "\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
 	    "\"training.kubeflow.org/replica-type\":\"%s\","
-	    "\"training.kubeflow.org/replica-index\":\"%d\"},\"annotations\":{"
-	    "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-%s.1\","
-	    "\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"},"
+	    "\"training.kubeflow.org/replica-index\":\"%d\"}%s,"
 	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
-	    "\"uid-%s\",\"controller\":true}]},\"spec\":{%s},\"status\":{\"phase\":"
-	    "\"Pending\"}}}\n",
-	    job, type, idx, job, type, idx, bound ? 20 : 10, job, type, idx, job, job, job,
-	    bound ? "\"nodeName\":\"n1\"" : "");
+	    "\"uid-%s\",\"controller\":true}]},%s}}\n",
+	    event, job, type, idx, job, type, idx, uid_tail, rv, job, type, idx, meta, job, job,
+	    rest);
 	evhttp_send_reply_chunk(e->pod_watch, b);
 	evbuffer_free(b);
+}
+
+/* The annotations of a pod of job planned on n1 in wave uid-<job>.1. */
+static const char *planned_meta(const char *job)
+{
+	static char meta[256];
+	snprintf(meta, sizeof(meta),
+	         ",\"annotations\":{\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":"
+	         "\"uid-%s.1\",\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"}",
+	         job);
+	return meta;
+}
+
+/* Sends a MODIFIED event for pod i of job: planned on n1, and bound there
+ * when bound. */
+static void push_planned_pod(struct env *e, const char *job, int i, bool bound)
+{
+	push_gang_pod(e, "MODIFIED", job, i, "", bound ? 20 : 10, planned_meta(job),
+	              bound ? "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Pending\"}"
+	                    : "\"spec\":{},\"status\":{\"phase\":\"Pending\"}");
 }
 
 /* The same for all of job's 8 pods. */
@@ -673,26 +693,11 @@ static void test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_befor
 	assert_non_null(strstr(buf, "\"name\":\"default/gang2\""));
 }
 
-/* Sends a watch event of type for pod i (0: the PS, then workers 0..6) of
- * job, gated (ADDED: a replacement, of a new uid). */
-static void push_gang_pod_event(struct env *e, const char *type_, const char *job, int i)
+/* Sends a watch event of kind event for pod i of job, gated (ADDED: a
+ * replacement, of a new uid). */
+static void push_gang_pod_event(struct env *e, const char *event, const char *job, int i)
 {
-	const char *type = i ? "worker" : "ps";
-	int idx = i ? i - 1 : 0;
-	struct evbuffer *b = evbuffer_new();
-	evbuffer_add_printf(
-	    b,
-	    "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"%s-%s-%d\","
-	    "\"namespace\":\"default\",\"uid\":\"uid-%s-%s%d%s\",\"resourceVersion\":\"11\","
-	    "\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
-	    "\"training.kubeflow.org/replica-type\":\"%s\","
-	    "\"training.kubeflow.org/replica-index\":\"%d\"},"
-	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
-	    "\"uid-%s\",\"controller\":true}]}," GATED_SPEC "}}\n",
-	    type_, job, type, idx, job, type, idx, strcmp(type_, "ADDED") ? "" : "-new", job, type,
-	    idx, job, job);
-	evhttp_send_reply_chunk(e->pod_watch, b);
-	evbuffer_free(b);
+	push_gang_pod(e, event, job, i, strcmp(event, "ADDED") ? "" : "-new", 11, "", GATED_SPEC);
 }
 
 /* Sends a MODIFIED event for job's PS: planned on n1 in wave uid-<job>.1,
@@ -700,24 +705,11 @@ static void push_gang_pod_event(struct env *e, const char *type_, const char *jo
  * claim that does not exist). */
 static void push_refused_ps(struct env *e, const char *job)
 {
-	struct evbuffer *b = evbuffer_new();
-	evbuffer_add_printf(
-	    b,
-	    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"%s-ps-0\","
-	    "\"namespace\":\"default\",\"uid\":\"uid-%s-ps0\",\"resourceVersion\":\"10\","
-	    "\"labels\":{\"training.kubeflow.org/job-name\":\"%s\","
-	    "\"training.kubeflow.org/replica-type\":\"ps\","
-	    "\"training.kubeflow.org/replica-index\":\"0\"},\"annotations\":{"
-	    "\"drake.dev/planned-node\":\"n1\",\"drake.dev/gang\":\"uid-%s.1\","
-	    "\"drake.dev/gang-size\":\"8\",\"drake.dev/gang-min\":\"8\"},"
-	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":"
-	    "\"uid-%s\",\"controller\":true}]},\"spec\":{},\"status\":{\"phase\":"
-	    "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
-	    "\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: "
-	    "persistentvolumeclaim \\\"data\\\" not found.\"}]}}}\n",
-	    job, job, job, job, job, job);
-	evhttp_send_reply_chunk(e->pod_watch, b);
-	evbuffer_free(b);
+	push_gang_pod(e, "MODIFIED", job, 0, "", 10, planned_meta(job),
+	              "\"spec\":{},\"status\":{\"phase\":\"Pending\",\"conditions\":[{"
+	              "\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+	              "\"Unschedulable\",\"message\":\"0/1 nodes are available: "
+	              "persistentvolumeclaim \\\"data\\\" not found.\"}]}");
 }
 
 /* kube-scheduler refuses a wave before the cache has shown it planned: the
