@@ -158,6 +158,13 @@ real_finish() {
         k logs -n "$jobs_ns" "$p" --tail=5 --request-timeout=10s 2>&1 | sed 's/^/    /' || true
       done
     fi
+    # what the kubelets removed or evicted on their own (image garbage
+    # collection, disk or memory pressure): not in the events above
+    for p in "$cluster_dir"/logs/real-node-*-kubelet.log; do
+      [ -f "$p" ] || continue
+      echo "    --- $(basename "$p"): image collection and eviction"
+      grep -E 'image_gc_manager|eviction_manager' "$p" | grep -v 'invalid capacity 0' | tail -n 8 | sed 's/^/    /' || true
+    done
   fi
   if [ "${REAL_SHARED:-}" = 1 ]; then
     real_reset || { echo "  FAIL $suite: the shared cluster is not back as the next suite expects it"; failed=$((failed + 1)); }

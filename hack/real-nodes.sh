@@ -45,7 +45,8 @@
 # have: the status is patched, as one advertises any extended resource, so
 # the planner and kube-scheduler see GPU nodes while containers run on CPU.
 # Images come from `make image` (hack/build-image.sh) and are imported into
-# each node's containerd; pods use imagePullPolicy IfNotPresent or Never (no
+# each node's containerd, pinned so that the kubelet's image garbage
+# collection keeps them; pods use imagePullPolicy IfNotPresent or Never (no
 # registry is reachable).
 set -euo pipefail
 # shellcheck source=hack/cluster-lib.sh
@@ -465,17 +466,28 @@ import() {
   [ $# -gt 0 ] || cdie "import needs OCI archives"
   # shellcheck disable=SC1091
   source "$cluster_dir/env"
-  local n i f
+  local n i f ref refs
   n=$(node_count)
   [ "$n" -gt 0 ] || cdie "no real nodes running"
   for f in "$@"; do
     [ -f "$f" ] || cdie "no image archive $f"
     f=$(realpath "$f") # entering the node's mount namespace leaves the folder
+    mapfile -t refs < <(tar -xOf "$f" index.json | jq -r '.manifests[].annotations["io.containerd.image.name"] // empty')
+    [ ${#refs[@]} -gt 0 ] || cdie "$f names no image (index.json has no io.containerd.image.name)"
     for ((i = 0; i < n; i++)); do
       in_node "$i" "$DRAKE_CP_BIN/ctr" -n k8s.io images import "$f" >/dev/null ||
         cdie "ctr images import $f failed on $(node_name "$i")"
+      # pinned: the kubelet's image garbage collection leaves it alone. No
+      # registry serves these images (pods say imagePullPolicy: Never), so
+      # one collected while no container used it (on a CI disk past the
+      # kubelet's 85 % threshold) would fail the next pod with
+      # ErrImageNeverPull
+      for ref in "${refs[@]}"; do
+        in_node "$i" "$DRAKE_CP_BIN/ctr" -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null ||
+          cdie "pinning $ref failed on $(node_name "$i")"
+      done
     done
-    clog "imported $(basename "$f") into $n real nodes"
+    clog "imported and pinned $(basename "$f") (${refs[*]}) into $n real nodes"
   done
 }
 
