@@ -34,6 +34,7 @@
 #include "reconciler/decision_log.h"
 #include "reconciler/migration.h"
 #include "reconciler/place_view.h"
+#include "reconciler/wave_room.h"
 #include "reconciler/reconciler.h"
 #include "kind/status.h"
 #include "kind/job.h"
@@ -102,6 +103,17 @@ struct pending_wave {
 	struct admit_wave w;
 	long long sent_ms;
 	int bound; /* members seen bound at the last scan */
+};
+
+/* A wave the round admitted into room it freed itself (a shrink, a
+ * preemption), kept back with its pods gated until the pods the round
+ * deleted on its nodes are gone (wave_room.h). Admission holds further
+ * rounds meanwhile, as for a wave settling. */
+struct deferred_wave {
+	struct admit_wave w;
+	struct room_pod *waits;
+	size_t nwaits;
+	long long since_ms;
 };
 
 /* A scale record written to a job. Admission holds further rounds until
@@ -183,6 +195,8 @@ struct reconciler {
 	size_t nclaim_notes, claim_head;
 	struct pending_wave *pending;
 	size_t npending;
+	struct deferred_wave *deferred;
+	size_t ndeferred;
 	struct pending_scale *scaling;
 	size_t nscaling;
 	double admit_at; /* a round the decision step's timers ask for (wall s) */

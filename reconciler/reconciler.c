@@ -304,7 +304,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		r->admit_at = INFINITY;
 		r->admit_dirty = true;
 	}
-	if (r->now.n || !r->was_synced || (r->admit_dirty || r->npending || r->nscaling))
+	if (r->now.n || !r->was_synced ||
+	    (r->admit_dirty || r->npending || r->ndeferred || r->nscaling))
 		event_active(&r->drain, 0, 0);
 }
 
@@ -498,6 +499,11 @@ void reconciler_free(struct reconciler *r)
 	for (size_t i = 0; i < r->npending; i++)
 		free(r->pending[i].w.pods);
 	free(r->pending);
+	for (size_t i = 0; i < r->ndeferred; i++) {
+		free(r->deferred[i].w.pods);
+		free(r->deferred[i].waits);
+	}
+	free(r->deferred);
 	free(r->running);
 	free(r->progress);
 	free(r->observed);

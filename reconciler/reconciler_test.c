@@ -28,6 +28,7 @@
 #include "kube/client.h"
 #include "reconciler/admit.h"
 #include "reconciler/reconciler.h"
+#include "reconciler/wave_room.h"
 #include "kind/job.h"
 #include "tfjob/tfjob.h"
 
@@ -1537,6 +1538,136 @@ static void test_the_kept_snapshot_charges_the_rounds_own_waves_where_planned(vo
 	assert_non_null(strstr(why, "room"));
 }
 
+/* ---- a wave admitted into room its round frees (wave_room.h) ---- */
+
+/* An elastic TFJob in namespace ml: a PS and `workers` one-GPU workers,
+ * min..max. */
+static void elastic_job(char *out, size_t n, const char *name, const char *created, int workers,
+                        int min, int max)
+{
+	snprintf(
+	    out, n,
+	    "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+	    "\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"uid-%s\",\"creationTimestamp\":"
+	    "\"%s\",\"resourceVersion\":\"3\"},\"spec\":{\"min-instances\":%d,"
+	    "\"max-instances\":%d,\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":" TMPL
+	    "},\"Worker\":{\"replicas\":%d,\"template\":" GPU_TMPL "}}}}",
+	    name, name, created, min, max, workers);
+}
+
+/* Appends (after a comma when out is not empty) replica type/idx of job:
+ * bound to node in wave uid-<job>.1 of gang_size pods, or gated (node
+ * NULL); gpu: a worker's one GPU. */
+static void job_pod(char *out, size_t n, const char *job, const char *type, int idx,
+                    const char *node, int gang_size)
+{
+	size_t at = strlen(out);
+	char ann[256] = "";
+	if (node)
+		snprintf(
+		    ann, sizeof(ann),
+		    ",\"annotations\":{\"drake.dev/planned-node\":\"%s\",\"drake.dev/gang\":"
+		    "\"uid-%s.1\",\"drake.dev/gang-size\":\"%d\",\"drake.dev/gang-min\":\"%d\"}",
+		    node, job, gang_size, gang_size);
+	char spec[512];
+	const char *res = strcmp(type, "ps") ? "," GPU_RES : "";
+	if (node)
+		snprintf(spec, sizeof(spec),
+		         "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"tensorflow\","
+		         "\"image\":\"tf\"%s}]},\"status\":{\"phase\":\"Running\"}",
+		         node, res);
+	else
+		snprintf(spec, sizeof(spec),
+		         "\"spec\":{\"schedulingGates\":[{\"name\":\"drake.dev/gang\"}],"
+		         "\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tf\"%s}]},"
+		         "\"status\":{\"phase\":\"Pending\"}",
+		         res);
+	snprintf(
+	    out + at, n - at,
+	    "%s{\"metadata\":{\"name\":\"%s-%s-%d\",\"namespace\":\"ml\",\"uid\":"
+	    "\"uid-%s-%s%d\",\"resourceVersion\":\"4\",\"labels\":{"
+	    "\"training.kubeflow.org/job-name\":\"%s\",\"training.kubeflow.org/replica-type\":"
+	    "\"%s\",\"training.kubeflow.org/replica-index\":\"%d\"},\"ownerReferences\":[{"
+	    "\"kind\":\"TFJob\",\"name\":\"%s\",\"uid\":\"uid-%s\",\"controller\":true}]%s},%s}",
+	    at ? "," : "", job, type, idx, job, type, idx, job, type, idx, job, job, ann, spec);
+}
+
+/* run holds six of n1's eight GPUs (6 workers, min 2); late, created long
+ * before, needs a PS and four workers: the round takes run's workers 5 and
+ * 4 and admits late on n1 at once. */
+static void start_give(struct env *e, double step)
+{
+	static char jobs[4096], pods[16384];
+	char run[2048], late[2048];
+	elastic_job(run, sizeof(run), "run", "2025-12-31T23:00:00Z", 6, 2, 6);
+	elastic_job(late, sizeof(late), "late", "2025-12-31T23:50:00Z", 4, 4, 4);
+	snprintf(jobs, sizeof(jobs), "%s,%s", run, late);
+	*pods = '\0';
+	job_pod(pods, sizeof(pods), "run", "ps", 0, "n1", 7);
+	for (int i = 0; i < 6; i++)
+		job_pod(pods, sizeof(pods), "run", "worker", i, "n1", 7);
+	job_pod(pods, sizeof(pods), "late", "ps", 0, NULL, 0);
+	for (int i = 0; i < 4; i++)
+		job_pod(pods, sizeof(pods), "late", "worker", i, NULL, 0);
+	e->jobs = jobs;
+	e->pods = pods;
+	e->nodes = GPU_NODE("n1");
+	start_gang(e, step);
+}
+
+#define RUN_DELETE "DELETE /api/v1/namespaces/ml/pods/run-worker-"
+#define LATE_PATCH "PATCH /api/v1/namespaces/ml/pods/late-"
+
+/* Sends DELETED for run's worker idx (bound to n1): the pod is gone. */
+static void push_run_worker_gone(struct env *e, int idx)
+{
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(
+	    b,
+	    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"run-worker-%d\","
+	    "\"namespace\":\"ml\",\"uid\":\"uid-run-worker%d\",\"resourceVersion\":\"30\","
+	    "\"labels\":{\"training.kubeflow.org/job-name\":\"run\",\"training.kubeflow.org/"
+	    "replica-type\":\"worker\",\"training.kubeflow.org/replica-index\":\"%d\"},"
+	    "\"ownerReferences\":[{\"kind\":\"TFJob\",\"name\":\"run\",\"uid\":\"uid-run\","
+	    "\"controller\":true}]},\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+	    "\"Running\"}}}\n",
+	    idx, idx, idx);
+	evhttp_send_reply_chunk(e->pod_watch, b);
+	evbuffer_free(b);
+}
+
+/* kube-scheduler charges a deleted pod to its node until it is gone, so
+ * late's pods, pinned to n1, are ungated only once run's two workers are
+ * gone, not beside their deletes (where they would be refused and back
+ * off). */
+static void test_a_wave_on_room_its_round_frees_is_ungated_once_the_pods_are_gone(void **state)
+{
+	struct env *e = *state;
+	start_give(e, 0.1);
+	assert_int_equal(run_until(e, RUN_DELETE, 2, 5), 2);
+	assert_non_null(strstr(e->writes, RUN_DELETE "5\n"));
+	assert_non_null(strstr(e->writes, RUN_DELETE "4\n"));
+	assert_int_equal(run_until(e, LATE_PATCH, 1, 1), 0); /* 1 s: held */
+	assert_non_null(e->pod_watch);
+	push_run_worker_gone(e, 5);
+	assert_int_equal(run_until(e, LATE_PATCH, 1, 1), 0); /* worker 4 still holds its GPU */
+	push_run_worker_gone(e, 4);
+	assert_int_equal(run_until(e, LATE_PATCH, 5, 5), 5); /* the PS and four workers */
+}
+
+/* A pod that never goes (a lost kubelet, a finalizer) holds the wave back
+ * WAVE_ROOM_WAIT_MS at most. */
+static void test_a_wave_waits_for_its_room_five_seconds_at_most(void **state)
+{
+	struct env *e = *state;
+	start_give(e, 0.5); /* half a second of the controller's clock per slice */
+	assert_int_equal(run_until(e, RUN_DELETE, 2, 5), 2);
+	double t0 = e->clock;
+	assert_int_equal(run_until(e, LATE_PATCH, 5, 10), 5);
+	assert_true(e->clock - t0 >= WAVE_ROOM_WAIT_MS / 1000.0);
+	assert_true(e->clock - t0 <= WAVE_ROOM_WAIT_MS / 1000.0 + 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1564,6 +1695,8 @@ int main(void)
 	    T(test_job_with_more_pods_than_the_limit_is_left_alone),
 	    T(test_admission_holds_a_gang_until_kube_scheduler_binds_the_one_before),
 	    T(test_a_wave_refused_before_it_shows_planned_does_not_hold_admission),
+	    T(test_a_wave_on_room_its_round_frees_is_ungated_once_the_pods_are_gone),
+	    T(test_a_wave_waits_for_its_room_five_seconds_at_most),
 	    T(test_workers_left_without_their_ps_are_rolled_back_two_timeouts_later),
 	    T(test_a_wave_that_waited_long_then_starts_binding_is_not_rolled_back_at_once),
 	    T(test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it),

@@ -5,7 +5,9 @@
  * admit_round() over the caches with it, applies the waves that go (one
  * atomic ungate patch per pod, an Event, the plan on the job), tells
  * waiting jobs why once per reason, and follows the waves in flight until
- * kube-scheduler has bound them.
+ * kube-scheduler has bound them. A wave planned on room its round frees
+ * is kept back until the pods the round deleted there are gone
+ * (wave_room.h).
  *
  * A round builds the pass's world once (pass_world.h) and lends it to
  * admission, then to migration; its snapshot is kept afterwards, with the
@@ -132,6 +134,78 @@ void rec_waves_forget(struct reconciler *r, const char *ns, const char *name)
 		r->pending[kept++] = *p;
 	}
 	r->npending = kept;
+	kept = 0;
+	for (size_t i = 0; i < r->ndeferred; i++) {
+		struct deferred_wave *d = &r->deferred[i];
+		if (!strcmp(d->w.ns, ns) && !strcmp(d->w.job, name)) {
+			free(d->w.pods);
+			free(d->waits);
+			continue;
+		}
+		r->deferred[kept++] = *d;
+	}
+	r->ndeferred = kept;
+}
+
+/* Sends wave w (apply_wave) and follows it in r->pending, which then owns
+ * its pods. */
+static void send_wave(struct reconciler *r, struct admit_wave *w)
+{
+	apply_wave(r, w);
+	struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
+	if (!p)
+		return; /* sent, not followed: the caller frees its pods */
+	r->pending = p;
+	r->pending[r->npending++] = (struct pending_wave){.w = *w, .sent_ms = rec_now_ms(r)};
+	w->pods = NULL;
+}
+
+/* Keeps wave w back until waits[0..n) are gone (wave_room.h); takes w's
+ * pods and waits. False (nothing taken) when out of memory. */
+static bool defer_wave(struct reconciler *r, struct admit_wave *w, struct room_pod *waits, size_t n)
+{
+	struct deferred_wave *d = realloc(r->deferred, (r->ndeferred + 1) * sizeof(*d));
+	if (!d)
+		return false;
+	r->deferred = d;
+	r->deferred[r->ndeferred++] =
+	    (struct deferred_wave){.w = *w, .waits = waits, .nwaits = n, .since_ms = rec_now_ms(r)};
+	w->pods = NULL;
+	log_debug("wave_waits_for_room", "job=%s/%s gang=%s pods=%zu first=%s node=%s", w->ns,
+	          w->job, w->gang, n, waits[0].name, waits[0].node);
+	return true;
+}
+
+/* Sends the waves kept back whose room is free, or that waited
+ * WAVE_ROOM_WAIT_MS. True when one was sent or one still waits: the round
+ * waits too (a snapshot now would not show the wave's plan). */
+static bool run_deferred(struct reconciler *r)
+{
+	if (!r->ndeferred)
+		return false;
+	long long now = rec_now_ms(r);
+	const struct kube_cache *pods = kube_informer_cache(r->pods);
+	size_t kept = 0;
+	for (size_t i = 0; i < r->ndeferred; i++) {
+		struct deferred_wave *d = &r->deferred[i];
+		bool free_now = wave_room_free(pods, d->waits, d->nwaits);
+		if (!free_now && now - d->since_ms <= WAVE_ROOM_WAIT_MS) {
+			r->deferred[kept++] = *d;
+			continue;
+		}
+		if (!free_now)
+			log_warn(
+			    "wave_room_timeout",
+			    "job=%s/%s gang=%s waited_ms=%lld: ungated while a pod it waits for "
+			    "(%s) is still on %s",
+			    d->w.ns, d->w.job, d->w.gang, now - d->since_ms, d->waits[0].name,
+			    d->waits[0].node);
+		send_wave(r, &d->w);
+		free(d->w.pods);
+		free(d->waits);
+	}
+	r->ndeferred = kept;
+	return true;
 }
 
 /* True while a scale record just written is not in the cache yet. */
@@ -156,7 +230,7 @@ static bool scale_settling(struct reconciler *r)
 /* Writes a job's new membership, then (a scale-down) deletes the workers it
  * gave away, each only if it is still the pod that was chosen. The pods'
  * replacements come back gated and, not being members, stay so. */
-static void apply_scale(struct reconciler *r, struct admit_scale *sc)
+static void apply_scale(struct reconciler *r, struct admit_scale *sc, struct room_list *left)
 {
 	if (sc->patch && !sc->value)
 		return;
@@ -196,6 +270,9 @@ static void apply_scale(struct reconciler *r, struct admit_scale *sc)
 		rec_pod_res(&job, sc->pods[i], &res);
 		rec_write(r, &job, OP_DELETE, &res, NULL, m.uid,
 		          sc->preempt ? "preempt" : "scale down");
+		if (!room_list_add(left, pod))
+			log_warn("wave_room_untracked", "job=%s/%s pod=%s: out of memory", sc->ns,
+			         sc->job, sc->pods[i]);
 	}
 	if (sc->preempt) {
 		rec_event(r, &job, "Normal", "Preempted", sc->why);
@@ -371,7 +448,7 @@ void rec_admit_pass(struct reconciler *r)
 	long binds, unbound;
 	bool settling = scan_waves(r, &binds, &unbound);
 	drake_pace_observe(&r->pace, rec_now_s(r), binds, unbound);
-	if (settling || scale_settling(r))
+	if (run_deferred(r) || settling || scale_settling(r))
 		return;
 	r->admit_dirty = false;
 	/* Pacing: the round holds a new wave past the budget and every new
@@ -421,8 +498,9 @@ void rec_admit_pass(struct reconciler *r)
 	res.running = NULL;
 	res.n_running = 0;
 	r->admit_at = res.next;
+	struct room_list left = {0}; /* the pods this round deletes */
 	for (size_t i = 0; i < res.n_scales; i++)
-		apply_scale(r, &res.scales[i]);
+		apply_scale(r, &res.scales[i], &left);
 	for (size_t i = 0; i < r->nwaits; i++)
 		r->waits[i].seen = false;
 	for (size_t i = 0; i < res.n_waiting; i++)
@@ -437,21 +515,22 @@ void rec_admit_pass(struct reconciler *r)
 	if (res.n_held)
 		log_debug("gang_paced", "held=%zu unbound=%ld budget=%ld rate=%.1f", res.n_held,
 		          unbound, budget, r->pace.rate);
-	size_t new_waves = r->npending; /* this round's go after it */
+	/* this round's go after the waves before, or wait for their room */
+	size_t new_waves = r->npending, new_deferred = r->ndeferred;
 	for (size_t i = 0; i < res.n_waves; i++) {
-		apply_wave(r, &res.waves[i]);
-		struct pending_wave *p = realloc(r->pending, (r->npending + 1) * sizeof(*p));
-		if (!p)
+		struct room_pod *waits;
+		long n = wave_room_waits(&res.waves[i], &left, &waits);
+		if (n > 0 && defer_wave(r, &res.waves[i], waits, (size_t)n))
 			continue;
-		r->pending = p;
-		r->pending[r->npending] =
-		    (struct pending_wave){.w = res.waves[i], .sent_ms = rec_now_ms(r)};
-		r->npending++;
-		res.waves[i].pods = NULL; /* now owned by the pending list */
+		free(waits);
+		send_wave(r, &res.waves[i]);
 	}
+	room_list_release(&left);
 	admit_result_release(&res);
 	rec_migrate_pass(r, w); /* the snapshot admission read, as before its waves */
 	for (size_t i = new_waves; i < r->npending; i++)
 		charge_wave(r, w, &r->pending[i].w);
+	for (size_t i = new_deferred; i < r->ndeferred; i++)
+		charge_wave(r, w, &r->deferred[i].w);
 	keep_world(r, w);
 }
