@@ -37,6 +37,11 @@ const char *kube_pod_label(const struct kube_pod *p, const char *key)
 	return kv_find(p->labels, p->n_labels, key);
 }
 
+bool kube_pod_phase_done(const char *phase)
+{
+	return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+}
+
 const char *kube_pod_annotation(const struct kube_pod *p, const char *key)
 {
 	assert(kube_pod_annotation_kept(key));

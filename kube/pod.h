@@ -141,6 +141,9 @@ void kube_res_spec_free(struct kube_res_spec *s, struct kube_strpool *pool);
 
 /* The same answers kube_obj_meta() gives for the pod's object. */
 void kube_pod_meta(const struct kube_pod *p, struct kube_meta *m);
+/* True when phase (a pod's status.phase, or NULL) is Succeeded or Failed:
+ * the pod ran to its end and holds no room on its node. */
+bool kube_pod_phase_done(const char *phase);
 /* Labels and annotations the record keeps (asking for another key is a
  * bug: it asserts), or NULL. */
 const char *kube_pod_label(const struct kube_pod *p, const char *key);

@@ -231,8 +231,7 @@ static bool admitted_member(const struct kube_pod *pod)
  * so that room is claimed). */
 static const char *charged_node(const struct kube_pod *pod)
 {
-	const char *phase = pod->phase;
-	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+	if (kube_pod_phase_done(pod->phase))
 		return NULL;
 	const char *node = pod->node_name;
 	if (node && *node)

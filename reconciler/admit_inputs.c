@@ -20,7 +20,7 @@
 
 static bool finished(const struct kube_pod *pod)
 {
-	return pod->phase && (!strcmp(pod->phase, "Succeeded") || !strcmp(pod->phase, "Failed"));
+	return kube_pod_phase_done(pod->phase);
 }
 
 /* What the round needs of replica (t, i): its pod's state, node, wave, and

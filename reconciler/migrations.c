@@ -362,12 +362,11 @@ static bool add_job(const struct pass_job *pj, struct add_ctx *x)
 			const char *phase = pod ? pod->phase : NULL;
 			seen += pod != NULL;
 			gated += pod && job_gang_gate_index(pod) >= 0;
-			done += phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+			done += kube_pod_phase_done(phase);
 			if (pod)
 				kube_pod_meta(pod, &m);
 			if (!pod || m.deleting || !m.node_name || !*m.node_name || !m.owner_uid ||
-			    strcmp(m.owner_uid, job->uid) ||
-			    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+			    strcmp(m.owner_uid, job->uid) || kube_pod_phase_done(phase))
 				continue;
 			int node = drake_cluster_find(x->w->c, m.node_name);
 			struct drake_res req;

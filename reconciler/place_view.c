@@ -21,8 +21,7 @@
 
 static bool finished(const struct kube_pod *pod)
 {
-	const char *phase = pod->phase;
-	return phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+	return kube_pod_phase_done(pod->phase);
 }
 
 static int64_t clamp(int64_t v, int64_t hi)

@@ -63,17 +63,12 @@ long wave_room_waits(const struct admit_wave *w, const struct room_list *left,
 	return n;
 }
 
-static bool finished(const struct kube_pod *p)
-{
-	return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
-}
-
 bool wave_room_free(const struct kube_cache *pods, const struct room_pod *waits, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct kube_pod *p = kube_pods_get(pods, waits[i].ns, waits[i].name);
 		if (p && !strcmp(p->uid, waits[i].uid) && p->node_name &&
-		    !strcmp(p->node_name, waits[i].node) && !finished(p))
+		    !strcmp(p->node_name, waits[i].node) && !kube_pod_phase_done(p->phase))
 			return false;
 	}
 	return true;
