@@ -224,14 +224,14 @@ drake_err admit_round_world(const struct pass_world *w, const struct kube_cache 
 		drake_las_defaults(&ro.las);
 	struct drake_round r = {0};
 	if (!e)
-		e = drake_round(c, x.in, x.n, (double)opts->now_s, &ro, &r);
+		e = drake_round(c, x.in, x.n, opts->now_s, &ro, &r);
 	if (!e && opts->log) {
-		char *line = round_log_line(c, x.in, x.n, (double)opts->now_s, &ro, &r);
+		char *line = round_log_line(c, x.in, x.n, opts->now_s, &ro, &r);
 		decision_log_write(opts->log, line);
 		free(line);
 	}
 	if (!e)
-		e = apply(c, &x, &r, (double)opts->now_s, out);
+		e = apply(c, &x, &r, opts->now_s, out);
 	drake_round_release(&r);
 	admit_inputs_release(&x);
 	if (e) {

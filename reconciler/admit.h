@@ -160,7 +160,10 @@ struct job_resize_costs;
 
 struct admit_options {
 	bool backfill; /* admit smaller jobs behind one that does not fit */
-	long now_s;    /* wall clock, seconds: makes wave ids unique; the step's now */
+	/* wall clock, seconds with their fraction: the step's now (a timer of
+	 * under a second is seen when it is due); wave ids take its whole
+	 * second */
+	double now_s;
 	const struct drake_scale_opts *scale; /* thresholds and model; NULL: defaults */
 	/* A job's cost of a change, by its kind (its round input's cost);
 	 * NULL: each kind's measured cost (kind/registry.h). */

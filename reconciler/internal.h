@@ -232,6 +232,7 @@ struct reconciler {
 	struct owned *owned;   /* scratch for one pass (large) */
 	struct svc_seen *svcs; /* the same */
 	struct event drain, tick;
+	struct event timer; /* a decision step's timer (admit_at): a round when it is due */
 	long long last_resync_ms;
 	long long last_requeue_ms;
 	bool was_synced, events_ready;
@@ -358,6 +359,9 @@ drake_err rec_pass_world(struct reconciler *r, struct pass_world *w, char *msg,
 /* Builds the pass's world, runs the admission round and the migration
  * step over it, and keeps its snapshot in r->world for the re-plan. */
 void rec_admit_pass(struct reconciler *r);
+/* Arms r->timer for r->admit_at (the step's next timer), so that the round
+ * it asks for runs when it is due, not at the next one-second tick. */
+void rec_arm_timer(struct reconciler *r);
 /* Stops following job ns/name's waves in flight: the backstop deleted their
  * pods (refused, released or rolled back), so their replacements, gated
  * again, are no wave to wait for. */

@@ -270,6 +270,32 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 		          round ? "true" : "false", cpu_now_s() - cpu0);
 }
 
+/* A decision step's timer is due: a round now (on_tick also checks, once
+ * a second). */
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct reconciler *r = arg;
+	if (r->opts.standby || rec_now_s(r) < r->admit_at)
+		return;
+	r->admit_at = INFINITY;
+	r->admit_dirty = true;
+	event_active(&r->drain, 0, 0);
+}
+
+void rec_arm_timer(struct reconciler *r)
+{
+	if (!r->events_ready)
+		return;
+	event_del(&r->timer);
+	if (!isfinite(r->admit_at))
+		return;
+	double d = r->admit_at - rec_now_s(r);
+	/* a millisecond past it: the round then sees the timer due */
+	long long ms = d > 0 ? (long long)ceil(d * 1000) + 1 : 1;
+	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+	event_add(&r->timer, &tv);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct reconciler *r = arg;
@@ -437,6 +463,7 @@ struct reconciler *reconciler_new(struct event_base *base, struct kube_client *c
 	}
 	event_assign(&r->drain, base, -1, 0, on_drain, r);
 	event_assign(&r->tick, base, -1, EV_PERSIST, on_tick, r);
+	event_assign(&r->timer, base, -1, 0, on_timer, r);
 	r->events_ready = true;
 	return r;
 }
@@ -484,6 +511,7 @@ void reconciler_free(struct reconciler *r)
 	if (r->events_ready) {
 		event_del(&r->drain);
 		event_del(&r->tick);
+		event_del(&r->timer);
 	}
 	decision_log_close(r->dlog);
 	free(r->dlog);

@@ -25,6 +25,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "gang/scale.h"
 #include "kube/client.h"
 #include "reconciler/admit.h"
 #include "reconciler/reconciler.h"
@@ -115,10 +116,11 @@ struct env {
 	char writes[16384];               /* "METHOD path\n" per write */
 	char bodies[65536];
 	int nwrites, want;
-	bool forbid_pods; /* pod creates answered 403 */
-	long requeue_ms;  /* 0: 30 s, so a test sees exactly one pass */
-	double clock;     /* the controller's clock, with start_gang */
-	double step;      /* seconds it moves on per slice of run_until */
+	bool forbid_pods;                     /* pod creates answered 403 */
+	long requeue_ms;                      /* 0: 30 s, so a test sees exactly one pass */
+	double clock;                         /* the controller's clock, with start_gang */
+	double step;                          /* seconds it moves on per slice of run_until */
+	const struct drake_scale_opts *scale; /* start_gang's; NULL: the defaults */
 };
 
 static double test_clock(void *arg)
@@ -808,14 +810,14 @@ static void start_gang(struct env *e, double step)
 		e->nodes =
 		    "{\"metadata\":{\"name\":\"n1\"},\"spec\":{},\"status\":{\"allocatable\":"
 		    "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}";
-	e->clock = 1767225600; /* 2026-01-01T00:00:00Z */
+	if (!e->clock)
+		e->clock = 1767225600; /* 2026-01-01T00:00:00Z */
 	e->step = step;
-	struct reconciler_options ro = {TF_KINDS,
-	                                .requeue_ms = 100,
-	                                .gang = true,
-	                                .gang_bind_timeout_s = 15,
-	                                .clock = test_clock,
-	                                .clock_arg = e};
+	struct reconciler_options ro = {
+	    TF_KINDS,          .requeue_ms = e->requeue_ms ? e->requeue_ms : 100,
+	    .gang = true,      .gang_bind_timeout_s = 15,
+	    .scale = e->scale, .clock = test_clock,
+	    .clock_arg = e};
 	e->rec = reconciler_new(e->base, e->client, &ro, msg, sizeof(msg));
 	assert_non_null(e->rec);
 	assert_int_equal(reconciler_start(e->rec), DRAKE_OK);
@@ -1595,12 +1597,12 @@ static void job_pod(char *out, size_t n, const char *job, const char *type, int 
 /* run holds six of n1's eight GPUs (6 workers, min 2); late, created long
  * before, needs a PS and four workers: the round takes run's workers 5 and
  * 4 and admits late on n1 at once. */
-static void start_give(struct env *e, double step)
+static void start_give_at(struct env *e, double step, const char *late_created)
 {
 	static char jobs[4096], pods[16384];
 	char run[2048], late[2048];
 	elastic_job(run, sizeof(run), "run", "2025-12-31T23:00:00Z", 6, 2, 6);
-	elastic_job(late, sizeof(late), "late", "2025-12-31T23:50:00Z", 4, 4, 4);
+	elastic_job(late, sizeof(late), "late", late_created, 4, 4, 4);
 	snprintf(jobs, sizeof(jobs), "%s,%s", run, late);
 	*pods = '\0';
 	job_pod(pods, sizeof(pods), "run", "ps", 0, "n1", 7);
@@ -1613,6 +1615,11 @@ static void start_give(struct env *e, double step)
 	e->pods = pods;
 	e->nodes = GPU_NODE("n1");
 	start_gang(e, step);
+}
+
+static void start_give(struct env *e, double step)
+{
+	start_give_at(e, step, "2025-12-31T23:50:00Z");
 }
 
 #define RUN_DELETE "DELETE /api/v1/namespaces/ml/pods/run-worker-"
@@ -1653,6 +1660,32 @@ static void test_a_wave_on_room_its_round_frees_is_ungated_once_the_pods_are_gon
 	assert_int_equal(run_until(e, LATE_PATCH, 1, 1), 0); /* worker 4 still holds its GPU */
 	push_run_worker_gone(e, 4);
 	assert_int_equal(run_until(e, LATE_PATCH, 5, 5), 5); /* the PS and four workers */
+}
+
+/* A timer of under a second is seen when it is due: late, created at
+ * 00:00:00, starves at 00:00:00.3. The round's clock keeps its fraction,
+ * and the step's timer starts a round then, not at the next one-second
+ * tick (the first comes a second after the start, past this test's 0.7 s). */
+static void test_a_decision_timer_under_a_second_is_acted_on_when_due(void **state)
+{
+	struct env *e = *state;
+	static struct drake_scale_opts o;
+	drake_scale_defaults(&o);
+	o.starve_after = 0.3;
+	e->scale = &o;
+	e->requeue_ms = 30000;    /* the one-second tick */
+	e->clock = 1767225600.05; /* late is 0.05 s old */
+	/* 0.15 s of the controller's clock a 100 ms slice, five slices: the
+	 * clock stays below 00:00:01, and the first tick never comes */
+	start_give_at(e, 0.15, "2026-01-01T00:00:00Z");
+	for (int i = 0; i < 5 && count(e->writes, RUN_DELETE) < 2; i++) {
+		struct timeval slice = {0, 100000};
+		event_base_loopexit(e->base, &slice);
+		event_base_dispatch(e->base);
+		e->clock += e->step;
+	}
+	assert_true(e->clock < 1767225601);
+	assert_int_equal(count(e->writes, RUN_DELETE), 2);
 }
 
 /* A pod that never goes (a lost kubelet, a finalizer) holds the wave back
@@ -1697,6 +1730,7 @@ int main(void)
 	    T(test_a_wave_refused_before_it_shows_planned_does_not_hold_admission),
 	    T(test_a_wave_on_room_its_round_frees_is_ungated_once_the_pods_are_gone),
 	    T(test_a_wave_waits_for_its_room_five_seconds_at_most),
+	    T(test_a_decision_timer_under_a_second_is_acted_on_when_due),
 	    T(test_workers_left_without_their_ps_are_rolled_back_two_timeouts_later),
 	    T(test_a_wave_that_waited_long_then_starts_binding_is_not_rolled_back_at_once),
 	    T(test_the_deadline_is_read_from_the_pods_so_a_restart_does_not_reset_it),

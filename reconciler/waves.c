@@ -456,7 +456,7 @@ void rec_admit_pass(struct reconciler *r)
 	long budget = drake_pace_budget(&r->pace, r->opts.gang_bind_timeout_s / 2, PACE_FLOOR,
 	                                r->opts.gang_max_unbound);
 	struct admit_options ao = {.backfill = !r->opts.strict_fifo,
-	                           .now_s = (long)rec_now_s(r),
+	                           .now_s = rec_now_s(r),
 	                           .scale = r->opts.scale,
 	                           .resize_costs = r->opts.resize_costs,
 	                           .progress = slow_of,
@@ -498,6 +498,7 @@ void rec_admit_pass(struct reconciler *r)
 	res.running = NULL;
 	res.n_running = 0;
 	r->admit_at = res.next;
+	rec_arm_timer(r);
 	struct room_list left = {0}; /* the pods this round deletes */
 	for (size_t i = 0; i < res.n_scales; i++)
 		apply_scale(r, &res.scales[i], &left);
