@@ -287,11 +287,13 @@ void rec_arm_timer(struct reconciler *r)
 	if (!r->events_ready)
 		return;
 	event_del(&r->timer);
-	if (!isfinite(r->admit_at))
-		return;
 	double d = r->admit_at - rec_now_s(r);
+	/* a timer already due is left to the tick: a step that keeps asking
+	 * for one in the past must not spin the loop */
+	if (!isfinite(d) || d <= 0)
+		return;
 	/* a millisecond past it: the round then sees the timer due */
-	long long ms = d > 0 ? (long long)ceil(d * 1000) + 1 : 1;
+	long long ms = (long long)ceil(d * 1000) + 1;
 	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
 	event_add(&r->timer, &tv);
 }
