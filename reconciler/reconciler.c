@@ -270,16 +270,23 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 		          round ? "true" : "false", cpu_now_s() - cpu0);
 }
 
-/* A decision step's timer is due: a round now (on_tick also checks, once
- * a second). */
+/* True, and a round asked for, when the decision step's timer is due. */
+static bool admit_due(struct reconciler *r)
+{
+	if (rec_now_s(r) < r->admit_at)
+		return false;
+	r->admit_at = INFINITY;
+	r->admit_dirty = true;
+	return true;
+}
+
+/* The step's timer, armed by rec_arm_timer (on_tick also checks, once a
+ * second). */
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct reconciler *r = arg;
-	if (r->opts.standby || rec_now_s(r) < r->admit_at)
-		return;
-	r->admit_at = INFINITY;
-	r->admit_dirty = true;
-	event_active(&r->drain, 0, 0);
+	if (!r->opts.standby && admit_due(r))
+		event_active(&r->drain, 0, 0);
 }
 
 void rec_arm_timer(struct reconciler *r)
@@ -328,10 +335,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			kube_cache_foreach(kube_informer_cache(r->jobs[k]), enqueue_job, r);
 	}
 	rec_usage_tick(r);
-	if (rec_now_s(r) >= r->admit_at) { /* a decision step's timer */
-		r->admit_at = INFINITY;
-		r->admit_dirty = true;
-	}
+	admit_due(r); /* a decision step's timer */
 	if (r->now.n || !r->was_synced ||
 	    (r->admit_dirty || r->npending || r->ndeferred || r->nscaling))
 		event_active(&r->drain, 0, 0);
