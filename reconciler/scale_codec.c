@@ -130,6 +130,17 @@ drake_err job_scale_decode(const json_t *obj, const struct job *job, struct job_
 	return DRAKE_OK;
 }
 
+/* A time to the millisecond: the round decides at fractional seconds, and
+ * a timer counted from the record (the rescale pause, --idle-after) must
+ * not come up to a second early. A whole second stays an integer. */
+static json_t *seconds_to_ms(double at)
+{
+	double ms = round(at * 1e3);
+	if (fmod(ms, 1e3) == 0)
+		return json_integer((json_int_t)(ms / 1e3));
+	return json_real(ms / 1e3);
+}
+
 char *job_scale_value(const struct job_scale *s)
 {
 	json_t *v = json_object(), *ws = json_array(), *pl = json_object();
@@ -143,14 +154,17 @@ char *job_scale_value(const struct job_scale *s)
 		ok = !json_object_set_new(pl, k, json_string(s->place[i].node));
 	}
 	ok = ok && !json_object_set(v, "workers", ws) &&
-	     !json_object_set_new(v, "at", json_integer((json_int_t)s->at));
+	     !json_object_set_new(v, "at", seconds_to_ms(s->at));
 	if (ok && s->for_key[0])
 		ok = !json_object_set_new(v, "for", json_string(s->for_key));
 	if (ok && s->gang[0])
 		ok = !json_object_set_new(v, "gang", json_string(s->gang));
 	if (ok && s->n_place)
 		ok = !json_object_set(v, "place", pl);
-	char *value = ok ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	/* 15 digits print a millisecond of an epoch time (13) without the
+	 * binary fraction's tail. */
+	char *value =
+	    ok ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) : NULL;
 	json_decref(v);
 	json_decref(ws);
 	json_decref(pl);

@@ -3,6 +3,7 @@
  * forged or stale record is refused for, and that what drake writes reads
  * back the same.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +148,43 @@ static void what_drake_writes_reads_back_the_same(void **state)
 	free(patch);
 }
 
+/* The round decides at fractional seconds, and the rescale pause and
+ * --idle-after count from the record: it keeps the millisecond (it kept
+ * the whole second, so a 0.9 s pause could be over when it began). */
+static void the_time_is_kept_to_the_millisecond(void **state)
+{
+	(void)state;
+	static const struct {
+		double at;
+		const char *written;
+	} cases[] = {
+	    {1763880042.2346, "\"at\":1763880042.235"},
+	    {1763880042.9999, "\"at\":1763880043,"},
+	    {1763880042.0, "\"at\":1763880042,"},
+	    {41.91, "\"at\":41.91,"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct job_scale w;
+		memset(&w, 0, sizeof(w));
+		w.present = true;
+		w.member[0] = w.member[1] = 1;
+		w.n = 2;
+		w.at = cases[i].at;
+		char *value = job_scale_value(&w);
+		assert_non_null(value);
+		if (!strstr(value, cases[i].written))
+			fail_msg("at %.4f: wrote %s, want %s", cases[i].at, value,
+			         cases[i].written);
+		struct job_scale r;
+		char why[200];
+		assert_int_equal(decode(value, &r, why), DRAKE_OK);
+		if (fabs(r.at - cases[i].at) > 0.0005 + 1e-9)
+			fail_msg("at %.4f: read back %.6f", cases[i].at, r.at);
+		job_scale_release(&r);
+		free(value);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +192,7 @@ int main(void)
 	    cmocka_unit_test(no_annotation_is_absent_not_an_error),
 	    cmocka_unit_test(a_record_that_does_not_fit_the_job_is_refused_whole),
 	    cmocka_unit_test(what_drake_writes_reads_back_the_same),
+	    cmocka_unit_test(the_time_is_kept_to_the_millisecond),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
