@@ -68,7 +68,7 @@ func TestAPolluxWindowIsWrittenAsAPolluxTrace(t *testing.T) {
 	}
 	sim, las, scale := policySettings(w)
 	if len(sim) != 12 || sim[1] != "6.000000s" || sim[3] != "5760.000000" || sim[4] != "--starve-after" ||
-		sim[5] != "3.000000s" || sim[9] != "720.000000" ||
+		sim[5] != "3.000000s" || sim[9] != "1440.000000" ||
 		len(las) != 2 || las[0] != "DRAKE_LAS_INTERVAL=6.000000s" || las[1] != "DRAKE_LAS_THRESHOLD=5760.000000" ||
 		len(scale) != 4 || scale[1] != "DRAKE_IDLE_AFTER=6.000000s" || scale[3] != "DRAKE_AGE_AFTER=60.000000s" {
 		t.Fatalf("policy settings %v %v %v", sim, las, scale)

@@ -264,20 +264,21 @@ func writeTrace(path, kind string, jobs []simJob, w window) error {
 
 // Tiresias' settings in the artifact (drake sim's --tiresias-interval and
 // --tiresias-threshold defaults, drake serve's --las-interval and
-// --las-threshold): a decision every 60 s, queues split at 16 GPU-hours.
+// --las-threshold; window_test.go reads them there): a decision every 60 s,
+// queues split at 16 GPU-hours.
 const (
 	lasInterval  = 60.0
 	lasThreshold = 57600.0
 )
 
-// drake serve's defaults for the scaling rules' times (cmd/scale_flags.c):
-// a job starves after 30 s, the cluster is idle after 60 s, a job's
-// attained service passes the threshold at 7200 GPU-s, and a waiting job
-// ages after 10 minutes.
+// drake serve's defaults for the scaling rules' times (cmd/scale_flags.c;
+// window_test.go reads them there): a job starves after 30 s, the cluster
+// is idle after 60 s, a job's attained service passes the threshold at 4
+// GPU-hours, and a waiting job ages after 10 minutes.
 const (
 	starveAfter      = 30.0
 	idleAfter        = 60.0
-	serviceThreshold = 7200.0
+	serviceThreshold = 14400.0
 	ageAfter         = 600.0
 )
 

@@ -4,8 +4,63 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 )
+
+// flagDefault: the default drake's flag table in a C source gives flag
+// name, in the table's units (a duration in seconds).
+func flagDefault(t *testing.T, src, name string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "cmd", src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`\{"` + regexp.QuoteMeta(name) + `",\s*[^,]+,\s*(FLAG_\w+),\s*[^,]+,\s*"([^"]*)"`)
+	m := re.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("cmd/%s: no flag %s", src, name)
+	}
+	v := string(m[2])
+	if string(m[1]) == "FLAG_DURATION" {
+		u, ok := map[byte]float64{'s': 1, 'm': 60, 'h': 3600}[v[len(v)-1]]
+		x, err := strconv.ParseFloat(v[:len(v)-1], 64)
+		if !ok || err != nil {
+			t.Fatalf("cmd/%s: %s default %q: not a duration in s, m or h", src, name, v)
+		}
+		return x * u
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("cmd/%s: %s default %q: %v", src, name, v, err)
+	}
+	return x
+}
+
+// Every policy runs its own defaults in the trace's time: the times
+// bench-replay compresses are drake serve's defaults as its flag tables
+// give them (a copy here once said 7200 GPU-s where drake serve's
+// --service-threshold is 14400, and every cluster run ran that).
+func TestTheCompressedSettingsAreDrakeServesDefaults(t *testing.T) {
+	for _, c := range []struct {
+		src, flag string
+		v         float64
+	}{
+		{"scale_flags.c", "starve-after", starveAfter},
+		{"scale_flags.c", "idle-after", idleAfter},
+		{"scale_flags.c", "service-threshold", serviceThreshold},
+		{"scale_flags.c", "age-after", ageAfter},
+		{"serve_flags.c", "las-interval", lasInterval},
+		{"serve_flags.c", "las-threshold", lasThreshold},
+		{"sim.c", "tiresias-interval", lasInterval},
+		{"sim.c", "tiresias-threshold", lasThreshold},
+	} {
+		if got := flagDefault(t, c.src, c.flag); got != c.v {
+			t.Errorf("cmd/%s --%s defaults to %v; bench-replay compresses %v", c.src, c.flag, got, c.v)
+		}
+	}
+}
 
 func TestDemandCountsWhatOverlapsBeyondTheCluster(t *testing.T) {
 	jobs := []simJob{{Submit: 0, Duration: 10, GPUs: 8}, {Submit: 5, Duration: 10, GPUs: 8}}
