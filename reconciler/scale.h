@@ -9,10 +9,10 @@
  *
  * workers: the worker indexes that are members of the running gang (the
  * rest of the max-instances worker pods stay gated); at: when the job was
- * last scaled (seconds, to the millisecond); for: the job a scale-down gave workers to (so the
- * job is not grown back while that one still waits); place: the node each
- * worker added by the latest scale-up was planned on; gang: the wave of
- * the job the record was written for. A record of another wave (the job
+ * last scaled (seconds, to the millisecond); for: the job a scale-down
+ * gave workers to (so the job is not grown back while that one still
+ * waits); place: the node each worker added by the latest scale-up was
+ * planned on; gang: the wave of the job the record was written for. A record of another wave (the job
  * was rolled back and admitted again since) is stale and ignored.
  *
  * Without the annotation, a running job's members are the workers of the
