@@ -12,8 +12,9 @@
  * last scaled (seconds, to the millisecond); for: the job a scale-down
  * gave workers to (so the job is not grown back while that one still
  * waits); place: the node each worker added by the latest scale-up was
- * planned on; gang: the wave of the job the record was written for. A record of another wave (the job
- * was rolled back and admitted again since) is stale and ignored.
+ * planned on; gang: the wave of the job the record was written for. A
+ * record of another wave (the job was rolled back and admitted again
+ * since) is stale and ignored.
  *
  * Without the annotation, a running job's members are the workers of the
  * wave that admitted it. The annotation is checked against the job: every
