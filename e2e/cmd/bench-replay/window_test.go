@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // flagDefault: the default drake's flag table in a C source gives flag
@@ -24,12 +25,11 @@ func flagDefault(t *testing.T, src, name string) float64 {
 	}
 	v := string(m[2])
 	if string(m[1]) == "FLAG_DURATION" {
-		u, ok := map[byte]float64{'s': 1, 'm': 60, 'h': 3600}[v[len(v)-1]]
-		x, err := strconv.ParseFloat(v[:len(v)-1], 64)
-		if !ok || err != nil {
-			t.Fatalf("cmd/%s: %s default %q: not a duration in s, m or h", src, name, v)
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("cmd/%s: %s default %q: %v", src, name, v, err)
 		}
-		return x * u
+		return d.Seconds()
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil {
