@@ -38,7 +38,7 @@ struct cli {
 	bool plots, progress, print_jobs;
 	/* --kind-mix, --resize-cost, --policy-costs */
 	const char *kind_mix, *resize_cost;
-	bool policy_costs;
+	bool policy_costs, progress_reports;
 	struct sim_kind_mix mix;
 	struct job_resize_costs costs;
 	struct sim_config cfg;
@@ -294,6 +294,11 @@ int sim_main(int argc, char **argv)
 	     "drake's policy is told each job's cost of a resize, as drake serve tells it; false: "
 	     "it believes every job pays --rescale-pause, while the simulator still charges each "
 	     "its kind's"},
+	    {"progress-reports", NULL, FLAG_BOOL, &c.progress_reports, "true",
+	     "each running job reports its steps against its total, as a trainer does through "
+	     "drake serve's POST /v1/progress: drake's policy reads its fraction of work done "
+	     "and the rate it ran at each size; false: no job reports them (the policy sees "
+	     "sizes, age and attained service, and --learning-curves' samples when on)"},
 	    {"migrate", NULL, FLAG_BOOL, &c.migrate, "false",
 	     "run migrate/'s overload policy after each placement decision (one move at a "
 	     "time)"},
@@ -367,6 +372,7 @@ int sim_main(int argc, char **argv)
 	}
 	c.cfg.resize_costs = &c.costs;
 	c.cfg.policy_blind = !c.policy_costs;
+	c.cfg.progress_reports = c.progress_reports;
 	c.cfg.prog = c.mig.progress;
 	c.cfg.scale = c.scale.opts;
 	c.cfg.scale.backfill = c.backfill;

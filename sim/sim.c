@@ -38,6 +38,7 @@ void sim_config_defaults(struct sim_config *c)
 	sim_model_defaults(&c->model);
 	sim_curve_defaults(&c->curves);
 	mig_progress_defaults(&c->prog);
+	c->progress_reports = true;
 }
 
 void sim_cluster_shape(const struct sim_config *c, enum sim_trace_kind kind, int *nodes,
@@ -482,8 +483,8 @@ drake_err sim_every(struct sim *s, double interval, double *decided,
 void sim_observe(struct sim *s, int ji, double interval)
 {
 	struct sim_job *j = &s->jobs[ji];
-	if (!j->app || j->state != SIM_JOB_RUNNING || j->rate <= 0 || j->work_orig <= 0 ||
-	    s->now - j->last_scaled < interval)
+	if (!s->cfg->progress_reports || j->state != SIM_JOB_RUNNING || j->rate <= 0 ||
+	    j->work_orig <= 0 || s->now - j->last_scaled < interval)
 		return;
 	drake_speed_obs_put(
 	    j->obs, &j->n_obs,
@@ -527,8 +528,8 @@ void sim_running_view(struct sim *s, int ji, struct drake_running_job *out)
 	if (j->prog) {
 		out->progress = mig_progress_fraction(j->prog);
 		out->slow = mig_progress_slow(j->prog);
-	} else if (j->app && j->work_total > 0) {
-		/* a Pollux job reports its steps against its total */
+	} else if (s->cfg->progress_reports && j->work_total > 0) {
+		/* the job reports its steps against its total */
 		out->progress = j->work_done / j->work_total;
 	}
 }

@@ -127,6 +127,11 @@ struct sim_config {
 	 * job pays model.speed.rescale_pause, as before jobs had kinds). */
 	const struct job_resize_costs *resize_costs;
 	bool policy_blind;
+	/* Each running job reports its steps against its total, as a trainer
+	 * does through drake's POST /v1/progress (sim_running_view,
+	 * sim_observe); false: no job reports, and drake's policy weighs a
+	 * change by a job's age and its default speed model. */
+	bool progress_reports;
 };
 
 void sim_config_defaults(struct sim_config *c);
@@ -276,17 +281,19 @@ drake_err sim_apply_additions(struct sim *s, const int *ids, const struct drake_
 /* The slot of job j's worker with index idx, or -1. */
 int sim_worker_slot(const struct sim_job *j, int idx);
 /* Fills a drake_running_job view of running job j (arrays borrowed). The
- * policy sees what the cluster would: without curves its progress is
- * unknown (-1) and it is not slow; with them, progress is the fraction of
- * steps of its latest sample (-1 before one) and slow is its class being
- * slowing or converged. */
+ * policy sees what the cluster would: with curves, progress is the
+ * fraction of steps of its latest sample (-1 before one) and slow is its
+ * class being slowing or converged; without them, its fraction of work
+ * done when jobs report progress (cfg.progress_reports), else unknown
+ * (-1), and it is not slow. */
 void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
 
-/* A Pollux job's progress report as drake's controller would take it:
- * once it has run interval seconds at its current size and spread (its
- * first report after the change), the measured rate there is kept in its
- * obs (one entry per size and spread, the latest; the oldest goes when
- * they are full). No-op for other jobs. */
+/* A job's progress report as drake's controller would take it: once it
+ * has run interval seconds at its current size and spread (its first
+ * report after the change), the rate it ran at there (a Pollux job's
+ * measured one, another's its speed model's) is kept in its obs (one
+ * entry per size and spread, the latest; the oldest goes when they are
+ * full). No-op unless jobs report progress (cfg.progress_reports). */
 void sim_observe(struct sim *s, int j, double interval);
 /* Views of every running job, in admission order, with a copy of their ids
  * (the running list changes as jobs start). Caller frees both. */

@@ -407,6 +407,82 @@ static void the_same_seed_gives_the_same_run(void **state)
 	sim_result_release(&b);
 }
 
+/* A policy that starts its one job's 8 workers on node 0 and at 500 s
+ * reads the job as drake's policy would: its report since the start (an
+ * interval of 60 s) and its view. */
+struct viewer {
+	struct drake_running_job v;
+	double obs_rate;
+	int n_obs;
+};
+static struct viewer view_state;
+
+static drake_err view_init(struct sim *s, void **state)
+{
+	*state = &view_state;
+	view_state = (struct viewer){0};
+	return sim_wake_at(s, 500);
+}
+
+static drake_err view_decide(struct sim *s, void *state)
+{
+	struct viewer *p = state;
+	size_t nw;
+	const int *w = sim_waiting(s, &nw);
+	if (nw) {
+		int ps[1] = {0}, wk[8] = {0};
+		struct drake_plan plan = {
+		    .n_ps = 1, .n_workers = 8, .ps_node = ps, .worker_node = wk};
+		return sim_start(s, w[0], &plan);
+	}
+	if (sim_now(s) != 500 || sim_job(s, 0)->state != SIM_JOB_RUNNING)
+		return DRAKE_OK;
+	sim_observe(s, 0, 60);
+	sim_running_view(s, 0, &p->v);
+	p->n_obs = p->v.n_obs;
+	p->obs_rate = p->v.n_obs ? p->v.obs[0].rate : 0;
+	return DRAKE_OK;
+}
+
+static const struct sim_policy view_policy = {"viewer", view_init, shrink_release, view_decide};
+
+/* A job reports its steps against its total, as a trainer does through
+ * POST /v1/progress: half way through its 1,000 s drake's policy reads
+ * half its work done, and the rate it ran at on 8 workers on one node (a
+ * thousandth of its work a second). With --progress-reports=false it
+ * reads neither. */
+static void a_job_reports_its_progress_and_rate_unless_told_not_to(void **state)
+{
+	(void)state;
+	for (int on = 0; on <= 1; on++) {
+		const char *one_job = "job_id,submission_time,duration,num_gpu\na,0,1000,8\n";
+		struct sim_trace t;
+		struct sim_result r;
+		char msg[256];
+		assert_int_equal(
+		    sim_trace_parse(one_job, strlen(one_job), "mem", &t, msg, sizeof(msg)),
+		    DRAKE_OK);
+		struct sim_config cfg;
+		sim_config_defaults(&cfg);
+		assert_true(cfg.progress_reports);
+		cfg.nodes = 1;
+		cfg.progress_reports = on;
+		assert_int_equal(sim_run(&cfg, &t, &view_policy, NULL, &r, msg, sizeof(msg)),
+		                 DRAKE_OK);
+		assert_int_equal(r.finished, 1);
+		if (on) {
+			assert_float_equal(view_state.v.progress, 0.5, 1e-9);
+			assert_int_equal(view_state.n_obs, 1);
+			assert_float_equal(view_state.obs_rate, 1.0 / 1000, 1e-12);
+		} else {
+			assert_float_equal(view_state.v.progress, -1, 0);
+			assert_int_equal(view_state.n_obs, 0);
+		}
+		sim_result_release(&r);
+		sim_trace_release(&t);
+	}
+}
+
 /* ITP trace text parsed into t, and the default config on one node of 8
  * GPUs into cfg. */
 static void one_node(const char *text, struct sim_trace *t, struct sim_config *cfg)
@@ -575,6 +651,7 @@ int main(void)
 	    cmocka_unit_test(a_shrink_leaves_a_gap_that_the_next_grow_fills),
 	    cmocka_unit_test(the_same_seed_gives_the_same_run),
 	    cmocka_unit_test(changes_during_a_pause_restart_it),
+	    cmocka_unit_test(a_job_reports_its_progress_and_rate_unless_told_not_to),
 	    cmocka_unit_test(tiresias_demotes_and_preempts_a_long_job),
 	    cmocka_unit_test(the_oracle_admits_less_remaining_work_before_an_earlier_longer_job),
 	    cmocka_unit_test(drake_starts_the_set_that_fills_the_cluster_before_a_wider_job_ahead),

@@ -319,8 +319,9 @@ type armResult struct {
 	pauses                   int
 	deadlock                 bool
 	err                      string
-	replayed, differing      int   // --decision-logs: the arm's logged rounds
-	replayErr                error // --decision-logs: the replay could not run
+	replayed, differing      int             // --decision-logs: the arm's logged rounds
+	replayErr                error           // --decision-logs: the replay could not run
+	reports                  *progressCounts // progress reports posted, nil when none were
 	series                   []sample
 	perJob                   []jobRecord
 }
@@ -366,11 +367,11 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 		res.err = err.Error()
 		return res
 	}
-	// A Pollux job reports its progress to drake, as it does to drake
-	// sim's policy (progress_report.go); the simulator gives other traces'
-	// jobs none, so neither does the cluster.
+	// Each job reports its progress to drake, as it does to drake sim's
+	// policy (progress_report.go); with --progress-reports=false neither
+	// does (predict).
 	var reporter *progressReporter
-	if a.TFJobs && b.apps != nil && b.o.progressReports {
+	if a.TFJobs && b.o.progressReports {
 		var err error
 		if reporter, err = newProgressReporter(); err != nil {
 			res.err = err.Error()
@@ -459,6 +460,8 @@ func (b *bench) runArm(a gangbench.Arm, run int, jobs []replayJob) armResult {
 	subWG.Wait()
 	if reporter != nil {
 		fmt.Printf("  %s: %s\n", a.Name, reporter.summary())
+		c := reporter.counts()
+		res.reports = &c
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -124,8 +124,8 @@ func main() {
 	flag.StringVar(&o.clusterDir, "cluster-dir", os.Getenv("DRAKE_CLUSTER_DIR"), "the cluster's state folder")
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "results", "bench-replay"), "folder of the CSVs and PNG")
 	flag.BoolVar(&o.decisionLogs, "decision-logs", false, "drake arms write a decision log of every round (--cluster-dir/decisions-RUN-ARM.jsonl, never rotated) that drake sim --replay decides again after the arm; differences are printed (they cost the arm some CPU)")
-	flag.BoolVar(&o.progressReports, "progress-reports", true, "with --apps: each running job of a TFJob arm reports its fraction of work done to drake's POST /v1/progress once a second, as drake sim's Pollux jobs report theirs to its policy; false: drake sees no progress on the cluster")
-	flag.BoolVar(&o.check, "check", false, "exit 1 unless every arm finished every job, no arm but no-gang held a partial gang beyond --window, and (with --decision-logs) every logged round replays the same")
+	flag.BoolVar(&o.progressReports, "progress-reports", true, "each running job of a TFJob arm reports its fraction of work done to drake's POST /v1/progress once a second, as drake sim's jobs report theirs to its policy; false: drake sees no progress on the cluster, nor drake sim's policy beside it (--progress-reports=false)")
+	flag.BoolVar(&o.check, "check", false, "exit 1 unless every arm finished every job, no arm but no-gang held a partial gang beyond --window, (with --decision-logs) every logged round replays the same, and drake accepted every progress report of an arm that sent them")
 	flag.Parse()
 	if o.drake == "" {
 		o.drake = gangbench.DrakeBinary(o.root, os.Getenv("DRAKE_BIN"))
@@ -320,7 +320,8 @@ func (b *bench) replay(log string) (replayed, differing int, err error) {
 // checkResults: what --check asserts of each arm's run (checks made,
 // and the failures): it ran; every job finished; no partial gang beyond
 // the window (but under no-gang); with --decision-logs, every logged round
-// replays the same.
+// replays the same; drake accepted every progress report an arm sent, and
+// there was at least one.
 func checkResults(results []armResult) (int, []string) {
 	n := 0
 	var bad []string
@@ -341,6 +342,10 @@ func checkResults(results []armResult) (int, []string) {
 		}
 		if r.replayErr != nil || r.replayed > 0 {
 			check(r.replayErr == nil && r.differing == 0, "%s: %s", id, r.replayLine())
+		}
+		if p := r.reports; p != nil {
+			check(p.sent > 0 && p.failed == 0, "%s: %d progress reports accepted, %d refused (first: %s)",
+				id, p.sent, p.failed, p.first)
 		}
 	}
 	return n, bad
@@ -429,6 +434,9 @@ func (b *bench) predict(trace, dir, policies string, echo bool) (map[string]simF
 	args := append([]string{"sim", "--trace", trace, "--policies", policies, "--out", dir,
 		"--plots=false", "--progress=false"}, b.shape.simFlags()...)
 	args = append(args, b.o.modelFlags...)
+	if !b.o.progressReports {
+		args = append(args, "--progress-reports=false")
+	}
 	var out, errb bytes.Buffer
 	cmd := exec.Command(b.o.drake, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -1,8 +1,8 @@
 package main
 
 // What a job tells drake of its progress on the cluster, as drake sim's
-// jobs tell its policy (sim/sim.c, sim_running_view: a Pollux job reports
-// its steps against its total). Once a second, for each job of a TFJob arm
+// jobs tell its policy (sim/sim.c, sim_running_view: a job reports its
+// steps against its total). Once a second, for each job of a TFJob arm
 // that has started and not finished, the driver posts its fraction of work
 // done (progress.go) to drake's POST /v1/progress for the job's worker 0,
 // the replica that is never given away: step and totalSteps out of
@@ -107,6 +107,18 @@ func (p *progressReporter) post(ctx context.Context, r progressReport) {
 	if err == nil {
 		p.sent++
 	}
+}
+
+// progressCounts: what became of an arm's reports.
+type progressCounts struct {
+	sent, failed int
+	first        string // the first failure
+}
+
+func (p *progressReporter) counts() progressCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return progressCounts{p.sent, p.failed, p.first}
 }
 
 // summary: one line for the arm's output.
