@@ -104,7 +104,8 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 		w[i].why[0] = '\0';
 	}
 	/* DRAGON's running jobs are the jobs that still run: a job whose
-	 * members have begun to end (gang/elastic.h) neither gives nor grows. */
+	 * members have begun to end, or whose wave kube-scheduler has not bound
+	 * yet (gang/elastic.h), neither gives nor grows. */
 	struct drake_running_job *live = malloc((nr + 1) * sizeof(*live));
 	size_t *of = malloc((nr + 1) * sizeof(*of));
 	if (!live || !of) {
@@ -114,7 +115,7 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 	}
 	size_t nl = 0;
 	for (size_t i = 0; i < nr; i++)
-		if (!r[i].ending) {
+		if (!r[i].ending && !r[i].binding) {
 			of[nl] = i;
 			live[nl++] = r[i];
 		}

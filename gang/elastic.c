@@ -99,7 +99,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 
 	size_t total = 0;
 	for (size_t j = 0; j < n; j++)
-		if (jobs[j].n_workers > jobs[j].min_workers && !jobs[j].ending)
+		if (jobs[j].n_workers > jobs[j].min_workers && !jobs[j].ending && !jobs[j].binding)
 			total += (size_t)jobs[j].n_workers;
 	cand = malloc((total + 1) * sizeof(*cand));
 	removed = calloc(n + 1, sizeof(*removed));
@@ -110,7 +110,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 	}
 	for (size_t j = 0; j < n; j++) {
 		const struct drake_running_job *r = &jobs[j];
-		if (r->n_workers <= r->min_workers || r->ending)
+		if (r->n_workers <= r->min_workers || r->ending || r->binding)
 			continue; /* an ending job's room frees by itself */
 		int home = home_node(r);
 		for (int s = 1; s < r->n_workers; s++)

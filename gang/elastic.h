@@ -3,12 +3,13 @@
  *
  * Starvation shrink: a job that has waited past the threshold may take
  * workers from running jobs, down to each one's min, never a PS and never
- * worker 0, "lonely" workers (not on their PS's node, worker 0's without a PS) first, then in the
- * victim order chosen (newest admitted, oldest admitted, least progress,
- * or most attained service first), a job whose progress is slowing or converged before any other
- * (SpeCon: slow-growing jobs yield first). Nothing is taken unless the whole starving job, PS
- * included, then fits; and workers that turn out not to be needed are given back before answering,
- * so the fewest are removed.
+ * worker 0, never from a job that is ending or whose wave is still binding
+ * (drake_running_job.binding), "lonely" workers (not on their PS's node, worker 0's without a PS)
+ * first, then in the victim order chosen (newest admitted, oldest admitted, least progress, or most
+ * attained service first), a job whose progress is slowing or converged before any other (SpeCon:
+ * slow-growing jobs yield first). Nothing is taken unless the whole starving job, PS included, then
+ * fits; and workers that turn out not to be needed are given back before answering, so the fewest
+ * are removed.
  *
  * Jobs are passed in admission order: ties of the victim order (admission
  * times are whole seconds on a cluster; progress may be unknown, negative)
@@ -62,6 +63,11 @@ struct drake_running_job {
 	 * simulator's oracle knows it (DRAKE_VICTIM_MOST_REMAINING) */
 	double remaining;
 	struct drake_change_cost cost; /* its own cost of a change; zero: rescale_pause */
+	/* a member is placed and not yet bound: kube-scheduler's barrier holds
+	 * its wave for the size it was admitted or grown to, so until every
+	 * member is bound it neither gives workers nor grows (a removal would
+	 * leave the wave short of its size, never bound) */
+	bool binding;
 };
 
 /* Remove worker `slot` of job `job` (shrink), or add one worker of job

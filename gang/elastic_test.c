@@ -23,12 +23,12 @@ static void setup_two(struct drake_cluster *cl, struct drake_running_job j[2])
 {
 	assert_int_equal(cluster_from(cl, "a:8:0 b:8:0"), 0);
 	struct drake_gang_req g = gpu_job(1, 2, 6);
-	j[0] = (struct drake_running_job){"old",  10,   0.9,   2,  8,     g.ps,  g.worker, 1,
-	                                  old_ps, 6,    old_w, 10, false, false, false,    0,
-	                                  0,      NULL, 0,     0,  0,     {0, 0}};
-	j[1] = (struct drake_running_job){"new",  20,   0.1,   2,  8,     g.ps,  g.worker, 1,
-	                                  new_ps, 6,    new_w, 20, false, false, false,    0,
-	                                  0,      NULL, 0,     0,  0,     {0, 0}};
+	j[0] = (struct drake_running_job){"old",  10,   0.9,   2,  8,     g.ps,   g.worker, 1,
+	                                  old_ps, 6,    old_w, 10, false, false,  false,    0,
+	                                  0,      NULL, 0,     0,  0,     {0, 0}, false};
+	j[1] = (struct drake_running_job){"new",  20,   0.1,   2,  8,     g.ps,   g.worker, 1,
+	                                  new_ps, 6,    new_w, 20, false, false,  false,    0,
+	                                  0,      NULL, 0,     0,  0,     {0, 0}, false};
 	for (int k = 0; k < 2; k++) {
 		drake_cluster_charge(cl, (size_t)j[k].ps_node[0], &j[k].ps, 1);
 		for (int s = 0; s < j[k].n_workers; s++)
@@ -212,8 +212,9 @@ static void dragon_scale_up_never_exceeds_max(void **state)
 	assert_int_equal(cluster_from(&cl, "a:8:7 b:8:0 c:8:0"), 0);
 	struct drake_gang_req g = gpu_job(1, 1, 1);
 	static const int ps[] = {0}, w[] = {0};
-	struct drake_running_job j = {"j",   1,     0,     1, 4, g.ps, g.worker, 1, ps, 1,     w, 1,
-	                              false, false, false, 0, 0, NULL, 0,        0, 0,  {0, 0}};
+	struct drake_running_job j = {"j", 1,    0, 1, 4,     g.ps,   g.worker, 1,
+	                              ps,  1,    w, 1, false, false,  false,    0,
+	                              0,   NULL, 0, 0, 0,     {0, 0}, false};
 	int order[] = {0, 1, 2};
 	struct drake_scale_op *ops;
 	size_t n;

@@ -346,6 +346,7 @@ drake_err round_step(struct round_ctx *x, long *admitted)
 			e[ne].remaining = w->in->remaining_hint;
 			entry_job[ne++] = i;
 		} else if (w->cls == DRAKE_CLASS_RUNNING && running_view(w, &v[nv])) {
+			v[nv].binding = w->n_unbound > 0; /* round_count_bound's */
 			w->view = (int)nv;
 			view_job[nv++] = i;
 		}

@@ -489,6 +489,43 @@ static void nobody_gives_workers_while_pods_of_the_last_change_are_leaving(void 
 	drake_cluster_release(&c);
 }
 
+/* A job whose wave kube-scheduler has not bound in full gives no workers:
+ * the barrier holds the wave for the size it was admitted at, and a wave
+ * short of its members would never bind. Once every member is bound, the
+ * starving job takes workers, under drake's rules and DRAGON's alike. */
+static void a_job_whose_wave_is_not_yet_bound_gives_no_workers(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	assert_int_equal(cluster_from(&c, "a:4:4"), 0); /* the running job holds it all */
+	struct tj t[2];
+	const int nodes[4] = {0, 0, 0, 0};
+	running_job(&t[0], "ml/run", NOW - 1, 1, 4, "run.1", 0, nodes, 4);
+	new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
+	const enum drake_round_policy policies[] = {DRAKE_POLICY_DRAKE, DRAKE_POLICY_DRAGON};
+	for (size_t p = 0; p < 2; p++) {
+		struct drake_round_opts o = opts();
+		o.policy = policies[p];
+		o.dragon_last_action = NOW - 10; /* no ScaleUp yet */
+		struct drake_round r;
+		for (int unbound = 0; unbound < 2; unbound++) {
+			/* the PS, then worker 3: placed, not bound yet */
+			struct drake_round_member *m = unbound ? &t[0].j.workers[3] : &t[0].j.ps[0];
+			m->bound = false;
+			run(&c, t, 2, &o, &r);
+			assert_int_equal(count(&r, DRAKE_ROUND_SHRINK), 0);
+			assert_int_equal(count(&r, DRAKE_ROUND_ADMIT), 0);
+			assert_true(r.jobs[0].scalable);
+			drake_round_release(&r);
+			m->bound = true;
+		}
+		run(&c, t, 2, &o, &r);
+		assert_int_equal(only(&r, DRAKE_ROUND_SHRINK, 0)->for_job, 1);
+		drake_round_release(&r);
+	}
+	drake_cluster_release(&c);
+}
+
 /* A scale-down writes the record before its workers' deletions reach the
  * snapshot: a worker the record no longer lists is leaving as a deleted one
  * is, or the next round would take workers again for the same job. */
@@ -630,6 +667,7 @@ int main(void)
 	    cmocka_unit_test(once_a_wave_is_paced_every_wave_behind_it_is_held),
 	    cmocka_unit_test(a_starving_job_takes_the_highest_worker_indexes_never_worker_0),
 	    cmocka_unit_test(nobody_gives_workers_while_pods_of_the_last_change_are_leaving),
+	    cmocka_unit_test(a_job_whose_wave_is_not_yet_bound_gives_no_workers),
 	    cmocka_unit_test(a_worker_the_record_no_longer_lists_is_leaving_too),
 	    cmocka_unit_test(growth_takes_the_lowest_gated_worker_that_is_not_a_member),
 	    cmocka_unit_test(placed_workers_the_record_no_longer_lists_are_released),

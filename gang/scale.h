@@ -73,7 +73,8 @@
  *     changes and rules 1 to 3 go on.
  *  2. A job that has waited starve_after or longer and does not fit takes
  *     workers from running jobs (drake_shrink_for: never below min, never a
- *     PS or worker 0, lonely workers first, only if the whole job then
+ *     PS or worker 0, never from a job whose wave kube-scheduler has not
+ *     bound in full, lonely workers first, only if the whole job then
  *     fits, fewest removals) and starts. At most shrink_tries jobs try per
  *     step (the controller runs another round after its own changes, and
  *     `drake sim` decides again at the same instant, so the next ones try

@@ -196,7 +196,7 @@ static bool growable(const struct step *s, size_t j)
 	const struct drake_running_job *r = &s->r[j];
 	if (s->to_asked && (r->want_workers <= 0 || s->work[j].n >= scale_asked(r)))
 		return false;
-	return !r->gave_to_waiting && !r->ending && s->work[j].n < r->max_workers &&
+	return !r->gave_to_waiting && !r->ending && !r->binding && s->work[j].n < r->max_workers &&
 	       s->work[j].n > 0;
 }
 
