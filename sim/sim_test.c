@@ -253,17 +253,27 @@ static void shrink_release(void *state)
 	(void)state;
 }
 
+/* Starts the first waiting job, if any (*started), with its PS and 8
+ * workers on node 0. */
+static drake_err start_on_node_0(struct sim *s, bool *started)
+{
+	size_t nw;
+	const int *w = sim_waiting(s, &nw);
+	*started = nw > 0;
+	if (!nw)
+		return DRAKE_OK;
+	int ps[1] = {0}, wk[8] = {0};
+	struct drake_plan plan = {.n_ps = 1, .n_workers = 8, .ps_node = ps, .worker_node = wk};
+	return sim_start(s, w[0], &plan);
+}
+
 static drake_err shrink_decide(struct sim *s, void *state)
 {
 	struct shrinker *p = state;
-	size_t nw;
-	const int *w = sim_waiting(s, &nw);
-	if (nw) {
-		int id = w[0], ps[1] = {0}, wk[8] = {0};
-		struct drake_plan plan = {
-		    .n_ps = 1, .n_workers = 8, .ps_node = ps, .worker_node = wk};
-		return sim_start(s, id, &plan);
-	}
+	bool started;
+	drake_err err = start_on_node_0(s, &started);
+	if (err || started)
+		return err;
 	struct sim_job *j = sim_job(s, 0);
 	if (sim_now(s) < 100 || p->removed >= p->n || j->state != SIM_JOB_RUNNING)
 		return DRAKE_OK;
@@ -274,7 +284,7 @@ static drake_err shrink_decide(struct sim *s, void *state)
 	for (k = 0; k < p->per_call && p->removed + k < p->n; k++)
 		ops[k] = (struct drake_scale_op){.job = 0, .slot = j->n_workers - 1 - k, .node = 0};
 	p->removed += k;
-	drake_err err = sim_apply_removals(s, ids, ops, (size_t)k);
+	err = sim_apply_removals(s, ids, ops, (size_t)k);
 	if (!err && p->apart > 0 && p->removed < p->n)
 		err = sim_wake_at(s, sim_now(s) + p->apart);
 	return err;
@@ -427,14 +437,10 @@ static drake_err view_init(struct sim *s, void **state)
 static drake_err view_decide(struct sim *s, void *state)
 {
 	struct viewer *p = state;
-	size_t nw;
-	const int *w = sim_waiting(s, &nw);
-	if (nw) {
-		int ps[1] = {0}, wk[8] = {0};
-		struct drake_plan plan = {
-		    .n_ps = 1, .n_workers = 8, .ps_node = ps, .worker_node = wk};
-		return sim_start(s, w[0], &plan);
-	}
+	bool started;
+	drake_err err = start_on_node_0(s, &started);
+	if (err || started)
+		return err;
 	if (sim_now(s) != 500 || sim_job(s, 0)->state != SIM_JOB_RUNNING)
 		return DRAKE_OK;
 	sim_observe(s, 0, 60);
