@@ -59,7 +59,7 @@ bench-replay: $(DRAKE) ## a trace window (ITP by default) replayed on kwok nodes
 	@hack/build-control-plane.sh etcd k8s kwok
 	@hack/bench-replay.sh
 
-bench-replay-smoke: $(DRAKE) ## make check's trace replay: 6 jobs on 4 kwok nodes, every default arm (not volcano); asserts every job finishes, no partial gang (but under no-gang) and every logged round of drake's arms replays the same
+bench-replay-smoke: $(DRAKE) ## make check's trace replay: 6 jobs on 4 kwok nodes, every default arm (not volcano); asserts every job finishes, no partial gang (but under no-gang), every logged round of drake's arms replays the same and drake accepted their progress reports
 	@hack/build-control-plane.sh etcd k8s kwok
 	@BENCH_REPLAY_NODES=4 BENCH_REPLAY_OUT=build/bench-replay-smoke \
 		BENCH_REPLAY_ARGS="--jobs 6 --arm-budget 2m --min-load 1 --decision-logs --check $(BENCH_REPLAY_ARGS)" hack/bench-replay.sh
