@@ -23,6 +23,18 @@ static struct drake_round_opts opts(void)
 	return o;
 }
 
+/* The two policies that shrink for a starving job: drake's rules, and
+ * DRAGON's with no ScaleUp yet. */
+static const enum drake_round_policy shrinking[] = {DRAKE_POLICY_DRAKE, DRAKE_POLICY_DRAGON};
+
+static struct drake_round_opts opts_of(enum drake_round_policy p)
+{
+	struct drake_round_opts o = opts();
+	o.policy = p;
+	o.dragon_last_action = NOW - 10;
+	return o;
+}
+
 static int node(const struct drake_cluster *c, const char *name)
 {
 	return drake_cluster_find(c, name);
@@ -409,15 +421,23 @@ static void once_a_wave_is_paced_every_wave_behind_it_is_held(void **state)
 	drake_cluster_release(&c);
 }
 
+/* Node a's 4 GPUs all held by ml/run (4 workers of 1 GPU, min 1, wave
+ * gang, admitted at `admitted`), and ml/starving (2 workers) waiting 100 s. */
+static void a_full_node_and_a_starving_job(struct drake_cluster *c, struct tj t[2], double admitted,
+                                           const char *gang)
+{
+	assert_int_equal(cluster_from(c, "a:4:4"), 0);
+	const int nodes[4] = {0, 0, 0, 0};
+	running_job(&t[0], "ml/run", admitted, 1, 4, gang, 0, nodes, 4);
+	new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
+}
+
 static void a_starving_job_takes_the_highest_worker_indexes_never_worker_0(void **state)
 {
 	(void)state;
 	struct drake_cluster c;
-	assert_int_equal(cluster_from(&c, "a:4:4"), 0); /* the running job holds it all */
 	struct tj t[2];
-	const int nodes[4] = {0, 0, 0, 0};
-	running_job(&t[0], "ml/run", 100, 1, 4, "run.100", 0, nodes, 4);
-	new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
+	a_full_node_and_a_starving_job(&c, t, 100, "run.100");
 	struct drake_round_opts o = opts();
 	struct drake_round r;
 	run(&c, t, 2, &o, &r);
@@ -454,11 +474,8 @@ static void nobody_gives_workers_while_pods_of_the_last_change_are_leaving(void 
 	t[0].j.workers[4] = (struct drake_round_member){
 	    .state = DRAKE_MEMBER_MISSING, .node = 0, .bound = true, .leaving = true};
 	new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
-	const enum drake_round_policy policies[] = {DRAKE_POLICY_DRAKE, DRAKE_POLICY_DRAGON};
 	for (size_t p = 0; p < 2; p++) {
-		struct drake_round_opts o = opts();
-		o.policy = policies[p];
-		o.dragon_last_action = NOW - 10; /* no ScaleUp yet */
+		struct drake_round_opts o = opts_of(shrinking[p]);
 		struct drake_round r;
 		t[0].j.workers[4].leaving = true;
 		run(&c, t, 2, &o, &r);
@@ -497,16 +514,10 @@ static void a_job_whose_wave_is_not_yet_bound_gives_no_workers(void **state)
 {
 	(void)state;
 	struct drake_cluster c;
-	assert_int_equal(cluster_from(&c, "a:4:4"), 0); /* the running job holds it all */
 	struct tj t[2];
-	const int nodes[4] = {0, 0, 0, 0};
-	running_job(&t[0], "ml/run", NOW - 1, 1, 4, "run.1", 0, nodes, 4);
-	new_job(&t[1], "ml/starving", NOW - 100, 2, 2, 2);
-	const enum drake_round_policy policies[] = {DRAKE_POLICY_DRAKE, DRAKE_POLICY_DRAGON};
+	a_full_node_and_a_starving_job(&c, t, NOW - 1, "run.1");
 	for (size_t p = 0; p < 2; p++) {
-		struct drake_round_opts o = opts();
-		o.policy = policies[p];
-		o.dragon_last_action = NOW - 10; /* no ScaleUp yet */
+		struct drake_round_opts o = opts_of(shrinking[p]);
 		struct drake_round r;
 		for (int unbound = 0; unbound < 2; unbound++) {
 			/* the PS, then worker 3: placed, not bound yet */
