@@ -105,7 +105,7 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 	}
 	/* DRAGON's running jobs are the jobs that still run: a job whose
 	 * members have begun to end, or whose wave kube-scheduler has not bound
-	 * yet (gang/elastic.h), neither gives nor grows. */
+	 * yet (drake_running_fixed), neither gives nor grows. */
 	struct drake_running_job *live = malloc((nr + 1) * sizeof(*live));
 	size_t *of = malloc((nr + 1) * sizeof(*of));
 	if (!live || !of) {
@@ -115,7 +115,7 @@ drake_err drake_dragon_step(const struct drake_cluster *c, const int *order, siz
 	}
 	size_t nl = 0;
 	for (size_t i = 0; i < nr; i++)
-		if (!r[i].ending && !r[i].binding) {
+		if (!drake_running_fixed(&r[i])) {
 			of[nl] = i;
 			live[nl++] = r[i];
 		}

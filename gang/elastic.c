@@ -81,6 +81,11 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	return 0;
 }
 
+bool drake_running_fixed(const struct drake_running_job *r)
+{
+	return r->ending || r->binding;
+}
+
 drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_running_job *jobs,
                            size_t n, const struct drake_gang_req *starving,
                            const struct drake_shrink_opts *o, struct drake_scale_op **ops,
@@ -99,7 +104,7 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 
 	size_t total = 0;
 	for (size_t j = 0; j < n; j++)
-		if (jobs[j].n_workers > jobs[j].min_workers && !jobs[j].ending && !jobs[j].binding)
+		if (jobs[j].n_workers > jobs[j].min_workers && !drake_running_fixed(&jobs[j]))
 			total += (size_t)jobs[j].n_workers;
 	cand = malloc((total + 1) * sizeof(*cand));
 	removed = calloc(n + 1, sizeof(*removed));
@@ -110,8 +115,8 @@ drake_err drake_shrink_for(const struct drake_cluster *c, const struct drake_run
 	}
 	for (size_t j = 0; j < n; j++) {
 		const struct drake_running_job *r = &jobs[j];
-		if (r->n_workers <= r->min_workers || r->ending || r->binding)
-			continue; /* an ending job's room frees by itself */
+		if (r->n_workers <= r->min_workers || drake_running_fixed(r))
+			continue;
 		int home = home_node(r);
 		for (int s = 1; s < r->n_workers; s++)
 			cand[nc++] = (struct cand){

@@ -94,6 +94,12 @@ struct drake_shrink_opts {
 	bool lonely_first;
 };
 
+/* Whether r's size is fixed for now: a member has ended (its room frees
+ * by itself) or its wave is still binding. Such a job neither gives
+ * workers (to a waiting job, or back because fewer run faster) nor
+ * grows, under every rule that changes a running job's size. */
+bool drake_running_fixed(const struct drake_running_job *r);
+
 /* Parses "newest", "oldest", "least-progress", "most-service". */
 drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out) DRAKE_MUST_CHECK;
 const char *drake_victim_order_name(enum drake_victim_order o);

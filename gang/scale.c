@@ -497,7 +497,7 @@ static drake_err reclaim(struct step *s, struct drake_admission_entry *x, int xi
 	*started = false;
 	bool lent = false;
 	for (size_t j = 0; j < s->nr; j++)
-		lent |= !s->r[j].ending && !s->r[j].binding && s->work[j].n > floor_of(s, &s->r[j]);
+		lent |= !drake_running_fixed(&s->r[j]) && s->work[j].n > floor_of(s, &s->r[j]);
 	if (!lent || s->o->shrinks_wait || x->req.want_workers <= x->req.min_workers)
 		return DRAKE_OK;
 	struct drake_gang_req req = x->req;

@@ -196,7 +196,7 @@ static bool growable(const struct step *s, size_t j)
 	const struct drake_running_job *r = &s->r[j];
 	if (s->to_asked && (r->want_workers <= 0 || s->work[j].n >= scale_asked(r)))
 		return false;
-	return !r->gave_to_waiting && !r->ending && !r->binding && s->work[j].n < r->max_workers &&
+	return !r->gave_to_waiting && !drake_running_fixed(r) && s->work[j].n < r->max_workers &&
 	       s->work[j].n > 0;
 }
 
@@ -300,7 +300,7 @@ drake_err scale_shed(struct step *s)
 		const struct drake_running_job *r = &s->r[j];
 		struct work *w = &s->work[j];
 		int floor = r->min_workers > 1 ? r->min_workers : 1;
-		if (!w->fit.sized || r->ending || r->slow || w->n <= floor)
+		if (!w->fit.sized || drake_running_fixed(r) || r->slow || w->n <= floor)
 			continue;
 		int *cur = malloc(((size_t)w->n + 1) * sizeof(int));
 		int *pos = malloc(((size_t)w->n + 1) * sizeof(int));

@@ -200,6 +200,12 @@ static void a_job_whose_rates_fell_with_more_workers_gives_them_back(void **stat
 		if (x.st.act[i].kind == DRAKE_ACT_SHRINK) /* the workers on b leave */
 			assert_int_equal(x.st.act[i].node, drake_cluster_find(&x.c, "b"));
 	release(&x);
+	/* not while its wave is binding: a removal would leave it short */
+	build(&x, "a:4:0 b:4:0", r, 1);
+	x.r[0].binding = true;
+	step(&x, 600);
+	assert_int_equal(count(&x, DRAKE_ACT_SHRINK, 0, -1), 0);
+	release(&x);
 }
 
 /* The same job gives nothing back when its change costs more than its
