@@ -38,7 +38,7 @@ struct cli {
 	bool plots, progress, print_jobs;
 	/* --kind-mix, --resize-cost, --policy-costs */
 	const char *kind_mix, *resize_cost;
-	bool policy_costs, progress_reports;
+	bool policy_costs, progress_reports, history;
 	struct sim_kind_mix mix;
 	struct job_resize_costs costs;
 	struct sim_config cfg;
@@ -299,6 +299,10 @@ int sim_main(int argc, char **argv)
 	     "drake serve's POST /v1/progress: drake's policy reads its fraction of work done "
 	     "and the rate it ran at each size; false: no job reports them (the policy sees "
 	     "sizes, age and attained service, and --learning-curves' samples when on)"},
+	    {"history", NULL, FLAG_BOOL, &c.history, "true",
+	     "drake's policy takes a job that reports no progress to have left the mean of what "
+	     "the finished jobs that ran longer than it ran beyond its attained service, as "
+	     "drake serve does; false: as long again as it has run"},
 	    {"migrate", NULL, FLAG_BOOL, &c.migrate, "false",
 	     "run migrate/'s overload policy after each placement decision (one move at a "
 	     "time)"},
@@ -373,6 +377,7 @@ int sim_main(int argc, char **argv)
 	c.cfg.resize_costs = &c.costs;
 	c.cfg.policy_blind = !c.policy_costs;
 	c.cfg.progress_reports = c.progress_reports;
+	c.cfg.history = c.history;
 	c.cfg.prog = c.mig.progress;
 	c.cfg.scale = c.scale.opts;
 	c.cfg.scale.backfill = c.backfill;

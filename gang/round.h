@@ -8,8 +8,9 @@
  * (waiting or running, in any order) with its members (per role and index:
  * missing, waiting behind its gate, or placed on a node), its drake.dev/scale
  * record, the node a migration in flight moves a member to, its admission
- * time and progress, kube-scheduler's latest refusal; the pacing budget and
- * now.
+ * time and progress, kube-scheduler's latest refusal; the pacing budget,
+ * the finished jobs' attained service (opts.scale.history, gang/history.h)
+ * and now.
  *
  * A round, in FIFO order of the jobs (created, then name: the one rule of
  * gang/admission.h):

@@ -477,7 +477,7 @@ static int floor_of(const struct step *s, const struct drake_running_job *r)
 	/* what it is expected still to run, in GPU-seconds, when its progress
 	 * says: a job about to end keeps its workers */
 	double gpus = (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
-	bool ends_soon = r->progress > 0 && scale_remaining(r, s->now) * gpus < t;
+	bool ends_soon = r->progress > 0 && scale_remaining(s, r, NULL) * gpus < t;
 	if (t > 0 && r->service >= t && !ends_soon)
 		return r->min_workers;
 	return r->want_workers > 0 ? scale_asked(r) : r->n_workers;

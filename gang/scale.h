@@ -110,14 +110,20 @@
  *     speed.rescale_pause. A job whose change costs more than the batch
  *     saves is not grown.
  *     E is the job's expected remaining time: from its progress p when
- *     known, E = age * (1 - p) / p; else its age since admission (for the
- *     heavy-tailed run times of training jobs, a job that has run for t is
- *     expected to run about t more). Jobs are served in order of relative
+ *     known, E = age * (1 - p) / p; else, when the finished jobs' service
+ *     tells (opts.history, gang/history.h), the mean residual service of
+ *     those that ran longer than its attained service s, over its GPUs
+ *     now, R(s) / G; else its age since admission (for the heavy-tailed
+ *     run times of training jobs, a job that has run for t is expected to
+ *     run about t more). Jobs are served in order of relative
  *     speed-up per GPU added, T(w + k, n') / T(w, n) - 1 over k's GPUs
  *     (the time a GPU saves per second it is held), jobs whose progress
  *     is slowing or converged after every other, each re-planned on
  *     what the previous ones left. A batch that does not pay yet is
- *     looked at again when the job is old enough for it to.
+ *     looked at again when the job is old enough for it to (E its age),
+ *     or when it outlives the finished job past which it does (E from
+ *     history: R(s) falls between samples and jumps there), or past
+ *     which too few are left to tell.
  *
  * Pure and deterministic: the snapshot is cloned inside, now is passed in.
  */
@@ -132,6 +138,7 @@
 #include "gang/admission.h"
 #include "gang/cluster.h"
 #include "gang/elastic.h"
+#include "gang/history.h"
 #include "gang/speed.h"
 
 /* The order waiting jobs are tried in. */
@@ -193,6 +200,10 @@ struct drake_scale_opts {
 	 * created), and young jobs of the pack and narrow queues wait for it;
 	 * 0: none is. */
 	double arriving_until;
+	/* The attained service of jobs that finished (gang/history.h), for
+	 * the remaining time of a job that reports no progress; the caller's
+	 * array, read only. Empty: such a job's remaining time is its age. */
+	struct drake_history history;
 };
 
 /* Seconds a new job waits at most for jobs still arriving, and a job still

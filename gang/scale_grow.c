@@ -77,10 +77,28 @@ static int next_node(const struct step *s, size_t j, const struct work *w)
 	return best;
 }
 
-/* Expected remaining time of a running job (see scale.h). */
-double scale_remaining(const struct drake_running_job *j, double now)
+/* Expected remaining time of a running job (see scale.h): its progress's
+ * when it reports any, else the finished jobs' mean residual service over
+ * its GPUs when that is known, else its age. */
+static double gpus_of(const struct drake_running_job *j)
 {
-	return drake_speed_remaining(j->admitted, j->progress, now);
+	return (double)(j->worker.gpu * j->n_workers + j->ps.gpu * j->n_ps);
+}
+
+double scale_remaining(const struct step *s, const struct drake_running_job *j, bool *by_history)
+{
+	if (by_history)
+		*by_history = false;
+	double g = gpus_of(j);
+	if (!(j->progress > 0) && j->service > 0 && g > 0) {
+		double r = drake_history_residual(&s->o->history, j->service, NULL);
+		if (r >= 0) {
+			if (by_history)
+				*by_history = true;
+			return r / g;
+		}
+	}
+	return drake_speed_remaining(j->admitted, j->progress, s->now);
 }
 
 /* Job r's speed at w workers over n nodes: the rate it was seen at there,
@@ -169,7 +187,7 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 	w->n = base;
 	b->after = best;
 	if (b->k > 0) {
-		double e = scale_remaining(r, s->now);
+		double e = scale_remaining(s, r, NULL);
 		double frac = b->before > 0 ? 1 - b->before / b->after : 1;
 		b->saved = e * frac - grow_pause(s, r);
 	}
@@ -200,26 +218,42 @@ static bool growable(const struct step *s, size_t j)
 	       s->work[j].n > 0;
 }
 
-/* When a batch that does not pay yet will, as the job ages (its expected
- * remaining time grows with its age while its progress is unknown). */
-static double pays_at(const struct drake_running_job *r, const struct batch *b, double pause)
+/* When a batch that does not pay yet will, while the job's progress is
+ * unknown: with E its age, from the time it is old enough (*exact: it
+ * pays from then on, up to rounding); with E from the finished jobs'
+ * service, when the job outlives a finished job past which E pays, or
+ * past which E is its age again (gang/history.h: between two finished
+ * jobs' services E only falls). */
+static double pays_at(const struct step *s, const struct drake_running_job *r,
+                      const struct batch *b, double pause, bool *exact)
 {
+	*exact = false;
 	if (b->k == 0 || r->progress > 0 || b->after <= b->before)
 		return INFINITY;
 	double frac = b->before > 0 ? 1 - b->before / b->after : 1;
+	bool by_history;
+	scale_remaining(s, r, &by_history);
+	if (by_history) {
+		double g = gpus_of(r);
+		double at = drake_history_reaches(&s->o->history, r->service, pause * g / frac);
+		return at < INFINITY ? s->now + (at - r->service) / g : INFINITY;
+	}
+	*exact = true;
 	return r->admitted + pause / frac;
 }
 
 /* A batch is worth it when it saves more than the job's own pause (its
  * cost of a change: a job whose trainer restarts every worker on a
- * membership change grows only for a larger saving), and from the
+ * membership change grows only for a larger saving), and from the exact
  * time pays_at() names: there it saves exactly its pause (up to rounding),
  * and a step at that time would otherwise neither grow the job nor name a
  * later time to look again. */
 static bool pays(const struct step *s, size_t j, const struct batch *b)
 {
+	bool exact;
 	return b->k > 0 &&
-	       (b->saved > 0 || pays_at(&s->r[j], b, grow_pause(s, &s->r[j])) <= s->now);
+	       (b->saved > 0 ||
+	        (pays_at(s, &s->r[j], b, grow_pause(s, &s->r[j]), &exact) <= s->now && exact));
 }
 
 drake_err scale_grow(struct step *s, double *next)
@@ -247,7 +281,8 @@ drake_err scale_grow(struct step *s, double *next)
 			cand[nc++] =
 			    (struct grow_cand){j, s->r[j].slow, (b.after / b.before - 1) / gpus};
 		} else {
-			double t = pays_at(&s->r[j], &b, grow_pause(s, &s->r[j]));
+			bool exact;
+			double t = pays_at(s, &s->r[j], &b, grow_pause(s, &s->r[j]), &exact);
 			if (t > s->now && t < *next)
 				*next = t;
 		}
@@ -344,7 +379,7 @@ drake_err scale_shed(struct step *s)
 			}
 			double frac = best > 0 ? 1 - t0 / best : 0;
 			if (best_k > 0 && best >= t0 * (1 + SHED_MARGIN) &&
-			    scale_remaining(r, s->now) * frac > shrink_pause(s, r))
+			    scale_remaining(s, r, NULL) * frac > shrink_pause(s, r))
 				e = scale_apply_removals(s, ops, (size_t)best_k, -1);
 		}
 		free(cur);

@@ -49,8 +49,10 @@ drake_err scale_apply_removals(struct step *s, const struct drake_scale_op *ops,
  * takes back what it was lent). */
 int scale_asked(const struct drake_running_job *r);
 
-/* A running job's expected remaining time (scale.h, E). */
-double scale_remaining(const struct drake_running_job *j, double now);
+/* A running job's expected remaining time (scale.h, E) at s->now;
+ * *by_history (may be NULL) when it came from the finished jobs'
+ * service. */
+double scale_remaining(const struct step *s, const struct drake_running_job *j, bool *by_history);
 
 /* Rule 4 (and 4a with s->to_asked): grows the jobs whose batch pays;
  * *next gets the earliest time a batch that does not pay yet will. */

@@ -990,10 +990,50 @@ static void a_slow_job_grows_after_every_other(void **state)
 	world_free(&x);
 }
 
+/* A job that reports no progress is weighed by what the finished jobs'
+ * attained service says it has left (gang/history.h), not by its age: the
+ * young job of "not grown yet" (7 workers, admitted at 0, 427 GPU-seconds
+ * at 61 s) grows at once when sixteen finished jobs ran an hour on 7 GPUs
+ * each. When they ran 440 GPU-seconds (1.9 s left on its 7 GPUs), it is not
+ * grown, and is looked at again when it outlives them (service 440, at
+ * 61 + 13/7 s); there, with no finished job left above it, its age is its
+ * remaining time again, and it is looked at when that pays. */
+static void a_job_that_reports_no_progress_is_weighed_by_the_finished_jobs(void **state)
+{
+	(void)state;
+	static const struct scase k = {.cluster = "a:8:0",
+	                               .r = {{"young", 0, 0, 1, 8, 'a', "aaaaaaa", false}}};
+	double hist[DRAKE_HISTORY_MIN];
+	struct world x;
+	for (int i = 0; i < DRAKE_HISTORY_MIN; i++)
+		hist[i] = 7 * 3600;
+	world_build(&x, &k);
+	x.o.history = (struct drake_history){hist, DRAKE_HISTORY_MIN};
+	x.r[0].service = 7 * 61;
+	world_step(&x, 61);
+	assert_int_equal(count(&x.st, DRAKE_ACT_GROW, 0), 1);
+	world_free(&x);
+	for (int i = 0; i < DRAKE_HISTORY_MIN; i++)
+		hist[i] = 440;
+	world_build(&x, &k);
+	x.o.history = (struct drake_history){hist, DRAKE_HISTORY_MIN};
+	x.r[0].service = 7 * 61;
+	world_step(&x, 61);
+	assert_int_equal(count(&x.st, DRAKE_ACT_GROW, 0), 0);
+	double jump = 61 + (440.0 - 7 * 61) / 7;
+	assert_true(fabs(x.st.next - jump) < 1e-9);
+	x.r[0].service = 440;
+	world_step(&x, x.st.next);
+	assert_int_equal(count(&x.st, DRAKE_ACT_GROW, 0), 0);
+	double pays = x.o.speed.rescale_pause / (1 - rate(&x, 7, 1) / rate(&x, 8, 1));
+	assert_true(fabs(x.st.next - pays) < 1e-9);
+	world_free(&x);
+}
+
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 3];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 4];
 	for (size_t i = 0; i < n; i++)
 		tests[i] =
 		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
@@ -1001,5 +1041,7 @@ int main(void)
 	tests[n + 1] =
 	    (struct CMUnitTest)cmocka_unit_test(a_batch_grows_at_the_time_it_was_said_to_pay);
 	tests[n + 2] = (struct CMUnitTest)cmocka_unit_test(a_slow_job_grows_after_every_other);
-	return _cmocka_run_group_tests("scale", tests, n + 3, NULL, NULL);
+	tests[n + 3] = (struct CMUnitTest)cmocka_unit_test(
+	    a_job_that_reports_no_progress_is_weighed_by_the_finished_jobs);
+	return _cmocka_run_group_tests("scale", tests, n + 4, NULL, NULL);
 }

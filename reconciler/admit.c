@@ -218,6 +218,7 @@ drake_err admit_round_world(const struct pass_world *w, const struct kube_cache 
 	else
 		drake_scale_defaults(&ro.scale);
 	ro.scale.backfill = opts->backfill;
+	ro.scale.history = opts->history;
 	if (opts->las)
 		ro.las = *opts->las;
 	else

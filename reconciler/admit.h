@@ -39,6 +39,7 @@
 #include "kube/object.h"
 #include "gang/admission.h"
 #include "gang/cluster.h"
+#include "gang/history.h"
 #include "gang/nodefit.h"
 #include "gang/roles.h"
 #include "kind/job.h"
@@ -165,6 +166,7 @@ struct admit_options {
 	 * second */
 	double now_s;
 	const struct drake_scale_opts *scale; /* thresholds and model; NULL: defaults */
+	struct drake_history history; /* finished jobs' service (rec_history), for the round */
 	/* A job's cost of a change, by its kind (its round input's cost);
 	 * NULL: each kind's measured cost (kind/registry.h). */
 	const struct job_resize_costs *resize_costs;

@@ -220,7 +220,10 @@ struct reconciler {
 	size_t nprogress;
 	struct rec_observed *observed; /* per job, its service and rates (observed.c) */
 	size_t nobserved;
-	unsigned long observe_pass;                        /* admission passes that observed jobs */
+	unsigned long observe_pass; /* admission passes that observed jobs */
+	double
+	    history[DRAKE_HISTORY_MAX]; /* finished jobs' attained service, a ring (observed.c) */
+	size_t n_history, history_at;
 	struct job_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
 	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
 	/* The last admission round's snapshot, for the filter's re-plan
@@ -344,6 +347,10 @@ void rec_observed_keep_las(struct reconciler *r, const char *uid, const struct d
 
 /* Forgets the jobs this pass's round did not see. */
 void rec_observed_gc(struct reconciler *r);
+
+/* The attained service of the latest DRAKE_HISTORY_MAX jobs seen to end
+ * (gang/history.h), for the round's drake_scale_opts.history; borrowed. */
+struct drake_history rec_history(const struct reconciler *r);
 /* The class and latest sample of job key (uid) for GET /v1/jobs, and
  * whether that class is slow (what the next round will read); false, and
  * not slow, when none of its replicas has reported. */

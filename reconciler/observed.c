@@ -19,6 +19,14 @@
  * (drake_las_rebuild: its queue from the service against the thresholds,
  * entered at the first decision after the restart).
  * Jobs that leave the round are forgotten after the pass.
+ *
+ * A job seen running and then ending (a member Succeeded, the round's
+ * ending job) adds its attained service to the finished jobs' history
+ * (gang/history.h), once: the round's guess at what a job that reports no
+ * progress has left. The latest DRAKE_HISTORY_MAX are kept, in memory; a
+ * job first seen already ending (as after a restart) is not counted, its
+ * service not having been seen, so a drake that restarts starts the
+ * history again.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +48,7 @@ struct rec_observed {
 	int n_obs;
 	unsigned long seen;         /* the last pass that saw it */
 	struct drake_las_state las; /* --policy tiresias: as the last round left it */
+	bool ended;                 /* seen ending: counted in the history, or not to be */
 };
 
 static struct rec_observed *observed_of(struct reconciler *r, const char *uid, bool *fresh)
@@ -111,6 +120,32 @@ static bool rate_since(const struct mig_progress *p, double since, double *rate)
 	return isfinite(*rate) && *rate > 0;
 }
 
+/* Whether a member of in Succeeded at a known time (what makes the round
+ * take a job to be ending, gang/round.h). */
+static bool ending(const struct drake_round_job *in)
+{
+	const int n[DRAKE_NROLES] = {in->req.n_ps, in->req.n_chief, in->max_workers};
+	const struct drake_round_member *m[DRAKE_NROLES] = {in->ps, in->chief, in->workers};
+	for (int r = 0; r < DRAKE_NROLES; r++)
+		for (int i = 0; i < n[r]; i++)
+			if (m[r][i].finished && m[r][i].ended > 0)
+				return true;
+	return false;
+}
+
+static void history_put(struct reconciler *r, double service)
+{
+	r->history[r->history_at] = service;
+	r->history_at = (r->history_at + 1) % DRAKE_HISTORY_MAX;
+	if (r->n_history < DRAKE_HISTORY_MAX)
+		r->n_history++;
+}
+
+struct drake_history rec_history(const struct reconciler *r)
+{
+	return (struct drake_history){r->history, r->n_history};
+}
+
 void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *in, double now)
 {
 	bool fresh;
@@ -137,6 +172,11 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 		e->nodes = nodes;
 		if (!fresh)
 			e->since = now;
+	}
+	if (!e->ended && ending(in)) {
+		e->ended = true;
+		if (!fresh && e->service > 0)
+			history_put(r, e->service);
 	}
 	const struct mig_progress *p = rec_job_samples(r, key, in->uid);
 	double rate;

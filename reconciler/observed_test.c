@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +184,73 @@ a_jobs_2d_las_state_is_kept_with_it_and_a_preempted_jobs_service_outlives_a_rest
 	reset();
 }
 
+/* A job seen running and then ending (worker 0 Succeeded) adds its
+ * attained service to the finished jobs' history once; one first seen
+ * already ending (as after a restart) adds nothing, its service unseen;
+ * the latest DRAKE_HISTORY_MAX are kept. */
+static void a_job_seen_to_end_adds_its_service_to_the_history_once(void **state)
+{
+	(void)state;
+	reset();
+	struct test_job j;
+	const int four[] = {0, 0, 1, 1};
+	job_on(&j, four, 4, 100);
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 160); /* 240 GPU-seconds */
+	assert_int_equal(rec_history(&r).n, 0);
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 200); /* 400 */
+	assert_int_equal(rec_history(&r).n, 0);
+	j.w[0].finished = true;
+	j.w[0].ended = 199;
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 210); /* 440: the 3 others ran on */
+	struct drake_history h = rec_history(&r);
+	assert_int_equal(h.n, 1);
+	assert_float_equal(h.service[0], 440, 1e-9);
+	r.observe_pass++;
+	rec_observe(&r, "ns/a", &j.in, 220);
+	assert_int_equal(rec_history(&r).n, 1);
+	/* a Failed member is not an end */
+	job_on(&j, four, 4, 100);
+	j.in.uid = "u2";
+	j.w[1].finished = true;
+	r.observe_pass++;
+	rec_observe(&r, "ns/b", &j.in, 230);
+	r.observe_pass++;
+	rec_observe(&r, "ns/b", &j.in, 240);
+	assert_int_equal(rec_history(&r).n, 1);
+	/* first seen ending: not counted */
+	job_on(&j, four, 4, 100);
+	j.in.uid = "u3";
+	j.w[0].finished = true;
+	j.w[0].ended = 150;
+	r.observe_pass++;
+	rec_observe(&r, "ns/c", &j.in, 250);
+	assert_int_equal(rec_history(&r).n, 1);
+	/* the ring keeps the latest */
+	for (int i = 0; i < DRAKE_HISTORY_MAX + 5; i++) {
+		char uid[32];
+		snprintf(uid, sizeof(uid), "v%d", i);
+		job_on(&j, four, 4, 100);
+		j.in.uid = uid;
+		r.observe_pass++;
+		rec_observe(&r, "ns/d", &j.in, 101); /* 4 GPU-seconds */
+		j.w[0].finished = true;
+		j.w[0].ended = 101;
+		r.observe_pass++;
+		rec_observe(&r, "ns/d", &j.in, 100 + 2 + i); /* 8 + 4 i */
+		rec_observed_gc(&r);
+	}
+	h = rec_history(&r);
+	assert_int_equal(h.n, DRAKE_HISTORY_MAX);
+	double least = INFINITY;
+	for (size_t i = 0; i < h.n; i++)
+		least = h.service[i] < least ? h.service[i] : least;
+	assert_float_equal(least, 8 + 4 * 5, 1e-9); /* jobs 5.. are kept */
+	reset();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +259,7 @@ int main(void)
 	        a_jobs_2d_las_state_is_kept_with_it_and_a_preempted_jobs_service_outlives_a_restart),
 	    cmocka_unit_test(a_rate_counts_the_reports_after_the_size_changed),
 	    cmocka_unit_test(a_job_no_pass_saw_is_forgotten),
+	    cmocka_unit_test(a_job_seen_to_end_adds_its_service_to_the_history_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

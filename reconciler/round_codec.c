@@ -232,6 +232,12 @@ char *round_log_line(const struct drake_cluster *c, const struct drake_round_job
 		json_object_set_new(opts, "serviceThreshold", json_real(so->service_threshold));
 		json_object_set_new(opts, "startNarrow", json_boolean(so->start_narrow));
 	}
+	if (opts && so->history.n) {
+		json_t *h = json_array();
+		for (size_t i = 0; h && i < so->history.n; i++)
+			json_array_append_new(h, json_real(so->history.service[i]));
+		json_object_set_new(opts, "history", h);
+	}
 	if (opts && o->policy == DRAKE_POLICY_TIRESIAS) {
 		json_t *t = json_array();
 		for (int q = 0; t && q + 1 < o->las.n_queues; q++)

@@ -393,6 +393,29 @@ static bool las_opts_dec(struct dec *d, json_t *v, struct drake_round_opts *o)
 	return true;
 }
 
+/* The finished jobs' service (absent in the logs of drakes before it, and
+ * while none is kept: empty). */
+static bool history_dec(struct dec *d, json_t *v, struct drake_history *h)
+{
+	const char *p = "in.opts";
+	json_t *a = get_arr(d, v, p, "history", 0, false), *x;
+	if (!a)
+		return false;
+	if (json_array_size(a) > DRAKE_HISTORY_MAX)
+		return bad(d, p, "history", "more entries than drake keeps");
+	double *out = block(d, json_array_size(a), sizeof(double));
+	if (!out)
+		return false;
+	size_t i;
+	json_array_foreach (a, i, x) {
+		if (!json_is_number(x) || !isfinite(json_number_value(x)))
+			return bad(d, p, "history", "expected finite numbers");
+		out[i] = json_number_value(x);
+	}
+	*h = (struct drake_history){out, json_array_size(a)};
+	return true;
+}
+
 /* An optional "las" state of o (absent: not seen by the rule). */
 static bool las_state_dec(struct dec *d, json_t *o, const char *path, struct drake_las_state *st)
 {
@@ -601,6 +624,8 @@ static bool opts_dec(struct dec *d, json_t *in)
 		return false;
 	s->queue = (enum drake_queue_order)queue;
 	if (o->policy == DRAKE_POLICY_TIRESIAS && !las_opts_dec(d, v, o))
+		return false;
+	if (json_object_get(v, "history") && !history_dec(d, v, &s->history))
 		return false;
 	json_t *sp = field(d, v, p, "speed", JSON_OBJECT);
 	return sp && get_num(d, sp, "in.opts.speed", "scalingLoss", &s->speed.scaling_loss) &&

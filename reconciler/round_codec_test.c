@@ -360,6 +360,57 @@ static void a_line_without_costs_replays_every_job_at_the_global_pause(void **st
 	drake_cluster_release(&c);
 }
 
+/* A line carries the finished jobs' service the round read, and replays
+ * it: a job 20 s old that reports no progress, whose one-worker batch
+ * saves about 4.3 s of its age at a 10 s pause, grows when sixteen
+ * finished jobs of an hour's GPU-time say it has about 20 minutes left
+ * on its 3 GPUs. A line without them (a drake before them, or one that
+ * has seen no job end) replays with none: not grown. */
+static void a_line_replays_the_finished_jobs_service_it_names(void **state)
+{
+	(void)state;
+	struct drake_cluster c;
+	struct tj t;
+	assert_int_equal(cluster_from(&c, "a:4:3"), 0);
+	running_job(&t, "ml/young", 0, "young.0", 3);
+	t.j.service = 60;
+	struct drake_round_opts o = {.pace_budget = 64};
+	drake_scale_defaults(&o.scale);
+	o.scale.idle_after = 10;
+	round_trip(&c, &t, 1, 20, &o, "");
+	double hour[DRAKE_HISTORY_MIN];
+	char list[DRAKE_HISTORY_MIN * 8 + 16] = "";
+	for (int i = 0; i < DRAKE_HISTORY_MIN; i++) {
+		hour[i] = 3600;
+		strcat(list, i ? ",3600.0" : ",\"history\":[3600.0");
+	}
+	strcat(list, "]");
+	o.scale.history = (struct drake_history){hour, DRAKE_HISTORY_MIN};
+	round_trip(&c, &t, 1, 20, &o, "grow");
+	struct drake_round r;
+	assert_int_equal(drake_round(&c, &t.j, 1, 20, &o, &r), DRAKE_OK);
+	char *line = round_log_line(&c, &t.j, 1, 20, &o, &r);
+	assert_non_null(line);
+	char *old = mutate(line, list, "");
+	struct round_log_entry e;
+	char msg[256];
+	assert_int_equal(round_log_decode(old, &e, msg, sizeof(msg)), DRAKE_OK);
+	assert_int_equal(e.opts.scale.history.n, 0);
+	struct drake_round r2;
+	assert_int_equal(drake_round(&e.c, e.jobs, e.n, e.now, &e.opts, &r2), DRAKE_OK);
+	assert_int_equal(r2.n, 0);
+	drake_round_release(&r2);
+	round_log_entry_release(&e);
+	char *bad = mutate(line, "[3600.0,", "[\"3600\",");
+	assert_int_equal(round_log_decode(bad, &e, msg, sizeof(msg)), DRAKE_EINVAL);
+	assert_non_null(strstr(msg, "in.opts.history: expected finite numbers"));
+	free(bad);
+	free(old);
+	free(line);
+	drake_round_release(&r);
+	drake_cluster_release(&c);
+}
+
 /* The scaling options of line decoded with from replaced by to. */
 static struct drake_scale_opts scale_decoded(const char *line, const char *from, const char *to)
 {
@@ -413,6 +464,7 @@ int main(void)
 	    cmocka_unit_test(
 	        a_line_replays_the_start_rule_and_queue_order_it_names_or_the_old_ones),
 	    cmocka_unit_test(a_line_without_costs_replays_every_job_at_the_global_pause),
+	    cmocka_unit_test(a_line_replays_the_finished_jobs_service_it_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

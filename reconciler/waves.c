@@ -458,6 +458,7 @@ void rec_admit_pass(struct reconciler *r)
 	struct admit_options ao = {.backfill = !r->opts.strict_fifo,
 	                           .now_s = rec_now_s(r),
 	                           .scale = r->opts.scale,
+	                           .history = rec_history(r),
 	                           .resize_costs = r->opts.resize_costs,
 	                           .progress = slow_of,
 	                           .progress_arg = r,

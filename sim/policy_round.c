@@ -190,6 +190,7 @@ drake_err sim_round_once(struct sim *s, const struct drake_round_opts *o, double
 	struct inputs in = {0};
 	struct drake_round r = {0};
 	struct drake_round_opts ro = *o;
+	ro.scale.history = sim_history(s);
 	if (keep) {
 		ro.dragon_last_action = keep->dragon_last_action;
 		ro.las_decided = keep->las_decided;

@@ -39,6 +39,7 @@ void sim_config_defaults(struct sim_config *c)
 	sim_curve_defaults(&c->curves);
 	mig_progress_defaults(&c->prog);
 	c->progress_reports = true;
+	c->history = true;
 }
 
 void sim_cluster_shape(const struct sim_config *c, enum sim_trace_kind kind, int *nodes,
@@ -547,6 +548,17 @@ static void finish(struct sim *s, int ji)
 	j->finish = s->now;
 	list_remove(s->running, &s->n_running, ji);
 	s->n_done++;
+	s->history[s->history_at] = j->service;
+	s->history_at = (s->history_at + 1) % DRAKE_HISTORY_MAX;
+	if (s->n_history < DRAKE_HISTORY_MAX)
+		s->n_history++;
+}
+
+struct drake_history sim_history(const struct sim *s)
+{
+	if (!s->cfg->history)
+		return (struct drake_history){0};
+	return (struct drake_history){s->history, s->n_history};
 }
 
 static drake_err handle(struct sim *s, const struct sim_ev *ev)

@@ -132,6 +132,10 @@ struct sim_config {
 	 * sim_observe); false: no job reports, and drake's policy weighs a
 	 * change by a job's age and its default speed model. */
 	bool progress_reports;
+	/* drake's policy takes a job that reports no progress to run what the
+	 * finished jobs' attained service says is left (gang/history.h), as
+	 * drake serve does: sim_history; false: its age. */
+	bool history;
 };
 
 void sim_config_defaults(struct sim_config *c);
@@ -295,6 +299,11 @@ void sim_running_view(struct sim *s, int j, struct drake_running_job *out);
  * entry per size and spread, the latest; the oldest goes when they are
  * full). No-op unless jobs report progress (cfg.progress_reports). */
 void sim_observe(struct sim *s, int j, double interval);
+/* The attained service of the latest DRAKE_HISTORY_MAX jobs that finished
+ * (any order; empty with cfg.history false), as drake serve keeps it for
+ * its round (drake_scale_opts.history). Borrowed until the next event. */
+struct drake_history sim_history(const struct sim *s);
+
 /* Views of every running job, in admission order, with a copy of their ids
  * (the running list changes as jobs start). Caller frees both. */
 drake_err sim_running_views(struct sim *s, struct drake_running_job **v, int **ids,

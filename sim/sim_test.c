@@ -503,6 +503,82 @@ static void run_ok(const struct sim_config *cfg, const struct sim_trace *t, cons
 	assert_int_equal(err, DRAKE_OK);
 }
 
+/* drake's policy, noting the finished jobs' service the round is given. */
+struct history_seen {
+	void *drake;
+	size_t n;
+	double service[4];
+	double job_service[4]; /* each job's own, once done */
+};
+static struct history_seen history_state;
+
+static drake_err history_init(struct sim *s, void **state)
+{
+	history_state = (struct history_seen){0};
+	*state = &history_state;
+	return sim_policy_drake.init ? sim_policy_drake.init(s, &history_state.drake) : DRAKE_OK;
+}
+
+static void history_release(void *state)
+{
+	struct history_seen *p = state;
+	if (sim_policy_drake.release)
+		sim_policy_drake.release(p->drake);
+}
+
+static drake_err history_decide(struct sim *s, void *state)
+{
+	struct history_seen *p = state;
+	struct drake_history h = sim_history(s);
+	p->n = h.n;
+	for (size_t i = 0; i < h.n && i < 4; i++)
+		p->service[i] = h.service[i];
+	for (int i = 0; i < 2; i++)
+		if (sim_job(s, i)->state == SIM_JOB_DONE)
+			p->job_service[i] = sim_job(s, i)->service;
+	return sim_policy_drake.decide(s, p->drake);
+}
+
+static const struct sim_policy history_policy = {"history", history_init, history_release,
+                                                 history_decide};
+
+/* drake's round is given the attained service of every job that finished
+ * (the GPU-seconds it ran, as drake serve counts a job it saw end),
+ * unless --history=false. */
+static void the_round_is_given_the_finished_jobs_service_unless_told_not_to(void **state)
+{
+	(void)state;
+	static const char two[] = "job_id,submission_time,duration,num_gpu\n"
+	                          "a,0,100,4\n"
+	                          "b,1000,200,2\n"
+	                          "c,5000,100,1\n";
+	for (int on = 0; on <= 1; on++) {
+		struct sim_trace t;
+		struct sim_config cfg;
+		struct sim_result r;
+		one_node(two, &t, &cfg);
+		assert_true(cfg.history);
+		cfg.history = on;
+		char msg[256];
+		assert_int_equal(sim_run(&cfg, &t, &history_policy, NULL, &r, msg, sizeof(msg)),
+		                 DRAKE_OK);
+		assert_int_equal(r.finished, 3);
+		if (on) { /* c's arrival is decided with a's and b's */
+			assert_true(history_state.n >= 2);
+			assert_true(history_state.job_service[0] >= 4 * 100 - 1e-6);
+			assert_true(history_state.job_service[1] >= 2 * 200 - 1e-6);
+			assert_float_equal(history_state.service[0], history_state.job_service[0],
+			                   1e-9);
+			assert_float_equal(history_state.service[1], history_state.job_service[1],
+			                   1e-9);
+		} else {
+			assert_int_equal(history_state.n, 0);
+		}
+		sim_result_release(&r);
+		sim_trace_release(&t);
+	}
+}
+
 /* Tiresias on one node of 8 GPUs, queue threshold 4,800 GPU-s, decided by
  * the controller's round: its first decision is the first round (0 s),
  * then one every 60 s. A long job (a, 8 GPUs, 3,000 s) starts at 0 and
@@ -651,6 +727,7 @@ int main(void)
 	    cmocka_unit_test(the_same_seed_gives_the_same_run),
 	    cmocka_unit_test(changes_during_a_pause_restart_it),
 	    cmocka_unit_test(a_job_reports_its_progress_and_rate_unless_told_not_to),
+	    cmocka_unit_test(the_round_is_given_the_finished_jobs_service_unless_told_not_to),
 	    cmocka_unit_test(tiresias_demotes_and_preempts_a_long_job),
 	    cmocka_unit_test(the_oracle_admits_less_remaining_work_before_an_earlier_longer_job),
 	    cmocka_unit_test(drake_starts_the_set_that_fills_the_cluster_before_a_wider_job_ahead),
