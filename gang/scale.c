@@ -113,6 +113,7 @@ static void step_free(struct step *s)
 	free(s->work);
 	free(s->view);
 	free(s->act);
+	free(s->took);
 	drake_cluster_release(&s->c);
 }
 
@@ -602,9 +603,10 @@ static drake_err admit_one(struct step *s, struct drake_admission_entry *x, size
 			         s->now - x->created);
 		else if ((e = shrink_for(s, x, (int)i)))
 			return e;
-		if (x->status == DRAKE_ADMIT_STARTED)
+		if (x->status == DRAKE_ADMIT_STARTED) {
 			drake_cluster_free_sum(&s->c, avail);
-		else if (x->status == DRAKE_ADMIT_WAITING && out->reserved_for < 0) {
+			s->took[s->n_took++] = i;
+		} else if (x->status == DRAKE_ADMIT_WAITING && out->reserved_for < 0) {
 			int held;
 			if ((e = reserve(s, &x->req, &held)))
 				return e;
@@ -748,6 +750,87 @@ static drake_err pack_young(const struct step *s, const struct drake_admission_e
 	return e;
 }
 
+/* Entry x's plan charged to (sign 1) or taken off (-1) the clone. */
+static void charge(struct step *s, const struct drake_admission_entry *x, int sign)
+{
+	drake_plan_charge(&s->c, &x->req, &x->plan, sign);
+}
+
+/*
+ * The jobs started on workers running jobs gave (rule 2) were each planned
+ * on what the ones before them left, so one may take a worker's room on the
+ * node freed for the next, which then spreads onto the node freed for the
+ * one after it, and so on: four starving jobs, four nodes freed of four
+ * workers each, every job over two or three nodes. Planned again together
+ * (the widest first, ties in the order they started) on all the room they
+ * had, at the sizes they got, each goes onto the fewest nodes the planner
+ * finds; the new plans are kept when every job fits and they span fewer
+ * nodes in all, else the first ones stay. The removals are the same.
+ */
+static drake_err consolidate(struct step *s, struct drake_admission_entry *w)
+{
+	if (s->n_took < 2)
+		return DRAKE_OK;
+	for (size_t k = 0; k < s->n_took; k++)
+		if (w[s->took[k]].req.worker_share.milli || w[s->took[k]].req.ps_share.milli ||
+		    w[s->took[k]].req.chief_share.milli)
+			return DRAKE_OK; /* the plans name vGPUs: left as they are */
+	size_t n = s->n_took;
+	size_t *ord = malloc(n * sizeof(*ord));
+	struct drake_plan *alt = calloc(n, sizeof(*alt));
+	if (!ord || !alt) {
+		free(ord);
+		free(alt);
+		return DRAKE_ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) { /* the widest first, stably: a few entries */
+		size_t j = k;
+		while (j > 0 && w[ord[j - 1]].plan.n_workers < w[s->took[k]].plan.n_workers) {
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = s->took[k];
+	}
+	int before = 0, after = 0;
+	for (size_t k = 0; k < n; k++) {
+		before += w[ord[k]].plan.nodes_spanned;
+		charge(s, &w[ord[k]], -1);
+	}
+	drake_err e = DRAKE_OK;
+	size_t done = 0;
+	for (; done < n; done++) {
+		struct drake_admission_entry *x = &w[ord[done]];
+		struct drake_gang_req req = x->req;
+		req.min_workers = req.want_workers = x->plan.n_workers;
+		req.keep = s->keep;
+		req.n_keep = s->n_keep;
+		char why[DRAKE_WHY_MAX];
+		e = drake_plan_gang(&s->c, &req, &alt[done], why, sizeof(why));
+		if (e || alt[done].n_workers != x->plan.n_workers) {
+			drake_plan_release(&alt[done]);
+			break;
+		}
+		drake_plan_charge(&s->c, &req, &alt[done], 1);
+		after += alt[done].nodes_spanned;
+	}
+	bool keep = done == n && after < before;
+	for (size_t k = 0; k < done; k++) {
+		struct drake_admission_entry *x = &w[ord[k]];
+		drake_plan_charge(&s->c, &x->req, &alt[k], -1);
+		if (keep) {
+			drake_plan_release(&x->plan);
+			x->plan = alt[k];
+		} else {
+			drake_plan_release(&alt[k]);
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		charge(s, &w[ord[k]], 1);
+	free(ord);
+	free(alt);
+	return e == DRAKE_ENOMEM ? e : DRAKE_OK;
+}
+
 static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t nw,
                        struct drake_step *out)
 {
@@ -756,8 +839,12 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	struct drake_cluster soon;
 	bool have_soon;
 	size_t *ix = malloc((nw + 1) * sizeof(*ix));
-	if (!ix)
+	s->took = malloc((nw + 1) * sizeof(*s->took));
+	s->n_took = 0;
+	if (!ix || !s->took) {
+		free(ix);
 		return DRAKE_ENOMEM;
+	}
 	queue_order(s, w, nw, ix);
 	drake_err e = soon_build(s, &soon, &have_soon);
 	if (!e)
@@ -794,7 +881,7 @@ static drake_err admit(struct step *s, struct drake_admission_entry *w, size_t n
 	if (have_soon)
 		drake_cluster_release(&soon);
 	free(ix);
-	return e;
+	return e ? e : consolidate(s, w);
 }
 
 /* Newest admission or scaling of any running job. */

@@ -78,7 +78,12 @@
  *     fits, fewest removals) and starts. At most shrink_tries jobs try per
  *     step (the controller runs another round after its own changes, and
  *     `drake sim` decides again at the same instant, so the next ones try
- *     then). Not while shrinks_wait: pods of the last change still hold
+ *     then). The jobs started so in one step are then planned again
+ *     together, widest first, on the room they had (the same removals):
+ *     each was planned on what those before it left, and one that took a
+ *     worker's room on the node freed for the next spread them both; the
+ *     new plans are kept when they span fewer nodes in all. Not while
+ *     shrinks_wait: pods of the last change still hold
  *     their nodes. The victims' cost of a change plays no part in rules
  *     1b and 2: a shrink for a job that cannot start is not a bet that
  *     the change pays (the waiting job's gain is its start, which no

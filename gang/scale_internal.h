@@ -35,6 +35,8 @@ struct step {
 	struct drake_res keep[DRAKE_GANG_MAX_KEEP]; /* the queue's shapes (keep_shapes) */
 	int n_keep;
 	bool to_asked; /* growth back to the size jobs ask for only (rule 4a) */
+	size_t *took;  /* waiting entries started on workers running jobs gave, this step */
+	size_t n_took;
 };
 
 /* Appends an action to the step's list. */

@@ -1030,10 +1030,49 @@ static void a_job_that_reports_no_progress_is_weighed_by_the_finished_jobs(void 
 	world_free(&x);
 }
 
+/* Three jobs starve while 3 GPUs are free on d and three jobs of 8 workers
+ * fill a, b and c. Planned one by one, each would take the free GPUs and
+ * one worker's room from the next node, so that every one spans two nodes
+ * (d and a, a and b, b and c). Planned again together on the room the same
+ * removals freed, two of them run on one node each and only the last
+ * spans two; the removals do not change. */
+static void starving_jobs_started_together_share_the_freed_nodes_out(void **state)
+{
+	(void)state;
+	static const struct scase k = {
+	    .cluster = "a:8:0 b:8:0 c:8:0 d:8:5",
+	    .r = {{"r1", 0, 0, 4, 8, 'a', "aaaaaaaa", false},
+	          {"r2", 1, 1, 4, 8, 'b', "bbbbbbbb", false},
+	          {"r3", 2, 2, 4, 8, 'c', "cccccccc", false}},
+	    .w = {{"x1", 10, 4, 8, 0}, {"x2", 11, 4, 8, 0}, {"x3", 12, 4, 8, 0}},
+	};
+	struct world x;
+	world_build(&x, &k);
+	world_step(&x, 100);
+	int spans = 0, alone = 0;
+	for (size_t i = 0; i < x.nw; i++) {
+		if (x.w[i].status != DRAKE_ADMIT_STARTED)
+			print_step(&x);
+		assert_int_equal(x.w[i].status, DRAKE_ADMIT_STARTED);
+		assert_int_equal(x.w[i].plan.n_workers, 4);
+		int n = drake_plan_count_nodes(x.w[i].plan.ps_node, x.w[i].plan.n_ps,
+		                               x.w[i].plan.worker_node, x.w[i].plan.n_workers);
+		assert_int_equal(n, x.w[i].plan.nodes_spanned);
+		spans += n;
+		alone += n == 1;
+	}
+	if (spans != 4 || alone != 2)
+		print_step(&x);
+	assert_int_equal(spans, 4);
+	assert_int_equal(alone, 2);
+	assert_int_equal(count(&x.st, DRAKE_ACT_SHRINK, -1), 9);
+	world_free(&x);
+}
+
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 4];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 5];
 	for (size_t i = 0; i < n; i++)
 		tests[i] =
 		    (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, (void *)&cases[i]};
@@ -1043,5 +1082,7 @@ int main(void)
 	tests[n + 2] = (struct CMUnitTest)cmocka_unit_test(a_slow_job_grows_after_every_other);
 	tests[n + 3] = (struct CMUnitTest)cmocka_unit_test(
 	    a_job_that_reports_no_progress_is_weighed_by_the_finished_jobs);
-	return _cmocka_run_group_tests("scale", tests, n + 4, NULL, NULL);
+	tests[n + 4] = (struct CMUnitTest)cmocka_unit_test(
+	    starving_jobs_started_together_share_the_freed_nodes_out);
+	return _cmocka_run_group_tests("scale", tests, n + 5, NULL, NULL);
 }
