@@ -46,7 +46,7 @@ double drake_history_reaches(const struct drake_history *h, double s, double wan
 		if (h->service[i] > s + DRAKE_HISTORY_EPS && isfinite(h->service[i]))
 			v[m++] = h->service[i];
 	qsort(v, m, sizeof(v[0]), by_value);
-	double above = 0; /* the sum of v[k + 1 ..] */
+	double above = 0; /* the sum of the samples not yet outlived */
 	for (size_t k = 0; k < m; k++)
 		above += v[k];
 	for (size_t k = 0; k < m; k++) {

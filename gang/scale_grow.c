@@ -77,14 +77,15 @@ static int next_node(const struct step *s, size_t j, const struct work *w)
 	return best;
 }
 
-/* Expected remaining time of a running job (see scale.h): its progress's
- * when it reports any, else the finished jobs' mean residual service over
- * its GPUs when that is known, else its age. */
+/* The GPUs job j holds now, PS included. */
 static double gpus_of(const struct drake_running_job *j)
 {
 	return (double)(j->worker.gpu * j->n_workers + j->ps.gpu * j->n_ps);
 }
 
+/* Expected remaining time of a running job (see scale.h): its progress's
+ * when it reports any, else the finished jobs' mean residual service over
+ * its GPUs when that is known, else its age. */
 double scale_remaining(const struct step *s, const struct drake_running_job *j, bool *by_history)
 {
 	if (by_history)
