@@ -30,6 +30,19 @@ double drake_history_residual(const struct drake_history *h, double s, double *n
 	return sum / (double)k;
 }
 
+void drake_history_put(struct drake_history_ring *r, double service)
+{
+	r->service[r->at] = service;
+	r->at = (r->at + 1) % DRAKE_HISTORY_MAX;
+	if (r->n < DRAKE_HISTORY_MAX)
+		r->n++;
+}
+
+struct drake_history drake_history_of(const struct drake_history_ring *r)
+{
+	return (struct drake_history){r->service, r->n};
+}
+
 static int by_value(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -38,6 +38,19 @@ struct drake_history {
 	size_t n;
 };
 
+/* The latest DRAKE_HISTORY_MAX samples, as a controller (or the sim) keeps
+ * them; zeroed: empty. */
+struct drake_history_ring {
+	double service[DRAKE_HISTORY_MAX];
+	size_t n, at;
+};
+
+/* Adds a finished job's service, in place of the oldest once full. */
+void drake_history_put(struct drake_history_ring *r, double service);
+
+/* The ring's samples as a history (borrowed). */
+struct drake_history drake_history_of(const struct drake_history_ring *r);
+
 /*
  * R(s) in GPU-seconds; negative when unknown (too few samples, or s < 0).
  * next (may be NULL): the least sample above s, the service at which R

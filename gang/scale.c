@@ -477,8 +477,7 @@ static int floor_of(const struct step *s, const struct drake_running_job *r)
 	double t = s->o->service_threshold;
 	/* what it is expected still to run, in GPU-seconds, when its progress
 	 * says: a job about to end keeps its workers */
-	double gpus = (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
-	bool ends_soon = r->progress > 0 && scale_remaining(s, r, NULL) * gpus < t;
+	bool ends_soon = r->progress > 0 && scale_remaining(s, r, NULL) * scale_gpus(r) < t;
 	if (t > 0 && r->service >= t && !ends_soon)
 		return r->min_workers;
 	return r->want_workers > 0 ? scale_asked(r) : r->n_workers;
@@ -750,12 +749,6 @@ static drake_err pack_young(const struct step *s, const struct drake_admission_e
 	return e;
 }
 
-/* Entry x's plan charged to (sign 1) or taken off (-1) the clone. */
-static void charge(struct step *s, const struct drake_admission_entry *x, int sign)
-{
-	drake_plan_charge(&s->c, &x->req, &x->plan, sign);
-}
-
 /*
  * The jobs started on workers running jobs gave (rule 2) were each planned
  * on what the ones before them left, so one may take a worker's room on the
@@ -794,7 +787,7 @@ static drake_err consolidate(struct step *s, struct drake_admission_entry *w)
 	int before = 0, after = 0;
 	for (size_t k = 0; k < n; k++) {
 		before += w[ord[k]].plan.nodes_spanned;
-		charge(s, &w[ord[k]], -1);
+		drake_plan_charge(&s->c, &w[ord[k]].req, &w[ord[k]].plan, -1);
 	}
 	drake_err e = DRAKE_OK;
 	size_t done = 0;
@@ -825,7 +818,7 @@ static drake_err consolidate(struct step *s, struct drake_admission_entry *w)
 		}
 	}
 	for (size_t k = 0; k < n; k++)
-		charge(s, &w[ord[k]], 1);
+		drake_plan_charge(&s->c, &w[ord[k]].req, &w[ord[k]].plan, 1);
 	free(ord);
 	free(alt);
 	return e == DRAKE_ENOMEM ? e : DRAKE_OK;

@@ -77,10 +77,9 @@ static int next_node(const struct step *s, size_t j, const struct work *w)
 	return best;
 }
 
-/* The GPUs job j holds now, PS included. */
-static double gpus_of(const struct drake_running_job *j)
+double scale_gpus(const struct drake_running_job *r)
 {
-	return (double)(j->worker.gpu * j->n_workers + j->ps.gpu * j->n_ps);
+	return (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
 }
 
 /* Expected remaining time of a running job (see scale.h): its progress's
@@ -90,7 +89,7 @@ double scale_remaining(const struct step *s, const struct drake_running_job *j, 
 {
 	if (by_history)
 		*by_history = false;
-	double g = gpus_of(j);
+	double g = scale_gpus(j);
 	if (!(j->progress > 0) && j->service > 0 && g > 0) {
 		double r = drake_history_residual(&s->o->history, j->service, NULL);
 		if (r >= 0) {
@@ -149,10 +148,11 @@ static double shrink_pause(const struct step *s, const struct drake_running_job 
 }
 
 struct batch {
-	int k;         /* workers to add */
-	double before; /* T now */
-	double after;  /* T with them */
-	double saved;  /* seconds saved net of the pause */
+	int k;           /* workers to add */
+	double before;   /* T now */
+	double after;    /* T with them */
+	double saved;    /* seconds saved net of the pause */
+	bool by_history; /* the saving's E came from the finished jobs' service */
 };
 
 /*
@@ -188,7 +188,7 @@ static void best_batch(struct step *s, size_t j, int *nodes, struct batch *b)
 	w->n = base;
 	b->after = best;
 	if (b->k > 0) {
-		double e = scale_remaining(s, r, NULL);
+		double e = scale_remaining(s, r, &b->by_history);
 		double frac = b->before > 0 ? 1 - b->before / b->after : 1;
 		b->saved = e * frac - grow_pause(s, r);
 	}
@@ -232,10 +232,8 @@ static double pays_at(const struct step *s, const struct drake_running_job *r,
 	if (b->k == 0 || r->progress > 0 || b->after <= b->before)
 		return INFINITY;
 	double frac = b->before > 0 ? 1 - b->before / b->after : 1;
-	bool by_history;
-	scale_remaining(s, r, &by_history);
-	if (by_history) {
-		double g = gpus_of(r);
+	if (b->by_history) {
+		double g = scale_gpus(r);
 		double at = drake_history_reaches(&s->o->history, r->service, pause * g / frac);
 		return at < INFINITY ? s->now + (at - r->service) / g : INFINITY;
 	}
@@ -248,13 +246,21 @@ static double pays_at(const struct step *s, const struct drake_running_job *r,
  * membership change grows only for a larger saving), and from the exact
  * time pays_at() names: there it saves exactly its pause (up to rounding),
  * and a step at that time would otherwise neither grow the job nor name a
- * later time to look again. */
-static bool pays(const struct step *s, size_t j, const struct batch *b)
+ * later time to look again. *again (may be NULL): when a batch that does
+ * not pay is to be looked at again (pays_at), INFINITY when it pays. */
+static bool pays(const struct step *s, size_t j, const struct batch *b, double *again)
 {
+	if (again)
+		*again = INFINITY;
+	if (b->k > 0 && b->saved > 0)
+		return true;
 	bool exact;
-	return b->k > 0 &&
-	       (b->saved > 0 ||
-	        (pays_at(s, &s->r[j], b, grow_pause(s, &s->r[j]), &exact) <= s->now && exact));
+	double t = pays_at(s, &s->r[j], b, grow_pause(s, &s->r[j]), &exact);
+	if (b->k > 0 && t <= s->now && exact)
+		return true;
+	if (again)
+		*again = t;
+	return false;
 }
 
 drake_err scale_grow(struct step *s, double *next)
@@ -275,17 +281,15 @@ drake_err scale_grow(struct step *s, double *next)
 		if (!growable(s, j))
 			continue;
 		struct batch b;
+		double t;
 		best_batch(s, j, nodes, &b);
-		if (pays(s, j, &b)) {
+		if (pays(s, j, &b, &t)) {
 			double gpus =
 			    (double)b.k * (s->r[j].worker.gpu > 0 ? s->r[j].worker.gpu : 1);
 			cand[nc++] =
 			    (struct grow_cand){j, s->r[j].slow, (b.after / b.before - 1) / gpus};
-		} else {
-			bool exact;
-			double t = pays_at(s, &s->r[j], &b, grow_pause(s, &s->r[j]), &exact);
-			if (t > s->now && t < *next)
-				*next = t;
+		} else if (t > s->now && t < *next) {
+			*next = t;
 		}
 	}
 	if (nc > 1)
@@ -295,7 +299,7 @@ drake_err scale_grow(struct step *s, double *next)
 		size_t j = cand[i].job;
 		struct batch b;
 		best_batch(s, j, nodes, &b); /* on what earlier jobs left */
-		if (!pays(s, j, &b))
+		if (!pays(s, j, &b, NULL))
 			continue;
 		struct work *w = &s->work[j];
 		for (int p = 0; !e && p < b.k; p++) {

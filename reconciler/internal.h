@@ -220,10 +220,8 @@ struct reconciler {
 	size_t nprogress;
 	struct rec_observed *observed; /* per job, its service and rates (observed.c) */
 	size_t nobserved;
-	unsigned long observe_pass; /* admission passes that observed jobs */
-	double
-	    history[DRAKE_HISTORY_MAX]; /* finished jobs' attained service, a ring (observed.c) */
-	size_t n_history, history_at;
+	unsigned long observe_pass;        /* admission passes that observed jobs */
+	struct drake_history_ring history; /* finished jobs' attained service (observed.c) */
 	struct job_move_note moves[RECONCILER_MOVES_KEPT]; /* a ring, newest at moves_head - 1 */
 	struct rec_usage *usage; /* node_usage.c; NULL until the first poll */
 	/* The last admission round's snapshot, for the filter's re-plan

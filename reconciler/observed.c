@@ -70,19 +70,24 @@ static struct rec_observed *observed_of(struct reconciler *r, const char *uid, b
 	return e;
 }
 
-/* Placed GPUs, workers and distinct nodes of in's live members. */
-static void placed(const struct drake_round_job *in, double *gpus, int *workers, int *nodes)
+/* Placed GPUs, workers and distinct nodes of in's live members; *ended
+ * when a member Succeeded at a known time (what makes the round take the
+ * job to be ending, gang/round.h). */
+static void placed(const struct drake_round_job *in, double *gpus, int *workers, int *nodes,
+                   bool *ended)
 {
 	int seen[64], n_seen = 0;
 	*gpus = 0;
 	*workers = 0;
 	*nodes = 0;
+	*ended = false;
 	const int n[DRAKE_NROLES] = {in->req.n_ps, in->req.n_chief, in->max_workers};
 	const struct drake_res *res[DRAKE_NROLES] = {&in->req.ps, &in->req.chief, &in->req.worker};
 	const struct drake_round_member *m[DRAKE_NROLES] = {in->ps, in->chief, in->workers};
 	for (int r = 0; r < DRAKE_NROLES; r++)
 		for (int i = 0; i < n[r]; i++) {
 			const struct drake_round_member *x = &m[r][i];
+			*ended |= x->finished && x->ended > 0;
 			if (x->state != DRAKE_MEMBER_PLACED || !x->bound || x->finished ||
 			    x->node < 0)
 				continue;
@@ -120,30 +125,9 @@ static bool rate_since(const struct mig_progress *p, double since, double *rate)
 	return isfinite(*rate) && *rate > 0;
 }
 
-/* Whether a member of in Succeeded at a known time (what makes the round
- * take a job to be ending, gang/round.h). */
-static bool ending(const struct drake_round_job *in)
-{
-	const int n[DRAKE_NROLES] = {in->req.n_ps, in->req.n_chief, in->max_workers};
-	const struct drake_round_member *m[DRAKE_NROLES] = {in->ps, in->chief, in->workers};
-	for (int r = 0; r < DRAKE_NROLES; r++)
-		for (int i = 0; i < n[r]; i++)
-			if (m[r][i].finished && m[r][i].ended > 0)
-				return true;
-	return false;
-}
-
-static void history_put(struct reconciler *r, double service)
-{
-	r->history[r->history_at] = service;
-	r->history_at = (r->history_at + 1) % DRAKE_HISTORY_MAX;
-	if (r->n_history < DRAKE_HISTORY_MAX)
-		r->n_history++;
-}
-
 struct drake_history rec_history(const struct reconciler *r)
 {
-	return (struct drake_history){r->history, r->n_history};
+	return drake_history_of(&r->history);
 }
 
 void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *in, double now)
@@ -154,7 +138,8 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 		return; /* no room or memory: the round goes on without */
 	double gpus;
 	int workers, nodes;
-	placed(in, &gpus, &workers, &nodes);
+	bool ended;
+	placed(in, &gpus, &workers, &nodes, &ended);
 	if (fresh) {
 		double since = in->admitted > 0 ? in->admitted : now;
 		e->service = gpus * (now > since ? now - since : 0);
@@ -173,10 +158,10 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 		if (!fresh)
 			e->since = now;
 	}
-	if (!e->ended && ending(in)) {
+	if (!e->ended && ended) {
 		e->ended = true;
 		if (!fresh && e->service > 0)
-			history_put(r, e->service);
+			drake_history_put(&r->history, e->service);
 	}
 	const struct mig_progress *p = rec_job_samples(r, key, in->uid);
 	double rate;

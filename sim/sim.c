@@ -548,17 +548,14 @@ static void finish(struct sim *s, int ji)
 	j->finish = s->now;
 	list_remove(s->running, &s->n_running, ji);
 	s->n_done++;
-	s->history[s->history_at] = j->service;
-	s->history_at = (s->history_at + 1) % DRAKE_HISTORY_MAX;
-	if (s->n_history < DRAKE_HISTORY_MAX)
-		s->n_history++;
+	drake_history_put(&s->history, j->service);
 }
 
 struct drake_history sim_history(const struct sim *s)
 {
 	if (!s->cfg->history)
 		return (struct drake_history){0};
-	return (struct drake_history){s->history, s->n_history};
+	return drake_history_of(&s->history);
 }
 
 static drake_err handle(struct sim *s, const struct sim_ev *ev)

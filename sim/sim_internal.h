@@ -31,8 +31,7 @@ struct sim {
 	size_t changes;     /* every start, bind, removal, addition and move, for decide_all() */
 	double next_sample; /* the next grid point of progress samples */
 	bool sample_pending;
-	double history[DRAKE_HISTORY_MAX]; /* finished jobs' service, a ring */
-	size_t n_history, history_at;
+	struct drake_history_ring history; /* finished jobs' service */
 };
 
 /* Brings job j's work done up to now at its current rate. */
