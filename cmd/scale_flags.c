@@ -17,9 +17,11 @@ void scale_flags(struct scale_flag_vals *v, struct flag *out)
 	    {"idle-after", "DRAKE_IDLE_AFTER", FLAG_DURATION, &o->idle_after, "60s",
 	     "running jobs grow past the workers they ask for only after this long without an "
 	     "admission or scaling (below it, at once)"},
-	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "most-service",
+	    {"victim-order", "DRAKE_VICTIM_ORDER", FLAG_STRING, &v->victim, "most-left",
 	     "jobs give workers in this order: newest, oldest, least-progress, most-service "
-	     "(most attained GPU-seconds first)"},
+	     "(most attained GPU-seconds first), most-left (most GPU-seconds expected left "
+	     "first: attained service * (1 - progress) / progress, progress at least 0.1; "
+	     "attained service for a job that reports none)"},
 	    {"queue-order", "DRAKE_QUEUE_ORDER", FLAG_STRING, &v->queue, "pack",
 	     "waiting jobs are tried in this order: fifo; narrow (fewest GPUs asked first); or "
 	     "pack (first the set of the first 64 whose GPUs asked fill the free GPUs best, most "
@@ -57,8 +59,8 @@ drake_err scale_flags_finish(struct scale_flag_vals *v, char *msg, size_t len)
 	struct drake_scale_opts *o = &v->opts;
 	if (drake_victim_order_parse(v->victim, &o->shrink.order))
 		return drake_errorf(DRAKE_EINVAL, msg, len,
-		                    "--victim-order must be newest, oldest, least-progress or "
-		                    "most-service");
+		                    "--victim-order must be newest, oldest, least-progress, "
+		                    "most-service or most-left");
 	if (drake_queue_order_parse(v->queue, &o->queue))
 		return drake_errorf(DRAKE_EINVAL, msg, len,
 		                    "--queue-order must be fifo, narrow or pack");

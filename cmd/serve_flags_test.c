@@ -171,13 +171,13 @@ static void test_refusals(void **state)
 	    {{"--node-metrics-interval", "25h"},
 	     "--node-metrics-interval must be between 0 and 24h"},
 	    {{"--victim-order", "sideways"},
-	     "--victim-order must be newest, oldest, least-progress or most-service"},
+	     "--victim-order must be newest, oldest, least-progress, most-service or most-left"},
 	    /* the first check in serve's order wins */
 	    {{"--policy", "x", "--port=70000"},
 	     "--policy must be drake, dragon or tiresias, not \"x\""},
 	    {{"--scheduler-name=A", "--port=70000"}, "--port must be 0..65535"},
 	    {{"--victim-order=x", "--policy=x"},
-	     "--victim-order must be newest, oldest, least-progress or most-service"},
+	     "--victim-order must be newest, oldest, least-progress, most-service or most-left"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *argv[4] = {"serve"};

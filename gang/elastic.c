@@ -22,6 +22,8 @@ drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out)
 		*out = DRAKE_VICTIM_LEAST_PROGRESS;
 	else if (strcmp(s, "most-service") == 0)
 		*out = DRAKE_VICTIM_MOST_SERVICE;
+	else if (strcmp(s, "most-left") == 0)
+		*out = DRAKE_VICTIM_MOST_LEFT;
 	else
 		return DRAKE_EINVAL;
 	return DRAKE_OK;
@@ -34,6 +36,7 @@ const char *drake_victim_order_name(enum drake_victim_order o)
 	case DRAKE_VICTIM_OLDEST_FIRST: return "oldest";
 	case DRAKE_VICTIM_LEAST_PROGRESS: return "least-progress";
 	case DRAKE_VICTIM_MOST_SERVICE: return "most-service";
+	case DRAKE_VICTIM_MOST_LEFT: return "most-left";
 	case DRAKE_VICTIM_MOST_REMAINING: return "most-remaining";
 	}
 	return "unknown";
@@ -66,6 +69,18 @@ static int home_node(const struct drake_running_job *j)
 	return j->n_workers > 0 ? j->worker_node[0] : -1;
 }
 
+double drake_running_left(const struct drake_running_job *j)
+{
+	double p = j->progress;
+	if (!(p > 0))
+		return j->service;
+	if (p >= 1)
+		return 0;
+	if (p < DRAKE_LEFT_MIN_PROGRESS)
+		p = DRAKE_LEFT_MIN_PROGRESS;
+	return j->service * (1 - p) / p;
+}
+
 static double victim_key(const struct drake_running_job *j, enum drake_victim_order o)
 {
 	switch (o) {
@@ -73,6 +88,7 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	case DRAKE_VICTIM_OLDEST_FIRST: return j->admitted;
 	case DRAKE_VICTIM_LEAST_PROGRESS: return j->progress < 0 ? -1 : j->progress;
 	case DRAKE_VICTIM_MOST_SERVICE: return -j->service;
+	case DRAKE_VICTIM_MOST_LEFT: return -drake_running_left(j);
 	case DRAKE_VICTIM_MOST_REMAINING:
 		return j->remaining > 0 ? -j->remaining * (double)(j->n_workers * j->worker.gpu +
 		                                                   j->n_ps * j->ps.gpu)

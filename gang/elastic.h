@@ -5,11 +5,11 @@
  * workers from running jobs, down to each one's min, never a PS and never
  * worker 0, never from a job that is ending or whose wave is still binding
  * (drake_running_job.binding), "lonely" workers (not on their PS's node, worker 0's without a PS)
- * first, then in the victim order chosen (newest admitted, oldest admitted, least progress, or most
- * attained service first), a job whose progress is slowing or converged before any other (SpeCon:
- * slow-growing jobs yield first). Nothing is taken unless the whole starving job, PS included, then
- * fits; and workers that turn out not to be needed are given back before answering, so the fewest
- * are removed.
+ * first, then in the victim order chosen (newest admitted, oldest admitted, least progress, most
+ * attained service, or most GPU-seconds expected left first), a job whose progress is slowing or
+ * converged before any other (SpeCon: slow-growing jobs yield first). Nothing is taken unless the
+ * whole starving job, PS included, then fits; and workers that turn out not to be needed are given
+ * back before answering, so the fewest are removed.
  *
  * Jobs are passed in admission order: ties of the victim order (admission
  * times are whole seconds on a cluster; progress may be unknown, negative)
@@ -83,11 +83,25 @@ enum drake_victim_order {
 	DRAKE_VICTIM_OLDEST_FIRST,
 	DRAKE_VICTIM_LEAST_PROGRESS,
 	DRAKE_VICTIM_MOST_SERVICE, /* most attained service first (least-attained-service order) */
+	/* Most GPU-seconds expected left first: from progress p, its attained
+	 * service times (1 - p) / p, p counted at least DRAKE_LEFT_MIN_PROGRESS;
+	 * without progress, its attained service (most-service's key). */
+	DRAKE_VICTIM_MOST_LEFT,
 	/* The oracle bound's (`drake sim --policies oracle`), not parsed: most
 	 * remaining work first (remaining times the GPUs it holds), jobs whose
 	 * remaining work is unknown after them. */
 	DRAKE_VICTIM_MOST_REMAINING,
 };
+
+/* The least progress most-left reads: a report under a tenth of the work
+ * extrapolates from too little (1 % done would read 99 times the service
+ * run so far), so such a job counts as a tenth done. The floors measured
+ * are in BENCHMARKS.md ("Pollux's workloads in the simulator"). */
+#define DRAKE_LEFT_MIN_PROGRESS 0.1
+
+/* The GPU-seconds job j is expected to need still, as most-left orders
+ * victims (above). */
+double drake_running_left(const struct drake_running_job *j);
 
 struct drake_shrink_opts {
 	enum drake_victim_order order;
@@ -100,7 +114,7 @@ struct drake_shrink_opts {
  * grows, under every rule that changes a running job's size. */
 bool drake_running_fixed(const struct drake_running_job *r);
 
-/* Parses "newest", "oldest", "least-progress", "most-service". */
+/* Parses "newest", "oldest", "least-progress", "most-service", "most-left". */
 drake_err drake_victim_order_parse(const char *s, enum drake_victim_order *out) DRAKE_MUST_CHECK;
 const char *drake_victim_order_name(enum drake_victim_order o);
 

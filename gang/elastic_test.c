@@ -125,6 +125,39 @@ static void with_the_oracle_the_job_with_most_remaining_work_gives_first(void **
 	}
 }
 
+/* most-left: the job expected to need the most GPU-seconds still gives
+ * first, read from its progress p as service * (1 - p) / p, p at least a
+ * tenth; a job that reports no progress is read as its service. */
+static void the_job_with_most_service_left_gives_first(void **state)
+{
+	(void)state;
+	/* service and progress of old, of new; the job expected to give */
+	static const double rows[][5] = {
+	    {1000, 0.9, 100, 0.1, 1},  /* 111 left against 900: the least served gives */
+	    {1000, 0.5, 100, 0.5, 0},  /* 1000 against 100 */
+	    {1000, -1, 100, -1, 0},    /* no reports: most served */
+	    {1000, 0.5, 100, 0.01, 0}, /* 1 % done reads as a tenth: 900, not 9,900 */
+	    {10, -1, 1e6, 1, 0},       /* all done: nothing left */
+	    {500, 0.5, 100, 0.125, 1}, /* 500 against 700 */
+	};
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct drake_cluster cl;
+		struct drake_running_job j[2];
+		setup_two(&cl, j);
+		j[0].service = rows[r][0];
+		j[0].progress = rows[r][1];
+		j[1].service = rows[r][2];
+		j[1].progress = rows[r][3];
+		two_workers_come_from(&cl, j, DRAKE_VICTIM_MOST_LEFT, false, (int)rows[r][4]);
+	}
+	struct drake_running_job k = {.service = 100, .progress = 0.25};
+	assert_true(drake_running_left(&k) == 300);
+	k.progress = 0.05;
+	assert_true(drake_running_left(&k) == 900);
+	k.progress = -1;
+	assert_true(drake_running_left(&k) == 100);
+}
+
 static void shrink_never_goes_below_min_and_removes_nothing_when_hopeless(void **state)
 {
 	(void)state;
@@ -230,6 +263,7 @@ int main(void)
 	    cmocka_unit_test(shrink_takes_lonely_workers_first_and_never_worker_zero),
 	    cmocka_unit_test(shrink_takes_from_a_slow_job_first),
 	    cmocka_unit_test(with_the_oracle_the_job_with_most_remaining_work_gives_first),
+	    cmocka_unit_test(the_job_with_most_service_left_gives_first),
 	    cmocka_unit_test(shrink_never_goes_below_min_and_removes_nothing_when_hopeless),
 	    cmocka_unit_test(shrink_removes_only_what_the_starving_job_needs),
 	    cmocka_unit_test(dragon_first_fit_takes_the_first_node_in_its_order),

@@ -25,7 +25,7 @@ void drake_scale_defaults(struct drake_scale_opts *o)
 	o->starve_after = 30;
 	o->idle_after = 60;
 	o->shrink_tries = 4;
-	o->shrink.order = DRAKE_VICTIM_MOST_SERVICE;
+	o->shrink.order = DRAKE_VICTIM_MOST_LEFT;
 	o->shrink.lonely_first = true;
 	drake_speed_defaults(&o->speed);
 	o->ending_hold = 10;

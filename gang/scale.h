@@ -67,10 +67,12 @@
  *     whose attained service (GPU-seconds run) passed service_threshold,
  *     down to its min unless its progress says it is about to end (its
  *     expected remaining GPU-seconds below the threshold). The fewest
- *     removals, in the victim order (most attained service first by
- *     default: least attained service, as Tiresias orders jobs, without
- *     stopping any). When no such set of removals is enough, nothing
- *     changes and rules 1 to 3 go on.
+ *     removals, in the victim order (by default the job expected to need
+ *     the most GPU-seconds still gives first, read from its progress
+ *     where it reports it, else from its attained service: least
+ *     attained service, as Tiresias orders jobs, without stopping any;
+ *     gang/elastic.h, most-left). When no such set of removals is
+ *     enough, nothing changes and rules 1 to 3 go on.
  *  2. A job that has waited starve_after or longer and does not fit takes
  *     workers from running jobs (drake_shrink_for: never below min, never a
  *     PS or worker 0, never from a job whose wave kube-scheduler has not
@@ -88,7 +90,7 @@
  *     1b and 2: a shrink for a job that cannot start is not a bet that
  *     the change pays (the waiting job's gain is its start, which no
  *     pause of a victim outweighs), and ordering victims by cost would
- *     undo the victim order's fairness (most attained service first).
+ *     undo the victim order (most GPU-seconds expected left first).
  *  3. The first starving job that cannot start even so is given the nodes
  *     it will run on: its plan on the cluster with every running gang taken
  *     away. Nothing behind it, and no growth, may place a pod on those
@@ -216,8 +218,8 @@ struct drake_scale_opts {
 #define DRAKE_ARRIVAL_HOLD 10.0
 
 /* scale_opts of `drake serve` and `drake sim` alike: backfill, the pack
- * queue with age_after 10 min, 30 s, 60 s, 4 tries, most attained service
- * first, lonely first, the default speed model, an ending job's room held
+ * queue with age_after 10 min, 30 s, 60 s, 4 tries, most GPU-seconds
+ * expected left first, lonely first, the default speed model, an ending job's room held
  * 10 s, room kept for the shapes of the queue and of the jobs admitted in
  * the last 60 s. */
 void drake_scale_defaults(struct drake_scale_opts *o);

@@ -4,7 +4,9 @@
 # drake policy with its defaults, and again with one rule switched off at a
 # time, everything else at its default:
 #   victim-newest     the newest job gives workers first (DRAGON's order),
-#                     not the one with most attained service
+#                     not the one with most GPU-seconds expected left
+#   victim-service    the job with most attained service gives first
+#                     (Tiresias' order), its progress not read
 #   no-threshold      --service-threshold 0: a running job lends only the
 #                     workers it holds beyond its asked size, however long
 #                     it has run
@@ -40,6 +42,7 @@ csv=$out/ablation.csv
 arms=(
   "default|"
   "victim-newest|--victim-order newest"
+  "victim-service|--victim-order most-service"
   "no-threshold|--service-threshold 0"
   "no-narrow|--start-narrow=false"
   "no-starve-shrink|--starve-after 100000h"

@@ -598,7 +598,7 @@ static bool opts_dec(struct dec *d, json_t *in)
 	    !get_num(d, v, p, "starveAfter", &s->starve_after) ||
 	    !get_num(d, v, p, "idleAfter", &s->idle_after) ||
 	    !get_i(d, v, p, "shrinkTries", 0, 1 << 20, &s->shrink_tries) ||
-	    !get_enum(d, v, p, "victimOrder", order_name, DRAKE_VICTIM_MOST_SERVICE + 1, &order) ||
+	    !get_enum(d, v, p, "victimOrder", order_name, DRAKE_VICTIM_MOST_LEFT + 1, &order) ||
 	    !get_bool(d, v, p, "lonelyFirst", &s->shrink.lonely_first) ||
 	    !get_num(d, v, p, "endingHold", &s->ending_hold) ||
 	    !get_num(d, v, p, "keepWindow", &s->keep_window) ||
