@@ -218,7 +218,10 @@ struct reconciler {
 	size_t nrunning;
 	struct rec_progress *progress; /* per job, what its replicas report */
 	size_t nprogress;
-	struct rec_observed *observed; /* per job, its service and rates (observed.c) */
+	/* per job, its service and rates (observed.c); each entry allocated
+	 * alone, so that a round input pointing into one (obs) stays valid
+	 * while later jobs of the pass are added */
+	struct rec_observed **observed;
 	size_t nobserved;
 	unsigned long observe_pass;        /* admission passes that observed jobs */
 	struct drake_history_ring history; /* finished jobs' attained service (observed.c) */
@@ -345,6 +348,9 @@ void rec_observed_keep_las(struct reconciler *r, const char *uid, const struct d
 
 /* Forgets the jobs this pass's round did not see. */
 void rec_observed_gc(struct reconciler *r);
+
+/* Forgets every job (the reconciler's end). */
+void rec_observed_free(struct reconciler *r);
 
 /* The attained service of the latest DRAKE_HISTORY_MAX jobs seen to end
  * (gang/history.h), for the round's drake_scale_opts.history; borrowed. */

@@ -55,16 +55,20 @@ static struct rec_observed *observed_of(struct reconciler *r, const char *uid, b
 {
 	*fresh = false;
 	for (size_t i = 0; i < r->nobserved; i++)
-		if (!strcmp(r->observed[i].uid, uid))
-			return &r->observed[i];
+		if (!strcmp(r->observed[i]->uid, uid))
+			return r->observed[i];
 	if (r->nobserved == RECONCILER_MAX_PROGRESS)
 		return NULL;
-	struct rec_observed *p = realloc(r->observed, (r->nobserved + 1) * sizeof(*p));
+	/* the entries stay where they are: the jobs observed before this one
+	 * in the pass hold pointers into theirs (in->obs) */
+	struct rec_observed **p = realloc(r->observed, (r->nobserved + 1) * sizeof(*p));
 	if (!p)
 		return NULL;
 	r->observed = p;
-	struct rec_observed *e = &r->observed[r->nobserved++];
-	memset(e, 0, sizeof(*e));
+	struct rec_observed *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	r->observed[r->nobserved++] = e;
 	snprintf(e->uid, sizeof(e->uid), "%s", uid);
 	*fresh = true;
 	return e;
@@ -178,8 +182,8 @@ void rec_observe(struct reconciler *r, const char *key, struct drake_round_job *
 void rec_observed_keep_las(struct reconciler *r, const char *uid, const struct drake_las_state *st)
 {
 	for (size_t i = 0; i < r->nobserved; i++)
-		if (!strcmp(r->observed[i].uid, uid)) {
-			r->observed[i].las = *st;
+		if (!strcmp(r->observed[i]->uid, uid)) {
+			r->observed[i]->las = *st;
 			return;
 		}
 }
@@ -188,7 +192,18 @@ void rec_observed_gc(struct reconciler *r)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < r->nobserved; i++)
-		if (r->observed[i].seen == r->observe_pass)
+		if (r->observed[i]->seen == r->observe_pass)
 			r->observed[kept++] = r->observed[i];
+		else
+			free(r->observed[i]);
 	r->nobserved = kept;
+}
+
+void rec_observed_free(struct reconciler *r)
+{
+	for (size_t i = 0; i < r->nobserved; i++)
+		free(r->observed[i]);
+	free(r->observed);
+	r->observed = NULL;
+	r->nobserved = 0;
 }

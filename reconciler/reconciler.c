@@ -540,7 +540,7 @@ void reconciler_free(struct reconciler *r)
 	free(r->deferred);
 	free(r->running);
 	free(r->progress);
-	free(r->observed);
+	rec_observed_free(r);
 	for (size_t i = 0; i < r->nscaling; i++)
 		free(r->scaling[i].value);
 	free(r->scaling);
