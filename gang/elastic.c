@@ -69,6 +69,11 @@ static int home_node(const struct drake_running_job *j)
 	return j->n_workers > 0 ? j->worker_node[0] : -1;
 }
 
+double drake_running_gpus(const struct drake_running_job *r)
+{
+	return (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
+}
+
 double drake_running_left(const struct drake_running_job *j)
 {
 	double p = j->progress;
@@ -90,9 +95,7 @@ static double victim_key(const struct drake_running_job *j, enum drake_victim_or
 	case DRAKE_VICTIM_MOST_SERVICE: return -j->service;
 	case DRAKE_VICTIM_MOST_LEFT: return -drake_running_left(j);
 	case DRAKE_VICTIM_MOST_REMAINING:
-		return j->remaining > 0 ? -j->remaining * (double)(j->n_workers * j->worker.gpu +
-		                                                   j->n_ps * j->ps.gpu)
-		                        : 0;
+		return j->remaining > 0 ? -j->remaining * drake_running_gpus(j) : 0;
 	}
 	return 0;
 }

@@ -99,6 +99,9 @@ enum drake_victim_order {
  * are in BENCHMARKS.md ("Pollux's workloads in the simulator"). */
 #define DRAKE_LEFT_MIN_PROGRESS 0.1
 
+/* The GPUs running job r holds now, PS included. */
+double drake_running_gpus(const struct drake_running_job *r);
+
 /* The GPU-seconds job j is expected to need still, as most-left orders
  * victims (above). */
 double drake_running_left(const struct drake_running_job *j);

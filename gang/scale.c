@@ -477,7 +477,7 @@ static int floor_of(const struct step *s, const struct drake_running_job *r)
 	double t = s->o->service_threshold;
 	/* what it is expected still to run, in GPU-seconds, when its progress
 	 * says: a job about to end keeps its workers */
-	bool ends_soon = r->progress > 0 && scale_remaining(s, r, NULL) * scale_gpus(r) < t;
+	bool ends_soon = r->progress > 0 && scale_remaining(s, r, NULL) * drake_running_gpus(r) < t;
 	if (t > 0 && r->service >= t && !ends_soon)
 		return r->min_workers;
 	return r->want_workers > 0 ? scale_asked(r) : r->n_workers;

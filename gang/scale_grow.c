@@ -77,11 +77,6 @@ static int next_node(const struct step *s, size_t j, const struct work *w)
 	return best;
 }
 
-double scale_gpus(const struct drake_running_job *r)
-{
-	return (double)(r->worker.gpu * r->n_workers + r->ps.gpu * r->n_ps);
-}
-
 /* Expected remaining time of a running job (see scale.h): its progress's
  * when it reports any, else the finished jobs' mean residual service over
  * its GPUs when that is known, else its age. */
@@ -89,7 +84,7 @@ double scale_remaining(const struct step *s, const struct drake_running_job *j, 
 {
 	if (by_history)
 		*by_history = false;
-	double g = scale_gpus(j);
+	double g = drake_running_gpus(j);
 	if (!(j->progress > 0) && j->service > 0 && g > 0) {
 		double r = drake_history_residual(&s->o->history, j->service, NULL);
 		if (r >= 0) {
@@ -233,7 +228,7 @@ static double pays_at(const struct step *s, const struct drake_running_job *r,
 		return INFINITY;
 	double frac = b->before > 0 ? 1 - b->before / b->after : 1;
 	if (b->by_history) {
-		double g = scale_gpus(r);
+		double g = drake_running_gpus(r);
 		double at = drake_history_reaches(&s->o->history, r->service, pause * g / frac);
 		return at < INFINITY ? s->now + (at - r->service) / g : INFINITY;
 	}

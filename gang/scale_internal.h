@@ -51,9 +51,6 @@ drake_err scale_apply_removals(struct step *s, const struct drake_scale_op *ops,
  * takes back what it was lent). */
 int scale_asked(const struct drake_running_job *r);
 
-/* The GPUs running job r holds now, PS included. */
-double scale_gpus(const struct drake_running_job *r);
-
 /* A running job's expected remaining time (scale.h, E) at s->now;
  * *by_history (may be NULL) when it came from the finished jobs'
  * service. */
