@@ -170,12 +170,12 @@ drake_err sim_report_csv(const char *dir, const char *tag, const struct sim_resu
 		const struct sim_result *x = &r[i];
 		if (!(f = open_out(dir, tag, "jobs", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));
-		fprintf(f, "job,gpus,submit_s,start_s,finish_s,jct_s,early,slow_at\n");
+		fprintf(f, "job,gpus,submit_s,start_s,finish_s,jct_s,early,slow_at,pauses\n");
 		for (size_t k = 0; k < x->jobs; k++)
-			fprintf(f, "%zu,%d,%.1f,%.1f,%.1f,%.1f,%d,%.3f\n", k, x->job_gpus[k],
+			fprintf(f, "%zu,%d,%.1f,%.1f,%.1f,%.1f,%d,%.3f,%d\n", k, x->job_gpus[k],
 			        x->job_submit[k], x->job_start[k], x->job_finish[k],
 			        x->job_finish[k] >= 0 ? x->job_finish[k] - x->job_submit[k] : -1,
-			        x->job_early[k], x->job_slow_at[k]);
+			        x->job_early[k], x->job_slow_at[k], x->job_pauses[k]);
 		fclose(f);
 		if (!(f = open_out(dir, tag, "jct", x->policy, path, sizeof(path))))
 			return drake_errorf(DRAKE_EIO, msg, mlen, "%s: %s", path, strerror(errno));

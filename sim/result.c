@@ -26,8 +26,9 @@ drake_err sim_collect(struct sim *s, struct sim_result *r)
 	r->job_gpus = malloc((s->n + 1) * sizeof(int));
 	r->job_early = malloc((s->n + 1) * sizeof(bool));
 	r->job_slow_at = malloc((s->n + 1) * sizeof(double));
+	r->job_pauses = malloc((s->n + 1) * sizeof(int));
 	if (!r->jct || !r->queue || !r->job_submit || !r->job_start || !r->job_finish ||
-	    !r->job_gpus || !r->job_early || !r->job_slow_at)
+	    !r->job_gpus || !r->job_early || !r->job_slow_at || !r->job_pauses)
 		return DRAKE_ENOMEM;
 	double sum_jct = 0, sum_q = 0, useful = 0, sum_early = 0, sum_late = 0;
 	r->first_submit = -1;
@@ -39,6 +40,7 @@ drake_err sim_collect(struct sim *s, struct sim_result *r)
 		r->job_gpus[i] = j->t->gpus;
 		r->job_early[i] = j->curve.early;
 		r->job_slow_at[i] = j->slow_at;
+		r->job_pauses[i] = j->pauses;
 		if (j->slow_at >= 0 && j->curve.early)
 			r->flagged_early++;
 		else if (j->slow_at >= 0)
@@ -107,6 +109,7 @@ void sim_result_release(struct sim_result *r)
 	free(r->job_gpus);
 	free(r->job_early);
 	free(r->job_slow_at);
+	free(r->job_pauses);
 	const char *p = r->policy;
 	memset(r, 0, sizeof(*r));
 	r->policy = p;

@@ -370,6 +370,9 @@ static drake_err charge_pause_of(struct sim *s, int ji, double pause)
 		return err;
 	j->pause_work = pause * r;
 	j->pause_len = pause;
+	if (j->paused_at != s->now)
+		j->pauses++;
+	j->paused_at = s->now;
 	j->pause_end = s->now + pause;
 	j->work_total += j->pause_work;
 	return set_rate(s, ji);
@@ -648,6 +651,7 @@ static drake_err build_jobs(struct sim *s, const struct sim_trace *t, char *msg,
 		j->start = j->finish = -1;
 		j->shrunk_for = -1;
 		j->slow_at = -1;
+		j->paused_at = -1;
 		j->ps_node = malloc(((size_t)j->req.n_ps + 1) * sizeof(int));
 		if (!j->ps_node || ensure_workers(j, j->req.want_workers + 1))
 			return drake_errorf(DRAKE_ENOMEM, msg, mlen, "out of memory");

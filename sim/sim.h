@@ -76,6 +76,10 @@ struct sim_job {
 	double pause_work;         /* and was charged this much work */
 	double pause_len;          /* over this many seconds */
 	int preemptions;           /* times stopped and sent back to wait */
+	int pauses;                /* stops charged at distinct instants: starts and resumes (a
+	                              Pollux job's), changes of size, moves; one that restarts a
+	                              running stop counts, rounds of one instant count once */
+	double paused_at;          /* when the latest stop was charged; -1 never */
 	struct sim_curve curve;    /* drawn for every job, reported with curves.on */
 	struct mig_progress *prog; /* its samples (curves.on), else NULL */
 	int64_t last_step;         /* latest reported step */
@@ -210,6 +214,7 @@ struct sim_result {
 	 * classed slowing or converged (-1 never, or curves off) */
 	bool *job_early;
 	double *job_slow_at;
+	int *job_pauses; /* per job: sim_job.pauses */
 	/* finished jobs split by curve (the same split with curves off) */
 	size_t early_done, late_done;
 	double mean_jct_early, mean_jct_late;

@@ -293,6 +293,10 @@ static drake_err shrink_decide(struct sim *s, void *state)
 static const struct sim_policy shrink_policy = {"shrinker", shrink_init, shrink_release,
                                                 shrink_decide};
 
+/* The pauses the last run_one_job_with charged its job (jobs-*.csv's
+ * `pauses`). */
+static int one_job_pauses;
+
 /* Runs the one ITP job of `gpus` GPUs (submitted at 0, 1000 s) with cfg
  * under policy p; its makespan. */
 static double run_one_job_with(int gpus, const struct sim_config *cfg, const struct sim_policy *p)
@@ -308,6 +312,7 @@ static double run_one_job_with(int gpus, const struct sim_config *cfg, const str
 	assert_int_equal(sim_run(cfg, &t, p, NULL, &r, msg, sizeof(msg)), DRAKE_OK);
 	assert_int_equal(r.finished, 1);
 	double finish = r.makespan;
+	one_job_pauses = r.job_pauses[0];
 	sim_result_release(&r);
 	sim_trace_release(&t);
 	return finish;
@@ -332,7 +337,9 @@ static double shrunk_finish(int n, int per_call, double apart)
 
 /* A change while the rescale pause runs restarts it, as on the cluster: a
  * job shrunk in three rounds of one instant pays one pause, as if shrunk
- * once by three; shrunk three times a pause apart it pays three. */
+ * once by three; shrunk three times a pause apart it pays three. The
+ * job's count of pauses says the same: the rounds of one instant count
+ * once, a restart at a later instant counts. */
 static void changes_during_a_pause_restart_it(void **state)
 {
 	(void)state;
@@ -340,13 +347,17 @@ static void changes_during_a_pause_restart_it(void **state)
 	sim_config_defaults(&cfg);
 	double pause = cfg.model.speed.rescale_pause;
 	double once = shrunk_finish(3, 3, 0);
+	assert_int_equal(one_job_pauses, 1); /* an ITP job's start costs none */
 	double rounds = shrunk_finish(3, 1, 0);
+	assert_int_equal(one_job_pauses, 1);
 	double apart = shrunk_finish(3, 1, 2 * pause);
+	assert_int_equal(one_job_pauses, 3);
 	assert_float_equal(rounds, once, 1e-6);
 	/* at 5 workers the job pays each later pause at most as long again */
 	assert_true(apart > once + 1.5 * pause);
 	/* within a pause: the second restarts it 3 s in, so 3 s more than once */
 	double overlapping = shrunk_finish(2, 1, 3);
+	assert_int_equal(one_job_pauses, 2);
 	double two_once = shrunk_finish(2, 2, 0);
 	assert_true(overlapping > two_once + 2.0 && overlapping < two_once + 4.0);
 }
