@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,10 @@ import (
 type env struct {
 	dir, root, metricsURL, certDir, mode string
 	client                               kubernetes.Interface
+
+	httpOnce sync.Once
+	http     *http.Client
+	httpErr  error
 }
 
 var cluster *env
@@ -252,32 +257,60 @@ func (e *env) waitEvent(t *testing.T, ns, pod, reason, substr string, d time.Dur
 	return found
 }
 
-// drakeHTTP is an mTLS client presenting kube-scheduler's certificate.
+// drakeHTTP is the mTLS client (presenting kube-scheduler's certificate) for
+// drake's own endpoints: metrics, health, the jobs API. It is built once and
+// keeps its connections, so a test that scrapes every 5 ms does not make a
+// TLS handshake, and leave an idle connection behind, per scrape. Idle
+// connections are dropped before drake's 30 s request deadline would close
+// them; a GET on one drake closed anyway (a restart) is redialled by
+// net/http.
 func (e *env) drakeHTTP(t *testing.T) *http.Client {
 	t.Helper()
-	cert, err := tls.LoadX509KeyPair(filepath.Join(e.certDir, "client.crt"), filepath.Join(e.certDir, "client.key"))
-	if err != nil {
-		t.Fatalf("client cert: %v", err)
+	e.httpOnce.Do(func() {
+		cert, err := tls.LoadX509KeyPair(filepath.Join(e.certDir, "client.crt"), filepath.Join(e.certDir, "client.key"))
+		if err != nil {
+			e.httpErr = fmt.Errorf("client cert: %w", err)
+			return
+		}
+		caPEM, err := os.ReadFile(filepath.Join(e.certDir, "ca.crt"))
+		if err != nil {
+			e.httpErr = fmt.Errorf("ca: %w", err)
+			return
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(caPEM)
+		e.http = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			TLSClientConfig:     &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12},
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     20 * time.Second,
+		}}
+	})
+	if e.httpErr != nil {
+		t.Fatalf("drake's client: %v", e.httpErr)
 	}
-	caPEM, err := os.ReadFile(filepath.Join(e.certDir, "ca.crt"))
-	if err != nil {
-		t.Fatalf("ca: %v", err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12},
-	}}
+	return e.http
 }
 
 var sampleRE = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)`)
 
-// metrics scrapes drake's /metrics and returns "name{labels}" -> value.
+// metrics scrapes drake's /metrics and returns "name{labels}" -> value. A
+// scrape that fails in transport is logged and tried again, twice at most:
+// the fault tests scrape thousands of times while they kill the control
+// plane's components around drake, and one lost connection is not the
+// failure they look for.
 func (e *env) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	resp, err := e.drakeHTTP(t).Get(e.metricsURL)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", e.metricsURL, err)
+	var resp *http.Response
+	var err error
+	for try := 1; ; try++ {
+		if resp, err = e.drakeHTTP(t).Get(e.metricsURL); err == nil {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("scrape %s: %v (the third try)", e.metricsURL, err)
+		}
+		t.Logf("scrape %s: %v; trying again", e.metricsURL, err)
+		time.Sleep(200 * time.Millisecond)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {

@@ -289,20 +289,24 @@ func (e *env) checkPSFirst(t *testing.T, ns, job string, leaders int) {
 	}
 }
 
-// eventsOnFailure logs the jobs' Events when the test has failed (before
-// its namespace goes).
+// eventsOnFailure logs the jobs' Events and their pods' states when the
+// test has failed (before its namespace goes). It keeps to a few lines, pods
+// in the same state on one, so that the assertion that failed stays among
+// the last lines CI shows.
 func (e *env) eventsOnFailure(t *testing.T, ns string, jobs ...string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
 		for _, j := range jobs {
-			logEvents(t, e.jobEvents(t, ns, j))
-			for i, p := range jobPods(t, e, ns, j) {
-				if i == 8 {
-					t.Logf("... (%s: first 8 pods only)", j)
-					break
-				}
+			logLastEvents(t, e.jobEvents(t, ns, j), 6)
+			type group struct {
+				first string
+				n     int
+			}
+			groups := map[string]*group{}
+			var order []string
+			for _, p := range jobPods(t, e, ns, j) {
 				var gates []string
 				for _, g := range p.Spec.SchedulingGates {
 					gates = append(gates, g.Name)
@@ -314,7 +318,21 @@ func (e *env) eventsOnFailure(t *testing.T, ns string, jobs ...string) {
 					}
 				}
 				sort.Strings(ann)
-				t.Logf("pod %s: node %q phase %s gates %v annotations %v", p.Name, p.Spec.NodeName, p.Status.Phase, gates, ann)
+				state := fmt.Sprintf("node %q phase %s gates %v annotations %v", p.Spec.NodeName, p.Status.Phase, gates, ann)
+				if g := groups[state]; g != nil {
+					g.n++
+					continue
+				}
+				groups[state] = &group{first: p.Name, n: 1}
+				order = append(order, state)
+			}
+			for _, state := range order {
+				g := groups[state]
+				if g.n == 1 {
+					t.Logf("pod %s: %s", g.first, state)
+				} else {
+					t.Logf("%d pods (%s and %d more): %s", g.n, g.first, g.n-1, state)
+				}
 			}
 		}
 	})
@@ -325,6 +343,20 @@ func logEvents(t *testing.T, evs []corev1.Event) {
 	for _, ev := range evs {
 		t.Logf("TFJob event %s %s: %s", ev.Type, ev.Reason, ev.Message)
 	}
+}
+
+// logLastEvents logs the latest `most` of a job's Events, oldest first.
+func logLastEvents(t *testing.T, evs []corev1.Event, most int) {
+	t.Helper()
+	evs = append([]corev1.Event(nil), evs...)
+	sort.SliceStable(evs, func(i, j int) bool {
+		return evs[i].LastTimestamp.Before(&evs[j].LastTimestamp)
+	})
+	if len(evs) > most {
+		t.Logf("TFJob events: %d earlier ones left out", len(evs)-most)
+		evs = evs[len(evs)-most:]
+	}
+	logEvents(t, evs)
 }
 
 // (a) Preemption. A TFJob (PS 20 cpu, 4 workers of 2 cpu, min-instances 1,
