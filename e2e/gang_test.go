@@ -106,9 +106,7 @@ func TestGangOnePSSevenWorkersLandsOnOneNode(t *testing.T) {
 	bw.check(t, normalWaveMax, true)
 	// Every one of the 8 bindings was posted by drake's barrier for a
 	// complete wave, none outside it.
-	if got := e.metrics(t)["drake_gang_members_bound_total"] - before; got != 8 {
-		t.Errorf("drake bound %v pods through the gang barrier; want all 8", got)
-	}
+	e.waitBarrierBound(t, before, 8)
 	nodes, _ := nodesOf(t, e, ns, "onenode")
 	if len(nodes) != 1 {
 		t.Errorf("1 PS + 7 one-GPU workers spread over %d nodes %v; want one 8-GPU node", len(nodes), nodes)
@@ -257,16 +255,22 @@ func TestGangTwentySmallJobsAtOnceNeverBindPartially(t *testing.T) {
 		return bw.allBound(), nil
 	})
 	bw.check(t, normalWaveMax, true)
-	// drake counts a member once the API server has answered its Binding,
-	// which may be after the watch has shown the pod bound: wait for the
-	// count, but never past 80
+	e.waitBarrierBound(t, before, 80)
+}
+
+// waitBarrierBound waits until drake_gang_members_bound_total has risen by
+// want since `before`, and fails if it rises past it. drake counts a member
+// once the API server has answered its Binding, which may come after a
+// watch has shown the pod bound, so one look after the watch can be short.
+func (e *env) waitBarrierBound(t *testing.T, before float64, want int) {
+	t.Helper()
 	pollUntil(t, 30*time.Second, "drake's count of members bound through the barrier", func() (string, error) {
 		got := e.metrics(t)["drake_gang_members_bound_total"] - before
-		if got > 80 {
-			return "", fmt.Errorf("drake bound %v pods through the gang barrier; want 80", got)
+		if got > float64(want) {
+			return "", fmt.Errorf("drake bound %v pods through the gang barrier; want %d", got, want)
 		}
-		if got < 80 {
-			return fmt.Sprintf("%v of 80 counted", got), nil
+		if got < float64(want) {
+			return fmt.Sprintf("%v of %d counted", got, want), nil
 		}
 		return "", nil
 	})
