@@ -78,10 +78,6 @@ type twoElasticJobs struct {
 	aMax, bMax int
 }
 
-// fillWithTwoElasticJobs starts a, then b (min 1 each) at their max, filling
-// every whole-node GPU slot of a quiet cluster in a new namespace; the
-// watch expects them and c (a PS and two workers), the job each test then
-// makes starve.
 // idleGPUSlots waits until no pod holds a GPU and gives a new namespace,
 // the whole-node GPU count and how many workers of it the cluster holds;
 // it skips the test below need.
@@ -96,6 +92,10 @@ func idleGPUSlots(t *testing.T, e *env, need int) (ns string, gpus, slots int) {
 	return ns, gpus, slots
 }
 
+// fillWithTwoElasticJobs starts a, then b (min 1 each) at their max, filling
+// every whole-node GPU slot of a quiet cluster in a new namespace; the
+// watch expects them and c (a PS and two workers), the job each test then
+// makes starve.
 func fillWithTwoElasticJobs(t *testing.T, e *env) twoElasticJobs {
 	t.Helper()
 	ns, gpus, slots := idleGPUSlots(t, e, 4)

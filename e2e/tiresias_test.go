@@ -3,11 +3,15 @@ package e2e
 // Tiresias' 2D-LAS on the real control plane (drake serve --policy
 // tiresias), with a decision every 5 s and a threshold that a job filling
 // the cluster passes in 4 s of running and a one-worker job in 4 s per
-// worker slot of the cluster (16 s or more, past its 5 s run): the long
+// worker slot of the cluster (16 s or more, past its 12 s run): the long
 // job has passed it by the decision after the small one arrives, which
 // preempts the long job whole (its pods deleted, its Services kept, a
 // Preempted Event) and runs the small one; once that has finished the long
-// one is readmitted and runs to the end. Meanwhile the long job's last
+// one is readmitted and runs to the end. The small job's run spans two
+// decisions after the preemption, so the long one, its pods made again,
+// waits through at least one of them and drake says why (with a 5 s run it
+// could end just as the next decision came, and the long job start again
+// with nothing to say). Meanwhile the long job's last
 // condition is Preempted. (With a threshold the small job also passed, the
 // two would take turns: in one queue the one that entered it first runs.)
 // Every round drake logged decides the same when `drake sim --replay`
@@ -52,7 +56,7 @@ func TestTiresiasPolicyPreemptsALongJobForAShortOneAndReadmitsItAfter(t *testing
 	}
 	svcBefore := svcs()
 
-	createTFJob(t, ns, "short", gpuJob(1, gpus, "5s"))
+	createTFJob(t, ns, "short", gpuJob(1, gpus, "12s"))
 	ev := e.jobEvent(t, ns, "long", "Preempted", 60*time.Second)
 	if !strings.Contains(ev.Message, "queue 1, attained service") {
 		t.Errorf("Preempted on long says %q; want its queue (1) and service", ev.Message)
