@@ -256,6 +256,9 @@ real_reset() {
 
 # real_install_drake MODE [HELM ARGS...]: helm install drake's chart with
 # drake's image (replicas 2), and wait for one leader Ready; sets leader.
+# The tag goes in with --set-string: --set reads a tag of digits alone (a
+# short commit hash such as 1183615) as a number, which the chart's schema
+# refuses.
 drake_sel=app.kubernetes.io/name=drake,app.kubernetes.io/component=extender
 ready_count() {
   k get pods -n "$ns" -l "$drake_sel" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |
@@ -272,7 +275,7 @@ real_install_drake() {
   echo "$suite: helm install $ref ($mode)"
   if helm install drake "$drake_root/charts/drake" -n "$ns" --create-namespace --wait=false \
     --set mode="$mode" --set replicas=2 \
-    --set image.repository="${ref%:*}" --set image.tag="${ref##*:}" --set image.pullPolicy=Never \
+    --set image.repository="${ref%:*}" --set-string image.tag="${ref##*:}" --set image.pullPolicy=Never \
     --set scheduler.image.pullPolicy=Never --set flags.gangBindTimeout=6s "$@" \
     >"$cluster_dir/chart-real/install.txt" 2>&1; then
     ok "helm install --set mode=$mode,replicas=2,image=$ref $*"
