@@ -290,9 +290,9 @@ func (e *env) checkPSFirst(t *testing.T, ns, job string, leaders int) {
 }
 
 // eventsOnFailure logs the jobs' Events and their pods' states when the
-// test has failed (before its namespace goes). It keeps to a few lines, pods
-// in the same state on one, so that the assertion that failed stays among
-// the last lines CI shows.
+// test has failed (before its namespace goes). It keeps to a few lines (pods
+// in the same state on one, 8 states at most) so that the assertion that
+// failed stays among the last lines CI shows.
 func (e *env) eventsOnFailure(t *testing.T, ns string, jobs ...string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -326,7 +326,11 @@ func (e *env) eventsOnFailure(t *testing.T, ns string, jobs ...string) {
 				groups[state] = &group{first: p.Name, n: 1}
 				order = append(order, state)
 			}
-			for _, state := range order {
+			for k, state := range order {
+				if k == 8 {
+					t.Logf("... (%s: pods in %d more states left out)", j, len(order)-k)
+					break
+				}
 				g := groups[state]
 				if g.n == 1 {
 					t.Logf("pod %s: %s", g.first, state)
